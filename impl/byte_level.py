@@ -1,0 +1,35 @@
+"""GPT-2's byte-level alphabet: every byte as one printable character.
+
+ByteLevel pre-tokenizers map each UTF-8 byte to a character of this alphabet before the model sees
+it, and ByteLevel decoders map the characters back to bytes. Printable Latin-1 bytes stand for
+themselves; the other 68 bytes are moved to U+0100 and up, in byte order.
+"""
+from __future__ import annotations
+
+
+def _bytes_to_unicode() -> dict[int, str]:
+    printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
+    mapping = {b: chr(b) for b in printable}
+    shifted = 256
+    for b in range(256):
+        if b not in mapping:
+            mapping[b] = chr(shifted)
+            shifted += 1
+    return mapping
+
+
+BYTE_TO_CHAR: dict[int, str] = _bytes_to_unicode()
+CHAR_TO_BYTE: dict[str, int] = {c: b for b, c in BYTE_TO_CHAR.items()}
+
+
+def bytes_to_chars(data: bytes) -> str:
+    """The byte-level alphabet spelling of ``data``."""
+    return "".join(BYTE_TO_CHAR[b] for b in data)
+
+
+def chars_to_bytes(text: str) -> bytes | None:
+    """The bytes spelled by ``text``, or None when a character is outside the alphabet."""
+    try:
+        return bytes(CHAR_TO_BYTE[c] for c in text)
+    except KeyError:
+        return None

@@ -1,0 +1,359 @@
+"""Decoders: token strings back to text, one class per tokenizer.json ``decoder`` type.
+
+Each decoder maps a list of token strings to a new list (``decode_chain``) so that a Sequence can
+feed one decoder's output into the next; ``decode`` joins the final list. The semantics follow
+tokenizers v0.23 (src/decoders/, plus the ByteLevel and Metaspace pre-tokenizers and the Replace
+normalizer, which double as decoders there), including the inputs on which tokenizers panics:
+those raise ``DecoderPanic`` here.
+"""
+from __future__ import annotations
+
+import itertools
+import re
+from typing import Any, Iterator
+
+import regex
+
+from .byte_level import chars_to_bytes
+from .errors import TokenizerFileError, child, field, optional, unknown_type
+from .patterns import compile_pattern
+
+REPLACEMENT_CHARACTER = "\ufffd"
+
+
+class DecoderPanic(ValueError):
+    """Tokens on which tokenizers' decoder panics instead of returning text."""
+
+
+class Decoder:
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        raise NotImplementedError
+
+    def decode(self, tokens: list[str]) -> str:
+        return "".join(self.decode_chain(tokens))
+
+    @classmethod
+    def from_json(cls, node: dict, where: str) -> "Decoder":
+        """Types without options only check that there is a node."""
+        return cls()
+
+
+class ByteLevel(Decoder):
+    """GPT-2 byte-level characters back to bytes, then the bytes as UTF-8 text.
+
+    A token with a character outside the byte-level alphabet (an added token, typically) stands
+    for its own UTF-8 bytes. Bytes are joined before decoding, so a character split across
+    tokens comes back whole; invalid UTF-8 becomes U+FFFD per maximal invalid subpart, as Rust's
+    ``String::from_utf8_lossy`` does (and Python's "replace" error handler, which follows the
+    same Unicode recommendation).
+    """
+
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        data = b"".join(_byte_level_bytes(token) for token in tokens)
+        return [data.decode("utf-8", "replace")]
+
+    @classmethod
+    def from_json(cls, node: dict, where: str) -> "ByteLevel":
+        # The options only matter when pre-tokenizing, but tokenizers requires them here too.
+        field(node, "add_prefix_space", where, bool)
+        field(node, "trim_offsets", where, bool)
+        _defaulted(node, "use_regex", where, True, bool)
+        return cls()
+
+
+def _byte_level_bytes(token: str) -> bytes:
+    data = chars_to_bytes(token)
+    return token.encode("utf-8") if data is None else data
+
+
+class Metaspace(Decoder):
+    """The replacement character (``▁``) back to spaces.
+
+    When the pre-tokenizer prepends a replacement (scheme "always" or "first"), every replacement
+    in the first token is dropped, not only the leading one: tokenizers decodes a first token
+    ``▁▁a`` to ``a``.
+    """
+
+    SCHEMES = ("always", "first", "never")
+
+    def __init__(self, replacement: str, prepend_scheme: str):
+        self.replacement = replacement
+        self.prepend_scheme = prepend_scheme
+
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        drop_in_first = self.prepend_scheme != "never"
+        return [
+            token.replace(self.replacement, "" if i == 0 and drop_in_first else " ")
+            for i, token in enumerate(tokens)
+        ]
+
+    @classmethod
+    def from_json(cls, node: dict, where: str) -> "Metaspace":
+        replacement = _char(node, "replacement", where)
+        scheme = _defaulted(node, "prepend_scheme", where, "always", str)
+        if scheme not in cls.SCHEMES:
+            raise TokenizerFileError(
+                child(where, "prepend_scheme"), f"expected one of {', '.join(cls.SCHEMES)}, found {scheme!r}")
+        # add_prefix_space is the older spelling of the scheme; tokenizers rejects a false one
+        # unless the scheme (default "always") is "never" too.
+        if optional(node, "add_prefix_space", where, None, bool) is False:
+            if scheme != "never":
+                raise TokenizerFileError(
+                    child(where, "add_prefix_space"), f"false contradicts prepend_scheme {scheme!r}")
+        optional(node, "split", where, True, bool)
+        return cls(replacement, scheme)
+
+
+class Replace(Decoder):
+    """Every match of a pattern in each token replaced by fixed content."""
+
+    def __init__(self, pattern: "regex.Pattern[str]", content: str):
+        self.pattern = pattern
+        self.content = content
+
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        return [self._replace(token) for token in tokens]
+
+    def _replace(self, token: str) -> str:
+        parts, end = [], 0
+        for start, stop in _onig_match_spans(self.pattern, token):
+            parts += [token[end:start], self.content]
+            end = stop
+        parts.append(token[end:])
+        return "".join(parts)
+
+    @classmethod
+    def from_json(cls, node: dict, where: str) -> "Replace":
+        pattern = compile_pattern(field(node, "pattern", where), child(where, "pattern"))
+        return cls(pattern, field(node, "content", where, str))
+
+
+def _onig_match_spans(pattern: "regex.Pattern[str]", text: str) -> Iterator[tuple[int, int]]:
+    """The spans tokenizers' Oniguruma ``find_iter`` yields: leftmost matches, left to right.
+
+    Unlike Python's finditer, an empty match right after the previous match is skipped
+    (``a*`` in ``baa`` matches at 0 and 1..3 only, not again at 3), and an empty text has no
+    matches at all.
+    """
+    if not text:
+        return
+    position, previous_end = 0, None
+    while position <= len(text):
+        match = pattern.search(text, position)
+        if match is None:
+            return
+        start, end = match.span()
+        if start == end == previous_end:
+            position += 1
+            continue
+        yield start, end
+        position = previous_end = end
+
+
+class ByteFallback(Decoder):
+    """Runs of ``<0xXX>`` tokens back to the text their bytes spell.
+
+    A run that is not valid UTF-8 becomes one U+FFFD per byte token, not per invalid subpart.
+    """
+
+    # Rust's u8::from_str_radix accepts a leading "+", so "<0x+A>" is the byte 0x0A.
+    BYTE_TOKEN = re.compile(r"<0x(\+[0-9A-Fa-f]|[0-9A-Fa-f]{2})>")
+
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        decoded: list[str] = []
+        run = bytearray()
+        for token in tokens:
+            byte_token = self.BYTE_TOKEN.fullmatch(token)
+            if byte_token:
+                run.append(int(byte_token[1], 16))
+                continue
+            decoded += _byte_run_text(run)
+            run.clear()
+            decoded.append(token)
+        return decoded + _byte_run_text(run)
+
+
+def _byte_run_text(run: bytearray) -> list[str]:
+    if not run:
+        return []
+    try:
+        return [run.decode("utf-8")]
+    except UnicodeDecodeError:
+        return [REPLACEMENT_CHARACTER] * len(run)
+
+
+class Fuse(Decoder):
+    """All tokens joined into one, so that later decoders see the whole text."""
+
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        return ["".join(tokens)]
+
+
+class Strip(Decoder):
+    """Up to ``start`` leading and ``stop`` trailing ``content`` characters removed from each token."""
+
+    def __init__(self, content: str, start: int, stop: int):
+        self.content = content
+        self.start = start
+        self.stop = stop
+
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        return [self._strip(token) for token in tokens]
+
+    def _strip(self, token: str) -> str:
+        leading = min(self.start, len(token) - len(token.lstrip(self.content)))
+        trailing = min(self.stop, len(token) - len(token.rstrip(self.content)))
+        # tokenizers indexes before the token when asked to strip more content than it has at
+        # the end, and slices backwards when the two cuts cross; both panic.
+        if trailing == len(token) < self.stop:
+            raise DecoderPanic(f"Strip: cannot strip {self.stop} trailing {self.content!r} from {token!r}")
+        if leading + trailing > len(token):
+            raise DecoderPanic(f"Strip: leading and trailing cuts overlap in {token!r}")
+        return token[leading:len(token) - trailing]
+
+    @classmethod
+    def from_json(cls, node: dict, where: str) -> "Strip":
+        return cls(_char(node, "content", where), _count(node, "start", where), _count(node, "stop", where))
+
+
+class BPEDecoder(Decoder):
+    """The end-of-word suffix becomes a space, except in the last token where it is dropped."""
+
+    def __init__(self, suffix: str):
+        self.suffix = suffix
+
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        last = len(tokens) - 1
+        return [token.replace(self.suffix, "" if i == last else " ") for i, token in enumerate(tokens)]
+
+    @classmethod
+    def from_json(cls, node: dict, where: str) -> "BPEDecoder":
+        return cls(field(node, "suffix", where, str))
+
+
+# Spaces the word-level tokenizers put around punctuation and English contractions.
+CLEANUPS = (
+    (" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", "'"), (" n't", "n't"),
+    (" 'm", "'m"), (" do not", " don't"), (" 's", "'s"), (" 've", "'ve"), (" 're", "'re"),
+)
+
+
+def _cleanup(text: str) -> str:
+    for dirty, clean in CLEANUPS:
+        text = text.replace(dirty, clean)
+    return text
+
+
+class WordPiece(Decoder):
+    """Continuation tokens (``##ing``) glued to the previous token, other tokens after a space."""
+
+    def __init__(self, prefix: str, cleanup: bool):
+        self.prefix = prefix
+        self.cleanup = cleanup
+
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        decoded = []
+        for i, token in enumerate(tokens):
+            if i > 0:
+                token = token[len(self.prefix):] if token.startswith(self.prefix) else " " + token
+            decoded.append(_cleanup(token) if self.cleanup else token)
+        return decoded
+
+    @classmethod
+    def from_json(cls, node: dict, where: str) -> "WordPiece":
+        return cls(field(node, "prefix", where, str), field(node, "cleanup", where, bool))
+
+
+class CTC(Decoder):
+    """CTC model output: repeats collapsed, pad tokens dropped, the word delimiter made a space.
+
+    As in tokenizers, the delimiter only becomes a space when ``cleanup`` is on.
+    """
+
+    def __init__(self, pad_token: str, word_delimiter_token: str, cleanup: bool):
+        self.pad_token = pad_token
+        self.word_delimiter_token = word_delimiter_token
+        self.cleanup = cleanup
+
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        decoded = []
+        for token, _repeats in itertools.groupby(tokens):
+            token = token.replace(self.pad_token, "")
+            if self.cleanup:
+                token = _cleanup(token).replace(self.word_delimiter_token, " ")
+            if token:
+                decoded.append(token)
+        return decoded
+
+    @classmethod
+    def from_json(cls, node: dict, where: str) -> "CTC":
+        return cls(
+            field(node, "pad_token", where, str),
+            field(node, "word_delimiter_token", where, str),
+            field(node, "cleanup", where, bool),
+        )
+
+
+class Sequence(Decoder):
+    """Decoders applied in order, each to the previous one's tokens."""
+
+    def __init__(self, decoders: list[Decoder]):
+        self.decoders = decoders
+
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        for decoder in self.decoders:
+            tokens = decoder.decode_chain(tokens)
+        return tokens
+
+    @classmethod
+    def from_json(cls, node: dict, where: str) -> "Sequence":
+        nodes = field(node, "decoders", where, list)
+        return cls([_build(item, child(child(where, "decoders"), i)) for i, item in enumerate(nodes)])
+
+
+DECODERS: dict[str, type[Decoder]] = {
+    "BPEDecoder": BPEDecoder,
+    "ByteFallback": ByteFallback,
+    "ByteLevel": ByteLevel,
+    "CTC": CTC,
+    "Fuse": Fuse,
+    "Metaspace": Metaspace,
+    "Replace": Replace,
+    "Sequence": Sequence,
+    "Strip": Strip,
+    "WordPiece": WordPiece,
+}
+
+
+def decoder_from_json(node: dict | None, where: str) -> Decoder | None:
+    """The decoder a tokenizer.json ``decoder`` node describes; None when it is null."""
+    return None if node is None else _build(node, where)
+
+
+def _build(node: dict, where: str) -> Decoder:
+    type_name = field(node, "type", where, str)
+    decoder_type = DECODERS.get(type_name)
+    if decoder_type is None:
+        raise unknown_type(where, "decoder", type_name, DECODERS)
+    return decoder_type.from_json(node, where)
+
+
+def _defaulted(node: dict, key: str, where: str, default: object, kind: type) -> Any:
+    """A field Rust reads with a serde default: it may be absent, but not null."""
+    return field(node, key, where, kind) if key in node else default
+
+
+def _char(node: dict, key: str, where: str) -> str:
+    """A field Rust reads as a ``char``: a string of exactly one code point."""
+    value = field(node, key, where, str)
+    if len(value) != 1:
+        raise TokenizerFileError(child(where, key), f"expected a single character, found {value!r}")
+    return value
+
+
+def _count(node: dict, key: str, where: str) -> int:
+    """A field Rust reads as a ``usize``."""
+    value = field(node, key, where, int)
+    if not 0 <= value < 2**64:
+        raise TokenizerFileError(child(where, key), f"expected a non-negative integer, found {value}")
+    return value

@@ -1,0 +1,293 @@
+"""Normalizers: the first stage of the pipeline, rewriting the whole input text.
+
+Mirrors tokenizers/src/normalizers/*.rs; impl tracks no offsets, so each normalizer only maps a
+string to a string. Unicode questions are answered from ``unicode_tables`` (measured from the
+oracle) wherever the oracle's Rust tables are frozen at another Unicode version than Python's.
+"""
+from __future__ import annotations
+
+import bisect
+import unicodedata
+from collections.abc import Iterator, Sequence as Seq
+from typing import Any
+
+import regex
+
+from . import unicode_tables
+from .byte_level import bytes_to_chars
+from .errors import child, field, optional, unknown_type
+from .patterns import compile_pattern
+
+
+class _CodePoints:
+    """A set of code points given as inclusive ranges.
+
+    Big sets (most of them hold unassigned code points by the hundred thousand) are looked up per
+    distinct character of a text: far faster than a regex class of hundreds of ranges.
+    """
+
+    def __init__(self, ranges: Seq[tuple[int, int]]):
+        self._firsts = [first for first, _ in ranges]
+        self._lasts = [last for _, last in ranges]
+
+    def __contains__(self, char: str) -> bool:
+        index = bisect.bisect_right(self._firsts, ord(char)) - 1
+        return index >= 0 and ord(char) <= self._lasts[index]
+
+    def found_in(self, text: str) -> set[str]:
+        return {char for char in set(text) if char in self}
+
+    def deletions_in(self, text: str) -> dict[int, None]:
+        """A str.translate table deleting the members found in ``text``."""
+        return dict.fromkeys(map(ord, self.found_in(text)))
+
+
+_UNNORMALIZED = _CodePoints(unicode_tables.UNNORMALIZED)
+_COMBINING_MARKS = _CodePoints(unicode_tables.COMBINING_MARKS)
+_NONSPACING_MARKS = _CodePoints(unicode_tables.NONSPACING_MARKS)
+_BERT_DROPPED = _CodePoints(unicode_tables.BERT_DROPPED)
+_TO_SPACE = dict.fromkeys(map(ord, unicode_tables.WHITESPACE), " ")
+# BertNormalizer's "Chinese characters": the CJK ideograph blocks, as listed in bert.rs.
+_CJK_IDEOGRAPH = regex.compile(
+    "[\u4E00-\u9FFF\u3400-\u4DBF\U00020000-\U0002A6DF\U0002A700-\U0002B73F"
+    "\U0002B740-\U0002B81F\U0002B920-\U0002CEAF\uF900-\uFAFF\U0002F800-\U0002FA1F]"
+)
+# Nmt (unicode.rs) drops some control characters and turns some separators into a space.
+_NMT = {
+    **dict.fromkeys([*range(0x01, 0x09), 0x0B, *range(0x0E, 0x20), 0x7F, 0x8F, 0x9F]),
+    **dict.fromkeys([0x09, 0x0A, 0x0C, 0x0D, 0x1680, *range(0x200B, 0x2010), 0x2028, 0x2029, 0x2581,
+                     0xFEFF, 0xFFFD], " "),
+}
+
+
+def _normalization_form(form: str, text: str) -> str:
+    """``unicodedata.normalize`` as the oracle's Unicode 9.0 tables would do it.
+
+    The oracle leaves UNNORMALIZED characters alone and, being inert starters there, they also cut
+    the text into runs that normalize independently; every other character normalizes the same
+    under any unicodedata since 9.0. So: normalize the runs between them, keep them as they are.
+    """
+    barriers = _UNNORMALIZED.found_in(text)
+    if not barriers:
+        return unicodedata.normalize(form, text)
+    pieces = regex.split("([" + "".join(map(regex.escape, barriers)) + "])", text)
+    # Split keeps the barriers at odd indexes, between the runs.
+    return "".join(piece if index % 2 else unicodedata.normalize(form, piece) for index, piece in enumerate(pieces))
+
+
+class Normalizer:
+    """A tokenizer.json normalizer: rewrites the whole text before pre-tokenization."""
+
+    @classmethod
+    def from_json(cls, node: dict, where: str) -> Normalizer:
+        """Build from the normalizer's JSON node; types with no fields need no override."""
+        return cls()
+
+    def normalize(self, text: str) -> str:
+        raise NotImplementedError
+
+
+class _UnicodeNormalizationForm(Normalizer):
+    form: str
+
+    def normalize(self, text: str) -> str:
+        return _normalization_form(self.form, text)
+
+
+class NFC(_UnicodeNormalizationForm):
+    form = "NFC"
+
+
+class NFD(_UnicodeNormalizationForm):
+    form = "NFD"
+
+
+class NFKC(_UnicodeNormalizationForm):
+    form = "NFKC"
+
+
+class NFKD(_UnicodeNormalizationForm):
+    form = "NFKD"
+
+
+class Lowercase(Normalizer):
+    """Rust's ``char::to_lowercase`` on each character: no context, so a final Σ becomes σ."""
+
+    def normalize(self, text: str) -> str:
+        return text.translate(unicode_tables.LOWERCASE)
+
+
+class Strip(Normalizer):
+    """Removes leading and/or trailing whitespace (Rust's ``char::is_whitespace``)."""
+
+    def __init__(self, strip_left: bool, strip_right: bool):
+        self.strip_left = strip_left
+        self.strip_right = strip_right
+
+    @classmethod
+    def from_json(cls, node: dict, where: str) -> Strip:
+        return cls(field(node, "strip_left", where, bool), field(node, "strip_right", where, bool))
+
+    def normalize(self, text: str) -> str:
+        if self.strip_left:
+            text = text.lstrip(unicode_tables.WHITESPACE)
+        if self.strip_right:
+            text = text.rstrip(unicode_tables.WHITESPACE)
+        return text
+
+
+class StripAccents(Normalizer):
+    """Removes every combining mark (general category M), wherever it stands."""
+
+    def normalize(self, text: str) -> str:
+        return text.translate(_COMBINING_MARKS.deletions_in(text))
+
+
+def _oniguruma_matches(pattern: regex.Pattern[str], text: str) -> Iterator[tuple[int, int]]:
+    """The spans Oniguruma's find_iter yields, which is what the oracle replaces or splits on.
+
+    Unlike Python's finditer, Oniguruma never accepts an empty match where the previous match
+    ended (``x*`` on ``"ax"`` matches at 0 and 1..2 only), and an empty text has no matches.
+    """
+    start, previous_end = 0, None
+    while text and start <= len(text):
+        match = pattern.search(text, start)
+        if match is None:
+            return
+        begin, end = match.span()
+        if begin == end == previous_end:
+            start = end + 1
+            continue
+        yield begin, end
+        start = previous_end = end
+
+
+class Replace(Normalizer):
+    """Replaces every match of a pattern (a literal or an Oniguruma regex) with literal content."""
+
+    def __init__(self, pattern: regex.Pattern[str], content: str):
+        self.pattern = pattern
+        self.content = content
+
+    @classmethod
+    def from_json(cls, node: dict, where: str) -> Replace:
+        pattern = compile_pattern(field(node, "pattern", where), child(where, "pattern"))
+        return cls(pattern, field(node, "content", where, str))
+
+    def normalize(self, text: str) -> str:
+        pieces, kept_from = [], 0
+        for begin, end in _oniguruma_matches(self.pattern, text):
+            pieces += [text[kept_from:begin], self.content]
+            kept_from = end
+        pieces.append(text[kept_from:])
+        return "".join(pieces)
+
+
+class Prepend(Normalizer):
+    """Puts a prefix before any non-empty text (even one that already starts with it)."""
+
+    def __init__(self, prepend: str):
+        self.prepend = prepend
+
+    @classmethod
+    def from_json(cls, node: dict, where: str) -> Prepend:
+        return cls(field(node, "prepend", where, str))
+
+    def normalize(self, text: str) -> str:
+        return self.prepend + text if text else text
+
+
+class ByteLevel(Normalizer):
+    """Spells the text's UTF-8 bytes in GPT-2's byte-level alphabet."""
+
+    def normalize(self, text: str) -> str:
+        return bytes_to_chars(text.encode("utf-8"))
+
+
+class Nmt(Normalizer):
+    """The NMT cleanup: drops some control characters and turns some separators into a space."""
+
+    def normalize(self, text: str) -> str:
+        return text.translate(_NMT)
+
+
+class BertNormalizer(Normalizer):
+    """BERT's cleanup, CJK spacing, accent stripping and lowercasing, each optional."""
+
+    def __init__(self, clean_text: bool, handle_chinese_chars: bool, strip_accents: bool | None, lowercase: bool):
+        self.clean_text = clean_text
+        self.handle_chinese_chars = handle_chinese_chars
+        # Unset strip_accents follows lowercase, as in bert.rs.
+        self.strip_accents = lowercase if strip_accents is None else strip_accents
+        self.lowercase = lowercase
+
+    @classmethod
+    def from_json(cls, node: dict, where: str) -> BertNormalizer:
+        return cls(
+            clean_text=field(node, "clean_text", where, bool),
+            handle_chinese_chars=field(node, "handle_chinese_chars", where, bool),
+            strip_accents=optional(node, "strip_accents", where, None, bool),
+            lowercase=field(node, "lowercase", where, bool),
+        )
+
+    def normalize(self, text: str) -> str:
+        if self.clean_text:
+            # Dropping comes first, so a character both dropped and whitespace is dropped.
+            text = text.translate({**_TO_SPACE, **_BERT_DROPPED.deletions_in(text)})
+        if self.handle_chinese_chars:
+            text = _CJK_IDEOGRAPH.sub(r" \g<0> ", text)
+        if self.strip_accents:
+            text = _normalization_form("NFD", text)
+            text = text.translate(_NONSPACING_MARKS.deletions_in(text))
+        if self.lowercase:
+            text = text.translate(unicode_tables.LOWERCASE)
+        return text
+
+
+class Sequence(Normalizer):
+    """Applies its normalizers in order."""
+
+    def __init__(self, normalizers: list[Normalizer]):
+        self.normalizers = normalizers
+
+    @classmethod
+    def from_json(cls, node: dict, where: str) -> Sequence:
+        items_where = child(where, "normalizers")
+        items = field(node, "normalizers", where, list)
+        return cls([_build(item, child(items_where, index)) for index, item in enumerate(items)])
+
+    def normalize(self, text: str) -> str:
+        for normalizer in self.normalizers:
+            text = normalizer.normalize(text)
+        return text
+
+
+NORMALIZERS: dict[str, type[Normalizer]] = {
+    "NFC": NFC,
+    "NFD": NFD,
+    "NFKC": NFKC,
+    "NFKD": NFKD,
+    "Lowercase": Lowercase,
+    "Strip": Strip,
+    "StripAccents": StripAccents,
+    "Replace": Replace,
+    "Prepend": Prepend,
+    "ByteLevel": ByteLevel,
+    "Nmt": Nmt,
+    "BertNormalizer": BertNormalizer,
+    # tokenizers also reads "Bert" as BertNormalizer's type name.
+    "Bert": BertNormalizer,
+    "Sequence": Sequence,
+}
+
+
+def _build(node: Any, where: str) -> Normalizer:
+    type_name = field(node, "type", where, str)
+    if type_name not in NORMALIZERS:
+        raise unknown_type(where, "normalizer", type_name, NORMALIZERS)
+    return NORMALIZERS[type_name].from_json(node, where)
+
+
+def normalizer_from_json(node: dict | None, where: str) -> Normalizer | None:
+    """The normalizer a tokenizer.json ``normalizer`` node describes, or None for null."""
+    return None if node is None else _build(node, where)

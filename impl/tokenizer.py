@@ -1,0 +1,176 @@
+"""Loading tokenizer.json and running its pipeline.
+
+encode: added tokens are split off first (impl.added_tokens), each remaining run is normalized,
+pre-tokenized and handed to the model piece by piece, and the post-processor adds special tokens.
+decode: ids become token strings (skipping special tokens when asked) and the decoder joins them.
+Truncation and padding settings in the file are not applied: a server encodes the whole prompt and
+decides itself what to cut.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from . import decoders, models, normalizers, post_processors, pre_tokenizers
+from .added_tokens import AddedVocabulary
+from .errors import TokenizerFileError, field, optional
+from .pre_tokenizers import Piece
+
+
+class Tokenizer:
+    def __init__(self, spec: dict, source: str = "tokenizer.json", config: dict | None = None):
+        where = f"{source}: $"
+        if not isinstance(spec, dict):
+            raise TokenizerFileError(where, f"expected an object, found {type(spec).__name__}")
+        version = optional(spec, "version", where, "1.0", str)
+        if version != "1.0":
+            raise TokenizerFileError(f"{where}.version", f"unknown tokenizer.json version {version!r}")
+        self.model = models.model_from_json(field(spec, "model", where, dict), f"{where}.model")
+        self.normalizer = normalizers.normalizer_from_json(spec.get("normalizer"), f"{where}.normalizer")
+        self.pre_tokenizer = pre_tokenizers.pre_tokenizer_from_json(
+            spec.get("pre_tokenizer"), f"{where}.pre_tokenizer")
+        self.decoder = decoders.decoder_from_json(spec.get("decoder"), f"{where}.decoder")
+        normalize = self.normalizer.normalize if self.normalizer else None
+        self.added = AddedVocabulary.from_json(
+            optional(spec, "added_tokens", where, []), f"{where}.added_tokens",
+            self.model.token_to_id, self.model.vocab_size, normalize)
+        self.post_processor = post_processors.post_processor_from_json(
+            spec.get("post_processor"), f"{where}.post_processor", self.token_to_id)
+        self.config = config or {}
+        self.source = source
+        self._vocab_bytes: list[bytes] | None = None
+
+    # -- loading -------------------------------------------------------------------------------
+
+    @classmethod
+    def from_str(cls, text: str, source: str = "tokenizer.json", config: dict | None = None) -> "Tokenizer":
+        try:
+            spec = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise TokenizerFileError(source, f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+        return cls(spec, source, config)
+
+    @classmethod
+    def from_file(cls, path: str | Path, config: dict | None = None) -> "Tokenizer":
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise TokenizerFileError(str(path), f"not UTF-8 at byte {exc.start}") from None
+        return cls.from_str(text, str(path), config)
+
+    @classmethod
+    def from_dir(cls, path: str | Path) -> "Tokenizer":
+        """tokenizer.json, with tokenizer_config.json (and chat_template.jinja) when present."""
+        path = Path(path)
+        if not (path / "tokenizer.json").is_file():
+            raise FileNotFoundError(f"{path}: no tokenizer.json in this folder")
+        config: dict = {}
+        config_path = path / "tokenizer_config.json"
+        if config_path.is_file():
+            try:
+                config = json.loads(config_path.read_text(encoding="utf-8"))
+            except json.JSONDecodeError as exc:
+                raise TokenizerFileError(str(config_path), f"invalid JSON at line {exc.lineno}: {exc.msg}") from None
+            if not isinstance(config, dict):
+                raise TokenizerFileError(f"{config_path}: $", "expected an object")
+        template_path = path / "chat_template.jinja"
+        if template_path.is_file() and "chat_template" not in config:
+            config["chat_template"] = template_path.read_text(encoding="utf-8")
+        return cls.from_file(path / "tokenizer.json", config)
+
+    # -- vocabulary ----------------------------------------------------------------------------
+
+    def token_to_id(self, token: str) -> int | None:
+        added = self.added.ids.get(token)
+        return added if added is not None else self.model.token_to_id(token)
+
+    def id_to_token(self, token_id: int) -> str | None:
+        added = self.added.text_of(token_id)
+        return added if added is not None else self.model.id_to_token(token_id)
+
+    @property
+    def vocab_size(self) -> int:
+        """Distinct tokens, added ones included (tokenizers' get_vocab_size(with_added_tokens=True))."""
+        return len(self.model.vocab.keys() | self.added.ids.keys())
+
+    # -- tokenizer_config.json -----------------------------------------------------------------
+
+    def _config_token(self, name: str) -> str | None:
+        value = self.config.get(name)
+        if isinstance(value, dict):
+            value = value.get("content")
+        return value if isinstance(value, str) else None
+
+    @property
+    def bos_token(self) -> str | None:
+        return self._config_token("bos_token")
+
+    @property
+    def eos_token(self) -> str | None:
+        return self._config_token("eos_token")
+
+    @property
+    def eos_token_id(self) -> int | None:
+        return None if self.eos_token is None else self.token_to_id(self.eos_token)
+
+    @property
+    def chat_template(self) -> str | None:
+        template = self.config.get("chat_template")
+        if isinstance(template, list):  # named templates: transformers uses the one named "default"
+            named = {t.get("name"): t.get("template") for t in template if isinstance(t, dict)}
+            template = named.get("default")
+        return template if isinstance(template, str) else None
+
+    # -- encode / decode -----------------------------------------------------------------------
+
+    def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
+        if not isinstance(text, str):
+            raise TypeError(f"encode takes a str, not {type(text).__name__}")
+        _reject_surrogates(text)
+        normalize = self.normalizer.normalize if self.normalizer else None
+        ids: list[int] = []
+        for segment in self.added.split(text, normalize):
+            if segment.token_id is not None:
+                ids.append(segment.token_id)
+                continue
+            pieces = [Piece(segment.text, segment.at_start)]
+            if self.pre_tokenizer is not None:
+                pieces = self.pre_tokenizer.pre_tokenize(pieces)
+            for piece in pieces:
+                if piece.text:
+                    ids.extend(self.model.tokenize(piece.text))
+        if self.post_processor is not None:
+            ids = self.post_processor.process(ids, add_special_tokens)
+        return ids
+
+    def tokens_for(self, ids: list[int], skip_special_tokens: bool = False) -> list[str]:
+        """The token strings decode joins: invalid ids raise, special tokens drop when asked."""
+        tokens = []
+        for position, token_id in enumerate(ids):
+            token = self.id_to_token(token_id) if isinstance(token_id, int) else None
+            if token is None:
+                raise ValueError(f"invalid token id {token_id!r} at position {position} "
+                                 f"(this tokenizer has ids 0..{self.max_id})")
+            if skip_special_tokens and token in self.added.special_contents:
+                continue
+            tokens.append(token)
+        return tokens
+
+    def decode(self, ids: list[int], skip_special_tokens: bool = False) -> str:
+        tokens = self.tokens_for(ids, skip_special_tokens)
+        return self.decoder.decode(tokens) if self.decoder is not None else " ".join(tokens)
+
+    @property
+    def max_id(self) -> int:
+        return max([*self.model.vocab.values(), *self.added.by_id], default=-1)
+
+
+def _reject_surrogates(text: str) -> None:
+    """Text with a lone surrogate is not valid Unicode: no tokenizer can encode it."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(f"text is not valid Unicode: lone surrogate U+{ord(text[exc.start]):04X} "
+                         f"at index {exc.start}") from None

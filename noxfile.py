@@ -1,0 +1,70 @@
+"""nox sessions: tests, one check per family, gate (check against the committed baseline), bench.
+
+The shared models and templates are found through $TEXTBOUND_MODELS and $TEXTBOUND_TEMPLATES; when
+they are unset, the folders beside the repository (../shared) are used if they exist.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import nox
+
+ROOT = Path(__file__).parent
+nox.options.sessions = ["tests"]
+nox.options.default_venv_backend = "venv"
+
+
+def _shared_env() -> dict[str, str]:
+    env = {}
+    for var, sub in (("TEXTBOUND_MODELS", "models"), ("TEXTBOUND_TEMPLATES", "templates")):
+        value = os.environ.get(var) or str(ROOT.parent / "shared" / sub)
+        if Path(value).is_dir():
+            env[var] = value
+    return env
+
+
+def _embedded_names() -> list[str]:
+    specs = ROOT / "corpora" / "tokenizer_specs"
+    return sorted(p.stem for p in specs.glob("*.json"))
+
+
+def _shared_names() -> list[str]:
+    models = _shared_env().get("TEXTBOUND_MODELS")
+    if not models:
+        return []
+    return sorted(p.name for p in Path(models).iterdir() if (p / "tokenizer.json").is_file())
+
+
+def _install(session: nox.Session) -> None:
+    session.install("-e", ".")
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    _install(session)
+    session.run("pytest", "-n", "auto", *session.posargs, env=_shared_env())
+
+
+@nox.session
+@nox.parametrize("family", _embedded_names() + _shared_names())
+def check(session: nox.Session, family: str) -> None:
+    """textbound check on one family (embedded or under $TEXTBOUND_MODELS)."""
+    _install(session)
+    session.run("textbound", "check", "--family", family,
+                "--report-dir", f"reports/runs/nox-{family}", *session.posargs, env=_shared_env())
+
+
+@nox.session
+def gate(session: nox.Session) -> None:
+    """The CI gate for a tokenizer change: every family, the default budget, the committed baseline."""
+    _install(session)
+    session.run("textbound", "check", "--baseline", "reports/baseline.json",
+                "--report-dir", "reports/runs/gate", *session.posargs, env=_shared_env())
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    _install(session)
+    session.run("textbound", "bench", *session.posargs, env=_shared_env())

@@ -1,0 +1,33 @@
+"""Whole-text reference for stop strings, written for obviousness rather than speed.
+
+It sees the complete text at once, so it is what every streamed run of impl.stops.StopChecker
+must agree with, however the text is split into deltas.
+"""
+from __future__ import annotations
+
+
+def apply_stops(text: str, stops: list[str], include_stop: bool = False) -> tuple[str, bool]:
+    """``(output, stopped)`` for ``text`` cut at its first stop string.
+
+    The cut is at the smallest end position where some stop ends; of the stops ending there the
+    longest (earliest starting) wins. Empty stops never match.
+    """
+    for end in range(1, len(text) + 1):
+        ending_here = [stop for stop in stops if stop and text[:end].endswith(stop)]
+        if ending_here:
+            stop = max(ending_here, key=len)
+            return (text[:end] if include_stop else text[: end - len(stop)]), True
+    return text, False
+
+
+def held_back_reference(text: str, stops: list[str]) -> int:
+    """Length of the longest tail of ``text`` that is a proper prefix of some stop.
+
+    That tail could still grow into a stop, so a streaming checker must not have emitted it.
+    """
+    longest = 0
+    for length in range(len(text) + 1):
+        tail = text[len(text) - length:]
+        if any(len(stop) > length and stop.startswith(tail) for stop in stops):
+            longest = length
+    return longest

@@ -1,0 +1,91 @@
+"""The command line: exit codes, reports, baselines, and catching a broken implementation."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from textbound.cli import EXIT_DIVERGED, EXIT_OK, EXIT_SETUP, main
+
+FAMILY = "gpt2"  # a small embedded family
+
+
+def run_cli(*args: str) -> int:
+    return main(list(args))
+
+
+def test_unknown_component_is_a_setup_error(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        run_cli("check", "--component", "tokeniser")
+    assert exit_info.value.code == 2
+    assert "unknown component tokeniser" in capsys.readouterr().err
+
+
+def test_unknown_family_is_a_setup_error(tmp_path, capsys):
+    assert run_cli("check", "--family", "no-such-family", "--report-dir", str(tmp_path)) == EXIT_SETUP
+    assert "unknown family no-such-family" in capsys.readouterr().err
+
+
+def test_unimportable_impl_is_a_setup_error(tmp_path, capsys):
+    assert run_cli("check", "--impl", "no_such_module", "--family", FAMILY,
+                   "--report-dir", str(tmp_path)) == EXIT_SETUP
+    assert "cannot import" in capsys.readouterr().err
+
+
+def test_corrupt_baseline_is_a_setup_error(tmp_path, capsys):
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text('{"entries": [{"signature": "x"}]}')
+    assert run_cli("check", "--family", FAMILY, "--baseline", str(baseline),
+                   "--report-dir", str(tmp_path / "r")) == EXIT_SETUP
+    assert "needs a non-empty 'signature' and 'reason'" in capsys.readouterr().err
+
+
+def test_quick_check_of_impl_passes_and_writes_a_report(tmp_path):
+    code = run_cli("check", "--family", FAMILY, "--component", "tokenizer", "--budget", "quick",
+                   "--jobs", "1", "--report-dir", str(tmp_path))
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert code == EXIT_OK, (tmp_path / "report.md").read_text()
+    assert summary["new"] == [] and summary["counts"][0]["cases"] > 0
+    assert "| gpt2 | tokenizer |" in (tmp_path / "report.md").read_text()
+
+
+def test_broken_impl_is_caught_with_a_minimized_example(tmp_path):
+    code = run_cli("check", "--impl", "tests.broken_impl", "--family", FAMILY, "--budget", "quick",
+                   "--jobs", "1", "--report-dir", str(tmp_path))
+    assert code == EXIT_DIVERGED
+    records = [json.loads(line) for line in (tmp_path / "divergences.jsonl").read_text().splitlines()]
+    encode = [r for r in records if r["property"] == "encode"]
+    assert encode, "the broken encode was not caught"
+    smallest = min(encode, key=lambda r: len(r["minimized_input"]["text"]))
+    assert len(smallest["minimized_input"]["text"]) <= 4
+    assert any(c.isdigit() for c in smallest["minimized_input"]["text"])
+    assert smallest["oracle_version"].startswith("tokenizers ")
+    # the stop checker is missing from the broken module: reported, not counted as passing
+    report = (tmp_path / "report.md").read_text()
+    assert "stops on gpt2: not provided by tests.broken_impl" in report
+    # the record's reproduce command replays the divergence
+    replay = subprocess.run([sys.executable, "-m", "textbound.cli", *smallest["reproduce"].split()[1:]],
+                            capture_output=True, text=True, cwd=Path(__file__).parent.parent)
+    assert replay.returncode == EXIT_DIVERGED, replay.stdout + replay.stderr
+
+
+def test_baseline_marks_known_and_fixed(tmp_path):
+    first = tmp_path / "first"
+    run_cli("check", "--impl", "tests.broken_impl", "--family", FAMILY, "--component", "tokenizer",
+            "--budget", "quick", "--jobs", "1", "--report-dir", str(first))
+    signatures = json.loads((first / "summary.json").read_text())["new"]
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text(json.dumps({"entries": [
+        *({"signature": s, "family": FAMILY, "reason": "broken on purpose"} for s in signatures),
+        {"signature": "tokenizer/decode/text differs at Lo (impl end)", "family": "*", "reason": "long gone"},
+    ]}))
+    code = run_cli("check", "--impl", "tests.broken_impl", "--family", FAMILY, "--component", "tokenizer",
+                   "--budget", "quick", "--jobs", "1", "--baseline", str(baseline),
+                   "--report-dir", str(tmp_path / "second"))
+    summary = json.loads((tmp_path / "second" / "summary.json").read_text())
+    assert code == EXIT_OK
+    assert summary["known"] == sorted(signatures)
+    assert [e["reason"] for e in summary["fixed"]] == ["long gone"]

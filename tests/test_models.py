@@ -1,0 +1,341 @@
+"""impl.models against tokenizers' models, built from the same tokenizer.json model node."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pydoc_data.topics
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+from impl.errors import TokenizerFileError
+from impl.models import model_from_json
+
+WHERE = "tokenizer.json: $.model"
+ALPHABET = "abcé日"  # one-, two- and three-byte characters, so byte fallback sees several bytes
+UNKNOWN = "x"  # never a vocab token, only a byte fallback one
+PREFIXES = [None, "", "##"]
+SUFFIXES = [None, "", "</w>"]
+
+
+def oracle_tokenizer(node: dict) -> Tokenizer:
+    """A tokenizer around the model ``node`` and nothing else."""
+    spec = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": [], "normalizer": None,
+            "pre_tokenizer": None, "post_processor": None, "decoder": None, "model": node}
+    return Tokenizer.from_str(json.dumps(spec))
+
+
+def oracle_model(node: dict):
+    return oracle_tokenizer(node).model
+
+
+def impl_model(node: dict):
+    return model_from_json(node, WHERE)
+
+
+def oracle_ids(model, piece: str) -> list[int] | str:
+    try:
+        return [token.id for token in model.tokenize(piece)]
+    except Exception as exc:
+        return f"error: {exc}"
+
+
+def impl_ids(model, piece: str) -> list[int] | str:
+    try:
+        return model.tokenize(piece)
+    except TokenizerFileError as exc:
+        return f"error: {exc}"
+
+
+def assert_same_tokenization(node: dict, pieces: list[str]) -> None:
+    oracle, impl = oracle_tokenizer(node), impl_model(node)
+    assert impl.vocab == oracle.get_vocab(with_added_tokens=False)
+    assert impl.vocab_size == oracle.get_vocab_size(with_added_tokens=False)
+    for piece in pieces:
+        expected, actual = oracle_ids(oracle.model, piece), impl_ids(impl, piece)
+        if isinstance(expected, str):  # an error: both must fail, messages differ
+            assert isinstance(actual, str), (piece, expected, actual)
+        else:
+            assert actual == expected, piece
+
+
+def model_node(model) -> dict:
+    """The tokenizer.json node tokenizers writes for ``model``."""
+    return json.loads(Tokenizer(model).to_str())["model"]
+
+
+def bpe_node(vocab: dict[str, int], merges: list, **options) -> dict:
+    return {"type": "BPE", "vocab": vocab, "merges": merges, **options}
+
+
+# -- random BPE nodes, every option on and off -------------------------------------------------
+
+def _merged(left: str, right: str, prefix: str | None) -> str | None:
+    """The token tokenizers builds for a merge, or None when it would reject the merge."""
+    cut = len((prefix or "").encode())
+    try:
+        return left + right.encode()[cut:].decode() if len(right.encode()) >= cut else None
+    except UnicodeDecodeError:
+        return None
+
+
+@st.composite
+def bpe_nodes(draw) -> dict:
+    prefix, suffix = draw(st.sampled_from(PREFIXES)), draw(st.sampled_from(SUFFIXES))
+    char_variants = {v for c in ALPHABET for v in
+                     (c, (prefix or "") + c, c + (suffix or ""), (prefix or "") + c + (suffix or ""))}
+    tokens = draw(st.lists(st.sampled_from(sorted(char_variants)), min_size=1, unique=True))
+    byte_spelled = "".join(char_variants) + UNKNOWN
+    byte_tokens = sorted({f"<0x{b:02X}>" for b in byte_spelled.encode()})
+    tokens += draw(st.lists(st.sampled_from(byte_tokens), unique=True))
+    unk_token = draw(st.sampled_from([None, "<unk>", "<absent>"]))
+    if unk_token == "<unk>":
+        tokens.append(unk_token)
+    merges: list[tuple[str, str]] = []
+    for _ in range(draw(st.integers(0, 16))):
+        if merges and draw(st.integers(0, 4)) == 0:
+            merges.append(draw(st.sampled_from(merges)))  # a repeated merge: its last rank counts
+            continue
+        # Mostly a right token that can follow another, as a trainer would pick.
+        followers = [t for t in tokens if prefix and t.startswith(prefix)]
+        left = draw(st.sampled_from(tokens))
+        right = draw(st.sampled_from(followers if followers and draw(st.integers(0, 3)) else tokens))
+        merged = _merged(left, right, prefix)
+        if merged is not None:
+            merges.append((left, right))
+            if merged not in tokens:
+                tokens.append(merged)
+    # Whole words that no merge reaches, for ignore_merges.
+    tokens += [w for w in draw(st.lists(st.text(ALPHABET, min_size=2, max_size=4), max_size=3)) if w not in tokens]
+    ids = draw(st.permutations(range(len(tokens))))
+    legacy = draw(st.booleans())
+    return bpe_node(
+        dict(zip(tokens, ids)),
+        [f"{a} {b}" if legacy else [a, b] for a, b in merges],
+        dropout=draw(st.sampled_from([None, 0.0, 1.0])),
+        unk_token=unk_token,
+        continuing_subword_prefix=prefix,
+        end_of_word_suffix=suffix,
+        fuse_unk=draw(st.booleans()),
+        byte_fallback=draw(st.booleans()),
+        ignore_merges=draw(st.booleans()),
+    )
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(node=bpe_nodes(), data=st.data())
+def test_random_bpe_matches_oracle(node, data):
+    surfaces = [_surface(t, node) for t in node["vocab"]]
+    surfaces = [t for t in surfaces if t and set(t) <= set(ALPHABET)] or ["a"]
+    # Random text, or text spelled with vocab tokens so that merges and ignore_merges apply.
+    pieces = data.draw(st.lists(st.text(ALPHABET + UNKNOWN, max_size=10)
+                                | st.lists(st.sampled_from(surfaces), min_size=1, max_size=4).map("".join),
+                                max_size=6))
+    assert_same_tokenization(node, pieces)
+
+
+def _surface(token: str, node: dict) -> str:
+    """The text a token spells, without the continuing-subword prefix and end-of-word suffix."""
+    for marker in (node["continuing_subword_prefix"], node["end_of_word_suffix"]):
+        token = token.replace(marker, "") if marker else token
+    return token
+
+
+@st.composite
+def trained_bpe_nodes(draw) -> tuple[dict, list[str]]:
+    corpus = draw(st.lists(st.text(ALPHABET + " .", max_size=30), min_size=1, max_size=20))
+    options = {"continuing_subword_prefix": draw(st.sampled_from(PREFIXES[1:] + [None])),
+               "end_of_word_suffix": draw(st.sampled_from(SUFFIXES[1:] + [None]))}
+    options = {k: v for k, v in options.items() if v is not None}
+    tokenizer = Tokenizer(models.BPE(unk_token="<unk>", fuse_unk=draw(st.booleans()), **options))
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    trainer = trainers.BpeTrainer(vocab_size=draw(st.integers(10, 60)), special_tokens=["<unk>"], **options)
+    tokenizer.train_from_iterator(corpus, trainer)
+    text = " ".join(corpus + draw(st.lists(st.text(ALPHABET + UNKNOWN + " ", max_size=20), max_size=5)))
+    pieces = [piece for piece, _ in tokenizer.pre_tokenizer.pre_tokenize_str(text)]
+    return json.loads(tokenizer.to_str())["model"], pieces
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(trained=trained_bpe_nodes())
+def test_trained_bpe_matches_oracle(trained):
+    node, pieces = trained
+    assert_same_tokenization(node, pieces)
+
+
+# -- targeted cases -----------------------------------------------------------------------------
+
+AB = {"a": 0, "b": 1, "ab": 2, "<unk>": 3}
+
+
+@pytest.mark.parametrize("node, pieces", [
+    # tie on rank: the leftmost pair merges first
+    (bpe_node({"a": 0, "aa": 1}, ["a a"]), ["aaa", "aaaa", "aaaaa"]),
+    # merges.txt's header line inside legacy merges is skipped
+    (bpe_node(AB, ["#version: 0.2", "a b"]), ["abab"]),
+    # a repeated merge keeps its last rank, so "b c" now wins over "a b"
+    (bpe_node({"a": 0, "b": 1, "c": 2, "ab": 3, "bc": 4}, [["a", "b"], ["b", "c"], ["a", "b"]]), ["abc"]),
+    # two pairs making one token
+    (bpe_node({"a": 0, "b": 1, "c": 2, "ab": 3, "bc": 4, "abc": 5}, ["a b", "b c", "ab c", "a bc"]), ["abc", "abcabc"]),
+    # the prefix's length is cut off the right token even when it lacks the prefix: "a" + "bc"[2:]
+    (bpe_node({"a": 0, "bc": 1}, ["a bc"], continuing_subword_prefix="##"), ["abc", "a"]),
+    # fuse_unk on and off, and byte fallback landing before a pending unk, as tokenizers does
+    (bpe_node({**AB, "<0x78>": 4}, [], unk_token="<unk>", fuse_unk=True, byte_fallback=True), ["a日日xb", "日x日"]),
+    (bpe_node(AB, [], unk_token="<unk>", fuse_unk=False), ["a日日b"]),
+    # dropout 1 drops every merge, and ignore_merges with it
+    (bpe_node(AB, ["a b"], dropout=1.0, ignore_merges=True), ["ab"]),
+    # f32 dropout: 1e-50 is 0
+    (bpe_node(AB, ["a b"], dropout=1e-50), ["ab"]),
+    # null options are defaults
+    (bpe_node(AB, ["a b"], fuse_unk=None, byte_fallback=None, ignore_merges=None, unk_token=None), ["ab"]),
+    # a long piece (llama2 has no pre-tokenizer: a whole text is one piece)
+    (bpe_node({"a": 0, "b": 1, "ab": 2, "abab": 3}, ["a b", "ab ab"]), ["ab" * 5000 + "a"]),
+])
+def test_targeted_cases_match_oracle(node, pieces):
+    assert_same_tokenization(node, pieces)
+
+
+def test_unk_token_missing_from_vocab_fails_only_when_needed():
+    node = bpe_node(AB, ["a b"], unk_token="<absent>")
+    assert oracle_ids(oracle_model(node), "ab") == impl_model(node).tokenize("ab")
+    with pytest.raises(Exception):
+        oracle_model(node).tokenize("x")
+    with pytest.raises(TokenizerFileError, match=r"\$\.model\.unk_token: unk token '<absent>' is not in the vocab"):
+        impl_model(node).tokenize("x")
+
+
+def test_accessors_match_oracle():
+    node = bpe_node(AB, [], unk_token="<unk>", continuing_subword_prefix="##", end_of_word_suffix="</w>",
+                    byte_fallback=True)
+    oracle, impl = oracle_model(node), impl_model(node)
+    for token in [*AB, "zz"]:
+        assert impl.token_to_id(token) == oracle.token_to_id(token)
+    for token_id in range(-1, len(AB) + 1):
+        assert impl.id_to_token(token_id) == (oracle.id_to_token(token_id) if token_id >= 0 else None)
+    assert (impl.unk_token, impl.continuing_subword_prefix, impl.end_of_word_suffix, impl.byte_fallback) == \
+        (oracle.unk_token, oracle.continuing_subword_prefix, oracle.end_of_word_suffix, oracle.byte_fallback)
+
+
+def test_cache_returns_fresh_lists():
+    impl = impl_model(bpe_node(AB, ["a b"]))
+    impl.tokenize("ab").append(99)
+    assert impl.tokenize("ab") == [2]
+
+
+# -- real models ----------------------------------------------------------------------------------
+
+MODELS_DIR = os.environ.get("TEXTBOUND_MODELS")
+FAMILIES = sorted(p.parent for p in Path(MODELS_DIR).glob("*/tokenizer.json")) if MODELS_DIR else []
+SAMPLES = ["Hello, world!", "  leading and trailing  ", "naïve café 日本語 🤗 \u200b", "x = f(y)\n\tz += 1\r\n",
+           "I'm sure they'll've done it", "1234567 3.14159", "Ġ▁<0x41> <unk> </s>", "\U0001f9d1\u200d\U0001f4bb"]
+
+
+@pytest.fixture(scope="module", params=FAMILIES or [None], ids=lambda p: p.name if p else "unset")
+def family(request):
+    if request.param is None:
+        pytest.skip("TEXTBOUND_MODELS is not set (or holds no */tokenizer.json)")
+    path = request.param / "tokenizer.json"
+    oracle = Tokenizer.from_file(str(path))
+    return oracle, model_from_json(json.loads(path.read_text(encoding="utf-8"))["model"], WHERE)
+
+
+def oracle_pieces(oracle: Tokenizer, text: str) -> list[str]:
+    """``text`` split as the oracle would before its model sees it."""
+    if oracle.normalizer:
+        text = oracle.normalizer.normalize_str(text)
+    if not oracle.pre_tokenizer:
+        return [text]
+    return [piece for piece, _ in oracle.pre_tokenizer.pre_tokenize_str(text)]
+
+
+def assert_real_model_matches(family, text: str) -> None:
+    oracle, impl = family
+    for piece in oracle_pieces(oracle, text):
+        assert impl.tokenize(piece) == [token.id for token in oracle.model.tokenize(piece)], piece
+
+
+def test_real_model_on_samples_and_docs(family):
+    for text in SAMPLES + ["\n\n".join(pydoc_data.topics.topics.values())[:40_000]]:
+        assert_real_model_matches(family, text)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.text(max_size=60))
+def test_real_model_on_random_text(family, text):
+    assert_real_model_matches(family, text)
+
+
+def test_real_model_vocab_matches(family):
+    oracle, impl = family
+    assert impl.vocab == oracle.get_vocab(with_added_tokens=False)
+    assert impl.vocab_size == oracle.get_vocab_size(with_added_tokens=False)
+
+
+# -- corrupt files --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("node, path, message", [
+    (bpe_node(AB, ["a b", "a c"]), "$.model.merges[1]", "merge token 'c' is not in the vocab"),
+    (bpe_node(AB, [["c", "b"]]), "$.model.merges[0]", "merge token 'c' is not in the vocab"),
+    (bpe_node(AB, ["b a"]), "$.model.merges[0]", "merged token 'ba' is not in the vocab"),
+    (bpe_node({"a": 0, "b": 1, "ab": 2}, ["a b"], continuing_subword_prefix="##"), "$.model.merges[0]",
+     "cutting the continuing_subword_prefix's 2 bytes off 'b' does not leave whole characters"),
+    (bpe_node(AB, ["a  b"]), "$.model.merges[0]", 'expected "left right" (one space)'),
+    (bpe_node(AB, ["ab"]), "$.model.merges[0]", 'expected "left right" (one space)'),
+    (bpe_node(AB, ["a b", ["a", "b"]]), "$.model.merges[1]", 'expected a "left right" string'),
+    (bpe_node(AB, [["a", "b"], "a b"]), "$.model.merges[1]", 'expected ["left", "right"]'),
+    (bpe_node(AB, [["a", "b", "c"]]), "$.model.merges[0]", 'expected ["left", "right"]'),
+    (bpe_node(AB, [[1, 2]]), "$.model.merges[0]", 'expected ["left", "right"]'),
+    (bpe_node(AB, {"a": "b"}), "$.model.merges", "expected list"),
+    (bpe_node({"a": "0"}, []), "$.model.vocab.a", "expected an id in 0..4294967295, found '0'"),
+    (bpe_node({"a": 1.0}, []), "$.model.vocab.a", "expected an id"),
+    (bpe_node({"a": -1}, []), "$.model.vocab.a", "expected an id"),
+    (bpe_node({"a": 2**32}, []), "$.model.vocab.a", "expected an id"),
+    (bpe_node({"a": True}, []), "$.model.vocab.a", "expected an id"),
+    (bpe_node(AB, [], unk_token=3), "$.model.unk_token", "expected str"),
+    (bpe_node(AB, [], fuse_unk="yes"), "$.model.fuse_unk", "expected bool"),
+    (bpe_node(AB, [], dropout=2), "$.model.dropout", "dropout must be between 0 and 1"),
+    (bpe_node(AB, [], dropout=True), "$.model.dropout", "expected a number"),
+    ({"type": "BPE", "vocab": AB}, "$.model.merges", "required field is missing"),
+    ({"type": "BPE", "merges": []}, "$.model.vocab", "required field is missing"),
+])
+def test_corrupt_node_rejected_like_oracle(node, path, message):
+    with pytest.raises(BaseException):  # a panic in some cases, which is not an Exception
+        oracle_model(node)
+    with pytest.raises(TokenizerFileError, match=f"^{re.escape(f'tokenizer.json: {path}: {message}')}"):
+        impl_model(node)
+
+
+@pytest.mark.parametrize("node, path, message", [
+    # tokenizers accepts both, then decodes id 0 as either token, depending on hash order
+    (bpe_node({"a": 0, "b": 0}, []), "$.model.vocab.b", "id 0 is already the id of 'a'"),
+    # tokenizers draws random numbers to drop merges; impl encodes deterministically or not at all
+    (bpe_node(AB, ["a b"], dropout=0.5), "$.model.dropout", "dropout 0.5 makes encoding random"),
+    (model_node(models.WordPiece({"[UNK]": 0, "a": 1}, unk_token="[UNK]")), "$.model.type",
+     "unsupported model type 'WordPiece' (impl supports: BPE)"),
+    (model_node(models.WordLevel({"[UNK]": 0, "a": 1}, unk_token="[UNK]")), "$.model.type",
+     "unsupported model type 'WordLevel' (impl supports: BPE)"),
+    (model_node(models.Unigram([("<unk>", 0.0), ("a", -1.0)], unk_id=0)), "$.model.type",
+     "unsupported model type 'Unigram' (impl supports: BPE)"),
+])
+def test_nodes_the_oracle_accepts_but_impl_rejects(node, path, message):
+    oracle_model(node)
+    with pytest.raises(TokenizerFileError, match=f"^{re.escape(f'tokenizer.json: {path}: {message}')}"):
+        impl_model(node)
+
+
+def test_merge_cutting_a_character_rejected():
+    # The prefix's two bytes cut "日" mid-character; tokenizers builds an invalid string unchecked
+    # and aborts the process, so the oracle runs in a child process.
+    node = bpe_node({"a": 0, "日": 1}, ["a 日"], continuing_subword_prefix="##")
+    child = subprocess.run([sys.executable, "-c", f"import sys; sys.path[:0] = {sys.path!r}; "
+                            f"from test_models import oracle_model; oracle_model({node!r})"],
+                           cwd=Path(__file__).parent, capture_output=True, env={**os.environ, "RUST_BACKTRACE": "0"})
+    assert child.returncode != 0
+    with pytest.raises(TokenizerFileError, match=re.escape("$.model.merges[0]: cutting the continuing_subword_prefix's 2 bytes off '日' does not leave whole characters")):
+        impl_model(node)

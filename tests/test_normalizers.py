@@ -1,0 +1,251 @@
+"""impl.normalizers against the normalizers of `tokenizers`, built from the same JSON node.
+
+Both sides load each normalizer node and normalize the same texts: Hypothesis text from every
+plane and category, a sweep of code points wrapped in combining and Hangul contexts, and the
+normalizers of real tokenizer.json files. Faulty nodes must be refused, naming the JSON path.
+
+``sweep`` checks any set of code points; pytest runs it on a sample, and
+``python -m tests.test_normalizers`` runs it on every code point (a few minutes).
+"""
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+import pytest
+import tokenizers
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from impl.errors import TokenizerFileError
+from impl.normalizers import NORMALIZERS, normalizer_from_json
+
+WHERE = "tokenizer.json: $.normalizer"
+
+
+def bert(clean_text: bool = True, handle_chinese_chars: bool = True, strip_accents: bool | None = None,
+         lowercase: bool = True) -> dict:
+    return {"type": "BertNormalizer", "clean_text": clean_text, "handle_chinese_chars": handle_chinese_chars,
+            "strip_accents": strip_accents, "lowercase": lowercase}
+
+
+def replace(kind: str, pattern: str, content: str) -> dict:
+    return {"type": "Replace", "pattern": {kind: pattern}, "content": content}
+
+
+def strip(left: bool, right: bool) -> dict:
+    return {"type": "Strip", "strip_left": left, "strip_right": right}
+
+
+NODES = [
+    {"type": "NFC"}, {"type": "NFD"}, {"type": "NFKC"}, {"type": "NFKD"},
+    {"type": "Lowercase"}, {"type": "StripAccents"}, {"type": "ByteLevel"}, {"type": "Nmt"},
+    strip(True, True), strip(True, False), strip(False, True), strip(False, False),
+    {"type": "Prepend", "prepend": "▁"}, {"type": "Prepend", "prepend": " "},
+    replace("String", " ", "▁"), replace("String", "''", '"'), replace("String", "", "X"),
+    replace("String", ".*", "dot-star"), replace("Regex", " {2,}", " "), replace("Regex", "x*", "-"),
+    replace("Regex", "(?=a)|b", "_"), replace("Regex", r"\s+", " "),
+    bert(), bert(lowercase=False), bert(strip_accents=True, lowercase=False), bert(strip_accents=False),
+    bert(clean_text=False, handle_chinese_chars=False), {"type": "Bert", "clean_text": True,
+                                                         "handle_chinese_chars": False, "lowercase": False},
+    {"type": "Sequence", "normalizers": []},
+    # Llama 2's normalizer, and BERT-style accent stripping built from parts.
+    {"type": "Sequence", "normalizers": [{"type": "Prepend", "prepend": "▁"}, replace("String", " ", "▁")]},
+    {"type": "Sequence", "normalizers": [{"type": "NFD"}, {"type": "Lowercase"}, {"type": "StripAccents"},
+                                         {"type": "NFC"}]},
+    {"type": "Sequence", "normalizers": [{"type": "NFKC"}, strip(True, True), {"type": "Lowercase"}]},
+]
+
+
+def node_id(node: dict) -> str:
+    return json.dumps(node, ensure_ascii=False)
+
+
+def oracle_tokenizer(normalizer: dict | None) -> tokenizers.Tokenizer:
+    spec = {
+        "version": "1.0", "truncation": None, "padding": None, "added_tokens": [],
+        "normalizer": normalizer, "pre_tokenizer": None, "post_processor": None, "decoder": None,
+        "model": {"type": "WordLevel", "vocab": {"[UNK]": 0}, "unk_token": "[UNK]"},
+    }
+    return tokenizers.Tokenizer.from_str(json.dumps(spec))
+
+
+@functools.lru_cache(maxsize=None)
+def oracle_normalize_str(node_json: str):
+    return oracle_tokenizer(json.loads(node_json)).normalizer.normalize_str
+
+
+@functools.lru_cache(maxsize=None)
+def impl_normalize(node_json: str):
+    return normalizer_from_json(json.loads(node_json), WHERE).normalize
+
+
+def assert_same(node: dict, text: str) -> None:
+    key = json.dumps(node)
+    assert impl_normalize(key)(text) == oracle_normalize_str(key)(text), f"input {text!r}"
+
+
+# Contexts for a code point c: alone; after a letter it may compose with; before marks of the
+# highest (240) and lowest (1) combining class, which it must be reordered with exactly when its
+# own class is not 0; and Hangul jamo/syllable neighbours (L+V, LV+T composition); and spaces.
+PROBES = ("{}", "e{}", "{}\u0301", "{}\u0334", "\u0345{}", "\u1100{}", "\uac00{}", "{}\u11a8", " {} ")
+SCALAR_VALUES = [cp for cp in range(0x110000) if not 0xD800 <= cp <= 0xDFFF]
+
+
+def sweep(node: dict, codepoints: Iterable[int]) -> list[tuple[str, str, str]]:
+    """(input, oracle output, impl output) for every probe of ``codepoints`` where they differ."""
+    key = json.dumps(node)
+    oracle, impl = oracle_normalize_str(key), impl_normalize(key)
+    return [
+        (text, expected, actual)
+        for cp in codepoints
+        for text in (probe.format(chr(cp)) for probe in PROBES)
+        if (expected := oracle(text)) != (actual := impl(text))
+    ]
+
+
+# Every code point below U+0800 (Latin to NKo, dense with marks), then a prime stride.
+SAMPLED_CODEPOINTS = [*range(0x800), *SCALAR_VALUES[0x800::2477]]
+
+
+@pytest.mark.parametrize("node", NODES, ids=node_id)
+def test_sampled_codepoint_sweep(node: dict) -> None:
+    assert sweep(node, SAMPLED_CODEPOINTS)[:5] == []
+
+
+# Code points whose answers hinge on Unicode versions: unassigned in the oracle's normalization
+# tables (Unicode 9.0) but marks or decomposable now, lowercase pairs newer than Python 3.11's
+# unicodedata, a general category that changed, and Rust-only or Python-only whitespace.
+VERSION_SENSITIVE = [
+    0x1DF6, 0x10D24, 0x1E130, 0x11938, 0x1F16C, 0x32FF, 0xA7F2, 0xAB69, 0x1FBF0, 0x107A5,
+    0x1C89, 0xA7CB, 0xA7DC, 0x10D50, 0x16EA0, 0x130, 0x3A3, 0x1CF2, 0x1CF3,
+    0x1C, 0x1F, 0x85, 0xA0, 0x180E, 0x200B, 0x2028, 0xFEFF, 0x3000,
+]
+
+
+@pytest.mark.parametrize("node", NODES, ids=node_id)
+def test_version_sensitive_codepoints(node: dict) -> None:
+    assert sweep(node, VERSION_SENSITIVE) == []
+
+
+# Characters that make normalizers work: combining marks of many classes, Hangul jamo and
+# syllables, characters newer than the oracle's tables, whitespace, CJK, casing specials.
+INTERESTING = (
+    "aeAEoOsSıIİΣσς \t\n\r\x0b\x1c\x85\xa0\u1680\u2028\u3000\u200b\ufeff\ufffd\x00\x01\xad"
+    "\u0301\u0316\u0334\u0345\u0308\u0327\u05b0\u0e49\u0f71\u0f72\u0f73\u1df6\u20d2\U00010d24\U0001e130"
+    "\u1100\u1112\u1161\u1175\u11a7\u11a8\u11c2\uac00\uac01\ud7a3\u3131"
+    "\U00011935\U00011930\U0001f16c\u32ff\ua7f2\ufb01\u2460\u00bd\u2126\u212b\u1e9b\u0344"
+    "中文字\U00020000\uf900々〆\u1cf2\u1c89\ua7cb\U00010d50'x ▁"
+)
+any_text = st.text(st.characters(exclude_categories=("Cs",)), max_size=24)
+interesting_text = st.text(st.one_of(st.sampled_from(INTERESTING), st.characters(exclude_categories=("Cs",))),
+                           max_size=24)
+
+
+@pytest.mark.parametrize("node", NODES, ids=node_id)
+@settings(max_examples=60, deadline=None)
+@given(text=st.one_of(any_text, interesting_text))
+def test_normalize_matches_tokenizers(node: dict, text: str) -> None:
+    assert_same(node, text)
+
+
+@pytest.mark.parametrize("node", NODES, ids=node_id)
+@pytest.mark.parametrize("text", [
+    "", " ", "  ", "▁", " a", "a ", "\u3000 a\t\n", "''x''", "xx", "ax", "a\u0301", "e\u0304\u0304\u0304o",
+    "ậ…", "ำน\u0e49ำ3ลำ", "\u1100\u1161\u11a8", "\uac00\u11a7", "Σ", "ΑΣ", "İ", "ẞ", "\U0001f600", "中a",
+])
+def test_edge_cases(node: dict, text: str) -> None:
+    assert_same(node, text)
+
+
+def test_every_supported_type_is_tested() -> None:
+    assert set(NORMALIZERS) == {node["type"] for node in NODES}
+
+
+def test_null_normalizer_is_none() -> None:
+    assert normalizer_from_json(None, WHERE) is None
+
+
+FAULTY = [
+    ("missing type", {"lowercase": True}, f"{WHERE}.type"),
+    ("type not a string", {"type": 3}, f"{WHERE}.type"),
+    ("node not an object", "NFC", WHERE),
+    ("missing strip_right", {"type": "Strip", "strip_left": True}, f"{WHERE}.strip_right"),
+    ("strip_left not a bool", {"type": "Strip", "strip_left": "yes", "strip_right": True}, f"{WHERE}.strip_left"),
+    ("missing content", {"type": "Replace", "pattern": {"String": "a"}}, f"{WHERE}.content"),
+    ("missing pattern", {"type": "Replace", "content": "a"}, f"{WHERE}.pattern"),
+    ("bad regex", replace("Regex", "(", ""), f"{WHERE}.pattern.Regex"),
+    ("prepend not a string", {"type": "Prepend", "prepend": 1}, f"{WHERE}.prepend"),
+    ("missing lowercase", {"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True},
+     f"{WHERE}.lowercase"),
+    ("missing normalizers", {"type": "Sequence"}, f"{WHERE}.normalizers"),
+    ("null in a sequence", {"type": "Sequence", "normalizers": [{"type": "NFC"}, None]}, f"{WHERE}.normalizers[1]"),
+    ("fault deep in a sequence",
+     {"type": "Sequence", "normalizers": [{"type": "Sequence", "normalizers": [{"type": "Prepend"}]}]},
+     f"{WHERE}.normalizers[0].normalizers[0].prepend"),
+]
+
+
+@pytest.mark.parametrize(("node", "path"), [(node, path) for _, node, path in FAULTY], ids=[f[0] for f in FAULTY])
+def test_faulty_node_is_refused_with_its_path(node: dict, path: str) -> None:
+    with pytest.raises(Exception):
+        oracle_tokenizer(node)  # the fault is real: tokenizers refuses the node too
+    with pytest.raises(TokenizerFileError) as caught:
+        normalizer_from_json(node, WHERE)
+    assert caught.value.where == path
+
+
+PRECOMPILED = {"type": "Precompiled", "precompiled_charsmap": None}
+
+
+@pytest.mark.parametrize(("node", "path"), [
+    (PRECOMPILED, f"{WHERE}.type"),
+    ({"type": "Sequence", "normalizers": [{"type": "NFC"}, PRECOMPILED]}, f"{WHERE}.normalizers[1].type"),
+])
+def test_unsupported_type_is_refused_with_its_path(node: dict, path: str) -> None:
+    with pytest.raises(TokenizerFileError) as caught:
+        normalizer_from_json(node, WHERE)
+    assert caught.value.where == path
+    assert "unsupported normalizer type 'Precompiled'" in str(caught.value)
+
+
+MODELS = os.environ.get("TEXTBOUND_MODELS")
+MODEL_DIRS = (
+    [p for p in sorted(Path(MODELS).iterdir()) if (p / "tokenizer.json").is_file()] if MODELS
+    else [pytest.param(None, marks=pytest.mark.skip(reason="TEXTBOUND_MODELS is not set"))]
+)
+
+
+@functools.lru_cache(maxsize=None)
+def real_normalizers(path: Path) -> tuple:
+    """impl's and the oracle's normalizer of a real file (None when it has none)."""
+    node = json.loads((path / "tokenizer.json").read_text(encoding="utf-8"))["normalizer"]
+    return normalizer_from_json(node, WHERE), tokenizers.Tokenizer.from_file(str(path / "tokenizer.json")).normalizer
+
+
+@pytest.mark.parametrize("path", MODEL_DIRS, ids=lambda p: p.name if p else "none")
+@settings(max_examples=100, deadline=None)
+@given(text=st.one_of(any_text, interesting_text))
+def test_real_normalizer_matches_tokenizers(path: Path, text: str) -> None:
+    impl, oracle = real_normalizers(path)
+    assert (impl is None) == (oracle is None)
+    if impl is not None:
+        assert impl.normalize(text) == oracle.normalize_str(text), f"input {text!r}"
+
+
+def main() -> int:
+    """Sweep every code point through every tested node; print the first mismatches of each."""
+    failed = 0
+    for node in NODES:
+        mismatches = sweep(node, SCALAR_VALUES)
+        failed += bool(mismatches)
+        print(f"{len(mismatches):7d} mismatches  {node_id(node)}", *map(repr, mismatches[:3]), sep="\n    ")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

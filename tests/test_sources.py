@@ -1,0 +1,48 @@
+"""Where families come from: embedded, $TEXTBOUND_MODELS, --model-dir and --hub (on local folders)."""
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from textbound.families import build_family
+from textbound.sources import MODELS_ENV, FamilyError, hub_family, resolve
+
+
+@pytest.fixture
+def models_root(tmp_path, monkeypatch):
+    family = build_family("gpt2")
+    shutil.copytree(family, tmp_path / "mine")
+    (tmp_path / "not-a-family").mkdir()
+    monkeypatch.setenv(MODELS_ENV, str(tmp_path))
+    return tmp_path
+
+
+def test_models_folder_families(models_root):
+    names = [f.name for f in resolve(["mine"], [], [])]
+    assert names == ["mine"]
+    everything = [f.name for f in resolve([], [], [])]
+    assert "mine" in everything and "gpt2" in everything and "not-a-family" not in everything
+
+
+def test_unknown_family_names_the_alternatives(models_root):
+    with pytest.raises(FamilyError, match="unknown family nope.*embedded: .*gpt2.*mine"):
+        resolve(["nope"], [], [])
+
+
+def test_model_dir(models_root):
+    (family,) = resolve([], [str(models_root / "mine")], [])
+    assert family.origin == "folder" and family.name == "mine"
+    with pytest.raises(FamilyError, match="no tokenizer.json"):
+        resolve([], [str(models_root / "not-a-family")], [])
+
+
+def test_hub_path_on_a_local_snapshot(models_root):
+    family = hub_family(str(models_root / "mine"))
+    assert family.origin == "hub" and (family.path / "tokenizer.json").is_file()
+
+
+def test_hub_download_failure_is_a_clear_error(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(FamilyError, match="--hub textbound-test/absent: cannot download"):
+        hub_family("textbound-test/absent")

@@ -1,0 +1,190 @@
+"""impl.stops.StopChecker against the whole-text reference in oracles.stop_reference.
+
+Every way of splitting a text into deltas must give the reference's output and stopped flag,
+and after every delta the checker must have emitted exactly the text that can no longer become
+part of a stop: the reference output once stopped, else all but the minimal held-back tail.
+"""
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from impl.stops import StopChecker
+from oracles.stop_reference import apply_stops, held_back_reference
+
+# Few distinct pieces, so stops really occur; with newlines, multi-code-point emoji and
+# special-token text.
+PIECES = ["a", "b", "c", "\n", "\r\n", " ", "é", "😀", "👍🏽", "<|im_end|>", "<|", "|>", "</s>"]
+texts = st.lists(st.sampled_from(PIECES), max_size=25).map("".join)
+short_stops = st.lists(st.sampled_from(PIECES), max_size=4).map("".join)  # "" included
+
+
+@st.composite
+def text_and_stops(draw: st.DrawFn, max_stops: int = 20) -> tuple[str, list[str]]:
+    """A text and stops that often occur in it: random short strings or slices of the text."""
+    text = draw(texts)
+    bounds = st.tuples(st.integers(0, len(text)), st.integers(0, len(text))).map(sorted)
+    slices = bounds.map(lambda b: text[b[0]:b[1]])
+    stops = draw(st.lists(st.one_of(short_stops, slices), max_size=max_stops))
+    return text, stops
+
+
+@st.composite
+def split_text(draw: st.DrawFn, text: str) -> list[str]:
+    """``text`` cut at random points, empty deltas included."""
+    cuts = sorted(draw(st.lists(st.integers(0, len(text)), max_size=12)))
+    bounds = [0, *cuts, len(text)]
+    return [text[start:end] for start, end in itertools.pairwise(bounds)]
+
+
+def expected_stop_string(text: str, stops: list[str]) -> str | None:
+    """The winning stop, read off the reference: the part include_stop adds to the output."""
+    without, stopped = apply_stops(text, stops)
+    with_stop, _ = apply_stops(text, stops, include_stop=True)
+    return with_stop[len(without):] if stopped else None
+
+
+def check_stream(deltas: list[str], stops: list[str], include_stop: bool) -> None:
+    """Stream ``deltas`` through a checker and hold it to the reference after every step."""
+    text = "".join(deltas)
+    final_output, final_stopped = apply_stops(text, stops, include_stop)
+    checker = StopChecker(stops, include_stop)
+    seen, emitted = "", ""
+    for delta in deltas:
+        was_stopped = checker.stopped
+        released = checker.add(delta)
+        if was_stopped:
+            assert released == ""
+        seen += delta
+        emitted += released
+        output_so_far, stopped_so_far = apply_stops(seen, stops, include_stop)
+        assert checker.stopped == stopped_so_far
+        if stopped_so_far:
+            assert emitted == output_so_far
+        else:
+            assert emitted == seen[: len(seen) - held_back_reference(seen, stops)]
+        # Nothing emitted is ever taken back, in particular no part of a stop that completes later.
+        assert final_output.startswith(emitted)
+    tail = checker.finish()
+    if final_stopped:
+        assert tail == ""
+    assert emitted + tail == final_output
+    assert checker.stopped == final_stopped
+    assert checker.stop_string == expected_stop_string(text, stops)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.data(), text_and_stops(), st.booleans())
+def test_random_splits_match_reference(data: st.DataObject, case: tuple[str, list[str]], include_stop: bool):
+    text, stops = case
+    check_stream(data.draw(split_text(text)), stops, include_stop)
+
+
+@settings(max_examples=60, deadline=None)
+@given(text_and_stops(), st.booleans())
+def test_every_split_of_short_text_matches_reference(case: tuple[str, list[str]], include_stop: bool):
+    text, stops = case
+    text = text[:8]
+    for cut_here in itertools.product([False, True], repeat=max(len(text) - 1, 0)):
+        cuts = [position for position, cut in enumerate(cut_here, start=1) if cut]
+        bounds = [0, *cuts, len(text)]
+        check_stream([text[start:end] for start, end in itertools.pairwise(bounds)], stops, include_stop)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.data(), text_and_stops(max_stops=200), st.booleans())
+def test_many_stops(data: st.DataObject, case: tuple[str, list[str]], include_stop: bool):
+    text, stops = case
+    check_stream(data.draw(split_text(text)), stops, include_stop)
+
+
+@pytest.mark.parametrize(
+    "text, stops",
+    [
+        ("xababab", ["bab", "aba"]),  # overlapping: the earliest end wins
+        ("xabcx", ["abc", "bc"]),  # same end: the longest wins
+        ("xabcd", ["abcd", "b"]),  # a stop inside another ends first
+        ("aaab", ["aab", "aaaa"]),  # a held tail that breaks and restarts
+        ("a<|im_end|>b", ["<|im_end|>", "<|endoftext|>"]),
+        ("line\r\nnext", ["\n", "\r\n"]),
+        ("ok 👍🏽", ["👍"]),  # code points: the emoji's first half is a stop
+        ("no stop here", ["", "zz"]),
+        ("anything", []),
+    ],
+)
+@pytest.mark.parametrize("include_stop", [False, True])
+def test_targeted_cases_every_split(text: str, stops: list[str], include_stop: bool):
+    for cut_here in itertools.product([False, True], repeat=len(text) - 1):
+        cuts = [position for position, cut in enumerate(cut_here, start=1) if cut]
+        bounds = [0, *cuts, len(text)]
+        check_stream([text[start:end] for start, end in itertools.pairwise(bounds)], stops, include_stop)
+
+
+# The reference is itself hand-written, so pin its reading of the rules on worked examples.
+@pytest.mark.parametrize(
+    "text, stops, include_stop, expected",
+    [
+        ("xababab", ["bab", "aba"], False, ("x", True)),
+        ("xabcx", ["bc", "abc"], False, ("x", True)),
+        ("xabcx", ["bc", "abc"], True, ("xabc", True)),
+        ("xabcd", ["abcd", "b"], False, ("xa", True)),
+        ("abc", ["", "zz"], False, ("abc", False)),
+    ],
+)
+def test_reference_semantics(text: str, stops: list[str], include_stop: bool, expected: tuple[str, bool]):
+    assert apply_stops(text, stops, include_stop) == expected
+
+
+def test_reference_held_back():
+    assert held_back_reference("xab", ["abc", "bx"]) == 2
+    assert held_back_reference("xab", ["b"]) == 0  # a complete stop is not a proper prefix
+    assert held_back_reference("xab", [""]) == 0
+
+
+def test_after_stop_and_finish():
+    checker = StopChecker(["END"])
+    assert checker.add("abcEN") == "abc"
+    assert checker.add("Dmore") == ""
+    assert checker.stopped and checker.stop_string == "END"
+    assert checker.add("more") == ""
+    assert checker.finish() == ""
+
+    checker = StopChecker(["END"])
+    assert checker.add("abcEN") == "abc"
+    assert checker.finish() == "EN"
+    assert checker.finish() == ""
+    assert not checker.stopped and checker.stop_string is None
+    with pytest.raises(RuntimeError, match="after finish"):
+        checker.add("D")
+
+
+@pytest.mark.parametrize(
+    "stops, message",
+    [
+        ("END", r"not a single str"),
+        (b"END", r"not a single bytes"),
+        (None, r"found NoneType"),
+        (42, r"found int"),
+        (["ok", 3], r"stops\[1\] must be str, found int: 3"),
+        (["ok", "", None], r"stops\[2\] must be str, found NoneType: None"),
+        ([b"END"], r"stops\[0\] must be str, found bytes: b'END'"),
+    ],
+)
+def test_bad_stops(stops: object, message: str):
+    with pytest.raises(TypeError, match=message):
+        StopChecker(stops)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("delta", [None, b"abc", 3, ["a"]])
+def test_bad_delta(delta: object):
+    checker = StopChecker(["x"])
+    with pytest.raises(TypeError, match=f"add\\(\\) takes str, found {type(delta).__name__}"):
+        checker.add(delta)  # type: ignore[arg-type]
+
+
+def test_bad_include_stop():
+    with pytest.raises(TypeError, match="include_stop must be bool, found str"):
+        StopChecker(["x"], include_stop="yes")  # type: ignore[arg-type]

@@ -1,0 +1,21 @@
+"""How much a run checks: quick (tests, seconds), default (CI gate, minutes), deep (nightly)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Budget:
+    name: str
+    corpus_snippets: int | None  # None: every snippet
+    sweep_stride: int            # 1: every code point / vocabulary id / ASCII pair
+    random_id_sequences: int
+    fuzz_pipelines: int
+    stream_splits: int           # random splits per streamed sequence (detokenizer, stops)
+
+
+BUDGETS = {
+    "quick": Budget("quick", corpus_snippets=60, sweep_stride=61, random_id_sequences=40, fuzz_pipelines=2, stream_splits=2),
+    "default": Budget("default", corpus_snippets=None, sweep_stride=1, random_id_sequences=1000, fuzz_pipelines=12, stream_splits=4),
+    "deep": Budget("deep", corpus_snippets=None, sweep_stride=1, random_id_sequences=10000, fuzz_pipelines=80, stream_splits=16),
+}

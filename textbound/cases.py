@@ -1,0 +1,73 @@
+"""What a run checks: the cases for each component, family and budget.
+
+Sources, in the order of the design: the project's corpora, exhaustive sweeps (properties.sweeps)
+and seeded random cases; fuzzed pipelines add whole families of their own (fuzz_families).
+"""
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from pathlib import Path
+
+from oracles.tokenizers_oracle import TokenizersOracle
+
+from .budget import Budget
+from .divergence import Case
+from .sources import Family
+
+
+def corpus_snippets(budget: Budget) -> list[str]:
+    from corpora import text_cases
+    snippets = [text for _, text in text_cases()]
+    return snippets if budget.corpus_snippets is None else snippets[: budget.corpus_snippets]
+
+
+def random_id_sequences(rng: random.Random, vocab_size: int, count: int) -> list[list[int]]:
+    return [[rng.randrange(vocab_size) for _ in range(rng.randint(1, 24))] for _ in range(count)]
+
+
+def tokenizer_cases(family: Family, budget: Budget, seed: int) -> Iterator[Case]:
+    from properties import sweeps
+
+    oracle = TokenizersOracle.from_dir(family.path)
+    rng = random.Random(f"{seed}/{family.name}/tokenizer")
+
+    def encode(text: str, special: bool) -> Case:
+        return Case("tokenizer", "encode", family.name, {"text": text, "add_special_tokens": special})
+
+    def decode(ids: list[int], skip: bool) -> Case:
+        return Case("tokenizer", "decode", family.name, {"ids": ids, "skip_special_tokens": skip})
+
+    snippets = corpus_snippets(budget)
+    for text in snippets:
+        yield encode(text, False)
+        yield encode(text, True)
+    for text in sweeps.sweep_texts(oracle, stride=budget.sweep_stride):
+        yield encode(text, False)
+    special_ids = sorted(oracle.special_ids)
+    for ids in [oracle.encode(t) for t in snippets] + random_id_sequences(rng, oracle.vocab_size, budget.random_id_sequences):
+        if special_ids and rng.random() < 0.5:
+            ids.insert(rng.randrange(len(ids) + 1), rng.choice(special_ids))
+        yield decode(ids, False)
+        yield decode(ids, True)
+    every_id = sorted(oracle.vocab().values())[:: budget.sweep_stride]
+    for token_id in every_id:
+        yield decode([token_id], False)
+    for start in range(0, len(every_id), 512):
+        yield Case("tokenizer", "vocab", family.name, {"ids": every_id[start:start + 512]})
+
+
+CASE_SOURCES = {"tokenizer": tokenizer_cases}
+
+
+def case_source(family: Family, component: str, budget: Budget, seed: int) -> Iterator[Case]:
+    source = CASE_SOURCES.get(component)
+    return source(family, budget, seed) if source else iter(())
+
+
+def fuzz_families(seed: int, count: int, out_dir: Path) -> list[Family]:
+    """Random tokenizer.json pipelines trained with `tokenizers`, saved where the report can replay them."""
+    if count <= 0:
+        return []
+    from properties.pipelines import fuzz_families as build
+    return [Family(name, path, "fuzz") for name, path, _ in build(seed, count, Path(out_dir))]

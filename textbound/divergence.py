@@ -1,0 +1,80 @@
+"""Cases and divergences: the plain data that checks, the runner, reports and baselines share."""
+from __future__ import annotations
+
+import hashlib
+import json
+import unicodedata
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+COMPONENTS = ("tokenizer", "detokenizer", "stops", "chat", "tools", "structured")
+
+
+@dataclass(frozen=True)
+class Case:
+    """One input for one property of one component, on one family."""
+
+    component: str
+    property: str
+    family: str
+    input: dict
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), ensure_ascii=False, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> "Case":
+        data = json.loads(text)
+        if data.get("component") not in COMPONENTS:
+            raise ValueError(f"unknown component {data.get('component')!r} (known: {', '.join(COMPONENTS)})")
+        return cls(data["component"], data["property"], data["family"], data["input"])
+
+
+@dataclass
+class Divergence:
+    """impl and the oracle disagreed on a case."""
+
+    case: Case
+    expected: Any
+    actual: Any
+    kind: str  # what the first difference is, in words that group root causes together
+    first_difference: dict = field(default_factory=dict)
+    minimized: Case | None = None
+
+    @property
+    def signature(self) -> str:
+        return f"{self.case.component}/{self.case.property}/{self.kind}"
+
+    @property
+    def smallest(self) -> Case:
+        return self.minimized or self.case
+
+    def describe(self) -> str:
+        return (f"{self.signature} on {self.case.family}: input {json.dumps(self.smallest.input, ensure_ascii=False)}"
+                f"\n  expected {self.expected!r}\n  actual   {self.actual!r}"
+                f"\n  first difference {json.dumps(self.first_difference, ensure_ascii=False)}")
+
+    def digest(self) -> str:
+        """Identifies this exact divergence (signature and smallest input) for de-duplication."""
+        key = self.signature + self.smallest.to_json()
+        return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def char_kind(text: str, index: int) -> str:
+    """A name for the character at ``index``: its general category, or 'end' past the text."""
+    if index >= len(text):
+        return "end"
+    char = text[index]
+    if char == "\ufffd":
+        return "U+FFFD"
+    if char in " \t\n\r":
+        return {" ": "space", "\t": "tab", "\n": "newline", "\r": "CR"}[char]
+    return unicodedata.category(char)
+
+
+def first_index(a, b) -> int:
+    """The first index where two sequences differ (the shorter length when one is a prefix)."""
+    for index, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            return index
+    return min(len(a), len(b))

@@ -1,0 +1,210 @@
+"""Embedded tokenizer families: small BPE tokenizers trained by `tokenizers` on the project's corpora.
+
+Each family is a spec in ``corpora/tokenizer_specs/<name>.json``. Its pipeline stages (normalizer,
+pre_tokenizer, decoder, post_processor) and added tokens are written exactly as they appear in a
+tokenizer.json; ``model`` holds the BPE options; ``trainer`` the BpeTrainer parameters plus:
+
+- ``special_tokens``: strings reserved at the start of the vocabulary (ids 0, 1, ...);
+- ``initial_alphabet``: ``"byte_level"`` for the 256 ByteLevel characters, or absent;
+- ``exclude_categories``: corpus files left out of training, so their characters stay unknown.
+
+Post-processors name their special tokens and leave the ids out (``"sep": ["</s>", null]``, a
+template's ``{"id": "<s>", "tokens": ["<s>"]}``); they are filled in from the trained vocabulary.
+
+A build is cached under a directory named by a hash of the spec, the corpus text, the tokenizers
+version and BUILD_FORMAT, and published by renaming a finished staging directory into place, so
+concurrent builders never see or leave a half-written family.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import corpora
+
+# Bump when the build procedure changes what it writes for an unchanged spec.
+BUILD_FORMAT = 1
+
+SPEC_KEYS = frozenset({"description", "normalizer", "pre_tokenizer", "model", "decoder", "post_processor",
+                       "added_tokens", "trainer", "tokenizer_config"})
+TRAINER_EXTRAS = frozenset({"special_tokens", "initial_alphabet", "exclude_categories"})
+FILES = ("tokenizer.json", "tokenizer_config.json")
+BYTE_TOKENS = tuple(f"<0x{byte:02X}>" for byte in range(256))
+
+
+def spec_dir() -> Path:
+    return corpora.corpus_dir() / "tokenizer_specs"
+
+
+def embedded_family_names() -> list[str]:
+    return sorted(path.stem for path in spec_dir().glob("*.json"))
+
+
+@cache
+def _read_spec(name: str) -> str:
+    if name not in embedded_family_names():
+        raise ValueError(f"unknown family {name!r} (embedded: {', '.join(embedded_family_names())})")
+    return (spec_dir() / f"{name}.json").read_text(encoding="utf-8")
+
+
+def load_spec(name: str) -> dict[str, Any]:
+    spec = json.loads(_read_spec(name))
+    if set(spec) != SPEC_KEYS:
+        raise ValueError(f"spec {name!r}: missing keys {sorted(SPEC_KEYS - set(spec))}, "
+                         f"unknown keys {sorted(set(spec) - SPEC_KEYS)}")
+    return spec
+
+
+def default_cache_dir() -> Path:
+    root = os.environ.get("TEXTBOUND_CACHE")
+    return Path(root) if root else Path.home() / ".cache" / "textbound"
+
+
+def build_family(name: str, cache_dir: Path | None = None) -> Path:
+    """The directory holding the family's tokenizer.json and tokenizer_config.json, trained if needed."""
+    import tokenizers
+
+    spec = load_spec(name)
+    key = hashlib.sha256(json.dumps(
+        {"format": BUILD_FORMAT, "tokenizers": tokenizers.__version__, "spec": spec, "corpus": corpora.text_files()},
+        sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()[:20]
+    target = (cache_dir or default_cache_dir()) / "families" / f"{name}-{key}"
+    if not _is_complete(target):
+        _publish(target, {"tokenizer.json": train(spec),
+                          "tokenizer_config.json": json.dumps(spec["tokenizer_config"], indent=2, ensure_ascii=False)})
+    return target
+
+
+def train(spec: dict[str, Any]) -> str:
+    """The tokenizer.json text of ``spec`` trained on the corpora; the same bytes on every run."""
+    from tokenizers import AddedToken, Tokenizer
+    from tokenizers.pre_tokenizers import ByteLevel
+    from tokenizers.trainers import BpeTrainer
+
+    model = spec["model"]
+    trainer_spec = spec["trainer"]
+    untrained = Tokenizer.from_str(_tokenizer_json(spec, model={**model, "vocab": {}, "merges": []}))
+    alphabet = ByteLevel.alphabet() if trainer_spec.get("initial_alphabet") == "byte_level" else []
+    lines = list(_training_lines(trainer_spec.get("exclude_categories", [])))
+    trainer = BpeTrainer(
+        **{k: v for k, v in trainer_spec.items() if k not in TRAINER_EXTRAS},
+        show_progress=False,
+        initial_alphabet=alphabet,
+        special_tokens=[*trainer_spec.get("special_tokens", []), *_subword_variants(untrained, model, lines)],
+        # The trainer, not the model, decides what the trained model's prefix and suffix are.
+        **{option: model[option] for option in ("continuing_subword_prefix", "end_of_word_suffix")
+           if model[option] is not None},
+    )
+    untrained.train_from_iterator(lines, trainer=trainer)
+    trained_model = json.loads(untrained.to_str())["model"]
+    if model["byte_fallback"]:
+        _append_missing(trained_model["vocab"], BYTE_TOKENS)
+
+    tokenizer = Tokenizer.from_str(_tokenizer_json(spec, model=trained_model))
+    for token in spec["added_tokens"]:
+        added = AddedToken(token["content"], single_word=token["single_word"], lstrip=token["lstrip"],
+                           rstrip=token["rstrip"], normalized=token["normalized"], special=token["special"])
+        (tokenizer.add_special_tokens if token["special"] else tokenizer.add_tokens)([added])
+    post_processor = resolve_token_ids(spec["post_processor"], tokenizer.token_to_id)
+    final = json.loads(tokenizer.to_str())
+    final["post_processor"] = post_processor
+    # Loading the finished JSON proves tokenizers accepts it; its own serialization is canonical.
+    return Tokenizer.from_str(json.dumps(final)).to_str(pretty=True)
+
+
+def resolve_token_ids(node: Any, token_to_id: Callable[[str], int | None]) -> Any:
+    """``node`` with the ids a post-processor spec leaves out filled in from ``token_to_id``."""
+    if isinstance(node, list):
+        if len(node) == 2 and isinstance(node[0], str) and node[1] is None:
+            return [node[0], _token_id(node[0], token_to_id)]
+        return [resolve_token_ids(item, token_to_id) for item in node]
+    if isinstance(node, dict):
+        resolved = {key: resolve_token_ids(value, token_to_id) for key, value in node.items()}
+        if "tokens" in node and "ids" not in node:
+            resolved["ids"] = [_token_id(token, token_to_id) for token in node["tokens"]]
+        return resolved
+    return node
+
+
+def _token_id(token: str, token_to_id: Callable[[str], int | None]) -> int:
+    token_id = token_to_id(token)
+    if token_id is None:
+        raise ValueError(f"post-processor names {token!r}, which is neither trained nor added")
+    return token_id
+
+
+def _tokenizer_json(spec: dict[str, Any], model: dict[str, Any]) -> str:
+    return json.dumps({
+        "version": "1.0", "truncation": None, "padding": None, "added_tokens": [],
+        "normalizer": spec["normalizer"], "pre_tokenizer": spec["pre_tokenizer"], "post_processor": None,
+        "decoder": spec["decoder"], "model": model,
+    })
+
+
+def _training_lines(excluded: list[str]) -> Iterator[str]:
+    texts = corpora.text_files()
+    unknown = set(excluded) - set(texts)
+    if unknown:
+        raise ValueError(f"exclude_categories names unknown corpus files: {sorted(unknown)}")
+    for category, text in texts.items():
+        if category not in excluded:
+            yield from corpora.split_lines(text)
+
+
+def _subword_variants(tokenizer: Any, model: dict[str, Any], lines: list[str]) -> list[str]:
+    """Every prefixed/suffixed character the trainer will make, in a fixed order.
+
+    BpeTrainer gives these their ids while walking a hash map, so their ids, and the order of
+    merges whose counts tie, change from run to run. Reserving them up front, sorted, makes
+    training deterministic; they stay ordinary vocabulary entries, not added tokens.
+    """
+    prefix = model["continuing_subword_prefix"] or ""
+    suffix = model["end_of_word_suffix"] or ""
+    if not prefix and not suffix:
+        return []
+    variants: set[str] = set()
+    for line in lines:
+        normalized = tokenizer.normalizer.normalize_str(line) if tokenizer.normalizer else line
+        words = [w for w, _ in tokenizer.pre_tokenizer.pre_tokenize_str(normalized)] if tokenizer.pre_tokenizer \
+            else [normalized]
+        for word in filter(None, words):
+            variants.update(prefix + char for char in word[1:])
+            variants.add((prefix if len(word) > 1 else "") + word[-1] + suffix)
+    # A bare character (a one-character word without a suffix) is already in the sorted alphabet.
+    return sorted(variant for variant in variants if len(variant) > 1)
+
+
+def _append_missing(vocab: dict[str, int], tokens: tuple[str, ...]) -> None:
+    next_id = max(vocab.values(), default=-1) + 1
+    for token in tokens:
+        if token not in vocab:
+            vocab[token] = next_id
+            next_id += 1
+
+
+def _is_complete(directory: Path) -> bool:
+    return all((directory / filename).is_file() for filename in FILES)
+
+
+def _publish(target: Path, files: dict[str, str]) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        for filename, text in files.items():
+            with (staging / filename).open("w", encoding="utf-8", newline="") as file:
+                file.write(text)
+        try:
+            os.rename(staging, target)
+        except OSError:
+            # Another builder published first; its files are identical, since training is deterministic.
+            if not _is_complete(target):
+                raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)

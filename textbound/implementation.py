@@ -1,0 +1,45 @@
+"""The implementation under test, reached only through its public names.
+
+``--impl MODULE`` names any importable module exposing impl's public names; a component whose
+names the module lacks is reported as not provided and skipped, never counted as passing.
+"""
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+# The public names each component needs from the implementation.
+REQUIRED_NAMES: dict[str, tuple[str, ...]] = {
+    "tokenizer": ("Tokenizer",),
+    "detokenizer": ("Tokenizer", "IncrementalDetokenizer"),
+    "stops": ("StopChecker",),
+    "chat": ("Tokenizer", "render_chat"),
+    "tools": ("parse_tool_calls",),
+    "structured": ("ToolCallGrammar",),
+}
+
+
+class ImplementationError(Exception):
+    """The --impl module could not be used at all."""
+
+
+class Implementation:
+    def __init__(self, module_name: str):
+        try:
+            self.module: ModuleType = importlib.import_module(module_name)
+        except Exception as exc:  # any import failure means the run cannot be set up
+            raise ImplementationError(f"--impl {module_name}: cannot import: {type(exc).__name__}: {exc}") from exc
+        self.name = module_name
+        self.version = getattr(self.module, "__version__", "unversioned")
+
+    def provides(self, component: str) -> bool:
+        return not self.missing(component)
+
+    def missing(self, component: str) -> list[str]:
+        return [n for n in REQUIRED_NAMES[component] if not hasattr(self.module, n)]
+
+    def __getattr__(self, name: str):
+        try:
+            return getattr(self.module, name)
+        except AttributeError:
+            raise AttributeError(f"implementation {self.name!r} does not provide {name!r}") from None

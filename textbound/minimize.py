@@ -1,0 +1,61 @@
+"""Delta debugging: shrink a diverging input while it still diverges the same way.
+
+A 3-character example is worth more than a 3,000-character one. ``ddmin`` removes ever smaller
+chunks of the sequence (characters of a text, ids of a list) and keeps any removal after which the
+divergence still has the same signature, so the smaller input shows the same root cause.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from .checks import MINIMIZED_FIELD, Subject, run_check
+from .divergence import Case, Divergence
+
+MAX_TRIES = 2000  # checks per minimization: enough to reach a few characters from a few KB
+
+
+def ddmin(items: Sequence, still_fails: Callable[[Sequence], bool]) -> Sequence:
+    """Zeller's ddmin over ``items``: the result is 1-minimal or the try budget is spent."""
+    tries = 0
+    granularity = 2
+    while len(items) >= 2 and tries < MAX_TRIES:
+        chunk = max(1, len(items) // granularity)
+        removed_one = False
+        for start in range(0, len(items), chunk):
+            candidate = items[:start] + items[start + chunk:]
+            tries += 1
+            if candidate and still_fails(candidate):
+                items, granularity, removed_one = candidate, max(granularity - 1, 2), True
+                break
+            if tries >= MAX_TRIES:
+                break
+        if not removed_one:
+            if chunk == 1:
+                break
+            granularity = min(len(items), granularity * 2)
+    return items
+
+
+def minimize(subject: Subject, divergence: Divergence) -> Divergence:
+    """The divergence with ``minimized`` set to the smallest case that still diverges the same way."""
+    case = divergence.case
+    name = MINIMIZED_FIELD.get((case.component, case.property))
+    if name is None:
+        return divergence
+    signature = divergence.signature
+
+    def with_value(value) -> Case:
+        return replace(case, input={**case.input, name: value})
+
+    def still_fails(value) -> bool:
+        found = run_check(subject, with_value(value))
+        return found is not None and found.signature == signature
+
+    smallest = ddmin(case.input[name], still_fails)
+    if len(smallest) == len(case.input[name]):
+        return divergence
+    # Report what the minimized case itself gives, so expected/actual match its input.
+    final = run_check(subject, with_value(smallest)) or divergence
+    final.case, final.minimized = case, with_value(smallest)
+    return final

@@ -1,0 +1,382 @@
+"""Checks for the streaming components, ``detokenizer`` and ``stops``, and the cases they run on.
+
+A streamed case cuts its ids (or text) into the deltas of successive calls at ``splits``, a list
+of cut points; cut points past the end count as the end, so delta debugging can shrink the ids
+and keep the splits. Properties:
+
+- detokenizer/stream: ``prompt_text`` plus every delta plus ``flush()`` equals the oracle's decode
+  of ``prompt_ids + ids``, byte for byte; after every ``add`` the text shown so far is a prefix of
+  it (so a U+FFFD is never shown where the whole decode has a character); ``text`` is the deltas;
+  and ``prompt_text`` is what streaming the prompt alone shows (the priming semantics documented
+  in impl/detokenizer.py, vLLM's).
+- detokenizer/decode_stream: tokenizers' DecodeStream, stepped with the same chunks, never shows
+  text that contradicts impl's, and impl is never behind it except by text that one more id can
+  still change (the oracle shows it: a witness id appended makes the whole decode differ there).
+  DecodeStream is a reference only while its own output is a prefix of the whole decode: it shows
+  a byte-fallback run as soon as the bytes decode, and when a later byte token turns the run into
+  U+FFFDs it has shown text the whole decode does not have (and then raises InvalidPrefix). It
+  counts a prompt as shown only if its decode does not end in U+FFFD; the comparison is made on
+  the whole text shown (prompt included) so the two ways of counting the prompt line up.
+- stops/stream: StopChecker's output and ``stopped`` equal oracles.stop_reference.apply_stops for
+  every split of the text, it never releases text that the reference cuts off, and while no stop
+  has completed it holds back exactly the longest tail that may still begin a stop.
+- stops/pipeline: ids -> IncrementalDetokenizer -> StopChecker, streamed, equals apply_stops of the
+  oracle's whole decode.
+"""
+from __future__ import annotations
+
+import itertools
+import random
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from tokenizers.decoders import DecodeStream
+
+from oracles.stop_reference import apply_stops, held_back_reference
+
+from .budget import Budget
+from .checks import Subject, _impl_call, _text_divergence, check
+from .divergence import Case, Divergence, char_kind, first_index
+from .sources import Family
+
+REPLACEMENT_CHARACTER = "\ufffd"
+BYTE_TOKEN = re.compile(r"<0x[0-9A-Fa-f]{2}>")
+WITNESS_SAMPLE = 16  # ids of each kind appended to show that a text can still change
+MAX_RANDOM_IDS = 24
+
+
+# -- running both sides ----------------------------------------------------------------------------
+
+def chunks(items: list, splits: list[int]) -> list[list]:
+    """``items`` cut at ``splits`` (sorted, clipped to the length; repeats give empty chunks)."""
+    cuts = sorted(min(max(cut, 0), len(items)) for cut in splits)
+    return [items[start:end] for start, end in itertools.pairwise([0, *cuts, len(items)])]
+
+
+def _oracle_call(call: Callable):
+    """The oracle's answer, or the error it raised (tokenizers panics surface as BaseException)."""
+    try:
+        return call(), None
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:  # noqa: B036 - pyo3's PanicException derives from BaseException
+        return None, f"{type(exc).__name__}: {exc}"
+
+
+@dataclass
+class StreamInput:
+    ids: list[int]
+    chunks: list[list[int]]
+    skip_special_tokens: bool
+    prompt_ids: list[int]
+
+    @classmethod
+    def of(cls, case: Case) -> "StreamInput":
+        ids = case.input["ids"]
+        return cls(ids, chunks(ids, case.input.get("splits", [])), case.input.get("skip_special_tokens", True),
+                   case.input.get("prompt_ids", []))
+
+    def ids_through(self, step: int) -> list[int]:
+        """The prompt and the ids of the first ``step + 1`` chunks."""
+        return self.prompt_ids + [i for chunk in self.chunks[:step + 1] for i in chunk]
+
+
+@dataclass
+class Streamed:
+    """What impl's detokenizer showed: the prompt's text, then the whole text after each add."""
+
+    prompt_text: str
+    shown: list[str]
+    final: str
+    text: str
+
+
+def stream_impl(subject: Subject, given: StreamInput) -> Streamed:
+    detokenizer = subject.impl.IncrementalDetokenizer(
+        subject.tokenizer, skip_special_tokens=given.skip_special_tokens, prompt_ids=given.prompt_ids)
+    shown, emitted = [], detokenizer.prompt_text
+    for chunk in given.chunks:
+        emitted += detokenizer.add(chunk)
+        shown.append(emitted)
+    emitted += detokenizer.flush()
+    return Streamed(detokenizer.prompt_text, shown, emitted, detokenizer.text)
+
+
+def decode_stream_shown(subject: Subject, given: StreamInput) -> list[str]:
+    """The whole text DecodeStream has shown after each chunk, as far as it stays a valid reference."""
+    tokenizer, skip = subject.oracle.tokenizer, given.skip_special_tokens
+    stream = DecodeStream(ids=given.prompt_ids or None, skip_special_tokens=skip)
+    prompt_text = subject.oracle.decode(given.prompt_ids, skip) if given.prompt_ids else ""
+    emitted = "" if prompt_text.endswith(REPLACEMENT_CHARACTER) else prompt_text
+    whole = subject.oracle.decode(given.prompt_ids + given.ids, skip)
+    shown = []
+    for chunk in given.chunks:
+        if chunk:
+            piece, error = _oracle_call(lambda: stream.step(tokenizer, chunk))
+            if error or not whole.startswith(emitted + (piece or "")):
+                break
+            emitted += piece or ""
+        shown.append(emitted)
+    return shown
+
+
+# -- detokenizer -----------------------------------------------------------------------------------
+
+def _premature(case: Case, expected: str, shown: str, after: str) -> Divergence:
+    index = first_index(expected, shown)
+    if index < len(shown) and shown[index] == REPLACEMENT_CHARACTER:
+        kind = f"shown U+FFFD where the whole decode has {char_kind(expected, index)}"
+    else:
+        kind = f"shown text the whole decode changes ({char_kind(shown, index)} where it has {char_kind(expected, index)})"
+    return Divergence(case, expected, shown, kind, {
+        "after": after, "index": index, "expected_window": expected[max(0, index - 8): index + 8],
+        "shown_window": shown[max(0, index - 8): index + 8]})
+
+
+@check("detokenizer", "stream", minimize="ids")
+def check_detokenizer_stream(subject: Subject, case: Case) -> Divergence | None:
+    given = StreamInput.of(case)
+    expected, oracle_error = _oracle_call(
+        lambda: subject.oracle.decode(given.prompt_ids + given.ids, given.skip_special_tokens))
+    streamed, failure = _impl_call(case, expected, lambda: stream_impl(subject, given))
+    if oracle_error:
+        return None if failure else Divergence(case, oracle_error, streamed.final, "oracle raised, impl did not")
+    if failure:
+        return failure
+    for after, shown in [("prompt", streamed.prompt_text), *((f"add {i}", s) for i, s in enumerate(streamed.shown))]:
+        if not expected.startswith(shown):
+            return _premature(case, expected, shown, after)
+    if streamed.final != expected:
+        return _text_divergence(case, expected, streamed.final)
+    if streamed.text != expected[len(streamed.prompt_text):]:
+        return Divergence(case, expected[len(streamed.prompt_text):], streamed.text, "text is not the deltas")
+    if given.prompt_ids:
+        primed, failure = _impl_call(case, streamed.prompt_text, lambda: subject.impl.IncrementalDetokenizer(
+            subject.tokenizer, skip_special_tokens=given.skip_special_tokens).add(given.prompt_ids))
+        if failure or primed != streamed.prompt_text:
+            return failure or Divergence(case, primed, streamed.prompt_text, "prompt_text is not the prompt streamed")
+    return None
+
+
+@check("detokenizer", "decode_stream", minimize="ids")
+def check_decode_stream(subject: Subject, case: Case) -> Divergence | None:
+    given = StreamInput.of(case)
+    _, oracle_error = _oracle_call(lambda: subject.oracle.decode(given.prompt_ids + given.ids, given.skip_special_tokens))
+    if oracle_error:
+        return None  # DecodeStream decodes the same ids: there is nothing to compare with
+    reference = decode_stream_shown(subject, given)
+    streamed, failure = _impl_call(case, reference, lambda: stream_impl(subject, given))
+    if failure:
+        return failure
+    for step, (theirs, mine) in enumerate(zip(reference, streamed.shown)):
+        if not (theirs.startswith(mine) or mine.startswith(theirs)):
+            index = first_index(theirs, mine)
+            return Divergence(case, theirs, mine, f"differs from DecodeStream at {char_kind(theirs, index)}",
+                              {"after": f"add {step}", "index": index})
+        held = theirs[len(mine):]
+        if held and not _can_change(subject, given.ids_through(step), theirs, given.skip_special_tokens):
+            return Divergence(case, theirs, mine, "holds back settled text DecodeStream shows",
+                              {"after": f"add {step}", "held": held})
+    return None
+
+
+def _can_change(subject: Subject, ids: list[int], text: str, skip: bool) -> bool:
+    """Whether one more id (from a sample of ids that break or end things) makes ``text`` no
+    longer a prefix of the whole decode."""
+    continued = subject.oracle.decode_batch([ids + [w] for w in vocabulary_survey(subject).witnesses], skip)
+    return any(not decoded.startswith(text) for decoded in continued)
+
+
+# -- stops -----------------------------------------------------------------------------------------
+
+def _stops_divergence(case: Case, expected: tuple[str, bool], actual: tuple[str, bool]) -> Divergence:
+    if actual[1] != expected[1]:
+        kind = "stopped where the reference does not" if actual[1] else "missed a stop"
+        return Divergence(case, expected, actual, kind)
+    index = first_index(expected[0], actual[0])
+    return Divergence(case, expected, actual, f"output differs at {char_kind(expected[0], index)}", {
+        "index": index, "expected_window": expected[0][max(0, index - 8): index + 8],
+        "actual_window": actual[0][max(0, index - 8): index + 8]})
+
+
+@check("stops", "stream", minimize="text")
+def check_stops_stream(subject: Subject, case: Case) -> Divergence | None:
+    text, stops, include = case.input["text"], case.input["stops"], case.input.get("include_stop", False)
+    deltas = ["".join(part) for part in chunks(list(text), case.input.get("splits", []))]
+    expected = apply_stops(text, stops, include)
+
+    def run() -> tuple[str, bool, Divergence | None]:
+        checker = subject.impl.StopChecker(stops, include_stop=include)
+        output, seen = "", ""
+        for step, delta in enumerate(deltas):
+            output += checker.add(delta)
+            seen += delta
+            if not expected[0].startswith(output):
+                return output, checker.stopped, _premature(case, expected[0], output, f"add {step}")
+            held = len(seen) - len(output)
+            if not checker.stopped and held != held_back_reference(seen, stops):
+                return output, False, Divergence(
+                    case, held_back_reference(seen, stops), held,
+                    "holds back more than may begin a stop" if held > held_back_reference(seen, stops)
+                    else "releases text that may begin a stop", {"after": f"add {step}", "seen": seen})
+        if not checker.stopped:
+            output += checker.finish()
+        return output, checker.stopped, None
+
+    result, failure = _impl_call(case, expected, run)
+    if failure:
+        return failure
+    output, stopped, found = result
+    if found:
+        return found
+    return None if (output, stopped) == expected else _stops_divergence(case, expected, (output, stopped))
+
+
+@check("stops", "pipeline", minimize="ids")
+def check_stops_pipeline(subject: Subject, case: Case) -> Divergence | None:
+    given = StreamInput.of(case)
+    stops, include = case.input["stops"], case.input.get("include_stop", False)
+    whole, oracle_error = _oracle_call(lambda: subject.oracle.decode(given.ids, given.skip_special_tokens))
+    if oracle_error:
+        return None  # the detokenizer/stream check judges what to do when the oracle cannot decode
+    expected = apply_stops(whole, stops, include)
+
+    def run() -> tuple[str, bool]:
+        detokenizer = subject.impl.IncrementalDetokenizer(subject.tokenizer, skip_special_tokens=given.skip_special_tokens)
+        checker = subject.impl.StopChecker(stops, include_stop=include)
+        output = ""
+        for delta in itertools.chain((detokenizer.add(chunk) for chunk in given.chunks), [detokenizer.flush()]):
+            output += checker.add(delta)
+            if checker.stopped:
+                return output, True
+        return output + checker.finish(), False
+
+    actual, failure = _impl_call(case, expected, run)
+    if failure or actual == expected:
+        return failure
+    return _stops_divergence(case, expected, actual)
+
+
+# -- cases -----------------------------------------------------------------------------------------
+
+@dataclass
+class VocabularySurvey:
+    """Ids grouped by what they decode to alone, found once per family from the oracle."""
+
+    ids: list[int]
+    special_ids: list[int]
+    broken_ids: list[int]   # decode alone to U+FFFD: stray bytes of a character
+    byte_ids: list[int]     # byte-fallback tokens <0xNN>, valid or not alone
+    witnesses: list[int]    # a sample of broken ids and plain letters
+
+    @classmethod
+    def of(cls, subject: Subject) -> "VocabularySurvey":
+        oracle = subject.oracle
+        vocab = oracle.vocab()
+        ids = sorted(vocab.values())
+        alone = dict(zip(ids, oracle.decode_batch([[i] for i in ids])))
+        broken = [i for i in ids if alone[i] == REPLACEMENT_CHARACTER]
+        letters = [i for i in ids if len(alone[i]) == 1 and alone[i].isascii() and alone[i].isalpha()
+                   and i not in oracle.special_ids]
+        return cls(ids, sorted(oracle.special_ids), broken,
+                   byte_ids=sorted(i for token, i in vocab.items() if BYTE_TOKEN.fullmatch(token)),
+                   witnesses=_spread(broken, WITNESS_SAMPLE) + _spread(letters, WITNESS_SAMPLE))
+
+
+def _spread(items: list[int], count: int) -> list[int]:
+    return items[:: max(1, len(items) // count)][:count]
+
+
+def vocabulary_survey(subject: Subject) -> VocabularySurvey:
+    if "vocabulary_survey" not in subject._cache:
+        subject._cache["vocabulary_survey"] = VocabularySurvey.of(subject)
+    return subject._cache["vocabulary_survey"]
+
+
+def _random_ids(rng: random.Random, survey: VocabularySurvey, real: list[list[int]]) -> list[int]:
+    """Ids mixed from the whole vocabulary, stray and byte tokens, specials and real text."""
+    pools = [pool for pool in (survey.ids, survey.broken_ids, survey.byte_ids, survey.special_ids) if pool]
+    ids: list[int] = []
+    while len(ids) < rng.randint(1, MAX_RANDOM_IDS):
+        if real and rng.random() < 0.2:
+            source = rng.choice(real)
+            start = rng.randrange(len(source))
+            ids += source[start:start + rng.randint(1, 6)]
+        else:
+            ids.append(rng.choice(rng.choice(pools)))
+    return ids
+
+
+def _random_splits(rng: random.Random, length: int) -> list[int]:
+    return sorted(rng.randint(0, length) for _ in range(rng.randint(0, length + 1)))
+
+
+def _prompt_cut(rng: random.Random, ids: list[int], survey: VocabularySurvey) -> int:
+    """Where a prompt ends: none, anywhere, or (when there is one) right after a stray byte token."""
+    if len(ids) < 2 or rng.random() < 0.6:
+        return 0
+    broken = set(survey.broken_ids)
+    mid_character = [i + 1 for i, token_id in enumerate(ids[:-1]) if token_id in broken]
+    return rng.choice(mid_character) if mid_character and rng.random() < 0.5 else rng.randint(1, len(ids) - 1)
+
+
+def _stops_for(rng: random.Random, text: str, survey_specials: list[str]) -> list[str]:
+    """Stops that often occur: slices of the text, special tokens, newlines, and a miss."""
+    kinds = [lambda: text[(start := rng.randrange(len(text))): start + rng.randint(1, 8)] if text else "\n",
+             lambda: rng.choice(survey_specials) if survey_specials else "\n\n",
+             lambda: rng.choice(["\n", "\n\n", ".", " ", "User:", "```"]),
+             lambda: "never occurs \x00"]
+    return [rng.choice(kinds)() for _ in range(rng.randint(0, 4))]
+
+
+def _sequences(subject: Subject, budget: Budget, rng: random.Random) -> Iterator[list[int]]:
+    from .cases import corpus_snippets  # cases.py calls stream_cases, so import it only when used
+    survey = vocabulary_survey(subject)
+    real = [ids for ids in (subject.oracle.encode(text) for text in corpus_snippets(budget)) if ids]
+    yield from real
+    for _ in range(budget.random_id_sequences):
+        yield _random_ids(rng, survey, real)
+
+
+def _detokenizer_cases(family: Family, budget: Budget, rng: random.Random, subject: Subject) -> Iterator[Case]:
+    survey = vocabulary_survey(subject)
+
+    def case(prop: str, ids: list[int], splits: list[int], skip: bool, prompt: list[int]) -> Case:
+        return Case("detokenizer", prop, family.name,
+                    {"ids": ids, "splits": splits, "skip_special_tokens": skip, "prompt_ids": prompt})
+
+    for sequence in _sequences(subject, budget, rng):
+        cut = _prompt_cut(rng, sequence, survey)
+        prompt, ids = sequence[:cut], sequence[cut:]
+        skip = rng.random() < 0.5
+        one_by_one = list(range(1, len(ids)))
+        yield case("decode_stream", ids, one_by_one, skip, prompt)
+        yield case("stream", ids, one_by_one, skip, prompt)
+        for _ in range(budget.stream_splits - 1):
+            yield case("stream", ids, _random_splits(rng, len(ids)), rng.random() < 0.5, prompt)
+    for token_id in survey.ids[:: budget.sweep_stride]:
+        yield case("stream", [token_id], [], False, [])
+
+
+def _stop_cases(family: Family, budget: Budget, rng: random.Random, subject: Subject) -> Iterator[Case]:
+    specials = [subject.oracle.id_to_token(i) for i in vocabulary_survey(subject).special_ids]
+    for ids in _sequences(subject, budget, rng):
+        skip = rng.random() < 0.5
+        text = subject.oracle.decode(ids, skip)
+        for _ in range(budget.stream_splits):
+            yield Case("stops", "stream", family.name, {
+                "text": text, "stops": _stops_for(rng, text, specials),
+                "splits": _random_splits(rng, len(text)), "include_stop": rng.random() < 0.5})
+        yield Case("stops", "pipeline", family.name, {
+            "ids": ids, "splits": _random_splits(rng, len(ids)), "skip_special_tokens": skip,
+            "stops": _stops_for(rng, text, specials), "include_stop": rng.random() < 0.5})
+
+
+CASE_BUILDERS = {"detokenizer": _detokenizer_cases, "stops": _stop_cases}
+
+
+def stream_cases(family: Family, component: str, budget: Budget, seed: int, subject: Subject) -> list[Case]:
+    """Every case of ``component`` (detokenizer or stops) for one family under ``budget``."""
+    build = CASE_BUILDERS[component]
+    return list(build(family, budget, random.Random(f"{seed}/{family.name}/{component}"), subject))
