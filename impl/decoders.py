@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import itertools
 import re
-from typing import Any, Iterator
+from typing import Any
 
-import regex
-
+from . import normalizers
 from .byte_level import chars_to_bytes
 from .errors import TokenizerFileError, child, field, optional, unknown_type
-from .patterns import compile_pattern
 
 REPLACEMENT_CHARACTER = "\ufffd"
 
@@ -28,6 +26,10 @@ class DecoderPanic(ValueError):
 class Decoder:
     def decode_chain(self, tokens: list[str]) -> list[str]:
         raise NotImplementedError
+
+    def raw_bytes(self, token: str) -> bytes | None:
+        """The bytes this decoder turns ``token`` into, for decoders that work in bytes; else None."""
+        return None
 
     def decode(self, tokens: list[str]) -> str:
         return "".join(self.decode_chain(tokens))
@@ -51,6 +53,9 @@ class ByteLevel(Decoder):
     def decode_chain(self, tokens: list[str]) -> list[str]:
         data = b"".join(_byte_level_bytes(token) for token in tokens)
         return [data.decode("utf-8", "replace")]
+
+    def raw_bytes(self, token: str) -> bytes:
+        return _byte_level_bytes(token)
 
     @classmethod
     def from_json(cls, node: dict, where: str) -> "ByteLevel":
@@ -105,49 +110,17 @@ class Metaspace(Decoder):
 
 
 class Replace(Decoder):
-    """Every match of a pattern in each token replaced by fixed content."""
+    """The Replace normalizer applied to each token, as tokenizers reuses it for decoding."""
 
-    def __init__(self, pattern: "regex.Pattern[str]", content: str):
-        self.pattern = pattern
-        self.content = content
+    def __init__(self, replace: normalizers.Replace):
+        self.replace = replace
 
     def decode_chain(self, tokens: list[str]) -> list[str]:
-        return [self._replace(token) for token in tokens]
-
-    def _replace(self, token: str) -> str:
-        parts, end = [], 0
-        for start, stop in _onig_match_spans(self.pattern, token):
-            parts += [token[end:start], self.content]
-            end = stop
-        parts.append(token[end:])
-        return "".join(parts)
+        return [self.replace.normalize(token) for token in tokens]
 
     @classmethod
     def from_json(cls, node: dict, where: str) -> "Replace":
-        pattern = compile_pattern(field(node, "pattern", where), child(where, "pattern"))
-        return cls(pattern, field(node, "content", where, str))
-
-
-def _onig_match_spans(pattern: "regex.Pattern[str]", text: str) -> Iterator[tuple[int, int]]:
-    """The spans tokenizers' Oniguruma ``find_iter`` yields: leftmost matches, left to right.
-
-    Unlike Python's finditer, an empty match right after the previous match is skipped
-    (``a*`` in ``baa`` matches at 0 and 1..3 only, not again at 3), and an empty text has no
-    matches at all.
-    """
-    if not text:
-        return
-    position, previous_end = 0, None
-    while position <= len(text):
-        match = pattern.search(text, position)
-        if match is None:
-            return
-        start, end = match.span()
-        if start == end == previous_end:
-            position += 1
-            continue
-        yield start, end
-        position = previous_end = end
+        return cls(normalizers.Replace.from_json(node, where))
 
 
 class ByteFallback(Decoder):
@@ -171,6 +144,10 @@ class ByteFallback(Decoder):
             run.clear()
             decoded.append(token)
         return decoded + _byte_run_text(run)
+
+    def raw_bytes(self, token: str) -> bytes | None:
+        byte_token = self.BYTE_TOKEN.fullmatch(token)
+        return bytes([int(byte_token[1], 16)]) if byte_token else None
 
 
 def _byte_run_text(run: bytearray) -> list[str]:
@@ -304,6 +281,9 @@ class Sequence(Decoder):
         for decoder in self.decoders:
             tokens = decoder.decode_chain(tokens)
         return tokens
+
+    def raw_bytes(self, token: str) -> bytes | None:
+        return next((b for b in (d.raw_bytes(token) for d in self.decoders) if b is not None), None)
 
     @classmethod
     def from_json(cls, node: dict, where: str) -> "Sequence":

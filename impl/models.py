@@ -206,7 +206,8 @@ def _merge_pairs_from_json(entries: list, where: str) -> list[tuple[int, str, st
                 continue
             parts = entry.split(" ")
             if len(parts) != 2:
-                raise TokenizerFileError(child(where, index), f'expected "left right" (one space), found {entry!r}')
+                raise TokenizerFileError(child(where, index),
+                                         f'expected "left right" (one space), found {entry!r}')
         else:
             parts = entry
             if not (isinstance(entry, list) and len(entry) == 2 and all(isinstance(p, str) for p in entry)):
@@ -223,28 +224,30 @@ def _merge_rules(pairs: list[tuple[int, str, str]], vocab: dict[str, int], prefi
         for token in (left, right):
             if token not in vocab:
                 raise TokenizerFileError(child(where, index), f"merge token {token!r} is not in the vocab")
-        merged = _merged_token(left, right, prefix, child(where, index))
+        merged = _merged_token(left, right, prefix)
+        if merged is None:
+            raise TokenizerFileError(child(where, index), f"cutting the continuing_subword_prefix {prefix!r} "
+                                                          f"off {right!r} does not leave whole characters")
         if merged not in vocab:
             raise TokenizerFileError(child(where, index), f"merged token {merged!r} is not in the vocab")
         rules[vocab[left], vocab[right]] = (index, vocab[merged])
     return rules
 
 
-def _merged_token(left: str, right: str, prefix: str | None, where: str) -> str:
+def _merged_token(left: str, right: str, prefix: str | None) -> str | None:
     """The token a merge makes: ``left`` then ``right`` less the prefix's length in bytes.
 
-    HF cuts those bytes whether or not ``right`` starts with the prefix; where that leaves no
-    valid string it errors, panics or aborts, so impl refuses the file.
+    HF cuts those bytes whether or not ``right`` starts with the prefix. None where that leaves
+    no valid string (HF then errors, panics or aborts).
     """
-    cut = len(prefix.encode()) if prefix else 0
+    if not prefix:
+        return left + right
     right_bytes = right.encode()
+    cut = len(prefix.encode())
     try:
-        if len(right_bytes) >= cut:
-            return left + right_bytes[cut:].decode()
+        return left + right_bytes[cut:].decode() if len(right_bytes) >= cut else None
     except UnicodeDecodeError:
-        pass
-    raise TokenizerFileError(where, f"cutting the continuing_subword_prefix's {cut} bytes off {right!r} "
-                                    "does not leave whole characters")
+        return None
 
 
 def _merges_dropped(node: dict, where: str) -> bool:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import bisect
 import unicodedata
-from collections.abc import Iterator, Sequence as Seq
+from collections.abc import Sequence as Seq
 from typing import Any
 
 import regex
@@ -16,14 +16,14 @@ import regex
 from . import unicode_tables
 from .byte_level import bytes_to_chars
 from .errors import child, field, optional, unknown_type
-from .patterns import compile_pattern
+from .patterns import compile_pattern, match_spans
 
 
 class _CodePoints:
     """A set of code points given as inclusive ranges.
 
-    Big sets (most of them hold unassigned code points by the hundred thousand) are looked up per
-    distinct character of a text: far faster than a regex class of hundreds of ranges.
+    Membership is a binary search over the ranges, done once per distinct character of a text:
+    far faster than matching every character against a regex class of hundreds of ranges.
     """
 
     def __init__(self, ranges: Seq[tuple[int, int]]):
@@ -143,25 +143,6 @@ class StripAccents(Normalizer):
         return text.translate(_COMBINING_MARKS.deletions_in(text))
 
 
-def _oniguruma_matches(pattern: regex.Pattern[str], text: str) -> Iterator[tuple[int, int]]:
-    """The spans Oniguruma's find_iter yields, which is what the oracle replaces or splits on.
-
-    Unlike Python's finditer, Oniguruma never accepts an empty match where the previous match
-    ended (``x*`` on ``"ax"`` matches at 0 and 1..2 only), and an empty text has no matches.
-    """
-    start, previous_end = 0, None
-    while text and start <= len(text):
-        match = pattern.search(text, start)
-        if match is None:
-            return
-        begin, end = match.span()
-        if begin == end == previous_end:
-            start = end + 1
-            continue
-        yield begin, end
-        start = previous_end = end
-
-
 class Replace(Normalizer):
     """Replaces every match of a pattern (a literal or an Oniguruma regex) with literal content."""
 
@@ -176,7 +157,7 @@ class Replace(Normalizer):
 
     def normalize(self, text: str) -> str:
         pieces, kept_from = [], 0
-        for begin, end in _oniguruma_matches(self.pattern, text):
+        for begin, end in match_spans(self.pattern, text):
             pieces += [text[kept_from:begin], self.content]
             kept_from = end
         pieces.append(text[kept_from:])

@@ -8,7 +8,7 @@ concatenates the result. Special-token ids come from the file itself, never from
 """
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
 from .errors import TokenizerFileError, child, field, unknown_type
 
@@ -177,13 +177,11 @@ POST_PROCESSORS: dict[str, type[PostProcessor]] = {
 }
 
 
-def post_processor_from_json(
-    node: dict | None, where: str, token_to_id: Callable[[str], int | None] | None = None,
-) -> PostProcessor | None:
+def post_processor_from_json(node: dict | None, where: str) -> PostProcessor | None:
     """The post-processor a tokenizer.json ``post_processor`` node describes; None when it is null.
 
-    ``token_to_id`` is not consulted: like tokenizers, the processors use the ids written in the
-    node even when the vocabulary disagrees.
+    Like tokenizers, the processors use the ids written in the node, even where the vocabulary
+    disagrees.
     """
     return None if node is None else _build(node, where)
 

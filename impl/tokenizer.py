@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
-
 from . import decoders, models, normalizers, post_processors, pre_tokenizers
 from .added_tokens import AddedVocabulary
 from .errors import TokenizerFileError, field, optional
@@ -36,7 +34,7 @@ class Tokenizer:
             optional(spec, "added_tokens", where, []), f"{where}.added_tokens",
             self.model.token_to_id, self.model.vocab_size, normalize)
         self.post_processor = post_processors.post_processor_from_json(
-            spec.get("post_processor"), f"{where}.post_processor", self.token_to_id)
+            spec.get("post_processor"), f"{where}.post_processor")
         self.config = config or {}
         self.source = source
         self._vocab_bytes: list[bytes] | None = None
@@ -159,8 +157,36 @@ class Tokenizer:
         return tokens
 
     def decode(self, ids: list[int], skip_special_tokens: bool = False) -> str:
-        tokens = self.tokens_for(ids, skip_special_tokens)
+        return self._decode_tokens(self.tokens_for(ids, skip_special_tokens))
+
+    def _decode_tokens(self, tokens: list[str]) -> str:
+        # Without a decoder, tokenizers joins the token strings with spaces.
         return self.decoder.decode(tokens) if self.decoder is not None else " ".join(tokens)
+
+    def token_bytes(self, token_id: int, skip_special_tokens: bool = False) -> bytes:
+        """The bytes ``token_id`` adds when appended to a sequence of at least one token.
+
+        Byte-level and byte-fallback tokens give their raw bytes, even when they are not valid
+        UTF-8 alone. Other tokens give what decoding them after a token adds: a SentencePiece
+        "▁word" gives " word", though at the very start of a sequence the decoder strips that space.
+        """
+        tokens = self.tokens_for([token_id], skip_special_tokens)
+        if not tokens:
+            return b""
+        raw = self.decoder.raw_bytes(tokens[0]) if self.decoder is not None else None
+        if raw is not None:
+            return raw
+        once, twice = self._decode_tokens(tokens), self._decode_tokens(tokens * 2)
+        if not twice.startswith(once):
+            raise ValueError(f"token {token_id} ({tokens[0]!r}) has no context-free bytes with this decoder")
+        return twice[len(once):].encode("utf-8")
+
+    def vocab_bytes(self) -> list[bytes]:
+        """``token_bytes`` of every id from 0 to the largest, b"" where the vocabulary has no id."""
+        if self._vocab_bytes is None:
+            known = {*self.model.vocab.values(), *self.added.by_id}
+            self._vocab_bytes = [self.token_bytes(i) if i in known else b"" for i in range(self.max_id + 1)]
+        return self._vocab_bytes
 
     @property
     def max_id(self) -> int:

@@ -29,22 +29,25 @@ ASCII_PAIR_CONTEXTS = ("{a}{b}", " {a}{b}", "{a} {b}\n", "\t{a}\t{b}", "{a}\n{b}
 CATEGORY_PATTERNS = (r"\p{L}", r"\p{M}", r"\p{N}", r"\p{P}", r"\p{S}", r"\p{Z}", r"\p{Cc}", r"\p{Cf}", r"\p{Co}",
                      r"\p{Cn}")
 NORMAL_FORMS = ("NFC", "NFD", "NFKC", "NFKD")
-PROBE_CHUNK = 1 << 16
 # Separates single characters in probes: no table maps anything to it and it composes with nothing.
 SEPARATOR = "\x00"
+# The oracle slows down more than linearly on long texts, so probes feed it this much at once.
+PROBE_CHUNK = 8192
 
 
 def is_surrogate(code_point: int) -> bool:
     return 0xD800 <= code_point <= 0xDFFF
 
 
-def assigned_code_points() -> list[int]:
+@cache
+def assigned_code_points() -> tuple[int, ...]:
     """Code points Python's tables assign, surrogates and private use excepted."""
-    return [cp for cp in range(MAX_CODE_POINT + 1) if unicodedata.category(chr(cp)) not in ("Cn", "Cs", "Co")]
+    return tuple(cp for cp in range(MAX_CODE_POINT + 1) if unicodedata.category(chr(cp)) not in ("Cn", "Cs", "Co"))
 
 
-def private_use_code_points() -> list[int]:
-    return [cp for cp in range(MAX_CODE_POINT + 1) if unicodedata.category(chr(cp)) == "Co"]
+@cache
+def private_use_code_points() -> tuple[int, ...]:
+    return tuple(cp for cp in range(MAX_CODE_POINT + 1) if unicodedata.category(chr(cp)) == "Co")
 
 
 @cache
@@ -69,21 +72,38 @@ def _differences(text: str, oracle: Sequence, python: Sequence, block: int = 409
             for i in range(start, min(start + block, len(text))) if oracle[i] != python[i]]
 
 
-def _signs(flags: Iterable[bool]) -> str:
-    return "".join("+" if flag else "-" for flag in flags)
+def _signs(flags: Iterable) -> str:
+    return "".join(["+" if flag else "-" for flag in flags])
+
+
+def _marked(text: str, code_points: Iterable[int]) -> str:
+    return text.translate(dict.fromkeys(code_points, SEPARATOR))
+
+
+def _chunks(text: str) -> Iterable[tuple[int, str]]:
+    return ((start, text[start:start + PROBE_CHUNK]) for start in range(0, len(text), PROBE_CHUNK))
 
 
 def _piece_classes(pre_tokenizer, text: str) -> str:
-    """How a pre-tokenizer treats each character between two "a"s, one letter per character:
-    R removed, A a piece alone, J joined in one piece with a neighbour."""
-    letters = []
-    for start in range(0, len(text), PROBE_CHUNK):
-        chunk = text[start:start + PROBE_CHUNK]
-        classes = bytearray(b"R" * (2 * len(chunk) + 1))
+    """How a pre-tokenizer treats each character, one letter per character: R removed, A a piece
+    alone, J joined in one piece with its neighbours.
+
+    The probed pre-tokenizers cut text into pieces whose characters are all of one kind, so one
+    character stands for its piece: it is classed between two "a"s, which join it only if it is of
+    their kind (and "a" is a word character, not a space, digit or punctuation).
+    """
+    pieces = [(start + begin, start + end) for start, chunk in _chunks(text)
+              for _, (begin, end) in pre_tokenizer.pre_tokenize_str(chunk)]
+    representative_classes = bytearray()
+    for _, chunk in _chunks("".join(text[begin] for begin, _ in pieces)):
+        between = bytearray(b"R" * (2 * len(chunk) + 1))
         for _, (begin, end) in pre_tokenizer.pre_tokenize_str("a" + "a".join(chunk) + "a"):
-            classes[begin:end] = b"A" if end - begin == 1 else b"J" * (end - begin)
-        letters.append(classes[1::2].decode("ascii"))  # odd positions hold the probed characters
-    return "".join(letters)
+            between[begin:end] = b"A" if end - begin == 1 else b"J" * (end - begin)
+        representative_classes += between[1::2]  # odd positions hold the representatives
+    classes = bytearray(b"R" * len(text))
+    for (begin, end), found in zip(pieces, representative_classes, strict=True):
+        classes[begin:end] = bytes([found]) * (end - begin)
+    return classes.decode("ascii")
 
 
 @cache
@@ -93,7 +113,11 @@ def unicode_disagreements(step: int = 1) -> dict[int, tuple[str, ...]]:
 
     At step 1 this takes about ten seconds (every code point through twenty-odd oracle calls).
     """
-    text, categories = _probe_characters(step), _categories(step)
+    text = _probe_characters(step)
+    categories = _categories(step)
+    by_category: dict[str, list[int]] = {}
+    for c, category in zip(text, categories):
+        by_category.setdefault(category, []).append(ord(c))
     found: dict[int, list[str]] = {}
 
     def note(name: str, oracle: Sequence, python: Sequence) -> None:
@@ -101,34 +125,39 @@ def unicode_disagreements(step: int = 1) -> dict[int, tuple[str, ...]]:
             found.setdefault(cp, []).append(name)
 
     for pattern in CATEGORY_PATTERNS:
-        category = pattern[3:-1]
-        onig = _signs(c == SEPARATOR for c in
-                      normalizers.Replace(tokenizers.Regex(pattern), SEPARATOR).normalize_str(text))
-        note(f"{pattern} Oniguruma vs unicodedata", onig, _signs(found.startswith(category) for found in categories))
-        note(f"{pattern} Oniguruma vs regex", onig, _signs(c == SEPARATOR for c in regex.sub(pattern, SEPARATOR, text)))
+        wanted = pattern[3:-1]
+        replace = normalizers.Replace(tokenizers.Regex(pattern), SEPARATOR)
+        onig = "".join(replace.normalize_str(chunk) for _, chunk in _chunks(text))
+        in_category = (cp for category, cps in by_category.items() if category.startswith(wanted) for cp in cps)
+        note(f"{pattern} Oniguruma vs unicodedata", onig, _marked(text, in_category))
+        note(f"{pattern} Oniguruma vs regex", onig, regex.sub(pattern, SEPARATOR, text))
 
     def per_character(name: str, normalizer, python_map: Callable[[str], str]) -> None:
-        note(name, normalizer.normalize_str(SEPARATOR.join(text)).split(SEPARATOR), [python_map(c) for c in text])
+        """Both sides map the characters joined by SEPARATOR, which keeps each on its own."""
+        oracle = "".join(normalizer.normalize_str(SEPARATOR.join(chunk)) + SEPARATOR for _, chunk in _chunks(text))
+        note(name, oracle[:-1].split(SEPARATOR), python_map(SEPARATOR.join(text)).split(SEPARATOR))
 
     for form in NORMAL_FORMS:
         per_character(f"{form} normalizer vs unicodedata", getattr(normalizers, form)(),
-                      lambda c, form=form: unicodedata.normalize(form, c))
+                      lambda joined, form=form: unicodedata.normalize(form, joined))
     per_character("Lowercase normalizer vs str.lower", normalizers.Lowercase(), str.lower)
+    marks = dict.fromkeys((cp for category, cps in by_category.items() if category[0] == "M" for cp in cps), None)
     per_character("StripAccents normalizer vs unicodedata M", normalizers.StripAccents(),
-                  lambda c: "" if unicodedata.category(c)[0] == "M" else c)
+                  lambda joined: joined.translate(marks))
 
-    def by_pieces(name: str, classes: str, wanted: str, python_flags: Iterable[bool]) -> None:
-        note(name, _signs(found == wanted for found in classes), _signs(python_flags))
+    def by_pieces(name: str, classes: str, wanted: str, python_flags: Iterable) -> None:
+        oracle_signs = classes.translate(str.maketrans("RAJ", "".join("+" if c == wanted else "-" for c in "RAJ")))
+        note(name, oracle_signs, _signs(python_flags))
 
     by_pieces("char::is_whitespace vs str.isspace", _piece_classes(pre_tokenizers.WhitespaceSplit(), text), "R",
               map(str.isspace, text))
     by_pieces("char::is_numeric vs unicodedata N", _piece_classes(pre_tokenizers.Digits(individual_digits=True), text),
-              "A", (category[0] == "N" for category in categories))
+              "A", [category[0] == "N" for category in categories])
     by_pieces("Punctuation pre-tokenizer vs unicodedata P", _piece_classes(pre_tokenizers.Punctuation(), text), "A",
-              (c in string.punctuation or category[0] == "P" for c, category in zip(text, categories)))
+              [c in string.punctuation or category[0] == "P" for c, category in zip(text, categories)])
     words = _piece_classes(pre_tokenizers.Whitespace(), text)
     for name, wanted, pattern in (("\\w", "J", regex.compile(r"\w")), ("\\s", "R", regex.compile(r"\s"))):
-        by_pieces(f"Whitespace pre-tokenizer {name} vs regex", words, wanted, (bool(pattern.match(c)) for c in text))
+        by_pieces(f"Whitespace pre-tokenizer {name} vs regex", words, wanted, map(pattern.match, text))
     return {cp: tuple(names) for cp, names in sorted(found.items())}
 
 
@@ -147,9 +176,14 @@ def ascii_pair_texts() -> list[str]:
     return [context.format(a=a, b=b) for a in ascii_chars for b in ascii_chars for context in ASCII_PAIR_CONTEXTS]
 
 
-def vocabulary_texts(oracle: TokenizersOracle) -> list[str]:
-    """What each id decodes to alone, once each, empty results dropped."""
-    decoded = (oracle.decode([token_id]) for token_id in sorted(oracle.vocab().values()))
+def vocabulary_ids(oracle: TokenizersOracle, stride: int = 1) -> list[int]:
+    """Every ``stride``-th id of the vocabulary, added tokens included, to decode alone."""
+    return sorted(oracle.vocab().values())[::stride]
+
+
+def vocabulary_texts(oracle: TokenizersOracle, stride: int = 1) -> list[str]:
+    """What every ``stride``-th id decodes to alone, once each, empty results dropped."""
+    decoded = (oracle.decode([token_id]) for token_id in vocabulary_ids(oracle, stride))
     return list(dict.fromkeys(text for text in decoded if text))
 
 
@@ -159,12 +193,13 @@ def first_special_token(oracle: TokenizersOracle) -> str | None:
 
 
 def sweep_texts(oracle: TokenizersOracle, stride: int = 1) -> list[str]:
-    """Every sweep for one family, each list taking every ``stride``-th item: vocabulary texts,
-    assigned and disputed code points in context, private-use code points alone, ASCII pairs."""
+    """Every sweep for one family, each taking every ``stride``-th item: vocabulary texts, disputed
+    and assigned code points in context, private-use code points alone, ASCII pairs. (Disputed
+    code points are sampled by probing every ``stride``-th code point, which is what makes a
+    sampled sweep cheap.)"""
     special = first_special_token(oracle)
-    disputed = [cp for cp in unicode_disagreements() if not is_surrogate(cp)]
-    return (vocabulary_texts(oracle)[::stride]
-            + code_point_texts(disputed[::stride], special)
+    return (vocabulary_texts(oracle, stride)
+            + code_point_texts(unicode_disagreements(step=stride), special)
             + code_point_texts(assigned_code_points()[::stride], special)
             + code_point_texts(private_use_code_points()[::stride], contexts=("{c}",))
             + ascii_pair_texts()[::stride])

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -67,7 +68,7 @@ def test_broken_impl_is_caught_with_a_minimized_example(tmp_path):
     report = (tmp_path / "report.md").read_text()
     assert "stops on gpt2: not provided by tests.broken_impl" in report
     # the record's reproduce command replays the divergence
-    replay = subprocess.run([sys.executable, "-m", "textbound.cli", *smallest["reproduce"].split()[1:]],
+    replay = subprocess.run([sys.executable, "-m", "textbound.cli", *shlex.split(smallest["reproduce"])[1:]],
                             capture_output=True, text=True, cwd=Path(__file__).parent.parent)
     assert replay.returncode == EXIT_DIVERGED, replay.stdout + replay.stderr
 

@@ -57,7 +57,7 @@ def oracle_process(node: dict, ids: list[int], pair: list[int] | None, add: bool
 
 
 def impl_process(node: dict, ids: list[int], pair: list[int] | None, add: bool) -> list[int] | type:
-    processor = post_processor_from_json(node, WHERE, lambda token: None)
+    processor = post_processor_from_json(node, WHERE)
     try:
         if pair is None:
             return processor.process(ids, add)
@@ -146,7 +146,7 @@ def test_every_post_processor_type_is_exercised() -> None:
 
 
 def test_ids_come_from_the_file_not_the_vocabulary() -> None:
-    processor = post_processor_from_json(BERT, WHERE, {"[CLS]": 1, "[SEP]": 2}.get)
+    processor = post_processor_from_json(BERT, WHERE)
     assert processor.process([5], True) == oracle_process(BERT, [5], None, True)
 
 
@@ -190,7 +190,7 @@ def test_faulty_node_is_refused_with_its_path(node: dict, path: str, message: st
     with pytest.raises(Exception):
         oracle_tokenizer(node)
     with pytest.raises(TokenizerFileError) as raised:
-        post_processor_from_json(node, WHERE, lambda token: None)
+        post_processor_from_json(node, WHERE)
     assert raised.value.where == path
     assert message in str(raised.value)
 
@@ -215,13 +215,13 @@ def test_template_that_tokenizers_cannot_apply_is_refused(
         expected = PostProcessorPanic if panics_without_special_tokens else [1]
         assert oracle_process(node, [1], None, False) == expected
     with pytest.raises(TokenizerFileError) as raised:
-        post_processor_from_json(node, WHERE, lambda token: None)
+        post_processor_from_json(node, WHERE)
     assert raised.value.where == path
     assert message in str(raised.value)
 
 
 def test_null_post_processor_is_none() -> None:
-    assert post_processor_from_json(None, WHERE, lambda token: None) is None
+    assert post_processor_from_json(None, WHERE) is None
 
 
 # ---- the post-processors of real tokenizer.json files ---------------------------------------
@@ -240,7 +240,7 @@ def real_tokenizer(path: Path):
     oracle = tokenizers.Tokenizer.from_file(str(path / "tokenizer.json"))
     processor = oracle.post_processor
     oracle.post_processor = None
-    return processor, oracle, post_processor_from_json(spec["post_processor"], WHERE, oracle.token_to_id)
+    return processor, oracle, post_processor_from_json(spec["post_processor"], WHERE)
 
 
 @pytest.mark.parametrize("path", MODEL_DIRS, ids=lambda p: p.name if p else "none")

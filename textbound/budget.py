@@ -15,7 +15,7 @@ class Budget:
 
 
 BUDGETS = {
-    "quick": Budget("quick", corpus_snippets=60, sweep_stride=61, random_id_sequences=40, fuzz_pipelines=2, stream_splits=2),
+    "quick": Budget("quick", corpus_snippets=60, sweep_stride=251, random_id_sequences=40, fuzz_pipelines=2, stream_splits=2),
     "default": Budget("default", corpus_snippets=None, sweep_stride=1, random_id_sequences=1000, fuzz_pipelines=12, stream_splits=4),
     "deep": Budget("deep", corpus_snippets=None, sweep_stride=1, random_id_sequences=10000, fuzz_pipelines=80, stream_splits=16),
 }

@@ -79,7 +79,12 @@ def _ids_divergence(subject: Subject, case: Case, expected: list[int], actual: l
     impl_pieces = [subject.tokenizer.id_to_token(i) if isinstance(i, int) else repr(i) for i in actual[lo:hi]]
     # Where in the text the sides part: the length of what the agreed-on prefix decodes to.
     at = len(subject.oracle.decode(expected[:index])) if index else 0
-    kind = "ids: impl has extra tokens" if index == len(expected) else f"ids differ at {char_kind(text, at)}"
+    if index == len(expected):
+        kind = "ids: impl adds tokens at the end"
+    elif index == len(actual):
+        kind = "ids: impl drops tokens at the end"
+    else:
+        kind = f"ids differ at {char_kind(text, at)}"
     return Divergence(case, expected, actual, kind, {
         "index": index, "text_index": at,
         "expected_window": subject.oracle.pieces(expected[lo:hi]), "actual_window": impl_pieces,

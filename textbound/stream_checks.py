@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from tokenizers.decoders import DecodeStream
+from tokenizers.pre_tokenizers import ByteLevel
 
 from oracles.stop_reference import apply_stops, held_back_reference
 
@@ -44,6 +45,8 @@ REPLACEMENT_CHARACTER = "\ufffd"
 BYTE_TOKEN = re.compile(r"<0x[0-9A-Fa-f]{2}>")
 WITNESS_SAMPLE = 16  # ids of each kind appended to show that a text can still change
 MAX_RANDOM_IDS = 24
+MULTI_BYTE_CHARACTERS = ("é", "ß", "€", "中", "ﬁ", "\u0301", "😀", "🏽", "𝔘", "\u2028")
+BYTE_LEVEL = ByteLevel(add_prefix_space=False, use_regex=False)
 
 
 # -- running both sides ----------------------------------------------------------------------------
@@ -60,7 +63,7 @@ def _oracle_call(call: Callable):
         return call(), None
     except (KeyboardInterrupt, SystemExit):
         raise
-    except BaseException as exc:  # noqa: B036 - pyo3's PanicException derives from BaseException
+    except BaseException as exc:
         return None, f"{type(exc).__name__}: {exc}"
 
 
@@ -107,7 +110,9 @@ def decode_stream_shown(subject: Subject, given: StreamInput) -> list[str]:
     """The whole text DecodeStream has shown after each chunk, as far as it stays a valid reference."""
     tokenizer, skip = subject.oracle.tokenizer, given.skip_special_tokens
     stream = DecodeStream(ids=given.prompt_ids or None, skip_special_tokens=skip)
-    prompt_text = subject.oracle.decode(given.prompt_ids, skip) if given.prompt_ids else ""
+    prompt_text, error = _oracle_call(lambda: subject.oracle.decode(given.prompt_ids, skip))
+    if error:
+        return []
     emitted = "" if prompt_text.endswith(REPLACEMENT_CHARACTER) else prompt_text
     whole = subject.oracle.decode(given.prompt_ids + given.ids, skip)
     shown = []
@@ -126,9 +131,9 @@ def decode_stream_shown(subject: Subject, given: StreamInput) -> list[str]:
 def _premature(case: Case, expected: str, shown: str, after: str) -> Divergence:
     index = first_index(expected, shown)
     if index < len(shown) and shown[index] == REPLACEMENT_CHARACTER:
-        kind = f"shown U+FFFD where the whole decode has {char_kind(expected, index)}"
+        kind = "shown U+FFFD the whole decode does not have"
     else:
-        kind = f"shown text the whole decode changes ({char_kind(shown, index)} where it has {char_kind(expected, index)})"
+        kind = f"shown text the whole decode changes, at {char_kind(expected, index)}"
     return Divergence(case, expected, shown, kind, {
         "after": after, "index": index, "expected_window": expected[max(0, index - 8): index + 8],
         "shown_window": shown[max(0, index - 8): index + 8]})
@@ -169,23 +174,29 @@ def check_decode_stream(subject: Subject, case: Case) -> Divergence | None:
     streamed, failure = _impl_call(case, reference, lambda: stream_impl(subject, given))
     if failure:
         return failure
+    witness = None
     for step, (theirs, mine) in enumerate(zip(reference, streamed.shown)):
         if not (theirs.startswith(mine) or mine.startswith(theirs)):
             index = first_index(theirs, mine)
-            return Divergence(case, theirs, mine, f"differs from DecodeStream at {char_kind(theirs, index)}",
-                              {"after": f"add {step}", "index": index})
+            return Divergence(case, theirs, mine, "contradicts DecodeStream",
+                              {"after": f"add {step}", "index": index, "at": char_kind(theirs, index)})
         held = theirs[len(mine):]
-        if held and not _can_change(subject, given.ids_through(step), theirs, given.skip_special_tokens):
-            return Divergence(case, theirs, mine, "holds back settled text DecodeStream shows",
-                              {"after": f"add {step}", "held": held})
+        if held:
+            witness = _changing_id(subject, given.ids_through(step), theirs, given.skip_special_tokens, witness)
+            if witness is None:
+                return Divergence(case, theirs, mine, "holds back settled text DecodeStream shows",
+                                  {"after": f"add {step}", "held": held})
     return None
 
 
-def _can_change(subject: Subject, ids: list[int], text: str, skip: bool) -> bool:
-    """Whether one more id (from a sample of ids that break or end things) makes ``text`` no
-    longer a prefix of the whole decode."""
-    continued = subject.oracle.decode_batch([ids + [w] for w in vocabulary_survey(subject).witnesses], skip)
-    return any(not decoded.startswith(text) for decoded in continued)
+def _changing_id(subject: Subject, ids: list[int], text: str, skip: bool, likely: int | None) -> int | None:
+    """An id (from a sample of ids that break or end things) after which the whole decode of
+    ``ids`` no longer starts with ``text``; ``likely``, the one found for the step before, first."""
+    if likely is not None and not subject.oracle.decode(ids + [likely], skip).startswith(text):
+        return likely
+    witnesses = vocabulary_survey(subject).witnesses
+    continued = subject.oracle.decode_batch([ids + [w] for w in witnesses], skip)
+    return next((w for w, decoded in zip(witnesses, continued) if not decoded.startswith(text)), None)
 
 
 # -- stops -----------------------------------------------------------------------------------------
@@ -205,6 +216,7 @@ def check_stops_stream(subject: Subject, case: Case) -> Divergence | None:
     text, stops, include = case.input["text"], case.input["stops"], case.input.get("include_stop", False)
     deltas = ["".join(part) for part in chunks(list(text), case.input.get("splits", []))]
     expected = apply_stops(text, stops, include)
+    longest = max(map(len, stops), default=0)
 
     def run() -> tuple[str, bool, Divergence | None]:
         checker = subject.impl.StopChecker(stops, include_stop=include)
@@ -213,13 +225,17 @@ def check_stops_stream(subject: Subject, case: Case) -> Divergence | None:
             output += checker.add(delta)
             seen += delta
             if not expected[0].startswith(output):
-                return output, checker.stopped, _premature(case, expected[0], output, f"add {step}")
-            held = len(seen) - len(output)
-            if not checker.stopped and held != held_back_reference(seen, stops):
-                return output, False, Divergence(
-                    case, held_back_reference(seen, stops), held,
-                    "holds back more than may begin a stop" if held > held_back_reference(seen, stops)
-                    else "releases text that may begin a stop", {"after": f"add {step}", "seen": seen})
+                index = first_index(expected[0], output)
+                return output, checker.stopped, Divergence(
+                    case, expected[0], output, f"released text the reference cuts off at {char_kind(output, index)}",
+                    {"after": f"add {step}", "index": index})
+            if not checker.stopped:
+                # The held tail is shorter than the longest stop, so the reference needs only that much.
+                should_hold = held_back_reference(seen[-longest:], stops) if longest else 0
+                held = len(seen) - len(output)
+                if held != should_hold:
+                    kind = "holds back more than may begin a stop" if held > should_hold else "releases text that may begin a stop"
+                    return output, False, Divergence(case, should_hold, held, kind, {"after": f"add {step}", "seen": seen})
         if not checker.stopped:
             output += checker.finish()
         return output, checker.stopped, None
@@ -245,8 +261,13 @@ def check_stops_pipeline(subject: Subject, case: Case) -> Divergence | None:
     def run() -> tuple[str, bool]:
         detokenizer = subject.impl.IncrementalDetokenizer(subject.tokenizer, skip_special_tokens=given.skip_special_tokens)
         checker = subject.impl.StopChecker(stops, include_stop=include)
+        def deltas() -> Iterator[str]:
+            for chunk in given.chunks:
+                yield detokenizer.add(chunk)
+            yield detokenizer.flush()
+
         output = ""
-        for delta in itertools.chain((detokenizer.add(chunk) for chunk in given.chunks), [detokenizer.flush()]):
+        for delta in deltas():
             output += checker.add(delta)
             if checker.stopped:
                 return output, True
@@ -264,6 +285,7 @@ def check_stops_pipeline(subject: Subject, case: Case) -> Divergence | None:
 class VocabularySurvey:
     """Ids grouped by what they decode to alone, found once per family from the oracle."""
 
+    vocab: dict[str, int]
     ids: list[int]
     special_ids: list[int]
     broken_ids: list[int]   # decode alone to U+FFFD: stray bytes of a character
@@ -279,9 +301,17 @@ class VocabularySurvey:
         broken = [i for i in ids if alone[i] == REPLACEMENT_CHARACTER]
         letters = [i for i in ids if len(alone[i]) == 1 and alone[i].isascii() and alone[i].isalpha()
                    and i not in oracle.special_ids]
-        return cls(ids, sorted(oracle.special_ids), broken,
+        return cls(vocab, ids, sorted(oracle.special_ids), broken,
                    byte_ids=sorted(i for token, i in vocab.items() if BYTE_TOKEN.fullmatch(token)),
                    witnesses=_spread(broken, WITNESS_SAMPLE) + _spread(letters, WITNESS_SAMPLE))
+
+    def spelled(self, char: str) -> list[int]:
+        """Ids spelling ``char`` one UTF-8 byte per token (byte fallback or byte level); [] if none can."""
+        data = char.encode("utf-8")
+        for tokens in ([f"<0x{byte:02X}>" for byte in data], BYTE_LEVEL.pre_tokenize_str(char)[0][0]):
+            if len(tokens) == len(data) and all(token in self.vocab for token in tokens):
+                return [self.vocab[token] for token in tokens]
+        return []
 
 
 def _spread(items: list[int], count: int) -> list[int]:
@@ -295,14 +325,19 @@ def vocabulary_survey(subject: Subject) -> VocabularySurvey:
 
 
 def _random_ids(rng: random.Random, survey: VocabularySurvey, real: list[list[int]]) -> list[int]:
-    """Ids mixed from the whole vocabulary, stray and byte tokens, specials and real text."""
+    """Ids mixed from the whole vocabulary, stray and byte tokens, specials, pieces of real text and
+    characters spelled byte by byte (sometimes cut short)."""
     pools = [pool for pool in (survey.ids, survey.broken_ids, survey.byte_ids, survey.special_ids) if pool]
     ids: list[int] = []
-    while len(ids) < rng.randint(1, MAX_RANDOM_IDS):
-        if real and rng.random() < 0.2:
+    length = rng.randint(1, MAX_RANDOM_IDS)
+    while len(ids) < length:
+        kind = rng.random()
+        if real and kind < 0.2:
             source = rng.choice(real)
             start = rng.randrange(len(source))
             ids += source[start:start + rng.randint(1, 6)]
+        elif kind < 0.4 and (spelled := survey.spelled(rng.choice(MULTI_BYTE_CHARACTERS))):
+            ids += spelled[: rng.randint(1, len(spelled))] if rng.random() < 0.3 else spelled
         else:
             ids.append(rng.choice(rng.choice(pools)))
     return ids
@@ -321,13 +356,19 @@ def _prompt_cut(rng: random.Random, ids: list[int], survey: VocabularySurvey) ->
     return rng.choice(mid_character) if mid_character and rng.random() < 0.5 else rng.randint(1, len(ids) - 1)
 
 
-def _stops_for(rng: random.Random, text: str, survey_specials: list[str]) -> list[str]:
-    """Stops that often occur: slices of the text, special tokens, newlines, and a miss."""
-    kinds = [lambda: text[(start := rng.randrange(len(text))): start + rng.randint(1, 8)] if text else "\n",
-             lambda: rng.choice(survey_specials) if survey_specials else "\n\n",
-             lambda: rng.choice(["\n", "\n\n", ".", " ", "User:", "```"]),
-             lambda: "never occurs \x00"]
-    return [rng.choice(kinds)() for _ in range(rng.randint(0, 4))]
+def _stops_for(rng: random.Random, text: str, specials: list[str]) -> list[str]:
+    """Stops that often occur: slices of the text, special tokens, newlines; and one that never does."""
+    def pick() -> str:
+        kind = rng.randrange(4)
+        if kind == 0 and text:
+            start = rng.randrange(len(text))
+            return text[start:start + rng.randint(1, 8)]
+        if kind == 1 and specials:
+            return rng.choice(specials)
+        if kind == 2:
+            return "never occurs \x00"
+        return rng.choice(["\n", "\n\n", ".", " ", "User:", "```"])
+    return [pick() for _ in range(rng.randint(0, 4))]
 
 
 def _sequences(subject: Subject, budget: Budget, rng: random.Random) -> Iterator[list[int]]:

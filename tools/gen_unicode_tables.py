@@ -75,15 +75,15 @@ def inert_in_every_unicode() -> set[int]:
     Unicode's stability policy freezes the decomposition, combining class and composition pairs of
     an assigned character, so these stay inert under every later unicodedata as well.
     """
-    paired: set[int] = set()
+    composed_of: set[int] = set()  # what primary composites, Hangul syllables included, compose from
     for cp in CODE_POINTS:
         char = chr(cp)
-        mapping = unicodedata.decomposition(char).split()
-        if len(mapping) == 2 and not mapping[0].startswith("<") and unicodedata.normalize("NFC", char) == char:
-            paired.update(int(part, 16) for part in mapping)
+        decomposed = unicodedata.normalize("NFD", char)
+        if decomposed != char and unicodedata.normalize("NFC", decomposed) == char:
+            composed_of.update(map(ord, decomposed))
     return {
         cp for cp in CODE_POINTS
-        if unicodedata.category(chr(cp)) != "Cn" and cp not in paired
+        if unicodedata.category(chr(cp)) != "Cn" and cp not in composed_of
         and unicodedata.combining(chr(cp)) == 0 and unicodedata.normalize("NFKD", chr(cp)) == chr(cp)
     }
 

@@ -1,0 +1,345 @@
+"""Pre-tokenizers: cut normalized text into the pieces the model tokenizes one by one.
+
+Every pre-tokenizer is a rule for cutting one piece; the oracle (tokenizers/src/pre_tokenizers)
+applies it to each piece in turn and drops the empty ones. Most cut where a pattern matches and
+then keep, drop or attach the matched part as a SplitDelimiterBehavior says.
+
+The character classes come from impl.patterns.unicode_class at the Unicode version of the engine
+the oracle asks: Rust's std for whitespace and digits, the unicode_categories crate for
+punctuation, the regex crate for Whitespace's words, Oniguruma for Split and ByteLevel.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import regex
+
+from .byte_level import bytes_to_chars
+from .errors import TokenizerFileError, child, field, optional, unknown_type
+from .patterns import FLAGS, compile_oniguruma, compile_pattern, find_matches, unicode_class, union
+from .unicode_age import ORACLE_UNICODE
+
+RUST_STD = ORACLE_UNICODE["rust_std"]
+RUST_REGEX = ORACLE_UNICODE["rust_regex"]
+
+# char::is_whitespace and char::is_numeric (Rust's std).
+WHITESPACE = regex.compile(unicode_class(r"\p{White_Space}", RUST_STD), FLAGS)
+NUMERIC = regex.compile(unicode_class(r"\p{N}", RUST_STD), FLAGS)
+# char::is_ascii_punctuation (ASCII symbols too) or the unicode_categories crate's is_punctuation.
+PUNCTUATION = regex.compile(
+    union(r"!-/:-@\[-`{-~", unicode_class(r"\p{P}", ORACLE_UNICODE["unicode_categories"])), FLAGS)
+
+# Whitespace's \w+|[^\w\s]+ in the regex crate, whose \w is Unicode's (UTS #18) word class.
+_RUST_WORD = union(*(unicode_class(item, RUST_REGEX)
+                     for item in (r"\p{Alpha}", r"\p{M}", r"\p{Nd}", r"\p{Pc}", r"\p{Join_Control}")))
+_RUST_SPACE = unicode_class(r"\p{White_Space}", RUST_REGEX)
+WORDS_OR_SYMBOLS = regex.compile(f"{_RUST_WORD}+|[^{_RUST_WORD}{_RUST_SPACE}]+", FLAGS)
+
+# GPT-2's split, which ByteLevel applies when use_regex is set (an Oniguruma regex).
+GPT2_SPLIT = compile_oniguruma(r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+")
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One split of the text moving through pre-tokenization.
+
+    ``at_start`` is True when the piece begins at offset 0 of the original input, which Metaspace's
+    prepend_scheme "first" asks. When a piece is cut, only a sub-piece starting where it started
+    keeps it.
+    """
+
+    text: str
+    at_start: bool
+
+
+Span = tuple[int, int]
+Segment = tuple[int, int, bool]  # (start, end, is_match)
+Behavior = Callable[[list[Segment]], list[Span]]
+
+
+def _merge_runs(segments: list[Segment], joins: Callable[[bool, bool], bool]) -> list[Span]:
+    """Spans from segments, each joined to the span before it when ``joins(previous, current)``."""
+    spans: list[list[int]] = []
+    previous_match = False
+    for start, end, is_match in segments:
+        if spans and joins(previous_match, is_match):
+            spans[-1][1] = end
+        else:
+            spans.append([start, end])
+        previous_match = is_match
+    return [(start, end) for start, end in spans]
+
+
+def _removed(segments: list[Segment]) -> list[Span]:
+    return [(start, end) for start, end, is_match in segments if not is_match]
+
+
+def _isolated(segments: list[Segment]) -> list[Span]:
+    return [(start, end) for start, end, _ in segments]
+
+
+def _merged_with_previous(segments: list[Segment]) -> list[Span]:
+    return _merge_runs(segments, lambda previous, current: current and not previous)
+
+
+def _merged_with_next(segments: list[Segment]) -> list[Span]:
+    # The oracle folds from the end: a match joins the segment after it unless that one matched too.
+    mirrored = [(-end, -start, is_match) for start, end, is_match in reversed(segments)]
+    return [(-end, -start) for start, end in reversed(_merged_with_previous(mirrored))]
+
+
+def _contiguous(segments: list[Segment]) -> list[Span]:
+    return _merge_runs(segments, lambda previous, current: current == previous)
+
+
+# SplitDelimiterBehavior: what becomes of the matched parts when a piece is cut.
+BEHAVIORS: dict[str, Behavior] = {
+    "Removed": _removed,
+    "Isolated": _isolated,
+    "MergedWithPrevious": _merged_with_previous,
+    "MergedWithNext": _merged_with_next,
+    "Contiguous": _contiguous,
+}
+
+
+def _behavior(node: dict, key: str, where: str, default: str | None = None) -> Behavior:
+    name = field(node, key, where, str) if default is None or key in node else default
+    if name not in BEHAVIORS:
+        raise TokenizerFileError(child(where, key),
+                                 f"unknown behavior {name!r} (expected one of {', '.join(BEHAVIORS)})")
+    return BEHAVIORS[name]
+
+
+def _defaulted(node: dict, key: str, where: str, default: Any, kind: type) -> Any:
+    """A field the oracle defaults when absent, but rejects when null or mistyped."""
+    return field(node, key, where, kind) if key in node else default
+
+
+def _char(node: dict, key: str, where: str) -> str:
+    value = field(node, key, where, str)
+    if len(value) != 1:
+        raise TokenizerFileError(child(where, key), f"expected a single character, found {value!r}")
+    return value
+
+
+def cut(piece: Piece, pattern: regex.Pattern[str], behavior: Behavior, invert: bool = False) -> list[Piece]:
+    """``piece`` cut where ``pattern`` matches (or, inverted, where it does not), per ``behavior``."""
+    segments = find_matches(pattern, piece.text)
+    if invert:
+        segments = [(start, end, not is_match) for start, end, is_match in segments]
+    return [Piece(piece.text[start:end], piece.at_start and start == 0) for start, end in behavior(segments)]
+
+
+class PreTokenizer:
+    """Cuts each piece on its own; subclasses say how in ``split``."""
+
+    def pre_tokenize(self, pieces: list[Piece]) -> list[Piece]:
+        return [part for piece in pieces for part in self.split(piece) if part.text]
+
+    def split(self, piece: Piece) -> list[Piece]:
+        raise NotImplementedError
+
+    @classmethod
+    def from_json(cls, node: dict, where: str) -> PreTokenizer:
+        return cls()
+
+
+class Split(PreTokenizer):
+    """Cuts where a pattern matches (or, with invert, where it does not)."""
+
+    def __init__(self, pattern: regex.Pattern[str], behavior: Behavior, invert: bool):
+        self.pattern = pattern
+        self.behavior = behavior
+        self.invert = invert
+
+    @classmethod
+    def from_json(cls, node: dict, where: str) -> Split:
+        pattern = compile_pattern(field(node, "pattern", where), child(where, "pattern"))
+        return cls(pattern, _behavior(node, "behavior", where), field(node, "invert", where, bool))
+
+    def split(self, piece: Piece) -> list[Piece]:
+        return cut(piece, self.pattern, self.behavior, self.invert)
+
+
+class ByteLevel(PreTokenizer):
+    """GPT-2's pre-tokenizer: an optional leading space, GPT-2's split, then every UTF-8 byte
+    spelled as one character of the byte-level alphabet. trim_offsets only moves offsets."""
+
+    def __init__(self, add_prefix_space: bool, use_regex: bool):
+        self.add_prefix_space = add_prefix_space
+        self.use_regex = use_regex
+
+    @classmethod
+    def from_json(cls, node: dict, where: str) -> ByteLevel:
+        field(node, "trim_offsets", where, bool)  # required by the oracle, though it cuts nothing
+        return cls(field(node, "add_prefix_space", where, bool), _defaulted(node, "use_regex", where, True, bool))
+
+    def split(self, piece: Piece) -> list[Piece]:
+        if self.add_prefix_space and piece.text and not piece.text.startswith(" "):
+            # The oracle's prepend inserts before the first character, so an empty text stays empty.
+            piece = Piece(" " + piece.text, piece.at_start)
+        parts = cut(piece, GPT2_SPLIT, _isolated) if self.use_regex else [piece]
+        return [Piece(bytes_to_chars(part.text.encode("utf-8")), part.at_start) for part in parts]
+
+
+class Metaspace(PreTokenizer):
+    """SentencePiece's spaces: each space becomes the replacement character, which may also be
+    prepended, and the text is cut before each replacement character."""
+
+    PREPEND_SCHEMES = ("always", "first", "never")
+
+    def __init__(self, replacement: str, prepend_scheme: str, split: bool):
+        self.replacement = replacement
+        self.prepend_scheme = prepend_scheme
+        self.split_on_replacement = split
+        self.pattern = regex.compile(regex.escape(replacement), FLAGS)
+
+    @classmethod
+    def from_json(cls, node: dict, where: str) -> Metaspace:
+        scheme = _defaulted(node, "prepend_scheme", where, "always", str)
+        if scheme not in cls.PREPEND_SCHEMES:
+            raise TokenizerFileError(child(where, "prepend_scheme"), f"unknown prepend_scheme {scheme!r} "
+                                     f"(expected one of {', '.join(cls.PREPEND_SCHEMES)})")
+        # Files from before prepend_scheme carry add_prefix_space; false must agree with "never".
+        if optional(node, "add_prefix_space", where, True, bool) is False:
+            if scheme != "never":
+                raise TokenizerFileError(child(where, "add_prefix_space"),
+                                         f"false does not match prepend_scheme {scheme!r}")
+        return cls(_char(node, "replacement", where), scheme, optional(node, "split", where, True, bool))
+
+    def split(self, piece: Piece) -> list[Piece]:
+        text = piece.text.replace(" ", self.replacement)
+        prepend = self.prepend_scheme == "always" or (self.prepend_scheme == "first" and piece.at_start)
+        if prepend and text and not text.startswith(self.replacement):  # see ByteLevel on empty text
+            text = self.replacement + text
+        piece = Piece(text, piece.at_start)
+        return cut(piece, self.pattern, _merged_with_next) if self.split_on_replacement else [piece]
+
+
+class Whitespace(PreTokenizer):
+    """Keeps runs of word characters and runs of other non-space characters; drops the spaces."""
+
+    def split(self, piece: Piece) -> list[Piece]:
+        return cut(piece, WORDS_OR_SYMBOLS, _removed, invert=True)
+
+
+class WhitespaceSplit(PreTokenizer):
+    """Cuts on whitespace, dropping it."""
+
+    def split(self, piece: Piece) -> list[Piece]:
+        return cut(piece, WHITESPACE, _removed)
+
+
+class Punctuation(PreTokenizer):
+    """Cuts at each punctuation character, which the behavior keeps, drops or attaches."""
+
+    def __init__(self, behavior: Behavior):
+        self.behavior = behavior
+
+    @classmethod
+    def from_json(cls, node: dict, where: str) -> Punctuation:
+        return cls(_behavior(node, "behavior", where, default="Isolated"))
+
+    def split(self, piece: Piece) -> list[Piece]:
+        return cut(piece, PUNCTUATION, self.behavior)
+
+
+class Digits(PreTokenizer):
+    """Cuts numbers from the rest: each digit alone, or each run of digits together."""
+
+    def __init__(self, individual_digits: bool):
+        self.behavior = _isolated if individual_digits else _contiguous
+
+    @classmethod
+    def from_json(cls, node: dict, where: str) -> Digits:
+        return cls(field(node, "individual_digits", where, bool))
+
+    def split(self, piece: Piece) -> list[Piece]:
+        return cut(piece, NUMERIC, self.behavior)
+
+
+class BertPreTokenizer(PreTokenizer):
+    """BERT's: cuts on whitespace (dropped), then isolates each punctuation character."""
+
+    def split(self, piece: Piece) -> list[Piece]:
+        return [part for word in cut(piece, WHITESPACE, _removed) if word.text
+                for part in cut(word, PUNCTUATION, _isolated)]
+
+
+class CharDelimiterSplit(PreTokenizer):
+    """Cuts on one delimiter character, dropping it."""
+
+    def __init__(self, delimiter: str):
+        self.pattern = regex.compile(regex.escape(delimiter), FLAGS)
+
+    @classmethod
+    def from_json(cls, node: dict, where: str) -> CharDelimiterSplit:
+        return cls(_char(node, "delimiter", where))
+
+    def split(self, piece: Piece) -> list[Piece]:
+        return cut(piece, self.pattern, _removed)
+
+
+class FixedLength(PreTokenizer):
+    """Cuts into chunks of ``length`` characters."""
+
+    def __init__(self, length: int):
+        self.length = length
+
+    @classmethod
+    def from_json(cls, node: dict, where: str) -> FixedLength:
+        length = _defaulted(node, "length", where, 5, int)
+        if length < 1:  # the oracle panics on 0 and rejects negatives
+            raise TokenizerFileError(child(where, "length"), f"expected a positive length, found {length}")
+        return cls(length)
+
+    def split(self, piece: Piece) -> list[Piece]:
+        return [Piece(piece.text[start:start + self.length], piece.at_start and start == 0)
+                for start in range(0, len(piece.text), self.length)]
+
+
+class Sequence(PreTokenizer):
+    """Each pre-tokenizer in turn, over all the pieces the previous one left."""
+
+    def __init__(self, pre_tokenizers: list[PreTokenizer]):
+        self.pre_tokenizers = pre_tokenizers
+
+    @classmethod
+    def from_json(cls, node: dict, where: str) -> Sequence:
+        members = field(node, "pretokenizers", where, list)
+        where = child(where, "pretokenizers")
+        return cls([_from_json(member, child(where, i)) for i, member in enumerate(members)])
+
+    def pre_tokenize(self, pieces: list[Piece]) -> list[Piece]:
+        for pre_tokenizer in self.pre_tokenizers:
+            pieces = pre_tokenizer.pre_tokenize(pieces)
+        return pieces
+
+
+PRE_TOKENIZERS: dict[str, type[PreTokenizer]] = {
+    "BertPreTokenizer": BertPreTokenizer,
+    "ByteLevel": ByteLevel,
+    "CharDelimiterSplit": CharDelimiterSplit,
+    "Digits": Digits,
+    "FixedLength": FixedLength,
+    "Metaspace": Metaspace,
+    "Punctuation": Punctuation,
+    "Sequence": Sequence,
+    "Split": Split,
+    "Whitespace": Whitespace,
+    "WhitespaceSplit": WhitespaceSplit,
+}
+
+
+def _from_json(node: Any, where: str) -> PreTokenizer:
+    type_name = field(node, "type", where)
+    if type_name not in PRE_TOKENIZERS:
+        raise unknown_type(where, "pre-tokenizer", type_name, PRE_TOKENIZERS)
+    return PRE_TOKENIZERS[type_name].from_json(node, where)
+
+
+def pre_tokenizer_from_json(node: dict | None, where: str) -> PreTokenizer | None:
+    """The pre-tokenizer a tokenizer.json ``pre_tokenizer`` node describes (None for null)."""
+    return None if node is None else _from_json(node, where)
