@@ -10,11 +10,18 @@ from __future__ import annotations
 
 import itertools
 import re
-from typing import Any
 
 from . import normalizers
 from .byte_level import chars_to_bytes
-from .errors import TokenizerFileError, child, field, optional, unknown_type
+from .errors import (
+    TokenizerFileError,
+    build_component,
+    char_field,
+    child,
+    defaulted,
+    field,
+    optional,
+)
 
 REPLACEMENT_CHARACTER = "\ufffd"
 
@@ -62,7 +69,7 @@ class ByteLevel(Decoder):
         # The options only matter when pre-tokenizing, but tokenizers requires them here too.
         field(node, "add_prefix_space", where, bool)
         field(node, "trim_offsets", where, bool)
-        _defaulted(node, "use_regex", where, True, bool)
+        defaulted(node, "use_regex", where, True, bool)
         return cls()
 
 
@@ -94,8 +101,8 @@ class Metaspace(Decoder):
 
     @classmethod
     def from_json(cls, node: dict, where: str) -> "Metaspace":
-        replacement = _char(node, "replacement", where)
-        scheme = _defaulted(node, "prepend_scheme", where, "always", str)
+        replacement = char_field(node, "replacement", where)
+        scheme = defaulted(node, "prepend_scheme", where, "always", str)
         if scheme not in cls.SCHEMES:
             raise TokenizerFileError(
                 child(where, "prepend_scheme"), f"expected one of {', '.join(cls.SCHEMES)}, found {scheme!r}")
@@ -190,7 +197,7 @@ class Strip(Decoder):
 
     @classmethod
     def from_json(cls, node: dict, where: str) -> "Strip":
-        return cls(_char(node, "content", where), _count(node, "start", where), _count(node, "stop", where))
+        return cls(char_field(node, "content", where), _count(node, "start", where), _count(node, "stop", where))
 
 
 class BPEDecoder(Decoder):
@@ -311,24 +318,11 @@ def decoder_from_json(node: dict | None, where: str) -> Decoder | None:
 
 
 def _build(node: dict, where: str) -> Decoder:
-    type_name = field(node, "type", where, str)
-    decoder_type = DECODERS.get(type_name)
-    if decoder_type is None:
-        raise unknown_type(where, "decoder", type_name, DECODERS)
-    return decoder_type.from_json(node, where)
+    return build_component(node, where, "decoder", DECODERS)
 
 
-def _defaulted(node: dict, key: str, where: str, default: object, kind: type) -> Any:
-    """A field Rust reads with a serde default: it may be absent, but not null."""
-    return field(node, key, where, kind) if key in node else default
 
 
-def _char(node: dict, key: str, where: str) -> str:
-    """A field Rust reads as a ``char``: a string of exactly one code point."""
-    value = field(node, key, where, str)
-    if len(value) != 1:
-        raise TokenizerFileError(child(where, key), f"expected a single character, found {value!r}")
-    return value
 
 
 def _count(node: dict, key: str, where: str) -> int:

@@ -105,6 +105,7 @@ class IncrementalDetokenizer:
         window = self._window + ids
         if self._unsettled and all(self._vocabulary.is_lone_byte(token_id) for token_id in ids) and all(
                 self._stays_unsettled(window, end) for end in range(len(self._window) + 1, len(window) + 1)):
+            # More bytes of a run that is still unsettled: nothing new can be released yet.
             self._window = window
             return ""
         text = self._decode(window)
@@ -167,9 +168,9 @@ class _StreamVocabulary:
         specials = tokenizer.added.special_contents
         self.special_ids = frozenset(
             token_id for token_id in tokenizer.added.by_id if tokenizer.id_to_token(token_id) in specials)
-        self.probe = self._find_probe(tokenizer)
         self._token_bytes = tokenizer.token_bytes
         self._bytes: dict[int, bytes] = {}
+        self.probe = self._find_probe(tokenizer)
 
     def bytes_of(self, token_id: int) -> bytes:
         data = self._bytes.get(token_id)
@@ -192,7 +193,7 @@ class _StreamVocabulary:
         for token_id in range(tokenizer.max_id + 1):
             if token_id in self.special_ids or tokenizer.id_to_token(token_id) is None:
                 continue
-            data = tokenizer.token_bytes(token_id)
+            data = self.bytes_of(token_id)
             if len(data) == 1 and data[0] >= 0x80:
                 return token_id
             if plain_letter is None and data.isalpha():

@@ -42,9 +42,30 @@ def optional(node: dict, key: str, where: str, default: Any, kind: type | tuple[
     return field(node, key, where, kind)
 
 
+def defaulted(node: dict, key: str, where: str, default: Any, kind: type) -> Any:
+    """A field Rust reads with a serde default: it may be absent, but not null or mistyped."""
+    return field(node, key, where, kind) if key in node else default
+
+
+def char_field(node: dict, key: str, where: str) -> str:
+    """A field Rust reads as a ``char``: a string of exactly one code point."""
+    value = field(node, key, where, str)
+    if len(value) != 1:
+        raise TokenizerFileError(child(where, key), f"expected a single character, found {value!r}")
+    return value
+
+
 def unknown_type(where: str, stage: str, type_name: Any, known: dict) -> TokenizerFileError:
     """The one error for a component impl does not implement."""
     return TokenizerFileError(
         child(where, "type"),
         f"unsupported {stage} type {type_name!r} (impl supports: {', '.join(sorted(known))})",
     )
+
+
+def build_component(node: Any, where: str, stage: str, registry: dict) -> Any:
+    """The component of ``registry`` that the node's "type" names, built from the node."""
+    type_name = field(node, "type", where, str)
+    if type_name not in registry:
+        raise unknown_type(where, stage, type_name, registry)
+    return registry[type_name].from_json(node, where)

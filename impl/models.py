@@ -9,7 +9,7 @@ import heapq
 import math
 import struct
 
-from .errors import TokenizerFileError, child, field, optional, unknown_type
+from .errors import TokenizerFileError, build_component, child, field, optional
 
 # A merge rule: (left id, right id) -> (rank, id of the merged token). Lower rank merges first.
 MergeRules = dict[tuple[int, int], tuple[int, int]]
@@ -174,11 +174,7 @@ MODELS: dict[str, type[BPE]] = {"BPE": BPE}
 
 
 def model_from_json(node: dict, where: str) -> BPE:
-    type_name = field(node, "type", where, str)
-    model_class = MODELS.get(type_name)
-    if model_class is None:
-        raise unknown_type(where, "model", type_name, MODELS)
-    return model_class.from_json(node, where)
+    return build_component(node, where, "model", MODELS)
 
 
 def _vocab_from_json(vocab: dict, where: str) -> dict[str, int]:

@@ -15,7 +15,7 @@ import regex
 
 from . import unicode_tables
 from .byte_level import bytes_to_chars
-from .errors import child, field, optional, unknown_type
+from .errors import build_component, child, field, optional
 from .patterns import compile_pattern, match_spans
 
 
@@ -263,10 +263,7 @@ NORMALIZERS: dict[str, type[Normalizer]] = {
 
 
 def _build(node: Any, where: str) -> Normalizer:
-    type_name = field(node, "type", where, str)
-    if type_name not in NORMALIZERS:
-        raise unknown_type(where, "normalizer", type_name, NORMALIZERS)
-    return NORMALIZERS[type_name].from_json(node, where)
+    return build_component(node, where, "normalizer", NORMALIZERS)
 
 
 def normalizer_from_json(node: dict | None, where: str) -> Normalizer | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from .errors import TokenizerFileError, child, field, unknown_type
+from .errors import TokenizerFileError, build_component, child, field
 
 Encodings = list[list[int]]
 
@@ -187,11 +187,7 @@ def post_processor_from_json(node: dict | None, where: str) -> PostProcessor | N
 
 
 def _build(node: dict, where: str) -> PostProcessor:
-    type_name = field(node, "type", where, str)
-    processor_type = POST_PROCESSORS.get(type_name)
-    if processor_type is None:
-        raise unknown_type(where, "post-processor", type_name, POST_PROCESSORS)
-    return processor_type.from_json(node, where)
+    return build_component(node, where, "post-processor", POST_PROCESSORS)
 
 
 def _token_and_id(node: dict, key: str, where: str) -> int:

@@ -17,8 +17,23 @@ from typing import Any
 import regex
 
 from .byte_level import bytes_to_chars
-from .errors import TokenizerFileError, child, field, optional, unknown_type
-from .patterns import FLAGS, compile_oniguruma, compile_pattern, find_matches, unicode_class, union
+from .errors import (
+    TokenizerFileError,
+    build_component,
+    char_field,
+    child,
+    defaulted,
+    field,
+    optional,
+)
+from .patterns import (
+    FLAGS,
+    compile_oniguruma,
+    compile_pattern,
+    find_matches,
+    unicode_class,
+    union,
+)
 from .unicode_age import ORACLE_UNICODE
 
 RUST_STD = ORACLE_UNICODE["rust_std"]
@@ -112,16 +127,8 @@ def _behavior(node: dict, key: str, where: str, default: str | None = None) -> B
     return BEHAVIORS[name]
 
 
-def _defaulted(node: dict, key: str, where: str, default: Any, kind: type) -> Any:
-    """A field the oracle defaults when absent, but rejects when null or mistyped."""
-    return field(node, key, where, kind) if key in node else default
 
 
-def _char(node: dict, key: str, where: str) -> str:
-    value = field(node, key, where, str)
-    if len(value) != 1:
-        raise TokenizerFileError(child(where, key), f"expected a single character, found {value!r}")
-    return value
 
 
 def cut(piece: Piece, pattern: regex.Pattern[str], behavior: Behavior, invert: bool = False) -> list[Piece]:
@@ -174,7 +181,7 @@ class ByteLevel(PreTokenizer):
     @classmethod
     def from_json(cls, node: dict, where: str) -> ByteLevel:
         field(node, "trim_offsets", where, bool)  # required by the oracle, though it cuts nothing
-        return cls(field(node, "add_prefix_space", where, bool), _defaulted(node, "use_regex", where, True, bool))
+        return cls(field(node, "add_prefix_space", where, bool), defaulted(node, "use_regex", where, True, bool))
 
     def split(self, piece: Piece) -> list[Piece]:
         if self.add_prefix_space and piece.text and not piece.text.startswith(" "):
@@ -198,7 +205,7 @@ class Metaspace(PreTokenizer):
 
     @classmethod
     def from_json(cls, node: dict, where: str) -> Metaspace:
-        scheme = _defaulted(node, "prepend_scheme", where, "always", str)
+        scheme = defaulted(node, "prepend_scheme", where, "always", str)
         if scheme not in cls.PREPEND_SCHEMES:
             raise TokenizerFileError(child(where, "prepend_scheme"), f"unknown prepend_scheme {scheme!r} "
                                      f"(expected one of {', '.join(cls.PREPEND_SCHEMES)})")
@@ -207,7 +214,7 @@ class Metaspace(PreTokenizer):
             if scheme != "never":
                 raise TokenizerFileError(child(where, "add_prefix_space"),
                                          f"false does not match prepend_scheme {scheme!r}")
-        return cls(_char(node, "replacement", where), scheme, optional(node, "split", where, True, bool))
+        return cls(char_field(node, "replacement", where), scheme, optional(node, "split", where, True, bool))
 
     def split(self, piece: Piece) -> list[Piece]:
         text = piece.text.replace(" ", self.replacement)
@@ -276,7 +283,7 @@ class CharDelimiterSplit(PreTokenizer):
 
     @classmethod
     def from_json(cls, node: dict, where: str) -> CharDelimiterSplit:
-        return cls(_char(node, "delimiter", where))
+        return cls(char_field(node, "delimiter", where))
 
     def split(self, piece: Piece) -> list[Piece]:
         return cut(piece, self.pattern, _removed)
@@ -290,7 +297,7 @@ class FixedLength(PreTokenizer):
 
     @classmethod
     def from_json(cls, node: dict, where: str) -> FixedLength:
-        length = _defaulted(node, "length", where, 5, int)
+        length = defaulted(node, "length", where, 5, int)
         if length < 1:  # the oracle panics on 0 and rejects negatives
             raise TokenizerFileError(child(where, "length"), f"expected a positive length, found {length}")
         return cls(length)
@@ -334,10 +341,7 @@ PRE_TOKENIZERS: dict[str, type[PreTokenizer]] = {
 
 
 def _from_json(node: Any, where: str) -> PreTokenizer:
-    type_name = field(node, "type", where)
-    if type_name not in PRE_TOKENIZERS:
-        raise unknown_type(where, "pre-tokenizer", type_name, PRE_TOKENIZERS)
-    return PRE_TOKENIZERS[type_name].from_json(node, where)
+    return build_component(node, where, "pre-tokenizer", PRE_TOKENIZERS)
 
 
 def pre_tokenizer_from_json(node: dict | None, where: str) -> PreTokenizer | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+
 from . import decoders, models, normalizers, post_processors, pre_tokenizers
 from .added_tokens import AddedVocabulary
 from .errors import TokenizerFileError, field, optional

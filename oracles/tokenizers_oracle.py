@@ -23,9 +23,6 @@ class TokenizersOracle:
         self.tokenizer = tokenizer
         self.special_ids = frozenset(
             token_id for token_id, token in tokenizer.get_added_tokens_decoder().items() if token.special)
-        # Answers computed ahead in one batch (prefetch_encode), so a sweep of 100,000 small texts
-        # costs one Rust call instead of 100,000 Python round trips.
-        self._encoded: dict[tuple[str, bool], list[int]] = {}
 
     @classmethod
     def from_dir(cls, path: str | Path) -> "TokenizersOracle":
@@ -36,15 +33,7 @@ class TokenizersOracle:
         return cls(tokenizers.Tokenizer.from_str(text))
 
     def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
-        ready = self._encoded.pop((text, add_special_tokens), None)
-        if ready is not None:
-            return ready
         return self.tokenizer.encode(text, add_special_tokens=add_special_tokens).ids
-
-    def prefetch_encode(self, texts: list[str], add_special_tokens: bool = False) -> None:
-        encodings = self.tokenizer.encode_batch_fast(texts, add_special_tokens=add_special_tokens)
-        for text, encoding in zip(texts, encodings):
-            self._encoded[(text, add_special_tokens)] = encoding.ids
 
     def decode(self, ids: list[int], skip_special_tokens: bool = False) -> str:
         return self.tokenizer.decode(ids, skip_special_tokens=skip_special_tokens)

@@ -25,6 +25,11 @@ def test_unknown_component_is_a_setup_error(capsys):
     assert "unknown component tokeniser" in capsys.readouterr().err
 
 
+def test_component_without_checks_is_a_setup_error(tmp_path, capsys):
+    assert run_cli("check", "--component", "chat", "--family", FAMILY, "--report-dir", str(tmp_path)) == EXIT_SETUP
+    assert "no checks exist yet for chat" in capsys.readouterr().err
+
+
 def test_unknown_family_is_a_setup_error(tmp_path, capsys):
     assert run_cli("check", "--family", "no-such-family", "--report-dir", str(tmp_path)) == EXIT_SETUP
     assert "unknown family no-such-family" in capsys.readouterr().err
@@ -67,6 +72,7 @@ def test_broken_impl_is_caught_with_a_minimized_example(tmp_path):
     # the stop checker is missing from the broken module: reported, not counted as passing
     report = (tmp_path / "report.md").read_text()
     assert "stops on gpt2: not provided by tests.broken_impl" in report
+    assert "detokenizer on gpt2: not provided by tests.broken_impl" in report
     # the record's reproduce command replays the divergence
     replay = subprocess.run([sys.executable, "-m", "textbound.cli", *shlex.split(smallest["reproduce"])[1:]],
                             capture_output=True, text=True, cwd=Path(__file__).parent.parent)

@@ -12,8 +12,11 @@ from pathlib import Path
 from oracles.tokenizers_oracle import TokenizersOracle
 
 from .budget import Budget
+from .checks import Subject
 from .divergence import Case
 from .sources import Family
+
+FUZZ_SWEEP_STRIDE = 17
 
 
 def corpus_snippets(budget: Budget) -> list[str]:
@@ -42,7 +45,10 @@ def tokenizer_cases(family: Family, budget: Budget, seed: int) -> Iterator[Case]
     for text in snippets:
         yield encode(text, False)
         yield encode(text, True)
-    for text in sweeps.sweep_texts(oracle, stride=budget.sweep_stride):
+    # A fuzzed pipeline is there to exercise how components compose, which corpora and a sampled
+    # sweep show as well as a full one; the full sweeps are for the families users ship.
+    stride = budget.sweep_stride if family.origin != "fuzz" else max(budget.sweep_stride, FUZZ_SWEEP_STRIDE)
+    for text in sweeps.sweep_texts(oracle, stride=stride):
         yield encode(text, False)
     special_ids = sorted(oracle.special_ids)
     for ids in [oracle.encode(t) for t in snippets] + random_id_sequences(rng, oracle.vocab_size, budget.random_id_sequences):
@@ -50,19 +56,21 @@ def tokenizer_cases(family: Family, budget: Budget, seed: int) -> Iterator[Case]
             ids.insert(rng.randrange(len(ids) + 1), rng.choice(special_ids))
         yield decode(ids, False)
         yield decode(ids, True)
-    every_id = sorted(oracle.vocab().values())[:: budget.sweep_stride]
+    every_id = sorted(oracle.vocab().values())[::stride]
     for token_id in every_id:
         yield decode([token_id], False)
     for start in range(0, len(every_id), 512):
         yield Case("tokenizer", "vocab", family.name, {"ids": every_id[start:start + 512]})
 
 
-CASE_SOURCES = {"tokenizer": tokenizer_cases}
-
-
 def case_source(family: Family, component: str, budget: Budget, seed: int) -> Iterator[Case]:
-    source = CASE_SOURCES.get(component)
-    return source(family, budget, seed) if source else iter(())
+    """Every case of ``component`` on ``family``; none for a component that has no checks yet."""
+    if component == "tokenizer":
+        return tokenizer_cases(family, budget, seed)
+    if component in ("detokenizer", "stops"):
+        from .stream_checks import stream_cases
+        return iter(stream_cases(family, component, budget, seed, Subject(family.name, family.path, impl=None)))
+    return iter(())
 
 
 def fuzz_families(seed: int, count: int, out_dir: Path) -> list[Family]:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from oracles.tokenizers_oracle import TokenizersOracle
 
-from .divergence import Case, Divergence, char_kind, first_index
+from .divergence import COMPONENTS, Case, Divergence, char_kind, first_index
 from .implementation import Implementation
 
 WINDOW = 3  # token pieces shown on each side of a first difference
@@ -26,8 +26,8 @@ class Subject:
 
     family: str
     path: Path
-    impl: Implementation
-    _cache: dict = field(default_factory=dict, repr=False)
+    impl: Implementation | None  # None where only the oracle is needed: generating cases
+    cache: dict = field(default_factory=dict, repr=False)  # per-family facts checks compute once
 
     @cached_property
     def oracle(self) -> TokenizersOracle:
@@ -53,6 +53,11 @@ def check(component: str, prop: str, minimize: str | None = None):
     return register
 
 
+def checked_components() -> list[str]:
+    """The components that have checks, in the order reports list components."""
+    return [c for c in COMPONENTS if any(component == c for component, _ in CHECKS)]
+
+
 def run_check(subject: Subject, case: Case) -> Divergence | None:
     try:
         fn = CHECKS[(case.component, case.property)]
@@ -62,7 +67,7 @@ def run_check(subject: Subject, case: Case) -> Divergence | None:
     return fn(subject, case)
 
 
-def _impl_call(case: Case, expected, call: Callable):
+def impl_call(case: Case, expected, call: Callable):
     """Runs the implementation; an exception is a divergence of its own kind, never a crash."""
     try:
         return call(), None
@@ -91,7 +96,7 @@ def _ids_divergence(subject: Subject, case: Case, expected: list[int], actual: l
     })
 
 
-def _text_divergence(case: Case, expected: str, actual: str) -> Divergence:
+def text_divergence(case: Case, expected: str, actual: str) -> Divergence:
     index = first_index(expected, actual)
     kind = f"text differs at {char_kind(expected, index)} (impl {char_kind(actual, index)})"
     return Divergence(case, expected, actual, kind, {
@@ -104,7 +109,7 @@ def _text_divergence(case: Case, expected: str, actual: str) -> Divergence:
 def check_encode(subject: Subject, case: Case) -> Divergence | None:
     text, special = case.input["text"], case.input.get("add_special_tokens", False)
     expected = subject.oracle.encode(text, special)
-    actual, failure = _impl_call(case, expected, lambda: subject.tokenizer.encode(text, add_special_tokens=special))
+    actual, failure = impl_call(case, expected, lambda: subject.tokenizer.encode(text, add_special_tokens=special))
     if failure or actual == expected:
         return failure
     return _ids_divergence(subject, case, expected, actual, text)
@@ -114,10 +119,10 @@ def check_encode(subject: Subject, case: Case) -> Divergence | None:
 def check_decode(subject: Subject, case: Case) -> Divergence | None:
     ids, skip = case.input["ids"], case.input.get("skip_special_tokens", False)
     expected = subject.oracle.decode(ids, skip)
-    actual, failure = _impl_call(case, expected, lambda: subject.tokenizer.decode(ids, skip_special_tokens=skip))
+    actual, failure = impl_call(case, expected, lambda: subject.tokenizer.decode(ids, skip_special_tokens=skip))
     if failure or actual == expected:
         return failure
-    return _text_divergence(case, expected, actual)
+    return text_divergence(case, expected, actual)
 
 
 @check("tokenizer", "vocab", minimize="ids")
@@ -133,7 +138,7 @@ def check_vocab(subject: Subject, case: Case) -> Divergence | None:
         back = [tok.token_to_id(t) if t is not None else None for t in tokens]
         return {"vocab_size": tok.vocab_size, "tokens": tokens}, back
 
-    result, failure = _impl_call(case, expected, impl_view)
+    result, failure = impl_call(case, expected, impl_view)
     if failure:
         return failure
     actual, back = result
@@ -148,3 +153,7 @@ def check_vocab(subject: Subject, case: Case) -> Divergence | None:
         return Divergence(case, oracle_back[index], back[index], "token_to_id differs", {"id": ids[index]})
     return Divergence(case, expected["tokens"][index], actual["tokens"][index], "id_to_token differs",
                       {"id": ids[index]})
+
+
+# The streaming components register their checks in a module of their own.
+from . import stream_checks  # noqa: E402,F401

@@ -10,7 +10,7 @@ import json
 import os
 import shlex
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from .divergence import Divergence

@@ -9,10 +9,9 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, as_completed, wait
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from .baseline import BaselineEntry, judge
 from .budget import Budget
@@ -57,45 +56,40 @@ def run_task(impl_name: str, task: Task) -> TaskResult:
     subject = _subject(impl_name, task.family)
     result = TaskResult(task.family.name, task.component, len(task.cases))
     try:
-        by_special: dict[bool, list[str]] = {}
-        for case in task.cases:
-            if (case.component, case.property) == ("tokenizer", "encode"):
-                by_special.setdefault(case.input.get("add_special_tokens", False), []).append(case.input["text"])
-        for special, texts in by_special.items():
-            subject.oracle.prefetch_encode(texts, special)
         for case in task.cases:
             found = run_check(subject, case)
             if found is not None:
                 result.divergences.append(minimize(subject, found))
-    except Exception as exc:  # an oracle or harness failure on this family: report it, keep going
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:  # noqa: BLE001 - tokenizers' Rust panics are BaseExceptions
+        # An oracle or harness failure on this family: report it and go on with the rest.
         result.error = f"{type(exc).__name__}: {exc}"
     return result
 
 
-def chunks(family: Family, component: str, cases: Iterable[Case]) -> list[Task]:
-    tasks, batch = [], []
+def chunks(family: Family, component: str, cases: Iterable[Case]) -> Iterator[Task]:
+    batch: list[Case] = []
     for case in cases:
         batch.append(case)
         if len(batch) == CHUNK:
-            tasks.append(Task(family, component, batch))
+            yield Task(family, component, batch)
             batch = []
     if batch:
-        tasks.append(Task(family, component, batch))
-    return tasks
+        yield Task(family, component, batch)
 
 
 class Progress:
     """A progress bar on a terminal; a plain line per family and component in CI logs."""
 
-    def __init__(self, total: int):
-        self.total, self.done = total, 0
-        self.live = sys.stderr.isatty() and not os.environ.get("CI")
+    def __init__(self):
+        self.done = 0
         self.bar = None
-        if self.live:
+        if sys.stderr.isatty() and not os.environ.get("CI"):
             from rich.progress import Progress as RichProgress
             self.bar = RichProgress(transient=True)
             self.bar.start()
-            self.task_id = self.bar.add_task("checking", total=total)
+            self.task_id = self.bar.add_task("checking", total=None)
 
     def advance(self, result: TaskResult) -> None:
         self.done += 1
@@ -103,7 +97,7 @@ class Progress:
             self.bar.update(self.task_id, advance=1,
                             description=f"{result.family}/{result.component}")
         else:
-            print(f"[{self.done}/{self.total}] {result.family} {result.component}: {result.cases} cases, "
+            print(f"[{self.done}] {result.family} {result.component}: {result.cases} cases, "
                   f"{len(result.divergences)} divergences" + (f", ERROR {result.error}" if result.error else ""),
                   file=sys.stderr, flush=True)
 
@@ -115,24 +109,25 @@ class Progress:
 def run(impl: Implementation, families: list[Family], components: list[str], budget: Budget, seed: int,
         jobs: int, recorder: Recorder, baseline: list[BaselineEntry],
         case_source: Callable[[Family, str, Budget, int], Iterable[Case]]) -> dict:
-    tasks: list[Task] = []
     checked: set[tuple[str, str]] = set()
-    for family in families:
-        for component in components:
-            if not impl.provides(component):
-                recorder.notes.append(f"{component} on {family.name}: not provided by {impl.name} "
-                                      f"(missing {', '.join(impl.missing(component))})")
-                continue
-            family_tasks = chunks(family, component, case_source(family, component, budget, seed))
-            if family_tasks:
-                checked.add((family.name, component))
-            tasks.extend(family_tasks)
+
+    def tasks() -> Iterator[Task]:
+        # Generated as the workers consume them, so checking starts at once and memory stays flat.
+        for family in families:
+            for component in components:
+                if not impl.provides(component):
+                    recorder.notes.append(f"{component} on {family.name}: not provided by {impl.name} "
+                                          f"(missing {', '.join(impl.missing(component))})")
+                    continue
+                for task in chunks(family, component, case_source(family, component, budget, seed)):
+                    checked.add((family.name, component))
+                    yield task
+
     found: list[Divergence] = []
-    progress = Progress(len(tasks))
+    progress = Progress()
     started = time.monotonic()
     try:
-        results = _execute(impl.name, tasks, jobs)
-        for result in results:
+        for result in _execute(impl.name, tasks(), jobs):
             recorder.count_cases(result.family, result.component, result.cases)
             if result.error:
                 recorder.notes.append(f"{result.component} on {result.family}: harness error {result.error}")
@@ -150,12 +145,17 @@ def run(impl: Implementation, families: list[Family], components: list[str], bud
     return verdict
 
 
-def _execute(impl_name: str, tasks: list[Task], jobs: int) -> Iterable[TaskResult]:
+def _execute(impl_name: str, tasks: Iterator[Task], jobs: int) -> Iterator[TaskResult]:
     if jobs <= 1:
         for task in tasks:
             yield run_task(impl_name, task)
         return
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        futures = [pool.submit(run_task, impl_name, task) for task in tasks]
-        for future in as_completed(futures):
+        pending: set = set()
+        for task in tasks:
+            pending.add(pool.submit(run_task, impl_name, task))
+            if len(pending) >= 2 * jobs:  # keep every worker busy without queueing the whole run
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                yield from (future.result() for future in done)
+        for future in as_completed(pending):
             yield future.result()

@@ -37,7 +37,7 @@ from tokenizers.pre_tokenizers import ByteLevel
 from oracles.stop_reference import apply_stops, held_back_reference
 
 from .budget import Budget
-from .checks import Subject, _impl_call, _text_divergence, check
+from .checks import Subject, impl_call, text_divergence, check
 from .divergence import Case, Divergence, char_kind, first_index
 from .sources import Family
 
@@ -144,7 +144,7 @@ def check_detokenizer_stream(subject: Subject, case: Case) -> Divergence | None:
     given = StreamInput.of(case)
     expected, oracle_error = _oracle_call(
         lambda: subject.oracle.decode(given.prompt_ids + given.ids, given.skip_special_tokens))
-    streamed, failure = _impl_call(case, expected, lambda: stream_impl(subject, given))
+    streamed, failure = impl_call(case, expected, lambda: stream_impl(subject, given))
     if oracle_error:
         return None if failure else Divergence(case, oracle_error, streamed.final, "oracle raised, impl did not")
     if failure:
@@ -153,11 +153,11 @@ def check_detokenizer_stream(subject: Subject, case: Case) -> Divergence | None:
         if not expected.startswith(shown):
             return _premature(case, expected, shown, after)
     if streamed.final != expected:
-        return _text_divergence(case, expected, streamed.final)
+        return text_divergence(case, expected, streamed.final)
     if streamed.text != expected[len(streamed.prompt_text):]:
         return Divergence(case, expected[len(streamed.prompt_text):], streamed.text, "text is not the deltas")
     if given.prompt_ids:
-        primed, failure = _impl_call(case, streamed.prompt_text, lambda: subject.impl.IncrementalDetokenizer(
+        primed, failure = impl_call(case, streamed.prompt_text, lambda: subject.impl.IncrementalDetokenizer(
             subject.tokenizer, skip_special_tokens=given.skip_special_tokens).add(given.prompt_ids))
         if failure or primed != streamed.prompt_text:
             return failure or Divergence(case, primed, streamed.prompt_text, "prompt_text is not the prompt streamed")
@@ -171,7 +171,7 @@ def check_decode_stream(subject: Subject, case: Case) -> Divergence | None:
     if oracle_error:
         return None  # DecodeStream decodes the same ids: there is nothing to compare with
     reference = decode_stream_shown(subject, given)
-    streamed, failure = _impl_call(case, reference, lambda: stream_impl(subject, given))
+    streamed, failure = impl_call(case, reference, lambda: stream_impl(subject, given))
     if failure:
         return failure
     witness = None
@@ -240,7 +240,7 @@ def check_stops_stream(subject: Subject, case: Case) -> Divergence | None:
             output += checker.finish()
         return output, checker.stopped, None
 
-    result, failure = _impl_call(case, expected, run)
+    result, failure = impl_call(case, expected, run)
     if failure:
         return failure
     output, stopped, found = result
@@ -273,7 +273,7 @@ def check_stops_pipeline(subject: Subject, case: Case) -> Divergence | None:
                 return output, True
         return output + checker.finish(), False
 
-    actual, failure = _impl_call(case, expected, run)
+    actual, failure = impl_call(case, expected, run)
     if failure or actual == expected:
         return failure
     return _stops_divergence(case, expected, actual)
@@ -319,9 +319,9 @@ def _spread(items: list[int], count: int) -> list[int]:
 
 
 def vocabulary_survey(subject: Subject) -> VocabularySurvey:
-    if "vocabulary_survey" not in subject._cache:
-        subject._cache["vocabulary_survey"] = VocabularySurvey.of(subject)
-    return subject._cache["vocabulary_survey"]
+    if "vocabulary_survey" not in subject.cache:
+        subject.cache["vocabulary_survey"] = VocabularySurvey.of(subject)
+    return subject.cache["vocabulary_survey"]
 
 
 def _random_ids(rng: random.Random, survey: VocabularySurvey, real: list[list[int]]) -> list[int]:
