@@ -16,6 +16,7 @@ from .byte_level import chars_to_bytes
 from .errors import (
     TokenizerFileError,
     build_component,
+    build_components,
     char_field,
     child,
     defaulted,
@@ -294,8 +295,7 @@ class Sequence(Decoder):
 
     @classmethod
     def from_json(cls, node: dict, where: str) -> "Sequence":
-        nodes = field(node, "decoders", where, list)
-        return cls([_build(item, child(child(where, "decoders"), i)) for i, item in enumerate(nodes)])
+        return cls(build_components(node, "decoders", where, "decoder", DECODERS))
 
 
 DECODERS: dict[str, type[Decoder]] = {
@@ -314,11 +314,8 @@ DECODERS: dict[str, type[Decoder]] = {
 
 def decoder_from_json(node: dict | None, where: str) -> Decoder | None:
     """The decoder a tokenizer.json ``decoder`` node describes; None when it is null."""
-    return None if node is None else _build(node, where)
+    return None if node is None else build_component(node, where, "decoder", DECODERS)
 
-
-def _build(node: dict, where: str) -> Decoder:
-    return build_component(node, where, "decoder", DECODERS)
 
 
 

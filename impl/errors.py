@@ -69,3 +69,9 @@ def build_component(node: Any, where: str, stage: str, registry: dict) -> Any:
     if type_name not in registry:
         raise unknown_type(where, stage, type_name, registry)
     return registry[type_name].from_json(node, where)
+
+
+def build_components(node: Any, key: str, where: str, stage: str, registry: dict) -> list:
+    """The components listed under ``node[key]`` (a Sequence's members), each built with its path."""
+    members = field(node, key, where, list)
+    return [build_component(m, child(child(where, key), i), stage, registry) for i, m in enumerate(members)]

@@ -9,13 +9,12 @@ from __future__ import annotations
 import bisect
 import unicodedata
 from collections.abc import Sequence as Seq
-from typing import Any
 
 import regex
 
 from . import unicode_tables
 from .byte_level import bytes_to_chars
-from .errors import build_component, child, field, optional
+from .errors import build_component, build_components, child, field, optional
 from .patterns import compile_pattern, match_spans
 
 
@@ -233,9 +232,7 @@ class Sequence(Normalizer):
 
     @classmethod
     def from_json(cls, node: dict, where: str) -> Sequence:
-        items_where = child(where, "normalizers")
-        items = field(node, "normalizers", where, list)
-        return cls([_build(item, child(items_where, index)) for index, item in enumerate(items)])
+        return cls(build_components(node, "normalizers", where, "normalizer", NORMALIZERS))
 
     def normalize(self, text: str) -> str:
         for normalizer in self.normalizers:
@@ -262,10 +259,7 @@ NORMALIZERS: dict[str, type[Normalizer]] = {
 }
 
 
-def _build(node: Any, where: str) -> Normalizer:
-    return build_component(node, where, "normalizer", NORMALIZERS)
-
 
 def normalizer_from_json(node: dict | None, where: str) -> Normalizer | None:
     """The normalizer a tokenizer.json ``normalizer`` node describes, or None for null."""
-    return None if node is None else _build(node, where)
+    return None if node is None else build_component(node, where, "normalizer", NORMALIZERS)

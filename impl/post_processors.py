@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from .errors import TokenizerFileError, build_component, child, field
+from .errors import TokenizerFileError, build_component, build_components, child, field
 
 Encodings = list[list[int]]
 
@@ -164,8 +164,7 @@ class Sequence(PostProcessor):
 
     @classmethod
     def from_json(cls, node: dict, where: str) -> "Sequence":
-        nodes = field(node, "processors", where, list)
-        return cls([_build(item, child(child(where, "processors"), i)) for i, item in enumerate(nodes)])
+        return cls(build_components(node, "processors", where, "post-processor", POST_PROCESSORS))
 
 
 POST_PROCESSORS: dict[str, type[PostProcessor]] = {
@@ -183,11 +182,8 @@ def post_processor_from_json(node: dict | None, where: str) -> PostProcessor | N
     Like tokenizers, the processors use the ids written in the node, even where the vocabulary
     disagrees.
     """
-    return None if node is None else _build(node, where)
+    return None if node is None else build_component(node, where, "post-processor", POST_PROCESSORS)
 
-
-def _build(node: dict, where: str) -> PostProcessor:
-    return build_component(node, where, "post-processor", POST_PROCESSORS)
 
 
 def _token_and_id(node: dict, key: str, where: str) -> int:

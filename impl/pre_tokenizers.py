@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import regex
 
@@ -20,6 +19,7 @@ from .byte_level import bytes_to_chars
 from .errors import (
     TokenizerFileError,
     build_component,
+    build_components,
     char_field,
     child,
     defaulted,
@@ -315,9 +315,7 @@ class Sequence(PreTokenizer):
 
     @classmethod
     def from_json(cls, node: dict, where: str) -> Sequence:
-        members = field(node, "pretokenizers", where, list)
-        where = child(where, "pretokenizers")
-        return cls([_from_json(member, child(where, i)) for i, member in enumerate(members)])
+        return cls(build_components(node, "pretokenizers", where, "pre-tokenizer", PRE_TOKENIZERS))
 
     def pre_tokenize(self, pieces: list[Piece]) -> list[Piece]:
         for pre_tokenizer in self.pre_tokenizers:
@@ -340,10 +338,7 @@ PRE_TOKENIZERS: dict[str, type[PreTokenizer]] = {
 }
 
 
-def _from_json(node: Any, where: str) -> PreTokenizer:
-    return build_component(node, where, "pre-tokenizer", PRE_TOKENIZERS)
-
 
 def pre_tokenizer_from_json(node: dict | None, where: str) -> PreTokenizer | None:
     """The pre-tokenizer a tokenizer.json ``pre_tokenizer`` node describes (None for null)."""
-    return None if node is None else _from_json(node, where)
+    return None if node is None else build_component(node, where, "pre-tokenizer", PRE_TOKENIZERS)

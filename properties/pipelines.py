@@ -165,9 +165,12 @@ def post_processors(special_tokens: list[str]) -> st.SearchStrategy[dict | None]
     bert = node("BertProcessing", sep=named, cls=named)
     roberta = node("RobertaProcessing", sep=named, cls=named, trim_offsets=st.booleans(),
                    add_prefix_space=st.booleans())
-    single = st.one_of(template, bert, roberta, byte_levels())
-    sequence = st.lists(single, min_size=1, max_size=3).map(lambda parts: {"type": "Sequence", "processors": parts})
-    return st.one_of(st.none(), single, sequence)
+    adding = st.one_of(template, bert, roberta)
+    # One processor that adds tokens, with ByteLevel ones around it, as in real tokenizers: chained
+    # TemplateProcessings make tokenizers panic ("not yet implemented").
+    sequence = st.tuples(st.lists(byte_levels(), max_size=1), adding, st.lists(byte_levels(), max_size=1)).map(
+        lambda parts: {"type": "Sequence", "processors": [*parts[0], parts[1], *parts[2]]})
+    return st.one_of(st.none(), adding, byte_levels(), sequence)
 
 
 def template_processing(before: list[str], after: list[str]) -> dict:
