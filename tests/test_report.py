@@ -1,0 +1,65 @@
+"""Reports: every record is on disk as soon as it is found, and an interrupted run keeps them."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from textbound.budget import BUDGETS
+from textbound.divergence import Case
+from textbound.families import build_family
+from textbound.implementation import Implementation
+from textbound.minimize import ddmin
+from textbound.report import Recorder, RunInfo
+from textbound.runner import run
+from textbound.sources import Family
+
+
+def interrupted_source(family, component, budget, seed):
+    for text in ["no digits here", "abc 12 def", "x9"]:
+        yield Case("tokenizer", "encode", family.name, {"text": text, "add_special_tokens": False})
+    raise KeyboardInterrupt
+
+
+def test_interrupted_run_keeps_what_it_found(tmp_path, monkeypatch):
+    monkeypatch.setattr("textbound.runner.CHUNK", 2)
+    family = Family("gpt2", build_family("gpt2"), "embedded")
+    info = RunInfo("tests.broken_impl", "broken-1", {"tokenizer": "tokenizers"}, 0, "quick", {"gpt2": str(family.path)})
+    recorder = Recorder(tmp_path, info)
+    with pytest.raises(KeyboardInterrupt):
+        run(Implementation("tests.broken_impl"), [family], ["tokenizer"], BUDGETS["quick"], 0, 1,
+            recorder, [], interrupted_source)
+    # The first chunk of two cases was checked before the interruption; its divergence is kept.
+    (line,) = (tmp_path / "divergences.jsonl").read_text().splitlines()
+    assert json.loads(line)["input"]["text"] == "abc 12 def"
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["new"] == [json.loads(line)["signature"]]
+    assert "abc 12 def" not in (tmp_path / "report.md").read_text()  # the smallest example is shown
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_records_are_flushed_as_found(tmp_path):
+    family = Family("gpt2", build_family("gpt2"), "embedded")
+    info = RunInfo("tests.broken_impl", "broken-1", {"tokenizer": "tokenizers"}, 0, "quick", {"gpt2": str(family.path)})
+    recorder = Recorder(tmp_path, info)
+
+    def source(family, component, budget, seed):
+        return iter([Case("tokenizer", "encode", family.name, {"text": "abc 12 def", "add_special_tokens": False})])
+
+    verdict = run(Implementation("tests.broken_impl"), [family], ["tokenizer"], BUDGETS["quick"], 0, 1,
+                  recorder, [], source)
+    (line,) = (tmp_path / "divergences.jsonl").read_text().splitlines()
+    record = json.loads(line)
+    smallest = record["minimized_input"]["text"]
+    assert len(smallest) <= 3 and any(c.isdigit() for c in smallest)
+    assert record["reproduce"].startswith("textbound replay --impl tests.broken_impl --model-dir ")
+    assert verdict["new"] == [record["signature"]]
+    report = (tmp_path / "report.md").read_text()
+    assert record["signature"] in report and "| gpt2 | tokenizer | 1 | 1 |" in report
+
+
+def test_ddmin_finds_a_one_minimal_subsequence():
+    def fails(items):
+        return "x" in items and "y" in items
+    assert "".join(ddmin("aaaaxbbbbbbbbybbbb", fails)) == "xy"
+    assert ddmin([1, 2, 3, 4, 5, 6, 7, 8], lambda s: sum(s) >= 15) in ([7, 8],)
