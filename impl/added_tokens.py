@@ -14,13 +14,16 @@ from dataclasses import dataclass
 import regex
 
 from .errors import TokenizerFileError, child, field, optional
+from .normalizers import Normalizer
+from .patterns import FLAGS, RUST_REGEX_SPACE, RUST_REGEX_WORD
 
-# Used with .match(text, pos) (anchored at pos) and .search(text, 0, endpos) (anchored at endpos by
-# \Z, which unlike Python's $ does not also match before a final newline, as Rust's $ does not).
-_STARTS_WITH_WORD = regex.compile(r"\w")
-_ENDS_WITH_WORD = regex.compile(r"\w\Z")
-_SPACES_AT_END = regex.compile(r"\s*\Z")
-_SPACES_AT_START = regex.compile(r"\s*")
+# tokenizers tests these with the Rust regex crate's \w and \s. Used with .match(text, pos)
+# (anchored at pos) and .search(text, 0, endpos) (anchored at endpos by \Z, which unlike Python's $
+# does not also match before a final newline, as Rust's $ does not).
+_STARTS_WITH_WORD = regex.compile(RUST_REGEX_WORD, FLAGS)
+_ENDS_WITH_WORD = regex.compile(rf"{RUST_REGEX_WORD}\Z", FLAGS)
+_SPACES_AT_END = regex.compile(rf"{RUST_REGEX_SPACE}*\Z", FLAGS)
+_SPACES_AT_START = regex.compile(rf"{RUST_REGEX_SPACE}*", FLAGS)
 
 
 @dataclass(frozen=True)
@@ -74,7 +77,7 @@ class AddedVocabulary:
     """Every added token, by id, and the two matchers that split text on them."""
 
     def __init__(self, tokens: list[AddedToken], model_token_to_id: Callable[[str], int | None],
-                 model_vocab_size: int, normalize: Callable[[str], str] | None):
+                 model_vocab_size: int, normalizer: Normalizer | None):
         self.by_id: dict[int, AddedToken] = {}
         self.ids: dict[str, int] = {}
         # What decode shows for a normalized added token is its normalized text, as in tokenizers.
@@ -94,20 +97,20 @@ class AddedVocabulary:
         raw_patterns: dict[str, int] = {}
         normalized_patterns: dict[str, int] = {}
         for token_id, token in self.by_id.items():
-            if token.normalized and normalize is not None:
-                text = normalize(token.content)
-                if text != token.content:
-                    self.decoded_text[token_id] = text
-                normalized_patterns[text] = token_id
-            elif token.normalized:
-                normalized_patterns[token.content] = token_id
-            else:
+            if not token.normalized:
                 raw_patterns[token.content] = token_id
+                continue
+            text = normalizer.normalize(token.content) if normalizer is not None else token.content
+            if text != token.content:
+                self.decoded_text[token_id] = text
+            # One that normalizes to nothing still matches, emptily, between every two characters:
+            # the text is cut there, though the empty token itself is dropped.
+            normalized_patterns[text] = token_id
         self._raw = _LeftmostLongest(raw_patterns)
         self._normalized = _LeftmostLongest(normalized_patterns)
 
     @classmethod
-    def from_json(cls, nodes: object, where: str, model_token_to_id, model_vocab_size, normalize):
+    def from_json(cls, nodes: object, where: str, model_token_to_id, model_vocab_size, normalizer):
         if not isinstance(nodes, list):
             raise TokenizerFileError(where, f"expected a list, found {type(nodes).__name__}")
         tokens = []
@@ -117,21 +120,21 @@ class AddedVocabulary:
             if token_id < 0:
                 raise TokenizerFileError(child(at, "id"), f"negative id {token_id}")
             tokens.append(AddedToken.from_json(node, at))
-        return cls(tokens, model_token_to_id, model_vocab_size, normalize)
+        return cls(tokens, model_token_to_id, model_vocab_size, normalizer)
 
     def text_of(self, token_id: int) -> str | None:
         token = self.by_id.get(token_id)
         return None if token is None else self.decoded_text.get(token_id, token.content)
 
-    def split(self, text: str, normalize: Callable[[str], str] | None) -> list[Segment]:
+    def split(self, text: str, normalizer: Normalizer | None) -> list[Segment]:
         """Raw-text tokens first; then normalize what is left and match the normalized tokens."""
         segments = []
         for raw in self._split(text, self._raw, at_start=True):
             if raw.token_id is not None:
                 segments.append(raw)
                 continue
-            normalized = normalize(raw.text) if normalize else raw.text
-            segments.extend(self._split(normalized, self._normalized, raw.at_start))
+            normalized, keeps_start = normalizer.normalize_piece(raw.text) if normalizer else (raw.text, True)
+            segments.extend(self._split(normalized, self._normalized, raw.at_start and keeps_start))
         return segments
 
     def _split(self, text: str, matcher: _LeftmostLongest, at_start: bool) -> list[Segment]:
@@ -147,7 +150,10 @@ class AddedVocabulary:
                 stop = _SPACES_AT_START.match(text, stop).end()
             if done < start:
                 segments.append(Segment(text[done:start], None, at_start and done == 0))
-            segments.append(Segment(text[start:stop], token_id, at_start and start == 0))
+            # Stripping can leave a match empty (a space token whose space an earlier token's
+            # rstrip took): tokenizers drops it. The next text starts after the stripped spaces.
+            if start < stop:
+                segments.append(Segment(text[start:stop], token_id, at_start and start == 0))
             done = stop
         if done < len(text):
             segments.append(Segment(text[done:], None, at_start and done == 0))

@@ -85,6 +85,21 @@ class Normalizer:
     def normalize(self, text: str) -> str:
         raise NotImplementedError
 
+    def normalize_piece(self, text: str) -> tuple[str, bool]:
+        """The normalized text, and whether its first character still comes from the first
+        character of ``text``.
+
+        tokenizers tracks where every normalized character came from; Metaspace's "first" scheme
+        prepends only to a piece that begins at original offset 0, which a normalizer that deletes
+        the leading character (Strip, StripAccents, a Replace) moves.
+        """
+        return self.normalize(text), self._keeps_start(text)
+
+    def _keeps_start(self, text: str) -> bool:
+        # Most normalizers map the first character to something; those that delete it map it,
+        # alone, to nothing.
+        return bool(self.normalize(text[:1]))
+
 
 class _UnicodeNormalizationForm(Normalizer):
     form: str
@@ -162,6 +177,12 @@ class Replace(Normalizer):
         pieces.append(text[kept_from:])
         return "".join(pieces)
 
+    def _keeps_start(self, text: str) -> bool:
+        # A replacement shorter than its match stands for the match's last characters, so a
+        # shortening match at offset 0 moves the start.
+        first = next(match_spans(self.pattern, text), None)
+        return first is None or first[0] > 0 or len(self.content) >= first[1] - first[0]
+
 
 class Prepend(Normalizer):
     """Puts a prefix before any non-empty text (even one that already starts with it)."""
@@ -238,6 +259,13 @@ class Sequence(Normalizer):
         for normalizer in self.normalizers:
             text = normalizer.normalize(text)
         return text
+
+    def normalize_piece(self, text: str) -> tuple[str, bool]:
+        keeps_start = True
+        for normalizer in self.normalizers:
+            text, kept = normalizer.normalize_piece(text)
+            keeps_start = keeps_start and kept
+        return text, keeps_start
 
 
 NORMALIZERS: dict[str, type[Normalizer]] = {

@@ -342,3 +342,11 @@ def find_matches(pattern: "regex.Pattern[str]", text: str) -> list[tuple[int, in
     if previous != len(text):
         segments.append((previous, len(text), False))
     return segments
+
+
+# The Rust regex crate's \w (Unicode's UTS #18 word class) and \s, at the crate's Unicode version:
+# the Whitespace pre-tokenizer and added tokens' single_word, lstrip and rstrip use them.
+_RUST_REGEX_UNICODE = unicode_age.ORACLE_UNICODE["rust_regex"]
+RUST_REGEX_WORD = union(*(unicode_class(item, _RUST_REGEX_UNICODE)
+                          for item in (r"\p{Alpha}", r"\p{M}", r"\p{Nd}", r"\p{Pc}", r"\p{Join_Control}")))
+RUST_REGEX_SPACE = unicode_class(r"\p{White_Space}", _RUST_REGEX_UNICODE)

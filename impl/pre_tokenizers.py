@@ -28,6 +28,8 @@ from .errors import (
 )
 from .patterns import (
     FLAGS,
+    RUST_REGEX_SPACE,
+    RUST_REGEX_WORD,
     compile_oniguruma,
     compile_pattern,
     find_matches,
@@ -37,7 +39,6 @@ from .patterns import (
 from .unicode_age import ORACLE_UNICODE
 
 RUST_STD = ORACLE_UNICODE["rust_std"]
-RUST_REGEX = ORACLE_UNICODE["rust_regex"]
 
 # char::is_whitespace and char::is_numeric (Rust's std).
 WHITESPACE = regex.compile(unicode_class(r"\p{White_Space}", RUST_STD), FLAGS)
@@ -46,11 +47,8 @@ NUMERIC = regex.compile(unicode_class(r"\p{N}", RUST_STD), FLAGS)
 PUNCTUATION = regex.compile(
     union(r"!-/:-@\[-`{-~", unicode_class(r"\p{P}", ORACLE_UNICODE["unicode_categories"])), FLAGS)
 
-# Whitespace's \w+|[^\w\s]+ in the regex crate, whose \w is Unicode's (UTS #18) word class.
-_RUST_WORD = union(*(unicode_class(item, RUST_REGEX)
-                     for item in (r"\p{Alpha}", r"\p{M}", r"\p{Nd}", r"\p{Pc}", r"\p{Join_Control}")))
-_RUST_SPACE = unicode_class(r"\p{White_Space}", RUST_REGEX)
-WORDS_OR_SYMBOLS = regex.compile(f"{_RUST_WORD}+|[^{_RUST_WORD}{_RUST_SPACE}]+", FLAGS)
+# Whitespace's \w+|[^\w\s]+ in the regex crate.
+WORDS_OR_SYMBOLS = regex.compile(f"{RUST_REGEX_WORD}+|[^{RUST_REGEX_WORD}{RUST_REGEX_SPACE}]+", FLAGS)
 
 # GPT-2's split, which ByteLevel applies when use_regex is set (an Oniguruma regex).
 GPT2_SPLIT = compile_oniguruma(r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+")

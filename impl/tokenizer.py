@@ -30,10 +30,9 @@ class Tokenizer:
         self.pre_tokenizer = pre_tokenizers.pre_tokenizer_from_json(
             spec.get("pre_tokenizer"), f"{where}.pre_tokenizer")
         self.decoder = decoders.decoder_from_json(spec.get("decoder"), f"{where}.decoder")
-        normalize = self.normalizer.normalize if self.normalizer else None
         self.added = AddedVocabulary.from_json(
             optional(spec, "added_tokens", where, []), f"{where}.added_tokens",
-            self.model.token_to_id, self.model.vocab_size, normalize)
+            self.model.token_to_id, self.model.vocab_size, self.normalizer)
         self.post_processor = post_processors.post_processor_from_json(
             spec.get("post_processor"), f"{where}.post_processor")
         self.config = config or {}
@@ -128,9 +127,8 @@ class Tokenizer:
         if not isinstance(text, str):
             raise TypeError(f"encode takes a str, not {type(text).__name__}")
         _reject_surrogates(text)
-        normalize = self.normalizer.normalize if self.normalizer else None
         ids: list[int] = []
-        for segment in self.added.split(text, normalize):
+        for segment in self.added.split(text, self.normalizer):
             if segment.token_id is not None:
                 ids.append(segment.token_id)
                 continue

@@ -45,6 +45,7 @@ ADDED_TOKEN_CONTENTS = (
     "<pad>", "<mask>", " ", "\n\n", "ab", "the", "▁the", "Hello World", "😀", "é", "É", "<0x41>", "  ",
 )
 UNK = "<unk>"
+ADDED_TOKEN_DEFAULTS = {"single_word": False, "lstrip": False, "rstrip": False, "normalized": True, "special": False}
 
 
 # -- the pipeline's parts ------------------------------------------------------------------------
@@ -80,12 +81,16 @@ def byte_level(add_prefix_space: bool, trim_offsets: bool, use_regex: bool) -> d
 
 
 def byte_levels() -> st.SearchStrategy[dict]:
-    return node("ByteLevel", add_prefix_space=st.booleans(), trim_offsets=st.booleans(), use_regex=st.booleans())
+    return st.builds(byte_level, st.booleans(), st.booleans(), st.booleans())
+
+
+def metaspace_node(prepend_scheme: str, replacement: str = "▁", split: bool = True) -> dict:
+    return {"type": "Metaspace", "replacement": replacement, "prepend_scheme": prepend_scheme, "split": split}
 
 
 def metaspaces() -> st.SearchStrategy[dict]:
-    return node("Metaspace", replacement=st.sampled_from(METASPACE_REPLACEMENTS),
-                prepend_scheme=st.sampled_from(PREPEND_SCHEMES), split=st.booleans())
+    return st.builds(metaspace_node, st.sampled_from(PREPEND_SCHEMES), st.sampled_from(METASPACE_REPLACEMENTS),
+                     st.booleans())
 
 
 def pre_tokenizers() -> st.SearchStrategy[dict]:
@@ -112,9 +117,14 @@ def model_options() -> st.SearchStrategy[dict]:
     })
 
 
+def added_token(content: str, **flags: bool) -> dict:
+    """An added-token node; flags not given are false, except ``normalized``."""
+    return {"content": content, **dict(ADDED_TOKEN_DEFAULTS, **flags)}
+
+
 def added_tokens() -> st.SearchStrategy[list[dict]]:
     token = st.fixed_dictionaries({"content": st.sampled_from(ADDED_TOKEN_CONTENTS), **{
-        flag: st.booleans() for flag in ("single_word", "lstrip", "rstrip", "normalized", "special")}})
+        flag: st.booleans() for flag in ADDED_TOKEN_DEFAULTS}})
     return st.lists(token, max_size=6, unique_by=lambda t: t["content"])
 
 
@@ -201,8 +211,7 @@ def fuzz_specs(draw) -> dict:
     normalizer = draw(st.none() | normalizers())
     added = [_without_oracle_panics(token, normalizer) for token in draw(added_tokens())]
     if model["unk_token"]:
-        added = [{"content": UNK, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False,
-                  "special": True}, *added]
+        added = [added_token(UNK, special=True, normalized=False), *added]
     # The trainer reserves the first added tokens at the start of the vocabulary (the unknown token
     # must be there); the others get ids after it, unless training made them tokens already.
     reserved = draw(st.integers(1 if model["unk_token"] else 0, len(added)))
@@ -243,6 +252,21 @@ def _normalize(normalizer: dict | None, text: str) -> str:
     tokenizer = tokenizers.Tokenizer.from_str(json.dumps({
         "version": "1.0", "normalizer": normalizer, "model": {"type": "WordLevel", "vocab": {}, "unk_token": "?"}}))
     return tokenizer.normalizer.normalize_str(text)
+
+
+def plain_spec(**parts) -> dict:
+    """A spec with no pipeline stages and a plain BPE model trained on Latin prose, with ``parts``
+    (spec keys such as normalizer or added_tokens) put in: for small hand-made pipelines."""
+    corpus = sorted(text_files())
+    spec = {
+        "description": "plain pipeline", "normalizer": None, "pre_tokenizer": None, "decoder": None,
+        "post_processor": None, "added_tokens": [], "tokenizer_config": {},
+        "model": {"type": "BPE", "dropout": None, "byte_fallback": False, "ignore_merges": False, "unk_token": None,
+                  "fuse_unk": False, "continuing_subword_prefix": None, "end_of_word_suffix": None},
+        "trainer": {"vocab_size": 300, "special_tokens": [],
+                    "exclude_categories": [name for name in corpus if name != "prose_latin"]},
+    }
+    return {**spec, **parts}
 
 
 def fuzz_families(seed: int, count: int, out_dir: Path) -> list[tuple[str, Path, dict]]:

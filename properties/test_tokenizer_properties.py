@@ -145,6 +145,37 @@ def test_sweep_sample(family: Family) -> None:
     assert not found, f"{len(found)} divergences; first ones:\n" + "\n".join(d.describe() for d in found[:5])
 
 
+# -- pipelines fuzzing has found divergences in (minimal examples; the fuzzer now avoids some) ----
+
+def _strip() -> dict:
+    return {"type": "Strip", "strip_left": True, "strip_right": True}
+
+
+FOUND_BY_FUZZING = [
+    pytest.param(pipelines.plain_spec(added_tokens=[pipelines.added_token(" ", lstrip=True, rstrip=True)]),
+                 ["  ", "a  a"], id="whitespace-token-stripping-whitespace"),
+    pytest.param(pipelines.plain_spec(added_tokens=[pipelines.added_token("<s>", single_word=True, special=True)]),
+                 ["<s>\U00011dcf", "\U00011dcf<s>", "<s>\U00019124"], id="single-word-next-to-unicode-17-letter"),
+    pytest.param(pipelines.plain_spec(added_tokens=[pipelines.added_token("<x>", rstrip=True, special=True),
+                                                    pipelines.added_token(" ", lstrip=True)]),
+                 ["<x> ", "a <x> a"], id="rstrip-token-before-lstrip-whitespace-token"),
+    pytest.param(pipelines.plain_spec(normalizer=_strip(), added_tokens=[pipelines.added_token(" ")]),
+                 ["a", "ab", " "], id="normalized-token-normalizing-to-nothing"),
+    pytest.param(pipelines.plain_spec(normalizer=_strip(), pre_tokenizer=pipelines.metaspace_node("first")),
+                 [" a", "  a b", "\u3000a"], id="metaspace-first-after-strip"),
+    pytest.param(pipelines.plain_spec(normalizer={"type": "Replace", "pattern": {"String": "a"}, "content": ""},
+                                      pre_tokenizer=pipelines.metaspace_node("first")),
+                 ["ab"], id="metaspace-first-after-removed-start"),
+]
+
+
+@pytest.mark.parametrize(("spec", "texts"), FOUND_BY_FUZZING)
+def test_found_by_fuzzing(spec: dict, texts: list[str], tmp_path: Path) -> None:
+    subject = Subject("found-by-fuzzing", pipelines.write_family(spec, tmp_path), _implementation())
+    for text in texts:
+        agrees(subject, "encode", text=text, add_special_tokens=False)
+
+
 # -- whole pipelines, shrunk ---------------------------------------------------------------------
 
 @settings(EXAMPLES, max_examples=PROFILE["fuzzed_pipelines"])

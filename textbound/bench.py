@@ -33,7 +33,7 @@ def run_bench(impl: Implementation, families: list[Family], seconds: float) -> i
 
     text = "".join(text_files().values())
     print(f"corpus: {len(text.encode('utf-8')) / 1024:.0f} KiB; impl: {impl.name}")
-    print(f"{'family':<16} {'encode impl/oracle':>20} {'decode impl/oracle':>20} {'impl encode MB/s':>17}")
+    print(f"{'family':<16} {'encode time vs oracle':>22} {'decode time vs oracle':>22} {'impl encode MB/s':>17}")
     for family in families:
         if not impl.provides("tokenizer"):
             break
@@ -45,7 +45,7 @@ def run_bench(impl: Implementation, families: list[Family], seconds: float) -> i
         impl_decode = _rate(lambda: tokenizer.decode(ids), seconds)
         oracle_decode = _rate(lambda: oracle.decode(ids), seconds)
         megabytes = len(text.encode("utf-8")) / 1e6
-        print(f"{family.name:<16} {oracle_encode / impl_encode:>19.1f}x {oracle_decode / impl_decode:>19.1f}x "
+        print(f"{family.name:<16} {oracle_encode / impl_encode:>21.1f}x {oracle_decode / impl_decode:>21.1f}x "
               f"{impl_encode * megabytes:>17.2f}")
     if impl.provides("stops"):
         short = min(stop_benchmark(impl.StopChecker, 10_000, 16, seed=0) for _ in range(3))
