@@ -5,7 +5,6 @@ and seeded random cases; fuzzed pipelines add whole families of their own (fuzz_
 """
 from __future__ import annotations
 
-import random
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,15 +24,10 @@ def corpus_snippets(budget: Budget) -> list[str]:
     return snippets if budget.corpus_snippets is None else snippets[: budget.corpus_snippets]
 
 
-def random_id_sequences(rng: random.Random, vocab_size: int, count: int) -> list[list[int]]:
-    return [[rng.randrange(vocab_size) for _ in range(rng.randint(1, 24))] for _ in range(count)]
-
-
 def tokenizer_cases(family: Family, budget: Budget, seed: int) -> Iterator[Case]:
-    from properties import sweeps
+    from properties import strategies, sweeps
 
     oracle = TokenizersOracle.from_dir(family.path)
-    rng = random.Random(f"{seed}/{family.name}/tokenizer")
 
     def encode(text: str, special: bool) -> Case:
         return Case("tokenizer", "encode", family.name, {"text": text, "add_special_tokens": special})
@@ -50,10 +44,11 @@ def tokenizer_cases(family: Family, budget: Budget, seed: int) -> Iterator[Case]
     stride = budget.sweep_stride if family.origin != "fuzz" else max(budget.sweep_stride, FUZZ_SWEEP_STRIDE)
     for text in sweeps.sweep_texts(oracle, stride=stride):
         yield encode(text, False)
-    special_ids = sorted(oracle.special_ids)
-    for ids in [oracle.encode(t) for t in snippets] + random_id_sequences(rng, oracle.vocab_size, budget.random_id_sequences):
-        if special_ids and rng.random() < 0.5:
-            ids.insert(rng.randrange(len(ids) + 1), rng.choice(special_ids))
+    # Random ids come from the strategies the property tests use (specials, byte-fallback runs that
+    # are not valid UTF-8), drawn deterministically from the seed.
+    facts = strategies.FamilyFacts.of(oracle)
+    random_ids = strategies.draw_examples(facts.id_sequences(), budget.random_id_sequences, seed)
+    for ids in [oracle.encode(t) for t in snippets] + [ids for ids in random_ids if ids]:
         yield decode(ids, False)
         yield decode(ids, True)
     every_id = sorted(oracle.vocab().values())[::stride]
