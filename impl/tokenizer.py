@@ -168,6 +168,7 @@ class Tokenizer:
         Byte-level and byte-fallback tokens give their raw bytes, even when they are not valid
         UTF-8 alone. Other tokens give what decoding them after a token adds: a SentencePiece
         "▁word" gives " word", though at the very start of a sequence the decoder strips that space.
+        A token that the decoder rewrites depending on what follows it gives its text alone.
         """
         tokens = self.tokens_for([token_id], skip_special_tokens)
         if not tokens:
@@ -177,7 +178,9 @@ class Tokenizer:
             return raw
         once, twice = self._decode_tokens(tokens), self._decode_tokens(tokens * 2)
         if not twice.startswith(once):
-            raise ValueError(f"token {token_id} ({tokens[0]!r}) has no context-free bytes with this decoder")
+            # The decoder rewrites a token once another follows (BPEDecoder's suffix becomes a
+            # space only before a next token): there are no context-free bytes; give it alone.
+            return once.encode("utf-8")
         return twice[len(once):].encode("utf-8")
 
     def vocab_bytes(self) -> list[bytes]:

@@ -105,3 +105,20 @@ def test_config_tokens_and_template(tmp_path):
     tokenizer = Tokenizer.from_dir(tmp_path)
     assert (tokenizer.bos_token, tokenizer.eos_token, tokenizer.eos_token_id) == ("<s>", "<s>", 3)
     assert tokenizer.chat_template == "{{ x }}"
+
+
+def test_token_bytes_when_the_decoder_rewrites_a_token_by_position():
+    """BPEDecoder turns a suffix into a space only before a next token: found by pipeline fuzzing."""
+    import tokenizers
+
+    from impl import IncrementalDetokenizer
+
+    spec = minimal_spec(decoder={"type": "BPEDecoder", "suffix": "_"})
+    spec["model"]["vocab"] = {"a_": 0, "b": 1, "ab_": 2}
+    spec["model"]["merges"] = []
+    tokenizer, oracle = load(spec), tokenizers.Tokenizer.from_str(json.dumps(spec))
+    assert tokenizer.token_bytes(0) == oracle.decode([0]).encode()
+    ids = [0, 1, 2, 0]
+    detokenizer = IncrementalDetokenizer(tokenizer, skip_special_tokens=False)
+    streamed = "".join(detokenizer.add([i]) for i in ids) + detokenizer.flush()
+    assert streamed == oracle.decode(ids, skip_special_tokens=False)
