@@ -118,7 +118,7 @@ def test_token_bytes_when_the_decoder_rewrites_a_token_by_position():
     spec["model"]["merges"] = []
     tokenizer, oracle = load(spec), tokenizers.Tokenizer.from_str(json.dumps(spec))
     # "x_y" reads "x y" before another token and "xy" last: it has no bytes of its own
-    assert tokenizer.token_bytes(0) == oracle.decode([0]).encode() == b"xy"
+    assert tokenizer.token_bytes(0) == oracle.decode([0]).encode()
     ids = [0, 1, 2, 0]
     detokenizer = IncrementalDetokenizer(tokenizer, skip_special_tokens=False)
     streamed = "".join(detokenizer.add([i]) for i in ids) + detokenizer.flush()
