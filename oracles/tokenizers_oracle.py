@@ -5,6 +5,7 @@ sides then answer the same question, "the ids of this whole text".
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from importlib.metadata import version
 from pathlib import Path
 
@@ -55,7 +56,10 @@ class TokenizersOracle:
     def id_to_token(self, token_id: int) -> str | None:
         return self.tokenizer.id_to_token(token_id)
 
-    def stream_decode(self, ids: list[int], skip_special_tokens: bool) -> list[str | None]:
-        """DecodeStream's chunks, one per id (None where it holds back)."""
-        stream = DecodeStream(skip_special_tokens=skip_special_tokens)
-        return [stream.step(self.tokenizer, i) for i in ids]
+    def decode_stream(self, prompt_ids: list[int], chunks: list[list[int]],
+                      skip_special_tokens: bool) -> Iterator[str | None]:
+        """What DecodeStream, primed with the prompt, returns for each chunk of ids in turn (None
+        where it holds everything back). An error it raises comes out of the iteration."""
+        stream = DecodeStream(ids=prompt_ids or None, skip_special_tokens=skip_special_tokens)
+        for chunk in chunks:
+            yield stream.step(self.tokenizer, chunk) if chunk else ""

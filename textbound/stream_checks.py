@@ -31,7 +31,6 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from tokenizers.decoders import DecodeStream
 from tokenizers.pre_tokenizers import ByteLevel
 
 from oracles.stop_reference import apply_stops, held_back_reference
@@ -111,20 +110,19 @@ def stream_impl(subject: Subject, given: StreamInput) -> Streamed:
 
 def decode_stream_shown(subject: Subject, given: StreamInput) -> list[str]:
     """The whole text DecodeStream has shown after each chunk, as far as it stays a valid reference."""
-    tokenizer, skip = subject.oracle.tokenizer, given.skip_special_tokens
-    stream = DecodeStream(ids=given.prompt_ids or None, skip_special_tokens=skip)
+    skip = given.skip_special_tokens
     prompt_text, error = _oracle_call(lambda: subject.oracle.decode(given.prompt_ids, skip))
     if error:
         return []
     emitted = "" if prompt_text.endswith(REPLACEMENT_CHARACTER) else prompt_text
     whole = subject.oracle.decode(given.prompt_ids + given.ids, skip)
+    pieces = subject.oracle.decode_stream(given.prompt_ids, given.chunks, skip)
     shown = []
-    for chunk in given.chunks:
-        if chunk:
-            piece, error = _oracle_call(lambda: stream.step(tokenizer, chunk))
-            if error or not whole.startswith(emitted + (piece or "")):
-                break
-            emitted += piece or ""
+    for _ in given.chunks:
+        piece, error = _oracle_call(lambda: next(pieces))
+        if error or not whole.startswith(emitted + (piece or "")):
+            break
+        emitted += piece or ""
         shown.append(emitted)
     return shown
 
