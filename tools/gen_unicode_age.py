@@ -19,7 +19,6 @@ reproduces the oracle exactly. It fails when no version does, naming the code po
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -28,6 +27,8 @@ import regex
 import tokenizers
 from tokenizers import Regex, pre_tokenizers
 from unicode_age.unicode_age_db import UCD_VERSION, iter_spans
+
+from table_file import regenerate
 
 AGE_PATH = Path(__file__).resolve().parent.parent / "impl" / "unicode_age.py"
 
@@ -227,18 +228,7 @@ PROPERTY_CHANGES: tuple[tuple[int, int, str], ...] = (
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="only report whether the file is up to date")
-    args = parser.parse_args()
-    regex_assigned = check_regex_tables()
-    text = render(oracle_versions(), regex_assigned)
-    if args.check:
-        up_to_date = AGE_PATH.exists() and AGE_PATH.read_text(encoding="utf-8") == text
-        print(f"{AGE_PATH}: {'up to date' if up_to_date else 'OUT OF DATE'}")
-        return 0 if up_to_date else 1
-    AGE_PATH.write_text(text, encoding="utf-8")
-    print(f"wrote {AGE_PATH}")
-    return 0
+    return regenerate(AGE_PATH, lambda: render(oracle_versions(), check_regex_tables()), __doc__.splitlines()[0])
 
 
 if __name__ == "__main__":

@@ -12,7 +12,6 @@ Run it again whenever the pinned ``tokenizers`` changes:
 """
 from __future__ import annotations
 
-import argparse
 import sys
 import unicodedata
 from collections.abc import Callable, Iterable
@@ -20,6 +19,8 @@ from pathlib import Path
 
 import tokenizers
 from tokenizers import normalizers
+
+from table_file import regenerate
 
 TABLES_PATH = Path(__file__).resolve().parent.parent / "impl" / "unicode_tables.py"
 
@@ -174,17 +175,7 @@ def render(tables: dict[str, object]) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="only report whether the file is up to date")
-    args = parser.parse_args()
-    text = render(measure())
-    if args.check:
-        up_to_date = TABLES_PATH.exists() and TABLES_PATH.read_text(encoding="utf-8") == text
-        print(f"{TABLES_PATH}: {'up to date' if up_to_date else 'OUT OF DATE'}")
-        return 0 if up_to_date else 1
-    TABLES_PATH.write_text(text, encoding="utf-8")
-    print(f"wrote {TABLES_PATH}")
-    return 0
+    return regenerate(TABLES_PATH, lambda: render(measure()), __doc__.splitlines()[0])
 
 
 if __name__ == "__main__":
