@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from impl.byte_level import bytes_to_chars
 from impl.decoders import DECODERS, DecoderPanic, decoder_from_json
-from impl.errors import TokenizerFileError
+from tests.faults import assert_refused_by_both
 
 os.environ.setdefault("RUST_BACKTRACE", "0")  # keep expected panics short in captured output
 
@@ -235,12 +235,7 @@ BAD_NODES = [
 
 @pytest.mark.parametrize(("node", "path", "message"), BAD_NODES, ids=lambda v: node_id(v) if isinstance(v, dict) else "")
 def test_faulty_node_is_refused_with_its_path(node: dict, path: str, message: str) -> None:
-    with pytest.raises(Exception):
-        oracle_tokenizer(node)
-    with pytest.raises(TokenizerFileError) as raised:
-        decoder_from_json(node, WHERE)
-    assert raised.value.where == path
-    assert message in str(raised.value)
+    assert_refused_by_both(lambda: oracle_tokenizer(node), lambda: decoder_from_json(node, WHERE), path, message)
 
 
 def test_null_decoder_is_none() -> None:

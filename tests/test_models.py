@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import json
 import os
+import pydoc_data.topics
 import re
 import signal
 import subprocess
 import sys
 from pathlib import Path
 
-import pydoc_data.topics
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st

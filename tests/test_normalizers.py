@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from impl import unicode_tables
 from impl.errors import TokenizerFileError
 from impl.normalizers import NORMALIZERS, normalizer_from_json
+from tests.faults import assert_refused_by_both
 
 WHERE = "tokenizer.json: $.normalizer"
 
@@ -198,11 +199,7 @@ FAULTY = [
 
 @pytest.mark.parametrize(("node", "path"), [(node, path) for _, node, path in FAULTY], ids=[f[0] for f in FAULTY])
 def test_faulty_node_is_refused_with_its_path(node: dict, path: str) -> None:
-    with pytest.raises(Exception):
-        oracle_tokenizer(node)  # the fault is real: tokenizers refuses the node too
-    with pytest.raises(TokenizerFileError) as caught:
-        normalizer_from_json(node, WHERE)
-    assert caught.value.where == path
+    assert_refused_by_both(lambda: oracle_tokenizer(node), lambda: normalizer_from_json(node, WHERE), path)
 
 
 PRECOMPILED = {"type": "Precompiled", "precompiled_charsmap": None}

@@ -29,6 +29,7 @@ from impl import unicode_age
 from impl.errors import TokenizerFileError
 from impl.patterns import compile_pattern
 from impl.pre_tokenizers import PRE_TOKENIZERS, Piece, pre_tokenizer_from_json
+from tests.faults import assert_refused_by_both
 
 WHERE = "tokenizer.json: $.pre_tokenizer"
 ADDED = "<|x|>"  # an added token put before a text, so that the text does not start the input
@@ -368,11 +369,7 @@ FAULTY = [
 
 @pytest.mark.parametrize(("node", "path"), [(node, path) for _, node, path in FAULTY], ids=[f[0] for f in FAULTY])
 def test_faulty_node_is_refused_with_its_path(node: dict, path: str) -> None:
-    with pytest.raises(Exception):
-        oracle_tokenizer(node)  # the fault is real: tokenizers refuses the node too
-    with pytest.raises(TokenizerFileError) as caught:
-        pre_tokenizer_from_json(node, WHERE)
-    assert caught.value.where == path
+    assert_refused_by_both(lambda: oracle_tokenizer(node), lambda: pre_tokenizer_from_json(node, WHERE), path)
 
 
 def test_unsupported_type_names_what_is_supported() -> None:
