@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from impl.byte_level import bytes_to_chars
 from impl.decoders import DECODERS, DecoderPanic, decoder_from_json
-from tests.faults import assert_refused_by_both
+from tests.stage_oracle import assert_refused_by_both, oracle_with
 
 os.environ.setdefault("RUST_BACKTRACE", "0")  # keep expected panics short in captured output
 
@@ -26,12 +26,7 @@ WHERE = "tokenizer.json: $.decoder"
 
 
 def oracle_tokenizer(decoder: dict | None) -> tokenizers.Tokenizer:
-    spec = {
-        "version": "1.0", "truncation": None, "padding": None, "added_tokens": [],
-        "normalizer": None, "pre_tokenizer": None, "post_processor": None, "decoder": decoder,
-        "model": {"type": "WordLevel", "vocab": {"[UNK]": 0}, "unk_token": "[UNK]"},
-    }
-    return tokenizers.Tokenizer.from_str(json.dumps(spec))
+    return oracle_with("decoder", decoder)
 
 
 @functools.lru_cache(maxsize=None)

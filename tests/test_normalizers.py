@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from impl import unicode_tables
 from impl.errors import TokenizerFileError
 from impl.normalizers import NORMALIZERS, normalizer_from_json
-from tests.faults import assert_refused_by_both
+from tests.stage_oracle import assert_refused_by_both, oracle_with
 
 WHERE = "tokenizer.json: $.normalizer"
 
@@ -68,12 +68,7 @@ def node_id(node: dict) -> str:
 
 
 def oracle_tokenizer(normalizer: dict | None) -> tokenizers.Tokenizer:
-    spec = {
-        "version": "1.0", "truncation": None, "padding": None, "added_tokens": [],
-        "normalizer": normalizer, "pre_tokenizer": None, "post_processor": None, "decoder": None,
-        "model": {"type": "WordLevel", "vocab": {"[UNK]": 0}, "unk_token": "[UNK]"},
-    }
-    return tokenizers.Tokenizer.from_str(json.dumps(spec))
+    return oracle_with("normalizer", normalizer)
 
 
 @functools.lru_cache(maxsize=None)

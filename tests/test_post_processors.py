@@ -23,7 +23,7 @@ from impl.post_processors import (
     PostProcessorPanic,
     post_processor_from_json,
 )
-from tests.faults import assert_refused_by_both
+from tests.stage_oracle import assert_refused_by_both, oracle_with
 
 os.environ.setdefault("RUST_BACKTRACE", "0")  # keep expected panics short in captured output
 
@@ -32,12 +32,7 @@ WORDS = [f"w{i}" for i in range(10)]
 
 
 def oracle_tokenizer(post_processor: dict | None) -> tokenizers.Tokenizer:
-    spec = {
-        "version": "1.0", "truncation": None, "padding": None, "added_tokens": [],
-        "normalizer": None, "pre_tokenizer": None, "post_processor": post_processor, "decoder": None,
-        "model": {"type": "WordLevel", "vocab": {w: i for i, w in enumerate(WORDS)}, "unk_token": "w0"},
-    }
-    return tokenizers.Tokenizer.from_str(json.dumps(spec))
+    return oracle_with("post_processor", post_processor, vocab={w: i for i, w in enumerate(WORDS)}, unk="w0")
 
 
 BASE = oracle_tokenizer(None)

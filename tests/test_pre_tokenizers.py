@@ -29,7 +29,7 @@ from impl import unicode_age
 from impl.errors import TokenizerFileError
 from impl.patterns import compile_pattern
 from impl.pre_tokenizers import PRE_TOKENIZERS, Piece, pre_tokenizer_from_json
-from tests.faults import assert_refused_by_both
+from tests.stage_oracle import assert_refused_by_both, oracle_with
 
 WHERE = "tokenizer.json: $.pre_tokenizer"
 ADDED = "<|x|>"  # an added token put before a text, so that the text does not start the input
@@ -101,14 +101,9 @@ def node_id(node: dict) -> str:
 def oracle_tokenizer(pre_tokenizer: dict | None, vocab: Iterable[str] = ()) -> tokenizers.Tokenizer:
     """A tokenizer with only this pre-tokenizer, one added token, and a word per vocab entry."""
     words = {"[UNK]": 0, **{word: i for i, word in enumerate(dict.fromkeys(vocab), start=1)}}
-    spec = {
-        "version": "1.0", "truncation": None, "padding": None,
-        "added_tokens": [{"id": len(words) + 1, "content": ADDED, "single_word": False, "lstrip": False,
-                          "rstrip": False, "normalized": False, "special": True}],
-        "normalizer": None, "pre_tokenizer": pre_tokenizer, "post_processor": None, "decoder": None,
-        "model": {"type": "WordLevel", "vocab": words, "unk_token": "[UNK]"},
-    }
-    return tokenizers.Tokenizer.from_str(json.dumps(spec))
+    added = {"id": len(words) + 1, "content": ADDED, "single_word": False, "lstrip": False,
+             "rstrip": False, "normalized": False, "special": True}
+    return oracle_with("pre_tokenizer", pre_tokenizer, vocab=words, added_tokens=[added])
 
 
 @functools.lru_cache(maxsize=None)
