@@ -96,7 +96,8 @@ def _check(args, impl: Implementation) -> int:
               file=sys.stderr)
         return EXIT_SETUP
     components = args.component or checked
-    info = RunInfo(impl=impl.name, impl_version=impl.version, oracle_versions=_oracle_versions(),
+    oracles = {c: v for c, v in _oracle_versions().items() if c in components}
+    info = RunInfo(impl=impl.name, impl_version=impl.version, oracle_versions=oracles,
                    seed=args.seed, budget=budget.name, families={f.name: str(f.path) for f in families})
     recorder = Recorder(report_dir, info)
     verdict = run(impl, families, components, budget, args.seed, max(1, args.jobs), recorder, baseline, case_source)
