@@ -19,11 +19,11 @@ from pathlib import Path
 import pytest
 import tokenizers
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from impl import unicode_tables
 from impl.errors import TokenizerFileError
 from impl.normalizers import NORMALIZERS, normalizer_from_json
+from properties.strategies import short_text_leaning_on
 from tests.stage_oracle import assert_refused_by_both, oracle_with
 
 WHERE = "tokenizer.json: $.normalizer"
@@ -138,14 +138,12 @@ INTERESTING = (
     "\U00011935\U00011930\U0001f16c\u32ff\ua7f2\ufb01\u2460\u00bd\u2126\u212b\u1e9b\u0344"
     "中文字\U00020000\uf900々〆\u1cf2\u1c89\ua7cb\U00010d50'x ▁"
 )
-any_text = st.text(st.characters(exclude_categories=("Cs",)), max_size=24)
-interesting_text = st.text(st.one_of(st.sampled_from(INTERESTING), st.characters(exclude_categories=("Cs",))),
-                           max_size=24)
+texts = short_text_leaning_on(INTERESTING)
 
 
 @pytest.mark.parametrize("node", NODES, ids=node_id)
 @settings(max_examples=60, deadline=None)
-@given(text=st.one_of(any_text, interesting_text))
+@given(text=texts)
 def test_normalize_matches_tokenizers(node: dict, text: str) -> None:
     assert_same(node, text)
 
@@ -227,7 +225,7 @@ def real_normalizers(path: Path) -> tuple:
 
 @pytest.mark.parametrize("path", MODEL_DIRS, ids=lambda p: p.name if p else "none")
 @settings(max_examples=100, deadline=None)
-@given(text=st.one_of(any_text, interesting_text))
+@given(text=texts)
 def test_real_normalizer_matches_tokenizers(path: Path, text: str) -> None:
     impl, oracle = real_normalizers(path)
     assert (impl is None) == (oracle is None)

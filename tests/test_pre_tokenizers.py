@@ -23,12 +23,12 @@ import pytest
 import regex
 import tokenizers
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from impl import unicode_age
 from impl.errors import TokenizerFileError
 from impl.patterns import compile_pattern
 from impl.pre_tokenizers import PRE_TOKENIZERS, Piece, pre_tokenizer_from_json
+from properties.strategies import short_text_leaning_on
 from tests.stage_oracle import assert_refused_by_both, oracle_with
 
 WHERE = "tokenizer.json: $.pre_tokenizer"
@@ -209,10 +209,7 @@ INTERESTING = (
     "aAzZßẞéÉıİΣςσʕʖ中日アのजका\u0301\u0345\U00011dcf\U00016100\U0001e5d0\U00031350"
     "▁ĠĊ😀👍🏽\u200d\ue000\ufffd"
 )
-any_text = st.text(st.characters(exclude_categories=("Cs",)), max_size=24)
-interesting_text = st.text(st.one_of(st.sampled_from(INTERESTING), st.characters(exclude_categories=("Cs",))),
-                           max_size=24)
-texts = st.one_of(any_text, interesting_text)
+texts = short_text_leaning_on(INTERESTING)
 
 
 @pytest.mark.parametrize("node", NODES, ids=node_id)
