@@ -1,12 +1,23 @@
 """impl: a pure-Python text boundary for LLM inference, matching Hugging Face exactly.
 
 Public names (a contract: the harness and users reach impl only through these):
-Tokenizer, IncrementalDetokenizer, StopChecker, TokenizerFileError.
+- tokenizer: Tokenizer, TokenizerFileError
+- detokenizer, stops: IncrementalDetokenizer, StopChecker
+- chat: render_chat, CHATML_TEMPLATE (and Tokenizer.apply_chat_template)
+- tools: OutputParser, parse_response, parse_tool_calls, assemble, FORMATS, format_for_template
+- structured: json_schema_to_regex, regex_escape, tool_call_pattern, Constraint
 """
+from .chat import CHATML_TEMPLATE, render_chat
 from .detokenizer import IncrementalDetokenizer
 from .errors import TokenizerFileError
 from .stops import StopChecker
+from .structured import Constraint, json_schema_to_regex, regex_escape, tool_call_pattern
 from .tokenizer import Tokenizer
+from .tools import FORMATS, OutputParser, assemble, format_for_template, parse_response, parse_tool_calls
 
 __version__ = "0.1.0"
-__all__ = ["IncrementalDetokenizer", "StopChecker", "Tokenizer", "TokenizerFileError"]
+__all__ = [
+    "CHATML_TEMPLATE", "Constraint", "FORMATS", "IncrementalDetokenizer", "OutputParser", "StopChecker",
+    "Tokenizer", "TokenizerFileError", "assemble", "format_for_template", "json_schema_to_regex",
+    "parse_response", "parse_tool_calls", "regex_escape", "render_chat", "tool_call_pattern",
+]

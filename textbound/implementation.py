@@ -13,9 +13,10 @@ REQUIRED_NAMES: dict[str, tuple[str, ...]] = {
     "tokenizer": ("Tokenizer",),
     "detokenizer": ("Tokenizer", "IncrementalDetokenizer"),
     "stops": ("StopChecker",),
-    "chat": ("Tokenizer", "render_chat"),
-    "tools": ("parse_tool_calls",),
-    "structured": ("ToolCallGrammar",),
+    # Checks needing Tokenizer.apply_chat_template run only where Tokenizer is provided too.
+    "chat": ("render_chat",),
+    "tools": ("OutputParser", "parse_response", "assemble"),
+    "structured": ("json_schema_to_regex", "tool_call_pattern", "Constraint"),
 }
 
 
