@@ -1,6 +1,6 @@
 """impl.IncrementalDetokenizer (and ids -> detokenizer -> StopChecker) against tokenizers' decode.
 
-The properties run through the harness's checks (textbound.stream_checks), so pytest and
+The properties run through the harness's checks (textbound.checks), so pytest and
 ``textbound check`` agree on what a divergence is: for every split of the ids into ``add`` calls
 the shown text is always a prefix of the whole decode and ends equal to it, DecodeStream is never
 contradicted, and stop strings cut the streamed text where they cut the whole text. They run on
@@ -9,43 +9,30 @@ issue names; their expected texts come from the oracle, never typed by hand.
 """
 from __future__ import annotations
 
-import functools
 import os
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from textbound.checks import Subject, run_check
+from textbound.checks import run_check
 from textbound.divergence import Case
-from textbound.families import build_family, embedded_family_names
-from textbound.implementation import Implementation
-from textbound.sources import folder_families
-from textbound.stream_checks import vocabulary_survey
+from textbound.checks.streaming import vocabulary_survey
+
+from .families import FAMILIES, NEEDS_MODELS, impl_subject
 
 os.environ.setdefault("RUST_BACKTRACE", "0")
 
-MODELS = os.environ.get("TEXTBOUND_MODELS")
-SHARED = [f.name for f in folder_families(Path(MODELS))] if MODELS else []
-FAMILIES = embedded_family_names() + [pytest.param(name, id=f"shared-{name}") for name in SHARED]
-NEEDS_MODELS = pytest.mark.skipif(not MODELS, reason="TEXTBOUND_MODELS is not set")
 REPLACEMENT_CHARACTER = "\ufffd"
 
 
-@functools.cache
-def subject(family: str) -> Subject:
-    path = Path(MODELS) / family if family in SHARED else build_family(family)
-    return Subject(family, path, Implementation("impl"))
-
-
 def detokenizer(family: str, skip_special_tokens: bool = False, prompt_ids: list[int] | None = None):
-    return subject(family).impl.IncrementalDetokenizer(
-        subject(family).tokenizer, skip_special_tokens=skip_special_tokens, prompt_ids=prompt_ids)
+    return impl_subject(family).impl.IncrementalDetokenizer(
+        impl_subject(family).tokenizer, skip_special_tokens=skip_special_tokens, prompt_ids=prompt_ids)
 
 
 def assert_no_divergence(family: str, case: Case) -> None:
-    found = run_check(subject(family), case)
+    found = run_check(impl_subject(family), case)
     assert found is None, found.describe()
 
 
@@ -54,7 +41,7 @@ def assert_no_divergence(family: str, case: Case) -> None:
 @st.composite
 def id_sequences(draw: st.DrawFn, family: str) -> list[int]:
     """Ids from the whole vocabulary, stray bytes, byte tokens, specials and spelled characters."""
-    survey = vocabulary_survey(subject(family))
+    survey = vocabulary_survey(impl_subject(family))
     pools = [pool for pool in (survey.ids, survey.broken_ids, survey.byte_ids, survey.special_ids) if pool]
     single = st.sampled_from(pools).flatmap(st.sampled_from).map(lambda token_id: [token_id])
     spelled = st.sampled_from(["é", "€", "中", "😀", "\u2028"]).map(survey.spelled)
@@ -85,7 +72,7 @@ def test_stream_equals_whole_decode(family: str, data: st.DataObject) -> None:
 def test_stops_on_streamed_ids_equal_stops_on_whole_text(family: str, data: st.DataObject) -> None:
     given_input = data.draw(stream_inputs(family))
     del given_input["prompt_ids"]
-    text = subject(family).oracle.decode(given_input["ids"], given_input["skip_special_tokens"])
+    text = impl_subject(family).oracle.decode(given_input["ids"], given_input["skip_special_tokens"])
     stops = data.draw(st.lists(st.one_of(
         st.integers(0, len(text)).flatmap(lambda start: st.integers(start, len(text)).map(lambda end: text[start:end])),
         st.sampled_from(["\n", " ", REPLACEMENT_CHARACTER])), max_size=3))
@@ -99,7 +86,7 @@ def test_stops_on_streamed_ids_equal_stops_on_whole_text(family: str, data: st.D
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_corpus_text_streamed_one_id_at_a_time(family: str) -> None:
-    oracle = subject(family).oracle
+    oracle = impl_subject(family).oracle
     ids = oracle.encode("Hello world, héllo wörld!\n\n  日本語のテキスト 😀👍🏽 done.\tx = 1 + 2")
     for skip in (False, True):
         case = {"ids": ids, "splits": list(range(len(ids))), "skip_special_tokens": skip, "prompt_ids": []}
@@ -118,7 +105,7 @@ def stream(family: str, chunks: list[list[int]], skip: bool = False, prompt_ids:
 
 @pytest.mark.parametrize("family", ["sentencepiece", "metaspace", pytest.param("llama2", marks=NEEDS_MODELS)])
 def test_sentencepiece_start_space_dropped_only_at_the_very_start(family: str) -> None:
-    oracle = subject(family).oracle
+    oracle = impl_subject(family).oracle
     ids = oracle.encode("Hello world again")
     deltas, _ = stream(family, [[token_id] for token_id in ids])
     assert deltas[0] == oracle.decode(ids[:1]) and not deltas[0].startswith(" ")  # dropped at the start...
@@ -127,7 +114,7 @@ def test_sentencepiece_start_space_dropped_only_at_the_very_start(family: str) -
 
 @pytest.mark.parametrize("family", ["sentencepiece", pytest.param("llama2", marks=NEEDS_MODELS)])
 def test_byte_fallback_invalid_bytes_give_one_replacement_per_byte(family: str) -> None:
-    oracle, survey = subject(family).oracle, vocabulary_survey(subject(family))
+    oracle, survey = impl_subject(family).oracle, vocabulary_survey(impl_subject(family))
     euro = survey.spelled("€")
     letter = oracle.encode("a")
     ids = euro[:2] + letter + euro
@@ -140,7 +127,7 @@ def test_byte_fallback_invalid_bytes_give_one_replacement_per_byte(family: str) 
 
 @pytest.mark.parametrize("family", ["gpt2", "qwen", pytest.param("qwen3", marks=NEEDS_MODELS)])
 def test_byte_level_character_split_across_tokens_is_never_shown_half(family: str) -> None:
-    oracle, survey = subject(family).oracle, vocabulary_survey(subject(family))
+    oracle, survey = impl_subject(family).oracle, vocabulary_survey(impl_subject(family))
     ids = oracle.encode("x") + survey.spelled("😀") + oracle.encode("y")
     deltas, _ = stream(family, [[token_id] for token_id in ids])
     assert REPLACEMENT_CHARACTER not in "".join(deltas)
@@ -151,7 +138,7 @@ def test_byte_level_character_split_across_tokens_is_never_shown_half(family: st
 @pytest.mark.parametrize("family", ["sentencepiece", "gpt2", pytest.param("llama3_1", marks=NEEDS_MODELS)])
 @pytest.mark.parametrize("skip", [False, True])
 def test_special_tokens_skipped_or_shown(family: str, skip: bool) -> None:
-    oracle, survey = subject(family).oracle, vocabulary_survey(subject(family))
+    oracle, survey = impl_subject(family).oracle, vocabulary_survey(impl_subject(family))
     special = survey.special_ids[-1]
     ids = oracle.encode("Hello") + [special] * 5 + oracle.encode(" world")
     deltas, detok = stream(family, [[token_id] for token_id in ids], skip)
@@ -160,7 +147,7 @@ def test_special_tokens_skipped_or_shown(family: str, skip: bool) -> None:
 
 @pytest.mark.parametrize("family", ["gpt2", "sentencepiece", pytest.param("qwen3", marks=NEEDS_MODELS)])
 def test_prompt_ending_mid_character(family: str) -> None:
-    oracle, survey = subject(family).oracle, vocabulary_survey(subject(family))
+    oracle, survey = impl_subject(family).oracle, vocabulary_survey(impl_subject(family))
     euro = survey.spelled("€")
     prompt, output = oracle.encode("Price:") + euro[:2], euro[2:] + oracle.encode(" 5")
     deltas, detok = stream(family, [[token_id] for token_id in output], prompt_ids=prompt)
@@ -172,7 +159,7 @@ def test_prompt_ending_mid_character(family: str) -> None:
 
 
 def test_prompt_is_primed_as_if_streamed() -> None:
-    oracle = subject("sentencepiece").oracle
+    oracle = impl_subject("sentencepiece").oracle
     ids = oracle.encode("Hello world")
     cut = next(i for i, piece in enumerate(oracle.pieces(ids)) if i and piece.startswith("▁"))
     prompt, output = ids[:cut], ids[cut:]
@@ -184,7 +171,7 @@ def test_prompt_is_primed_as_if_streamed() -> None:
 
 def decoded_per_add(family: str, ids: list[int]) -> list[int]:
     """How many ids the detokenizer decodes for each ``add`` of one id."""
-    tokenizer = subject(family).tokenizer
+    tokenizer = impl_subject(family).tokenizer
     decoded: list[int] = []
 
     class CountingTokenizer:
@@ -195,7 +182,7 @@ def decoded_per_add(family: str, ids: list[int]) -> list[int]:
             decoded.append(len(ids))
             return tokenizer.decode(ids, skip_special_tokens=skip_special_tokens)
 
-    detok = subject(family).impl.IncrementalDetokenizer(CountingTokenizer(), skip_special_tokens=True)
+    detok = impl_subject(family).impl.IncrementalDetokenizer(CountingTokenizer(), skip_special_tokens=True)
     per_add = []
     for token_id in ids:
         decoded.clear()
@@ -205,7 +192,7 @@ def decoded_per_add(family: str, ids: list[int]) -> list[int]:
 
 
 def test_cost_per_add_does_not_grow_with_the_stream() -> None:
-    oracle, survey = subject("sentencepiece").oracle, vocabulary_survey(subject("sentencepiece"))
+    oracle, survey = impl_subject("sentencepiece").oracle, vocabulary_survey(impl_subject("sentencepiece"))
     per_add = decoded_per_add("sentencepiece", oracle.encode("The quick brown fox jumps over the lazy dog. " * 40))
     assert max(per_add[-50:]) <= max(per_add[:50]) <= 40
     # A long byte-fallback run shows nothing until it ends, and only the add that ends it decodes it all.
@@ -215,7 +202,7 @@ def test_cost_per_add_does_not_grow_with_the_stream() -> None:
 
 
 def test_misuse_raises_and_leaves_the_stream_unchanged() -> None:
-    oracle = subject("gpt2").oracle
+    oracle = impl_subject("gpt2").oracle
     detok = detokenizer("gpt2")
     shown = detok.add(oracle.encode("Hello"))
     with pytest.raises(ValueError, match="not a token id"):

@@ -78,7 +78,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _check(args, impl: Implementation) -> int:
-    from .cases import case_source, fuzz_families
+    from .cases import fuzz_families
+    from .checks import case_source
     from .checks import checked_components
     from .report import Recorder, RunInfo
     from .runner import run

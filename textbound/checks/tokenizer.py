@@ -1,81 +1,10 @@
-"""Component checks: the single definition of "diverges".
-
-Each check runs one case on the implementation under test and on the oracle and returns None or
-a Divergence. pytest properties (properties/) and ``textbound check`` both call ``run_check``, so
-they cannot disagree about what a divergence is, and either can replay what the other found.
-"""
+"""Checks of the ``tokenizer`` component: encode, decode and the vocabulary, against `tokenizers`."""
 from __future__ import annotations
 
-import traceback
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from functools import cached_property
-from pathlib import Path
-
-from oracles.tokenizers_oracle import TokenizersOracle
-
-from .divergence import COMPONENTS, Case, Divergence, char_kind, first_index
-from .implementation import Implementation
+from ..divergence import Case, Divergence, char_kind, first_index
+from .registry import Subject, check, impl_call, text_divergence
 
 WINDOW = 3  # token pieces shown on each side of a first difference
-
-
-@dataclass
-class Subject:
-    """One family as both sides see it: the implementation's tokenizer and the oracle's."""
-
-    family: str
-    path: Path
-    impl: Implementation | None  # None where only the oracle is needed: generating cases
-    cache: dict = field(default_factory=dict, repr=False)  # per-family facts checks compute once
-
-    @cached_property
-    def oracle(self) -> TokenizersOracle:
-        return TokenizersOracle.from_dir(self.path)
-
-    @cached_property
-    def tokenizer(self):
-        return self.impl.Tokenizer.from_dir(self.path)
-
-
-Check = Callable[[Subject, Case], "Divergence | None"]
-CHECKS: dict[tuple[str, str], Check] = {}
-# The input field that delta debugging shrinks, per property.
-MINIMIZED_FIELD: dict[tuple[str, str], str] = {}
-
-
-def check(component: str, prop: str, minimize: str | None = None):
-    def register(fn: Check) -> Check:
-        CHECKS[(component, prop)] = fn
-        if minimize:
-            MINIMIZED_FIELD[(component, prop)] = minimize
-        return fn
-    return register
-
-
-def checked_components() -> list[str]:
-    """The components that have checks, in the order reports list components."""
-    return [c for c in COMPONENTS if any(component == c for component, _ in CHECKS)]
-
-
-def run_check(subject: Subject, case: Case) -> Divergence | None:
-    try:
-        fn = CHECKS[(case.component, case.property)]
-    except KeyError:
-        known = ", ".join(f"{c}/{p}" for c, p in sorted(CHECKS))
-        raise ValueError(f"no check {case.component}/{case.property} (known: {known})") from None
-    return fn(subject, case)
-
-
-def impl_call(case: Case, expected, call: Callable):
-    """Runs the implementation; an exception is a divergence of its own kind, never a crash."""
-    try:
-        return call(), None
-    except Exception as exc:  # the implementation under test may fail in any way
-        frame = traceback.extract_tb(exc.__traceback__)[-1]
-        where = f"{Path(frame.filename).name}:{frame.lineno}"
-        return None, Divergence(case, expected, f"{type(exc).__name__}: {exc}",
-                                kind=f"raised {type(exc).__name__}", first_difference={"where": where})
 
 
 def _ids_divergence(subject: Subject, case: Case, expected: list[int], actual: list[int], text: str) -> Divergence:
@@ -93,15 +22,6 @@ def _ids_divergence(subject: Subject, case: Case, expected: list[int], actual: l
     return Divergence(case, expected, actual, kind, {
         "index": index, "text_index": at,
         "expected_window": subject.oracle.pieces(expected[lo:hi]), "actual_window": impl_pieces,
-    })
-
-
-def text_divergence(case: Case, expected: str, actual: str) -> Divergence:
-    index = first_index(expected, actual)
-    kind = f"text differs at {char_kind(expected, index)} (impl {char_kind(actual, index)})"
-    return Divergence(case, expected, actual, kind, {
-        "index": index, "expected_window": expected[max(0, index - 8): index + 8],
-        "actual_window": actual[max(0, index - 8): index + 8],
     })
 
 
@@ -153,7 +73,3 @@ def check_vocab(subject: Subject, case: Case) -> Divergence | None:
         return Divergence(case, oracle_back[index], back[index], "token_to_id differs", {"id": ids[index]})
     return Divergence(case, expected["tokens"][index], actual["tokens"][index], "id_to_token differs",
                       {"id": ids[index]})
-
-
-# The streaming components register their checks in a module of their own.
-from . import stream_checks  # noqa: E402,F401

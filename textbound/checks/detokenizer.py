@@ -1,0 +1,95 @@
+"""Checks of the ``detokenizer`` component: impl's IncrementalDetokenizer against tokenizers'
+whole decode and its DecodeStream.
+
+- detokenizer/stream: ``prompt_text`` plus every delta plus ``flush()`` equals the oracle's decode
+  of ``prompt_ids + ids``, byte for byte; after every ``add`` the text shown so far is a prefix of
+  it (so a U+FFFD is never shown where the whole decode has a character); ``text`` is the deltas;
+  and ``prompt_text`` is what streaming the prompt alone shows (the priming semantics documented
+  in impl/detokenizer.py, vLLM's).
+- detokenizer/decode_stream: tokenizers' DecodeStream, stepped with the same chunks, never shows
+  text that contradicts impl's, and impl is never behind it except by text that one more id can
+  still change (the oracle shows it: a witness id appended makes the whole decode differ there).
+  DecodeStream is a reference only while its own output is a prefix of the whole decode: it shows
+  a byte-fallback run as soon as the bytes decode, and when a later byte token turns the run into
+  U+FFFDs it has shown text the whole decode does not have (and then raises InvalidPrefix). It
+  counts a prompt as shown only if its decode does not end in U+FFFD; the comparison is made on
+  the whole text shown (prompt included) so the two ways of counting the prompt line up.
+"""
+from __future__ import annotations
+
+from ..divergence import Case, Divergence, char_kind, first_index
+from .registry import Subject, check, impl_call, oracle_call, text_divergence
+from .streaming import (REPLACEMENT_CHARACTER, StreamInput, decode_stream_shown, stream_impl,
+                        vocabulary_survey)
+
+
+def _premature(case: Case, expected: str, shown: str, after: str) -> Divergence:
+    index = first_index(expected, shown)
+    if index < len(shown) and shown[index] == REPLACEMENT_CHARACTER:
+        kind = "shown U+FFFD the whole decode does not have"
+    else:
+        kind = f"shown text the whole decode changes, at {char_kind(expected, index)}"
+    return Divergence(case, expected, shown, kind, {
+        "after": after, "index": index, "expected_window": expected[max(0, index - 8): index + 8],
+        "shown_window": shown[max(0, index - 8): index + 8]})
+
+
+@check("detokenizer", "stream", minimize="ids")
+def check_detokenizer_stream(subject: Subject, case: Case) -> Divergence | None:
+    given = StreamInput.of(case)
+    expected, oracle_error = oracle_call(
+        lambda: subject.oracle.decode(given.prompt_ids + given.ids, given.skip_special_tokens))
+    streamed, failure = impl_call(case, expected, lambda: stream_impl(subject, given))
+    if oracle_error:
+        return None if failure else Divergence(case, oracle_error, streamed.final, "oracle raised, impl did not")
+    if failure:
+        return failure
+    for after, shown in [("prompt", streamed.prompt_text), *((f"add {i}", s) for i, s in enumerate(streamed.shown))]:
+        if not expected.startswith(shown):
+            return _premature(case, expected, shown, after)
+    if streamed.final != expected:
+        return text_divergence(case, expected, streamed.final)
+    if streamed.text != expected[len(streamed.prompt_text):]:
+        return Divergence(case, expected[len(streamed.prompt_text):], streamed.text, "text is not the deltas")
+    if given.prompt_ids:
+        primed, failure = impl_call(case, streamed.prompt_text, lambda: subject.impl.IncrementalDetokenizer(
+            subject.tokenizer, skip_special_tokens=given.skip_special_tokens).add(given.prompt_ids))
+        if failure or primed != streamed.prompt_text:
+            return failure or Divergence(case, primed, streamed.prompt_text, "prompt_text is not the prompt streamed")
+    return None
+
+
+@check("detokenizer", "decode_stream", minimize="ids")
+def check_decode_stream(subject: Subject, case: Case) -> Divergence | None:
+    given = StreamInput.of(case)
+    _, oracle_error = oracle_call(lambda: subject.oracle.decode(given.prompt_ids + given.ids, given.skip_special_tokens))
+    if oracle_error:
+        return None  # DecodeStream decodes the same ids: there is nothing to compare with
+    reference = decode_stream_shown(subject, given)
+    streamed, failure = impl_call(case, reference, lambda: stream_impl(subject, given))
+    if failure:
+        return failure
+    witness = None
+    for step, (theirs, mine) in enumerate(zip(reference, streamed.shown)):
+        if not (theirs.startswith(mine) or mine.startswith(theirs)):
+            index = first_index(theirs, mine)
+            return Divergence(case, theirs, mine, "contradicts DecodeStream",
+                              {"after": f"add {step}", "index": index, "at": char_kind(theirs, index)})
+        held = theirs[len(mine):]
+        if held:
+            witness = _changing_id(subject, given.ids_through(step), theirs, given.skip_special_tokens, witness)
+            if witness is None:
+                return Divergence(case, theirs, mine, "holds back settled text DecodeStream shows",
+                                  {"after": f"add {step}", "held": held})
+    return None
+
+
+def _changing_id(subject: Subject, ids: list[int], text: str, skip: bool, likely: int | None) -> int | None:
+    """An id (from a sample of ids that break or end things) after which the whole decode of
+    ``ids`` no longer starts with ``text``; ``likely``, the one found for the step before, first."""
+    if likely is not None and not subject.oracle.decode(ids + [likely], skip).startswith(text):
+        return likely
+    witnesses = vocabulary_survey(subject).witnesses
+    continued = subject.oracle.decode_batch([ids + [w] for w in witnesses], skip)
+    return next((w for w, decoded in zip(witnesses, continued) if not decoded.startswith(text)), None)
+

@@ -1,0 +1,130 @@
+"""The registry of component checks and case builders: the single definition of "diverges".
+
+A leaf module: component modules register here, and nothing here imports them (the package's
+``__init__`` imports each component module by name). Each check runs one case on the
+implementation under test and on the oracle and returns None or a Divergence. pytest properties
+(properties/) and ``textbound check`` both call ``run_check``, so they cannot disagree about what
+a divergence is, and either can replay what the other found.
+
+    @check("stops", "stream", minimize="text")      # CHECKS[("stops", "stream")] = fn
+    def check_stops_stream(subject, case): ...       # -> None or Divergence
+
+    @cases("stops")                                  # CASE_BUILDERS["stops"] = fn
+    def stop_cases(family, budget, seed, subject): ...  # -> Iterator[Case]
+"""
+from __future__ import annotations
+
+import traceback
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+from oracles.tokenizers_oracle import TokenizersOracle
+
+from ..budget import Budget
+from ..divergence import COMPONENTS, Case, Divergence, char_kind, first_index
+from ..implementation import Implementation
+from ..sources import Family
+
+
+@dataclass
+class Subject:
+    """One family as both sides see it: the implementation's tokenizer and the oracle's."""
+
+    family: str
+    path: Path
+    impl: Implementation | None  # None where only the oracle is needed: generating cases
+    cache: dict = field(default_factory=dict, repr=False)  # per-family facts checks compute once
+
+    @cached_property
+    def oracle(self) -> TokenizersOracle:
+        return TokenizersOracle.from_dir(self.path)
+
+    @cached_property
+    def tokenizer(self):
+        return self.impl.Tokenizer.from_dir(self.path)
+
+    def cached(self, key: str, compute: Callable[[], object]):
+        """A per-family fact, computed once: ``subject.cached("survey", lambda: Survey.of(subject))``."""
+        if key not in self.cache:
+            self.cache[key] = compute()
+        return self.cache[key]
+
+
+Check = Callable[[Subject, Case], "Divergence | None"]
+CaseBuilder = Callable[[Family, Budget, int, Subject], Iterator[Case]]
+CHECKS: dict[tuple[str, str], Check] = {}
+# The input field that delta debugging shrinks, per property.
+MINIMIZED_FIELD: dict[tuple[str, str], str] = {}
+CASE_BUILDERS: dict[str, CaseBuilder] = {}
+
+
+def check(component: str, prop: str, minimize: str | None = None):
+    """Registers a check of ``component``/``prop``; ``minimize`` names the input field to shrink."""
+    def register(fn: Check) -> Check:
+        CHECKS[(component, prop)] = fn
+        if minimize:
+            MINIMIZED_FIELD[(component, prop)] = minimize
+        return fn
+    return register
+
+
+def cases(component: str):
+    """Registers the builder of every case of ``component`` on one family."""
+    def register(fn: CaseBuilder) -> CaseBuilder:
+        CASE_BUILDERS[component] = fn
+        return fn
+    return register
+
+
+def checked_components() -> list[str]:
+    """The components that have checks, in the order reports list components."""
+    return [c for c in COMPONENTS if any(component == c for component, _ in CHECKS)]
+
+
+def case_source(family: Family, component: str, budget: Budget, seed: int) -> Iterator[Case]:
+    """Every case of ``component`` on ``family``; none for a component that has no builder."""
+    build = CASE_BUILDERS.get(component)
+    if build is None:
+        return iter(())
+    return build(family, budget, seed, Subject(family.name, family.path, impl=None))
+
+
+def run_check(subject: Subject, case: Case) -> Divergence | None:
+    try:
+        fn = CHECKS[(case.component, case.property)]
+    except KeyError:
+        known = ", ".join(f"{c}/{p}" for c, p in sorted(CHECKS))
+        raise ValueError(f"no check {case.component}/{case.property} (known: {known})") from None
+    return fn(subject, case)
+
+
+def impl_call(case: Case, expected, call: Callable):
+    """Runs the implementation; an exception is a divergence of its own kind, never a crash."""
+    try:
+        return call(), None
+    except Exception as exc:  # the implementation under test may fail in any way
+        frame = traceback.extract_tb(exc.__traceback__)[-1]
+        where = f"{Path(frame.filename).name}:{frame.lineno}"
+        return None, Divergence(case, expected, f"{type(exc).__name__}: {exc}",
+                                kind=f"raised {type(exc).__name__}", first_difference={"where": where})
+
+
+def oracle_call(call: Callable):
+    """The oracle's answer, or the error it raised (tokenizers panics surface as BaseException)."""
+    try:
+        return call(), None
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:  # noqa: BLE001
+        return None, f"{type(exc).__name__}: {exc}"
+
+
+def text_divergence(case: Case, expected: str, actual: str) -> Divergence:
+    index = first_index(expected, actual)
+    kind = f"text differs at {char_kind(expected, index)} (impl {char_kind(actual, index)})"
+    return Divergence(case, expected, actual, kind, {
+        "index": index, "expected_window": expected[max(0, index - 8): index + 8],
+        "actual_window": actual[max(0, index - 8): index + 8],
+    })

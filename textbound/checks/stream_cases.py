@@ -1,0 +1,118 @@
+"""Cases of the streaming components: real and random id sequences, cut into deltas at random,
+with prompts that end anywhere (mid-character too) and stop strings that occur in the text."""
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+
+from ..budget import Budget
+from ..cases import corpus_snippets
+from ..divergence import Case
+from ..sources import Family
+from .registry import Subject, cases
+from .streaming import VocabularySurvey, vocabulary_survey
+
+# Comparing with DecodeStream decodes the prefix at every step where impl holds text back, which is
+# quadratic in the length: whole corpus files are streamed by the "stream" property alone.
+DECODE_STREAM_MAX_IDS = 512
+MAX_RANDOM_IDS = 24
+MULTI_BYTE_CHARACTERS = ("é", "ß", "€", "中", "ﬁ", "\u0301", "😀", "🏽", "𝔘", "\u2028")
+
+
+def _rng(seed: int, family: Family, component: str) -> random.Random:
+    return random.Random(f"{seed}/{family.name}/{component}")
+
+
+def _random_ids(rng: random.Random, survey: VocabularySurvey, real: list[list[int]]) -> list[int]:
+    """Ids mixed from the whole vocabulary, stray and byte tokens, specials, pieces of real text and
+    characters spelled byte by byte (sometimes cut short)."""
+    pools = [pool for pool in (survey.ids, survey.broken_ids, survey.byte_ids, survey.special_ids) if pool]
+    ids: list[int] = []
+    length = rng.randint(1, MAX_RANDOM_IDS)
+    while len(ids) < length:
+        kind = rng.random()
+        if real and kind < 0.2:
+            source = rng.choice(real)
+            start = rng.randrange(len(source))
+            ids += source[start:start + rng.randint(1, 6)]
+        elif kind < 0.4 and (spelled := survey.spelled(rng.choice(MULTI_BYTE_CHARACTERS))):
+            ids += spelled[: rng.randint(1, len(spelled))] if rng.random() < 0.3 else spelled
+        else:
+            ids.append(rng.choice(rng.choice(pools)))
+    return ids
+
+
+def _random_splits(rng: random.Random, length: int) -> list[int]:
+    return sorted(rng.randint(0, length) for _ in range(rng.randint(0, length + 1)))
+
+
+def _prompt_cut(rng: random.Random, ids: list[int], survey: VocabularySurvey) -> int:
+    """Where a prompt ends: none, anywhere, or (when there is one) right after a stray byte token."""
+    if len(ids) < 2 or rng.random() < 0.6:
+        return 0
+    broken = set(survey.broken_ids)
+    mid_character = [i + 1 for i, token_id in enumerate(ids[:-1]) if token_id in broken]
+    return rng.choice(mid_character) if mid_character and rng.random() < 0.5 else rng.randint(1, len(ids) - 1)
+
+
+def _stops_for(rng: random.Random, text: str, specials: list[str]) -> list[str]:
+    """Stops that often occur: slices of the text, special tokens, newlines; and one that never does."""
+    def pick() -> str:
+        kind = rng.randrange(4)
+        if kind == 0 and text:
+            start = rng.randrange(len(text))
+            return text[start:start + rng.randint(1, 8)]
+        if kind == 1 and specials:
+            return rng.choice(specials)
+        if kind == 2:
+            return "never occurs \x00"
+        return rng.choice(["\n", "\n\n", ".", " ", "User:", "```"])
+    return [pick() for _ in range(rng.randint(0, 4))]
+
+
+def _sequences(subject: Subject, budget: Budget, rng: random.Random) -> Iterator[list[int]]:
+    survey = vocabulary_survey(subject)
+    real = [ids for ids in (subject.oracle.encode(text) for text in corpus_snippets(budget)) if ids]
+    yield from real
+    for _ in range(budget.random_id_sequences):
+        yield _random_ids(rng, survey, real)
+
+
+@cases("detokenizer")
+def detokenizer_cases(family: Family, budget: Budget, seed: int, subject: Subject) -> Iterator[Case]:
+    rng = _rng(seed, family, "detokenizer")
+    survey = vocabulary_survey(subject)
+
+    def case(prop: str, ids: list[int], splits: list[int], skip: bool, prompt: list[int]) -> Case:
+        return Case("detokenizer", prop, family.name,
+                    {"ids": ids, "splits": splits, "skip_special_tokens": skip, "prompt_ids": prompt})
+
+    for sequence in _sequences(subject, budget, rng):
+        cut = _prompt_cut(rng, sequence, survey)
+        prompt, ids = sequence[:cut], sequence[cut:]
+        skip = rng.random() < 0.5
+        one_by_one = list(range(1, len(ids)))
+        if len(ids) <= DECODE_STREAM_MAX_IDS:
+            yield case("decode_stream", ids, one_by_one, skip, prompt)
+        yield case("stream", ids, one_by_one, skip, prompt)
+        for _ in range(budget.stream_splits - 1):
+            yield case("stream", ids, _random_splits(rng, len(ids)), rng.random() < 0.5, prompt)
+    for token_id in survey.ids[:: budget.sweep_stride]:
+        yield case("stream", [token_id], [], False, [])
+
+
+@cases("stops")
+def stop_cases(family: Family, budget: Budget, seed: int, subject: Subject) -> Iterator[Case]:
+    rng = _rng(seed, family, "stops")
+    specials = [subject.oracle.id_to_token(i) for i in vocabulary_survey(subject).special_ids]
+    for ids in _sequences(subject, budget, rng):
+        skip = rng.random() < 0.5
+        text = subject.oracle.decode(ids, skip)
+        for _ in range(budget.stream_splits):
+            yield Case("stops", "stream", family.name, {
+                "text": text, "stops": _stops_for(rng, text, specials),
+                "splits": _random_splits(rng, len(text)), "include_stop": rng.random() < 0.5})
+        yield Case("stops", "pipeline", family.name, {
+            "ids": ids, "splits": _random_splits(rng, len(ids)), "skip_special_tokens": skip,
+            "stops": _stops_for(rng, text, specials), "include_stop": rng.random() < 0.5})
+
