@@ -1,0 +1,1 @@
+"""Cases of the ``chat`` component (being written)."""

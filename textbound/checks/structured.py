@@ -1,0 +1,1 @@
+"""Checks of the ``structured`` component (being written)."""

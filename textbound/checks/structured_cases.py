@@ -1,0 +1,1 @@
+"""Cases of the ``structured`` component (being written)."""

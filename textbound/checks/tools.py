@@ -1,0 +1,1 @@
+"""Checks of the ``tools`` component (being written)."""

@@ -1,0 +1,1 @@
+"""Cases of the ``tools`` component (being written)."""
