@@ -12,10 +12,11 @@ class Budget:
     random_id_sequences: int
     fuzz_pipelines: int
     stream_splits: int           # random splits per streamed sequence (detokenizer, stops)
+    generated_cases: int         # Hypothesis-generated inputs per family and component (chat, tools, structured)
 
 
 BUDGETS = {
-    "quick": Budget("quick", corpus_snippets=60, sweep_stride=251, random_id_sequences=40, fuzz_pipelines=2, stream_splits=2),
-    "default": Budget("default", corpus_snippets=None, sweep_stride=1, random_id_sequences=1000, fuzz_pipelines=12, stream_splits=4),
-    "deep": Budget("deep", corpus_snippets=None, sweep_stride=1, random_id_sequences=10000, fuzz_pipelines=80, stream_splits=16),
+    "quick": Budget("quick", corpus_snippets=60, sweep_stride=251, random_id_sequences=40, fuzz_pipelines=2, stream_splits=2, generated_cases=30),
+    "default": Budget("default", corpus_snippets=None, sweep_stride=1, random_id_sequences=1000, fuzz_pipelines=12, stream_splits=4, generated_cases=300),
+    "deep": Budget("deep", corpus_snippets=None, sweep_stride=1, random_id_sequences=10000, fuzz_pipelines=80, stream_splits=16, generated_cases=3000),
 }
