@@ -1,28 +1,90 @@
-"""Tool calls and reasoning in generated text, whole and streamed."""
+"""Tool calls and reasoning in generated text, whole and streamed.
+
+``OutputParser(format).feed(text, final=False)`` turns streamed output into OpenAI chat-completion
+deltas; ``parse_response`` reads a whole output into the complete message, and is by definition
+the same machine fed the whole text at once, so whole and streamed parses agree for every split.
+``assemble`` merges deltas into a message as OpenAI clients do.
+
+>>> parse_response('<think>hm</think>Hi<tool_call>{"name": "f", "arguments": {"x": 1}}</tool_call>')
+... # doctest: +NORMALIZE_WHITESPACE
+{'role': 'assistant', 'content': 'Hi', 'reasoning_content': 'hm',
+ 'tool_calls': [{'id': 'call_0', 'type': 'function', 'function': {'name': 'f', 'arguments': '{"x": 1}'}}]}
+
+The message
+-----------
+``role`` is "assistant". ``content`` is the text outside reasoning and calls; None when the answer
+is tool calls alone (as OpenAI and vLLM), "" when there is nothing at all. ``reasoning_content`` is
+None when there is no reasoning. ``tool_calls`` is present only when there are calls; each has
+``id``, ``type`` "function", ``function.name`` and ``function.arguments`` (JSON text; ``{}`` for a
+call without arguments). Ids are ``call_0``, ``call_1``... by position in the output, or the
+format's own (kimi_k2's ``functions.NAME:IDX``, mistral's ``[CALL_ID]``/``"id"``).
+
+Streaming
+---------
+Content and reasoning are released as they arrive, holding back only the longest tail that may
+still become a tag. A call comes out when its block is complete: one delta with ``index``, ``id``,
+``type`` and the whole name (``arguments`` ""), then one with the arguments. Whitespace between two
+pieces of syntax (start of output, end of reasoning, calls, section tags, end of output) is
+dropped, so it is held until the next non-space character.
+
+Malformed output: never dropped, never an exception
+---------------------------------------------------
+- A call block that cannot be read (invalid JSON, no name, arguments that are not an object,
+  nested or repeated opening tags inside it) is content, exactly as written, tags included.
+- A call block still open when the stream ends is content, exactly as written (gpt_oss excepted:
+  ``<|call|>`` is a stop token engines strip, so an unclosed call that reads well is a call).
+- A call of a tool not in ``tools`` (when ``tools`` is given) is returned flagged: the call carries
+  the non-OpenAI key ``"error": "unknown tool 'NAME'"`` (in its first delta).
+- A call inside reasoning stays reasoning text: reasoning ends only at its close tag.
+- Unterminated reasoning is reasoning to the end. A reasoning open tag anywhere but the start, and a
+  close tag after reasoning has ended, are content text.
+- A close tag inside a JSON string does not close a block in JSON-bodied formats (hermes,
+  llama3_json, mistral); in the others the first close tag closes the block.
+- ``reasoning=False``: reasoning tags are ordinary content text (gpt_oss: analysis is content).
+Per-format details are in each format module's docstring.
+"""
 from __future__ import annotations
 
-FORMATS: tuple[str, ...] = ()
+from .engine import TaggedFormat
+from .hermes import Hermes
+from .message import CALL_ERROR_KEY, assemble
+
+_FORMATS: dict[str, type[TaggedFormat]] = {fmt.name: fmt for fmt in (Hermes,)}
+FORMATS: tuple[str, ...] = tuple(_FORMATS)
 
 
 class OutputParser:
+    """Streams one model output into OpenAI deltas (see the module docstring)."""
+
     def __init__(self, format="hermes", *, tools=None, reasoning=True, starts_in_reasoning=False):
-        raise NotImplementedError("OutputParser")
+        if format not in _FORMATS:
+            raise ValueError(f"unknown tool-call format {format!r}; known: {', '.join(FORMATS)}")
+        if tools is not None and not isinstance(tools, (list, tuple)):
+            raise TypeError(f"tools must be a list of OpenAI tool definitions, found {type(tools).__name__}")
+        self.format = format
+        self._stream = _FORMATS[format].stream(tools, reasoning, starts_in_reasoning)
 
     def feed(self, text, final=False) -> list[dict]:
-        raise NotImplementedError("OutputParser.feed")
+        if not isinstance(text, str):
+            raise TypeError(f"feed() takes str, found {type(text).__name__}")
+        return self._stream.feed(text, final)
 
 
 def parse_response(text, format="hermes", *, tools=None, reasoning=True, starts_in_reasoning=False) -> dict:
-    raise NotImplementedError("parse_response")
+    """The complete message in a whole output."""
+    parser = OutputParser(format, tools=tools, reasoning=reasoning, starts_in_reasoning=starts_in_reasoning)
+    return assemble(parser.feed(text, final=True))
 
 
 def parse_tool_calls(text, format="hermes"):
-    raise NotImplementedError("parse_tool_calls")
-
-
-def assemble(deltas) -> dict:
-    raise NotImplementedError("assemble")
+    """(content, tool_calls) of a whole output; tool_calls is [] when there are none."""
+    message = parse_response(text, format)
+    return message["content"], message.get("tool_calls", [])
 
 
 def format_for_template(chat_template):
     raise NotImplementedError("format_for_template")
+
+
+__all__ = ["CALL_ERROR_KEY", "FORMATS", "OutputParser", "assemble", "format_for_template", "parse_response",
+           "parse_tool_calls"]

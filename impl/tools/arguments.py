@@ -1,0 +1,212 @@
+"""Call arguments: reading them from JSON text exactly, and typing XML parameter values by schema.
+
+JSON-bodied formats keep the arguments byte for byte as the model wrote them:
+
+>>> json_members('{"name": "f", "arguments": {"a": 1,  "b": [2]}}')["arguments"]
+'{"a": 1,  "b": [2]}'
+>>> arguments_from_json('"{\\\\"a\\\\": 1}"')     # arguments given as a JSON-encoded string
+'{"a": 1}'
+>>> balanced_end('{"a": "}"} tail', 0)
+10
+
+XML-bodied formats write values as text; the tool's JSON schema says what type each one is:
+
+>>> typed_value("3", {"type": "integer"}), typed_value("3", {"type": "string"}), typed_value("3", None)
+(3, '3', '3')
+"""
+from __future__ import annotations
+
+import json
+
+_DECODER = json.JSONDecoder()
+_WHITESPACE = " \t\n\r"
+_CLOSERS = {"{": "}", "[": "]"}
+
+
+def json_members(text: str) -> dict[str, str] | None:
+    """The raw JSON text of each member of the one object ``text`` holds, or None if it holds no
+    object (or more than one thing). A repeated key keeps its last value, as json.loads does."""
+    index = _skip_whitespace(text, 0)
+    if index >= len(text) or text[index] != "{":
+        return None
+    members: dict[str, str] = {}
+    index = _skip_whitespace(text, index + 1)
+    if text.startswith("}", index):
+        return members if _skip_whitespace(text, index + 1) == len(text) else None
+    while True:
+        try:
+            key, index = _DECODER.raw_decode(text, index)
+        except json.JSONDecodeError:
+            return None
+        index = _skip_whitespace(text, index)
+        if not isinstance(key, str) or not text.startswith(":", index):
+            return None
+        start = _skip_whitespace(text, index + 1)
+        try:
+            _, index = _DECODER.raw_decode(text, start)
+        except json.JSONDecodeError:
+            return None
+        members[key] = text[start:index]
+        index = _skip_whitespace(text, index)
+        if text.startswith(",", index):
+            index = _skip_whitespace(text, index + 1)
+        elif text.startswith("}", index):
+            return members if _skip_whitespace(text, index + 1) == len(text) else None
+        else:
+            return None
+
+
+def arguments_from_json(raw: str | None) -> str | None:
+    """The arguments text for a raw JSON value: an object as written, a JSON-encoded object string
+    decoded, a missing value as ``{}``; None for anything else (not an object)."""
+    if raw is None:
+        return "{}"
+    value = json.loads(raw)
+    if isinstance(value, dict):
+        return raw.strip()
+    if isinstance(value, str):
+        try:
+            return value.strip() if isinstance(json.loads(value), dict) else None
+        except json.JSONDecodeError:
+            return None
+    return None
+
+
+def json_name(raw: str | None) -> str | None:
+    """A call name from a raw JSON value: a non-empty string, else None."""
+    if raw is None:
+        return None
+    value = json.loads(raw)
+    return value if isinstance(value, str) and value else None
+
+
+def balanced_end(text: str, start: int) -> int | None:
+    """The index just past the JSON object or array that opens at ``text[start]``, counting brackets
+    outside strings; None while it is still open. It does not validate the JSON in between."""
+    expected: list[str] = []
+    in_string = escaped = False
+    for index in range(start, len(text)):
+        char = text[index]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in _CLOSERS:
+            expected.append(_CLOSERS[char])
+        elif char in "}]":
+            if not expected or char != expected.pop():
+                return index + 1  # unbalanced: the value ends here, and will not parse
+            if not expected:
+                return index + 1
+    return None
+
+
+def find_outside_strings(text: str, tag: str) -> int:
+    """The first position of ``tag`` in ``text`` outside JSON strings, or -1.
+
+    >>> find_outside_strings('{"a": "</x>"}</x>', "</x>")
+    13
+    """
+    in_string = escaped = False
+    for index, char in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif text.startswith(tag, index):
+            return index
+    return -1
+
+
+def call_from_json(text: str, name_key: str = "name", argument_keys=("arguments", "parameters")):
+    """(name, arguments text) of a call written as one JSON object, or None if it is not one."""
+    members = json_members(text)
+    if members is None:
+        return None
+    name = json_name(members.get(name_key))
+    raw = next((members[key] for key in argument_keys if key in members), None)
+    arguments = arguments_from_json(raw)
+    if name is None or arguments is None:
+        return None
+    return name, arguments
+
+
+def is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except json.JSONDecodeError:
+        return False
+    return True
+
+
+def tool_parameters(tools) -> dict[str, dict] | None:
+    """Each tool's ``properties`` schema by tool name, from an OpenAI ``tools`` list (None: no list)."""
+    if tools is None:
+        return None
+    parameters: dict[str, dict] = {}
+    for tool in tools:
+        function = tool.get("function", tool) if isinstance(tool, dict) else None
+        if isinstance(function, dict) and isinstance(function.get("name"), str):
+            schema = function.get("parameters") or {}
+            parameters[function["name"]] = schema.get("properties") or {} if isinstance(schema, dict) else {}
+    return parameters
+
+
+def typed_value(text: str, schema: dict | None):
+    """A parameter's value from its text, as the schema's type says; text stays a string when there is
+    no schema, the type is string, or the text is not a valid value of the type."""
+    kinds = _schema_types(schema)
+    if not kinds or "string" in kinds:
+        return text
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        return text
+    if any(_is_type(value, kind) for kind in kinds):
+        return value
+    return text
+
+
+def _schema_types(schema: dict | None) -> list[str]:
+    if not isinstance(schema, dict):
+        return []
+    kind = schema.get("type")
+    if isinstance(kind, str):
+        return [kind]
+    if isinstance(kind, list):
+        return [k for k in kind if isinstance(k, str)]
+    for key in ("anyOf", "oneOf"):
+        if isinstance(schema.get(key), list):
+            return [k for option in schema[key] for k in _schema_types(option)]
+    if "enum" in schema or "const" in schema:
+        return ["string"] if all(isinstance(v, str) for v in schema.get("enum", [schema.get("const")])) else ["any"]
+    return ["object"] if "properties" in schema else []
+
+
+def _is_type(value, kind: str) -> bool:
+    checks = {
+        "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+        "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+        "boolean": lambda v: isinstance(v, bool),
+        "null": lambda v: v is None,
+        "object": lambda v: isinstance(v, dict),
+        "array": lambda v: isinstance(v, list),
+        "any": lambda v: True,
+    }
+    return checks.get(kind, lambda v: False)(value)
+
+
+def _skip_whitespace(text: str, index: int) -> int:
+    while index < len(text) and text[index] in _WHITESPACE:
+        index += 1
+    return index

@@ -1,0 +1,195 @@
+"""The shared streaming core: a reasoning splitter and a content scanner that hands call blocks to
+a format's parser.
+
+A format (one module each, see ``TaggedFormat``) names its tags and knows how to find the end of a
+call block and read the calls in it. ``TaggedStream`` does the rest, the same for every format:
+
+- Reasoning: the reasoning open tag counts only at the start of the output (after whitespace), or
+  the prompt opened it (``starts_in_reasoning``); the first close tag ends reasoning for good.
+  Everything in between is reasoning, tags of calls included.
+- Content: text is released as it arrives, except the longest tail that may still grow into a tag.
+  A call tag opens a block; the block is held whole until the format finds its end, then comes out
+  as calls (first delta: id, type, name; second: the arguments), or, if the format cannot read it,
+  as content exactly as written. A block still open when the stream ends is content too (unless
+  the format accepts it, as harmony's calls whose ``<|call|>`` the engine strips).
+- Separators: whitespace (and a format's separator characters) between two pieces of syntax (the
+  start, the end of reasoning, a call, a section tag, the end) is template glue and is dropped;
+  whitespace before text is content. So that is held until the next non-space character says which.
+
+Worked example (hermes), fed in three pieces::
+
+    feed("<think>hm</th")    -> [{"reasoning_content": "hm"}]                 # "</th" is held
+    feed("ink>\\nSure <tool_") -> [{"content": "\\nSure "}]                     # "<tool_" held
+    feed('call>{"name": "f", "arguments": {}}</tool_call>', final=True)
+      -> [{"tool_calls": [{"index": 0, "id": "call_0", "type": "function",
+                           "function": {"name": "f", "arguments": ""}}]},
+          {"tool_calls": [{"index": 0, "function": {"arguments": "{}"}}]}]
+"""
+from __future__ import annotations
+
+from .arguments import tool_parameters
+from .message import DeltaSink, ParsedCall
+from .scanner import find_tag, held_length, tag_extends
+
+REJECT = -1  # block_end's answer when text at a boundary turns out not to be a bare block
+_WHITESPACE = " \t\r\n"
+
+
+class TaggedFormat:
+    """What one output format is made of. Subclasses set the tags and implement ``parse_block``."""
+
+    name = ""
+    reasoning_tags: tuple[str, str] | None = ("<think>", "</think>")
+    call_tags: tuple[str, ...] = ()  # each opens a call block
+    close_tag = ""  # ends a call block, for the default block_end
+    separator_tags: tuple[str, ...] = ()  # pure syntax between calls (section begin/end): dropped
+    separator_chars = ""  # characters that may sit between calls besides whitespace
+    accepts_unterminated = False  # a block open at the end of the stream is still read
+
+    def bare_block(self, text: str) -> bool:
+        """Whether ``text`` (at a boundary, non-empty) starts a block that has no opening tag."""
+        return False
+
+    def block_end(self, opener: str, body: str, final: bool) -> int | None:
+        """Where the block's text ends (past its closing tag) in ``body``, None while unknown,
+        ``REJECT`` if a bare block turns out not to be one."""
+        position = body.find(self.close_tag)
+        if position >= 0:
+            return position + len(self.close_tag)
+        return len(body) if final and self.accepts_unterminated else None
+
+    @classmethod
+    def stream(cls, tools=None, reasoning=True, starts_in_reasoning=False):
+        """The state machine that parses one output in this format."""
+        return TaggedStream(cls(), tools, reasoning, starts_in_reasoning)
+
+    def parse_block(self, opener: str, block: str, parameters: dict[str, dict] | None) -> list[ParsedCall] | None:
+        """The calls in a block (its text up to and including the closing tag), or None if the block
+        is malformed. ``parameters`` maps tool names to their properties' schemas (None: no tools)."""
+        raise NotImplementedError
+
+
+START, REASONING, CONTENT, BLOCK = "start", "reasoning", "content", "block"
+
+
+class TaggedStream:
+    """The state machine that turns fed text into deltas for one ``TaggedFormat``."""
+
+    def __init__(self, fmt: TaggedFormat, tools=None, reasoning=True, starts_in_reasoning=False):
+        self.format = fmt
+        self.parameters = tool_parameters(tools)
+        self.reasoning_tags = fmt.reasoning_tags if reasoning else None
+        self.content_tags = fmt.call_tags + fmt.separator_tags
+        self.mode = CONTENT
+        if self.reasoning_tags:
+            self.mode = REASONING if starts_in_reasoning else START
+        self.buffer = ""
+        self.pending = ""  # separator text held at a boundary
+        self.at_boundary = True
+        self.opener = ""
+        self.block_pending = ""  # the separator text before an open block, restored if it is malformed
+        self.sink = DeltaSink()
+        self.finished = False
+
+    def feed(self, text: str, final: bool = False) -> list[dict]:
+        if self.finished:
+            raise RuntimeError("feed() after the stream was finished with final=True")
+        self.buffer += text
+        step = {START: self._start, REASONING: self._reasoning, CONTENT: self._content, BLOCK: self._block}
+        while step[self.mode](final):
+            pass
+        if final:
+            self.finished = True
+        return self.sink.take()
+
+    def _start(self, final: bool) -> bool:
+        opening = self.reasoning_tags[0]
+        rest = self.buffer.lstrip(_WHITESPACE)
+        if rest.startswith(opening):
+            self.buffer = rest[len(opening):]
+            self.mode = REASONING
+            return True
+        if not final and opening.startswith(rest):
+            return False  # only whitespace and perhaps the start of the tag so far
+        self.mode = CONTENT
+        return True
+
+    def _reasoning(self, final: bool) -> bool:
+        closing = self.reasoning_tags[1]
+        position = self.buffer.find(closing)
+        if position >= 0:
+            self.sink.reasoning(self.buffer[:position])
+            self.buffer = self.buffer[position + len(closing):]
+            self.mode, self.at_boundary = CONTENT, True
+            return True
+        keep = 0 if final else held_length(self.buffer, (closing,))
+        self.sink.reasoning(self.buffer[:len(self.buffer) - keep])
+        self.buffer = self.buffer[len(self.buffer) - keep:]
+        return False
+
+    def _content(self, final: bool) -> bool:
+        if self.at_boundary:
+            separators = _WHITESPACE + self.format.separator_chars
+            rest = self.buffer.lstrip(separators)
+            self.pending += self.buffer[:len(self.buffer) - len(rest)]
+            self.buffer = rest
+            if not rest:
+                return False
+            if self.format.bare_block(rest):
+                self._open_block("")
+                return True
+        hit = find_tag(self.buffer, self.content_tags)
+        if hit and tag_extends(self.buffer, hit[0], hit[1], self.content_tags) and not final:
+            hit = None
+        if hit is None:
+            keep = 0 if final else held_length(self.buffer, self.content_tags)
+            self._text(self.buffer[:len(self.buffer) - keep])
+            self.buffer = self.buffer[len(self.buffer) - keep:]
+            return False
+        position, tag = hit
+        self._text(self.buffer[:position])
+        self.buffer = self.buffer[position + len(tag):]
+        if tag in self.format.call_tags:
+            self._open_block(tag)
+        else:
+            self.pending, self.at_boundary = "", True
+        return True
+
+    def _block(self, final: bool) -> bool:
+        end = self.format.block_end(self.opener, self.buffer, final)
+        if end == REJECT:
+            self.sink.content(self.block_pending)
+            self.mode, self.at_boundary = CONTENT, False
+            return True
+        if end is None:
+            if final:
+                self._malformed(self.buffer)
+                self.buffer = ""
+            return False
+        block, self.buffer = self.buffer[:end], self.buffer[end:]
+        calls = self.format.parse_block(self.opener, block, self.parameters)
+        if not calls:
+            self._malformed(block)
+            return True
+        for call in calls:
+            self.sink.call(self._checked(call))
+        self.mode, self.at_boundary = CONTENT, True
+        return True
+
+    def _open_block(self, opener: str) -> None:
+        self.block_pending = self.pending if self.at_boundary else ""
+        self.pending, self.opener, self.mode = "", opener, BLOCK
+
+    def _malformed(self, block: str) -> None:
+        self.sink.content(self.block_pending + self.opener + block)
+        self.mode, self.at_boundary = CONTENT, False
+
+    def _text(self, text: str) -> None:
+        if text:
+            self.sink.content(self.pending + text)
+            self.pending, self.at_boundary = "", False
+
+    def _checked(self, call: ParsedCall) -> ParsedCall:
+        if self.parameters is None or call.name in self.parameters or call.error:
+            return call
+        return ParsedCall(call.name, call.arguments, call.id, f"unknown tool {call.name!r}")

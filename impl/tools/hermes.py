@@ -1,0 +1,32 @@
+"""hermes: Hermes 2 Pro, Qwen 2.5 and Qwen 3 — one JSON object per ``<tool_call>`` block.
+
+    <think>reasoning</think>
+    Sure.
+    <tool_call>
+    {"name": "get_weather", "arguments": {"city": "Paris"}}
+    </tool_call>
+
+-> reasoning "reasoning", content "Sure.\\n", one call get_weather with arguments
+``{"city": "Paris"}`` exactly as written. ``"parameters"`` is accepted for ``"arguments"``, and
+arguments given as a JSON-encoded string are decoded. A ``</tool_call>`` inside a JSON string does
+not close the block. A block whose text is not one such object is content, tags and all.
+"""
+from __future__ import annotations
+
+from .arguments import call_from_json, find_outside_strings
+from .engine import TaggedFormat
+from .message import ParsedCall
+
+
+class Hermes(TaggedFormat):
+    name = "hermes"
+    call_tags = ("<tool_call>",)
+    close_tag = "</tool_call>"
+
+    def block_end(self, opener, body, final):
+        position = find_outside_strings(body, self.close_tag)
+        return None if position < 0 else position + len(self.close_tag)
+
+    def parse_block(self, opener, block, parameters):
+        call = call_from_json(block[:-len(self.close_tag)])
+        return None if call is None else [ParsedCall(*call)]

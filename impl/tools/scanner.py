@@ -1,0 +1,47 @@
+"""Finding tags in streamed text while holding back as little as possible.
+
+A tag is a fixed string (``<tool_call>``, ``[THINK]``, ``<|channel|>``...). Text before a tag is
+safe to release; the tail of the text that could still grow into a tag is not. ``held_length``
+is that tail: the longest suffix that is a proper prefix of some tag, exactly as a stop-string
+checker holds back (impl/stops.py), so a released character is never later found to be part of a
+tag.
+
+>>> find_tag("Hi <tool_call>{", ("<tool_call>", "</tool_call>"))
+(3, '<tool_call>')
+>>> held_length("Hi <tool_", ("<tool_call>",))
+6
+>>> held_length("Hi <b>", ("<tool_call>",))
+0
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+def find_tag(text: str, tags: Sequence[str], start: int = 0) -> tuple[int, str] | None:
+    """The earliest tag in ``text[start:]`` as (position, tag); the longest wins at one position."""
+    best: tuple[int, str] | None = None
+    for tag in tags:
+        position = text.find(tag, start)
+        if position < 0:
+            continue
+        if best is None or position < best[0] or (position == best[0] and len(tag) > len(best[1])):
+            best = (position, tag)
+    return best
+
+
+def held_length(text: str, tags: Sequence[str]) -> int:
+    """Length of the longest suffix of ``text`` that is a proper prefix of one of ``tags``."""
+    longest = min(len(text), max((len(tag) - 1 for tag in tags), default=0))
+    for length in range(longest, 0, -1):
+        suffix = text[-length:]
+        if any(len(tag) > length and tag.startswith(suffix) for tag in tags):
+            return length
+    return 0
+
+
+def tag_extends(text: str, position: int, tag: str, tags: Sequence[str]) -> bool:
+    """Whether the ``tag`` found at ``position`` ends the text and could still grow into a longer tag."""
+    if position + len(tag) != len(text):
+        return False
+    return any(len(other) > len(tag) and other.startswith(tag) for other in tags)
