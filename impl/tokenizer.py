@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from . import decoders, models, normalizers, post_processors, pre_tokenizers
+from . import chat, decoders, models, normalizers, post_processors, pre_tokenizers
 from .added_tokens import AddedVocabulary
 from .errors import TokenizerFileError, field, optional
 from .pre_tokenizers import Piece
@@ -60,22 +60,21 @@ class Tokenizer:
 
     @classmethod
     def from_dir(cls, path: str | Path) -> "Tokenizer":
-        """tokenizer.json, with tokenizer_config.json (and chat_template.jinja) when present."""
+        """tokenizer.json, with tokenizer_config.json and chat template files when present.
+
+        As in transformers, ``chat_template.jinja`` (the "default") and ``additional_chat_templates/*.jinja``
+        (named by file) replace any template in tokenizer_config.json, and a legacy
+        ``special_tokens_map.json`` gives the special tokens when the config lists no added tokens.
+        """
         path = Path(path)
         if not (path / "tokenizer.json").is_file():
             raise FileNotFoundError(f"{path}: no tokenizer.json in this folder")
-        config: dict = {}
-        config_path = path / "tokenizer_config.json"
-        if config_path.is_file():
-            try:
-                config = json.loads(config_path.read_text(encoding="utf-8"))
-            except json.JSONDecodeError as exc:
-                raise TokenizerFileError(str(config_path), f"invalid JSON at line {exc.lineno}: {exc.msg}") from None
-            if not isinstance(config, dict):
-                raise TokenizerFileError(f"{config_path}: $", "expected an object")
-        template_path = path / "chat_template.jinja"
-        if template_path.is_file() and "chat_template" not in config:
-            config["chat_template"] = template_path.read_text(encoding="utf-8")
+        config = _read_json_object(path / "tokenizer_config.json")
+        if "added_tokens_decoder" not in config:
+            config.update(_read_json_object(path / "special_tokens_map.json"))
+        templates = _template_files(path)
+        if templates:
+            config["chat_template"] = templates["default"] if list(templates) == ["default"] else templates
         return cls.from_file(path / "tokenizer.json", config)
 
     # -- vocabulary ----------------------------------------------------------------------------
@@ -114,12 +113,34 @@ class Tokenizer:
         return None if self.eos_token is None else self.token_to_id(self.eos_token)
 
     @property
-    def chat_template(self) -> str | None:
+    def chat_templates(self) -> str | dict[str, str] | None:
+        """The template, or the named templates by name, as transformers' ``tokenizer.chat_template`` holds them."""
         template = self.config.get("chat_template")
-        if isinstance(template, list):  # named templates: transformers uses the one named "default"
-            named = {t.get("name"): t.get("template") for t in template if isinstance(t, dict)}
-            template = named.get("default")
-        return template if isinstance(template, str) else None
+        if isinstance(template, list):  # tokenizer_config.json's list of {"name", "template"}
+            return {t["name"]: t["template"] for t in template if isinstance(t, dict)}
+        return template if isinstance(template, (str, dict)) else None
+
+    @property
+    def chat_template(self) -> str | None:
+        """The template used when no name is asked and no tools are given (named templates' "default")."""
+        templates = self.chat_templates
+        return templates.get("default") if isinstance(templates, dict) else templates
+
+    @chat_template.setter
+    def chat_template(self, template: str | dict[str, str] | list[dict] | None) -> None:
+        # A new config, so that a config dict the caller passed in is left as it was.
+        self.config = {**self.config, "chat_template": template}
+
+    def apply_chat_template(self, conversation, tools=None, documents=None, chat_template=None,
+                            add_generation_prompt=False, continue_final_message=False, tokenize=True,
+                            sanitize_control_tokens=False, return_dict=True, return_assistant_tokens_mask=False,
+                            **kwargs):
+        """transformers' apply_chat_template without tensors (see impl.chat.apply_chat_template)."""
+        return chat.apply_chat_template(
+            self, conversation, tools=tools, documents=documents, chat_template=chat_template,
+            add_generation_prompt=add_generation_prompt, continue_final_message=continue_final_message,
+            tokenize=tokenize, sanitize_control_tokens=sanitize_control_tokens, return_dict=return_dict,
+            return_assistant_tokens_mask=return_assistant_tokens_mask, **kwargs)
 
     # -- encode / decode -----------------------------------------------------------------------
 
@@ -193,6 +214,30 @@ class Tokenizer:
     @property
     def max_id(self) -> int:
         return max([*self.model.vocab.values(), *self.added.by_id], default=-1)
+
+
+def _read_json_object(path: Path) -> dict:
+    """A JSON file holding an object, or {} when there is no such file."""
+    if not path.is_file():
+        return {}
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise TokenizerFileError(str(path), f"invalid JSON at line {exc.lineno}: {exc.msg}") from None
+    if not isinstance(value, dict):
+        raise TokenizerFileError(f"{path}: $", "expected an object")
+    return value
+
+
+def _template_files(path: Path) -> dict[str, str]:
+    """chat_template.jinja as "default" and each additional_chat_templates/NAME.jinja as NAME."""
+    files = {}
+    if (path / "chat_template.jinja").is_file():
+        files["default"] = path / "chat_template.jinja"
+    if (path / "additional_chat_templates").is_dir():
+        files.update({f.name.removesuffix(".jinja"): f
+                      for f in sorted((path / "additional_chat_templates").glob("*.jinja"))})
+    return {name: file.read_text(encoding="utf-8") for name, file in files.items()}
 
 
 def _reject_surrogates(text: str) -> None:
