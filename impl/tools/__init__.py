@@ -45,11 +45,22 @@ Per-format details are in each format module's docstring.
 """
 from __future__ import annotations
 
+from .deepseek_r1 import DeepSeekR1
+from .deepseek_v31 import DeepSeekV31
 from .engine import TaggedFormat
+from .glm45 import Glm45
+from .gpt_oss import GptOss
 from .hermes import Hermes
+from .kimi_k2 import KimiK2
+from .llama3_json import Llama3Json
 from .message import CALL_ERROR_KEY, assemble
+from .minimax_m2 import MinimaxM2
+from .mistral import Mistral
+from .qwen3_coder import Qwen3Coder
 
-_FORMATS: dict[str, type[TaggedFormat]] = {fmt.name: fmt for fmt in (Hermes,)}
+# The one registry of formats: name -> the format's class.
+_FORMATS: dict[str, type[TaggedFormat]] = {fmt.name: fmt for fmt in (
+    Hermes, Qwen3Coder, Llama3Json, Mistral, DeepSeekR1, DeepSeekV31, GptOss, KimiK2, Glm45, MinimaxM2)}
 FORMATS: tuple[str, ...] = tuple(_FORMATS)
 
 

@@ -61,7 +61,10 @@ def arguments_from_json(raw: str | None) -> str | None:
     decoded, a missing value as ``{}``; None for anything else (not an object)."""
     if raw is None:
         return "{}"
-    value = json.loads(raw)
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError:
+        return None
     if isinstance(value, dict):
         return raw.strip()
     if isinstance(value, str):
@@ -72,11 +75,39 @@ def arguments_from_json(raw: str | None) -> str | None:
     return None
 
 
+def json_items(text: str) -> list[str] | None:
+    """The raw JSON text of each item of the one array ``text`` holds, or None if it holds no array.
+
+    >>> json_items(' [{"a": 1}, 2 ] ')
+    ['{"a": 1}', '2']
+    """
+    index = _skip_whitespace(text, 0)
+    if not text.startswith("[", index):
+        return None
+    items: list[str] = []
+    index = _skip_whitespace(text, index + 1)
+    if text.startswith("]", index):
+        return items if _skip_whitespace(text, index + 1) == len(text) else None
+    while True:
+        try:
+            _, end = _DECODER.raw_decode(text, index)
+        except json.JSONDecodeError:
+            return None
+        items.append(text[index:end])
+        index = _skip_whitespace(text, end)
+        if text.startswith(",", index):
+            index = _skip_whitespace(text, index + 1)
+        elif text.startswith("]", index):
+            return items if _skip_whitespace(text, index + 1) == len(text) else None
+        else:
+            return None
+
+
 def json_name(raw: str | None) -> str | None:
     """A call name from a raw JSON value: a non-empty string, else None."""
     if raw is None:
         return None
-    value = json.loads(raw)
+    value = json.loads(raw)  # raw came out of json_members: valid JSON
     return value if isinstance(value, str) and value else None
 
 
@@ -126,6 +157,31 @@ def find_outside_strings(text: str, tag: str) -> int:
         elif text.startswith(tag, index):
             return index
     return -1
+
+
+def find_outside_spans(text: str, tag: str, span_open: str, span_close: str) -> int:
+    """The first position of ``tag`` in ``text`` outside ``span_open``...``span_close`` spans (values
+    in XML-like formats, which may contain anything), or -1 (also while a span is still open).
+
+    >>> find_outside_spans("<v>a</end></v></end>", "</end>", "<v>", "</v>")
+    14
+    """
+    index = 0
+    while True:
+        tag_at, span_at = text.find(tag, index), text.find(span_open, index)
+        if tag_at < 0 or span_at < 0 or tag_at < span_at:
+            return tag_at
+        span_end = text.find(span_close, span_at + len(span_open))
+        if span_end < 0:
+            return -1
+        index = span_end + len(span_close)
+
+
+def xml_arguments(name: str, pairs, parameters: dict[str, dict] | None) -> str:
+    """The JSON arguments of an XML-bodied call from its (key, value text) pairs, each value typed by
+    the tool's schema for that key."""
+    schemas = (parameters or {}).get(name) or {}
+    return json.dumps({key: typed_value(value, schemas.get(key)) for key, value in pairs}, ensure_ascii=False)
 
 
 def call_from_json(text: str, name_key: str = "name", argument_keys=("arguments", "parameters")):

@@ -28,10 +28,10 @@ Worked example (hermes), fed in three pieces::
 from __future__ import annotations
 
 from .arguments import tool_parameters
-from .message import DeltaSink, ParsedCall
-from .scanner import find_tag, held_length, tag_extends
+from .message import DeltaSink, ParsedCall, flag_unknown
+from .scanner import next_tag
 
-REJECT = -1  # block_end's answer when text at a boundary turns out not to be a bare block
+REJECT = -1  # block_end's answer when what follows an opener cannot be a call block
 _WHITESPACE = " \t\r\n"
 
 
@@ -52,7 +52,7 @@ class TaggedFormat:
 
     def block_end(self, opener: str, body: str, final: bool) -> int | None:
         """Where the block's text ends (past its closing tag) in ``body``, None while unknown,
-        ``REJECT`` if a bare block turns out not to be one."""
+        ``REJECT`` if it cannot be a block (then the opener is content text)."""
         position = body.find(self.close_tag)
         if position >= 0:
             return position + len(self.close_tag)
@@ -115,17 +115,12 @@ class TaggedStream:
         return True
 
     def _reasoning(self, final: bool) -> bool:
-        closing = self.reasoning_tags[1]
-        position = self.buffer.find(closing)
-        if position >= 0:
-            self.sink.reasoning(self.buffer[:position])
-            self.buffer = self.buffer[position + len(closing):]
-            self.mode, self.at_boundary = CONTENT, True
-            return True
-        keep = 0 if final else held_length(self.buffer, (closing,))
-        self.sink.reasoning(self.buffer[:len(self.buffer) - keep])
-        self.buffer = self.buffer[len(self.buffer) - keep:]
-        return False
+        text, tag, self.buffer = next_tag(self.buffer, self.reasoning_tags[1:], final)
+        self.sink.reasoning(text)
+        if tag is None:
+            return False
+        self.mode, self.at_boundary = CONTENT, True
+        return True
 
     def _content(self, final: bool) -> bool:
         if self.at_boundary:
@@ -138,17 +133,10 @@ class TaggedStream:
             if self.format.bare_block(rest):
                 self._open_block("")
                 return True
-        hit = find_tag(self.buffer, self.content_tags)
-        if hit and tag_extends(self.buffer, hit[0], hit[1], self.content_tags) and not final:
-            hit = None
-        if hit is None:
-            keep = 0 if final else held_length(self.buffer, self.content_tags)
-            self._text(self.buffer[:len(self.buffer) - keep])
-            self.buffer = self.buffer[len(self.buffer) - keep:]
+        text, tag, self.buffer = next_tag(self.buffer, self.content_tags, final)
+        self._text(text)
+        if tag is None:
             return False
-        position, tag = hit
-        self._text(self.buffer[:position])
-        self.buffer = self.buffer[position + len(tag):]
         if tag in self.format.call_tags:
             self._open_block(tag)
         else:
@@ -157,8 +145,8 @@ class TaggedStream:
 
     def _block(self, final: bool) -> bool:
         end = self.format.block_end(self.opener, self.buffer, final)
-        if end == REJECT:
-            self.sink.content(self.block_pending)
+        if end == REJECT:  # not a block after all: its opener is text, and what follows is scanned again
+            self.sink.content(self.block_pending + self.opener)
             self.mode, self.at_boundary = CONTENT, False
             return True
         if end is None:
@@ -172,7 +160,7 @@ class TaggedStream:
             self._malformed(block)
             return True
         for call in calls:
-            self.sink.call(self._checked(call))
+            self.sink.call(flag_unknown(call, self.parameters))
         self.mode, self.at_boundary = CONTENT, True
         return True
 
@@ -188,8 +176,3 @@ class TaggedStream:
         if text:
             self.sink.content(self.pending + text)
             self.pending, self.at_boundary = "", False
-
-    def _checked(self, call: ParsedCall) -> ParsedCall:
-        if self.parameters is None or call.name in self.parameters or call.error:
-            return call
-        return ParsedCall(call.name, call.arguments, call.id, f"unknown tool {call.name!r}")

@@ -35,6 +35,13 @@ class ParsedCall:
     error: str | None = None
 
 
+def flag_unknown(call: ParsedCall, parameters: dict[str, dict] | None) -> ParsedCall:
+    """The call, flagged if a tools list was given and does not name it."""
+    if parameters is None or call.name in parameters or call.error:
+        return call
+    return ParsedCall(call.name, call.arguments, call.id, f"unknown tool {call.name!r}")
+
+
 class DeltaSink:
     """Collects the deltas of one ``feed``: adjacent text of one kind is merged into one delta."""
 

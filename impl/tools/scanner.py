@@ -45,3 +45,18 @@ def tag_extends(text: str, position: int, tag: str, tags: Sequence[str]) -> bool
     if position + len(tag) != len(text):
         return False
     return any(len(other) > len(tag) and other.startswith(tag) for other in tags)
+
+
+def next_tag(text: str, tags: Sequence[str], final: bool) -> tuple[str, str | None, str]:
+    """Split ``text`` at its first tag: (text before it, the tag, text after it). Without a tag:
+    (the text safe to release, None, the tail held back), nothing held when ``final``.
+
+    >>> next_tag("a<b>c", ("<b>",), False), next_tag("a<", ("<b>",), False), next_tag("a<", ("<b>",), True)
+    (('a', '<b>', 'c'), ('a', None, '<'), ('a<', None, ''))
+    """
+    hit = find_tag(text, tags)
+    if hit is not None and (final or not tag_extends(text, hit[0], hit[1], tags)):
+        position, tag = hit
+        return text[:position], tag, text[position + len(tag):]
+    keep = 0 if final else held_length(text, tags)
+    return text[:len(text) - keep], None, text[len(text) - keep:]

@@ -1,0 +1,20 @@
+"""deepseek_v31: DeepSeek V3.1 — the name, ``<｜tool▁sep｜>``, then the JSON arguments.
+
+The template opens ``<think>`` in the prompt when thinking, so a thinking stream starts with
+``starts_in_reasoning=True``::
+
+    reasoning</think>Sure.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": "Paris"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>
+
+-> reasoning "reasoning", content "Sure.", get_weather with ``{"city": "Paris"}`` as written.
+Arguments that are not a JSON object make the block content.
+"""
+from __future__ import annotations
+
+from .deepseek import DeepSeekFormat
+
+
+class DeepSeekV31(DeepSeekFormat):
+    name = "deepseek_v31"
+
+    def read_call(self, head, tail):
+        return head.strip(), tail

@@ -1,0 +1,48 @@
+"""glm45: GLM 4.5/4.6 — the name, then key/value pairs, in a ``<tool_call>`` block.
+
+    <think>reasoning</think>
+    <tool_call>get_weather
+    <arg_key>city</arg_key>
+    <arg_value>Paris</arg_value>
+    <arg_key>days</arg_key>
+    <arg_value>3</arg_value>
+    </tool_call>
+
+-> get_weather with ``{"city": "Paris", "days": 3}`` when the schema types days as an integer
+(the template writes strings raw and other values as JSON; without a schema a value stays a
+string). A ``</tool_call>`` inside an ``<arg_value>`` does not close the block. A block without a
+name, with a key lacking its value, or with stray text between pairs is content, as written.
+"""
+from __future__ import annotations
+
+import regex
+
+from .arguments import find_outside_spans, xml_arguments
+from .engine import TaggedFormat
+from .message import ParsedCall
+
+_PAIR = regex.compile(r"\s*<arg_key>(.*?)</arg_key>\s*<arg_value>(.*?)</arg_value>", regex.DOTALL)
+_NAME = regex.compile(r"\s*([^<\s][^<\n]*?)\s*(?=<arg_key>|\Z)", regex.DOTALL)
+
+
+class Glm45(TaggedFormat):
+    name = "glm45"
+    call_tags = ("<tool_call>",)
+    close_tag = "</tool_call>"
+
+    def block_end(self, opener, body, final):
+        position = find_outside_spans(body, self.close_tag, "<arg_value>", "</arg_value>")
+        return None if position < 0 else position + len(self.close_tag)
+
+    def parse_block(self, opener, block, parameters):
+        body = block[:-len(self.close_tag)]
+        name = _NAME.match(body)
+        if name is None:
+            return None
+        pairs, index = [], name.end()
+        while (pair := _PAIR.match(body, index)) is not None:
+            pairs.append((pair[1].strip(), pair[2]))
+            index = pair.end()
+        if body[index:].strip():
+            return None
+        return [ParsedCall(name[1], xml_arguments(name[1], pairs, parameters))]

@@ -1,0 +1,59 @@
+"""minimax_m2: MiniMax-M2 — ``<invoke>`` elements inside a ``<minimax:tool_call>`` block.
+
+The template opens the reasoning (its prompt ends with ``<think>\\n``), so streams usually start
+with ``starts_in_reasoning=True``::
+
+    reasoning</think>
+
+    <minimax:tool_call>
+    <invoke name="get_weather">
+    <parameter name="city">Paris</parameter>
+    <parameter name="days">3</parameter>
+    </invoke>
+    </minimax:tool_call>
+
+-> reasoning "reasoning", get_weather with ``{"city": "Paris", "days": 3}`` when the schema types
+days as an integer (else "3"). One block holds any number of invokes (parallel calls); they come
+out together when the block closes. A block with no invoke, an unclosed invoke or parameter, or
+stray text is content, as written.
+"""
+from __future__ import annotations
+
+import regex
+
+from .arguments import find_outside_spans, xml_arguments
+from .engine import TaggedFormat
+from .message import ParsedCall
+
+_INVOKE = regex.compile(r'\s*<invoke name=(?:"([^"]*)"|([^>\s"]+))>(.*?)</invoke>', regex.DOTALL)
+_PARAMETER = regex.compile(r'\s*<parameter name=(?:"([^"]*)"|([^>\s"]+))>(.*?)</parameter>', regex.DOTALL)
+
+
+class MinimaxM2(TaggedFormat):
+    name = "minimax_m2"
+    call_tags = ("<minimax:tool_call>",)
+    close_tag = "</minimax:tool_call>"
+
+    def block_end(self, opener, body, final):
+        position = find_outside_spans(body, self.close_tag, "<parameter name=", "</parameter>")
+        return None if position < 0 else position + len(self.close_tag)
+
+    def parse_block(self, opener, block, parameters):
+        body = block[:-len(self.close_tag)]
+        calls, index = [], 0
+        while (invoke := _INVOKE.match(body, index)) is not None:
+            pairs = _parameters(invoke[3])
+            name = invoke[1] if invoke[1] is not None else invoke[2]
+            if pairs is None or not name:
+                return None
+            calls.append(ParsedCall(name, xml_arguments(name, pairs, parameters)))
+            index = invoke.end()
+        return None if body[index:].strip() else calls
+
+
+def _parameters(inner: str) -> list[tuple[str, str]] | None:
+    pairs, index = [], 0
+    while (parameter := _PARAMETER.match(inner, index)) is not None:
+        pairs.append((parameter[1] if parameter[1] is not None else parameter[2], parameter[3]))
+        index = parameter.end()
+    return None if inner[index:].strip() else pairs

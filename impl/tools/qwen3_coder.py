@@ -1,0 +1,57 @@
+"""qwen3_coder: Qwen3-Coder's XML calls, one function per ``<tool_call>`` block.
+
+    <tool_call>
+    <function=get_weather>
+    <parameter=city>
+    Paris
+    </parameter>
+    <parameter=days>
+    3
+    </parameter>
+    </function>
+    </tool_call>
+
+-> get_weather with arguments ``{"city": "Paris", "days": 3}`` when the tool's schema says days is
+an integer (``"3"`` without a schema: a value stays a string unless its schema types it). One
+newline on each side of a value is the template's and is removed. A ``</tool_call>`` inside a
+parameter value does not close the block. A block that is not exactly one ``<function=...>`` with
+parameters (and whitespace) is content, as written.
+"""
+from __future__ import annotations
+
+import regex
+
+from .arguments import find_outside_spans, xml_arguments
+from .engine import TaggedFormat
+from .message import ParsedCall
+
+_FUNCTION = regex.compile(r"\s*<function=([^>\n]+)>(.*)</function>\s*", regex.DOTALL)
+_PARAMETER = regex.compile(r"\s*<parameter=([^>\n]+)>(.*?)</parameter>", regex.DOTALL)
+
+
+class Qwen3Coder(TaggedFormat):
+    name = "qwen3_coder"
+    call_tags = ("<tool_call>",)
+    close_tag = "</tool_call>"
+
+    def block_end(self, opener, body, final):
+        position = find_outside_spans(body, self.close_tag, "<parameter=", "</parameter>")
+        return None if position < 0 else position + len(self.close_tag)
+
+    def parse_block(self, opener, block, parameters):
+        function = _FUNCTION.fullmatch(block[:-len(self.close_tag)])
+        if function is None:
+            return None
+        pairs, index, inner = [], 0, function[2]
+        while (parameter := _PARAMETER.match(inner, index)) is not None:
+            pairs.append((parameter[1].strip(), _strip_one_newline(parameter[2])))
+            index = parameter.end()
+        if inner[index:].strip():
+            return None
+        name = function[1].strip()
+        return [ParsedCall(name, xml_arguments(name, pairs, parameters))]
+
+
+def _strip_one_newline(value: str) -> str:
+    value = value[1:] if value.startswith("\n") else value
+    return value[:-1] if value.endswith("\n") else value
