@@ -1,19 +1,11 @@
-"""Schema-forced tool calls: JSON Schema to a regex, and a regex to a token mask."""
+"""Schema-forced tool calls: JSON Schema to a regex (schema.py), a tool call's whole text in a
+tool-call format (tool_call.py), and a regex to a token mask over a vocabulary (constraint.py,
+through regex_syntax.py and automaton.py)."""
 from __future__ import annotations
 
+from .constraint import Constraint
+from .regex_text import regex_escape
+from .schema import json_schema_to_regex
+from .tool_call import tool_call_pattern
 
-def json_schema_to_regex(schema, *, whitespace=None) -> str:
-    raise NotImplementedError("json_schema_to_regex")
-
-
-def regex_escape(s) -> str:
-    raise NotImplementedError("regex_escape")
-
-
-def tool_call_pattern(tools, *, name=None, format="hermes") -> str:
-    raise NotImplementedError("tool_call_pattern")
-
-
-class Constraint:
-    def __init__(self, pattern, tokenizer):
-        raise NotImplementedError("Constraint")
+__all__ = ["Constraint", "json_schema_to_regex", "regex_escape", "tool_call_pattern"]

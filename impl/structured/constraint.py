@@ -1,0 +1,175 @@
+"""A token-level mask that keeps generated text on a regex.
+
+Tokens are laid out once per tokenizer (``TokenTable``): sorted longest first, with one byte column
+per position, so that "the tokens whose byte k lies in this set" is one ``bytes.translate`` and one
+``int(..., 2)``: a bitmask over token indices, computed in C. The tokens allowed in a DFA state are
+found by running the DFA over all tokens at once, position by position, keeping one bitmask per DFA
+state reached: a token is allowed when its last byte leaves the DFA in a live state. Since tokens are
+sorted longest first, the masks of deep positions are short integers. Masks and id sets are memoized
+per DFA state, which decoding runs revisit.
+
+Example (a vocabulary of b"{", b"}", b"{}", b"a"; pattern ``\\{\\}``): ``start()`` allows the ids
+of b"{" and b"{}"; after b"{", only b"}"; after b"{}", nothing, and ``is_complete`` is True.
+"""
+from __future__ import annotations
+
+import weakref
+from itertools import compress
+from operator import itemgetter
+
+from .automaton import DEAD, ByteDFA
+
+_BITS_TO_FLAGS = bytes.maketrans(b"01", b"\x00\x01")
+
+
+class TokenTable:
+    """A vocabulary's text tokens (special tokens and ids without bytes left out), longest first.
+
+    ``ids[i]`` is the token id at index i, ``index_of[id]`` its index, ``data[i]`` its bytes;
+    ``longer_than[k]`` counts the tokens longer than k bytes (they are indices 0..longer_than[k]-1),
+    and ``columns[k]`` holds byte k of each of them.
+    """
+
+    _cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+    def __init__(self, vocab_bytes: list[bytes], special_ids: set[int]):
+        entries = sorted(((data, token_id) for token_id, data in enumerate(vocab_bytes)
+                          if data and token_id not in special_ids), key=lambda entry: -len(entry[0]))
+        self.data = [data for data, _ in entries]
+        self.ids = [token_id for _, token_id in entries]
+        self.index_of = {token_id: index for index, token_id in enumerate(self.ids)}
+        longest = len(self.data[0]) if self.data else 0
+        lengths = [len(data) for data in self.data]
+        self.longer_than = [0] * (longest + 1)
+        count = 0
+        for k in range(longest, -1, -1):
+            while count < len(lengths) and lengths[count] > k:
+                count += 1
+            self.longer_than[k] = count
+        self.columns = [bytes(map(itemgetter(k), self.data[:self.longer_than[k]])) for k in range(longest)]
+
+    @classmethod
+    def of(cls, tokenizer) -> "TokenTable":
+        """The table of ``tokenizer``, built once per tokenizer object."""
+        try:
+            return cls._cache[tokenizer]
+        except (KeyError, TypeError):
+            pass
+        table = cls(tokenizer.vocab_bytes(), special_token_ids(tokenizer))
+        try:
+            cls._cache[tokenizer] = table
+        except TypeError:  # not weak-referenceable: no cache
+            pass
+        return table
+
+    def ids_of(self, mask: int) -> frozenset[int]:
+        """The token ids whose index bits are set in ``mask``."""
+        flags = bin(mask)[:1:-1].encode("ascii").translate(_BITS_TO_FLAGS)
+        return frozenset(compress(self.ids, flags))
+
+
+def special_token_ids(tokenizer) -> set[int]:
+    """Ids that are never text: added tokens marked special, and the end-of-sequence token."""
+    added = getattr(tokenizer, "added", None)
+    ids = {token_id for token_id, token in getattr(added, "by_id", {}).items() if getattr(token, "special", False)}
+    eos = getattr(tokenizer, "eos_token_id", None)
+    return ids | ({eos} if isinstance(eos, int) else set())
+
+
+class Constraint:
+    """Masks tokens so that the generated text stays a prefix of a full match of ``pattern``.
+
+    States are ints (hashable, shareable across sequences): ``start()``, ``advance(state, id)``,
+    ``allowed_tokens(state)`` (a frozenset of ids), ``is_complete(state)`` (the text so far fully
+    matches, so end-of-sequence may be sampled). Special tokens are never allowed. A state from which
+    no token continues yet not complete can only arise when the vocabulary cannot spell the text
+    the pattern requires.
+    """
+
+    def __init__(self, pattern: str, tokenizer):
+        self.pattern = pattern
+        self.dfa = ByteDFA.from_pattern(pattern)
+        self.table = TokenTable.of(tokenizer)
+        self._masks: dict[int, int] = {}
+        self._allowed: dict[int, frozenset[int]] = {}
+        self._targets: dict[int, list[tuple[int, tuple[int, ...]]]] = {}
+        self._class_masks: dict[tuple[int, tuple[int, ...]], int] = {}
+        self._translations: dict[tuple[int, ...], bytes] = {}
+        self._next: dict[tuple[int, int], int] = {}
+
+    def start(self) -> int:
+        return 0
+
+    def is_complete(self, state: int) -> bool:
+        return self.dfa.is_accepting(self._check_state(state))
+
+    def allowed_tokens(self, state: int) -> frozenset[int]:
+        allowed = self._allowed.get(state)
+        if allowed is None:
+            allowed = self._allowed[state] = self.table.ids_of(self.allowed_mask(state))
+        return allowed
+
+    def advance(self, state: int, token_id: int) -> int:
+        key = (self._check_state(state), token_id)
+        following = self._next.get(key)
+        if following is None:
+            index = self.table.index_of.get(token_id) if isinstance(token_id, int) else None
+            if index is None or not (self.allowed_mask(state) >> index) & 1:
+                raise ValueError(f"token {token_id!r} is not allowed in state {state} of pattern {self.pattern!r}")
+            following = self._next[key] = self.dfa.walk(state, self.table.data[index])
+        return following
+
+    def _check_state(self, state) -> int:
+        if not isinstance(state, int) or not 0 <= state < self.dfa.state_count:
+            raise ValueError(f"{state!r} is not a state of this constraint")
+        return state
+
+    def allowed_mask(self, state: int) -> int:
+        """Bitmask over token indices (``TokenTable.ids``) of the tokens allowed in ``state``."""
+        mask = self._masks.get(self._check_state(state))
+        if mask is None:
+            mask = self._masks[state] = self._compute_mask(state)
+        return mask
+
+    def _compute_mask(self, state: int) -> int:
+        longer_than = self.table.longer_than
+        frontier = {state: (1 << longer_than[0]) - 1}
+        allowed = 0
+        for depth in range(len(self.table.columns)):
+            reached: dict[int, int] = {}
+            for current, tokens in frontier.items():
+                for target, classes in self._targets_of(current):
+                    moved = tokens & self._class_mask(depth, classes)
+                    if moved:
+                        reached[target] = reached.get(target, 0) | moved
+            # Tokens of length depth+1 end here, alive: allowed. Longer ones go on.
+            still = longer_than[depth + 1]
+            frontier = {}
+            for target, tokens in reached.items():
+                allowed |= tokens >> still << still
+                tokens &= (1 << still) - 1
+                if tokens:
+                    frontier[target] = tokens
+            if not frontier:
+                break
+        return allowed
+
+    def _targets_of(self, state: int) -> list[tuple[int, tuple[int, ...]]]:
+        targets = self._targets.get(state)
+        if targets is None:
+            targets = self._targets[state] = list(self.dfa.targets(state).items())
+        return targets
+
+    def _class_mask(self, depth: int, classes: tuple[int, ...]) -> int:
+        """Bitmask of the tokens longer than ``depth`` whose byte ``depth`` lies in ``classes``."""
+        key = (depth, classes)
+        mask = self._class_masks.get(key)
+        if mask is None:
+            translation = self._translations.get(classes)
+            if translation is None:
+                chosen = {byte for c in classes for byte in self.dfa.class_bytes[c]}
+                translation = self._translations[classes] = bytes(
+                    0x31 if byte in chosen else 0x30 for byte in range(256))
+            column = self.table.columns[depth]
+            mask = self._class_masks[key] = int(column.translate(translation)[::-1] or b"0", 2)
+        return mask

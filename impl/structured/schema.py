@@ -1,0 +1,482 @@
+"""JSON Schema to a regex matching the JSON text of the schema's instances.
+
+The pattern admits what ``json.dumps`` writes (``ensure_ascii`` True or False, with or without a space
+after ``,`` and ``:``), object properties in schema order, and no other text. Policies a forced tool
+call needs, where JSON Schema itself is looser:
+
+- ``additionalProperties`` absent on an object with ``properties`` forbids extra properties, as
+  ``false`` does (a tool's arguments are the declared ones). With ``true`` or a schema beside
+  ``properties``, extra properties are still not written. An object schema without ``properties``
+  is a free-form object: any keys, values following ``additionalProperties`` (or any JSON value).
+- Any JSON value (``{}``, ``true``, free-form objects, arrays without ``items``) nests at most
+  ``FREE_DEPTH`` levels; ``$ref`` cycles unfold at most ``REF_DEPTH`` times, after which the branch
+  matches nothing (so a recursive tree ends in an empty array or an omitted optional property).
+- ``oneOf`` is written as ``anyOf``: exact when its branches are disjoint (different types, enums).
+- ``minimum``/``maximum`` on ``number`` must be integers (``exclusive*`` only on ``integer``).
+
+Example: ``json_schema_to_regex({"type": "object", "properties": {"a": {"type": "integer"}}})`` ->
+``\\{(?:"a":[ ]?-?(?:0|[1-9][0-9]*))?\\}`` (modulo grouping).
+"""
+from __future__ import annotations
+
+import json
+import math
+
+from . import regex_syntax
+from .regex_syntax import Alt, Anchor, Chars, Concat, Repeat
+from .regex_text import (HEX_LOWER, NEVER, char_class, group, natural_range, digit_range, optional,
+                         regex_escape, repeat)
+
+FREE_DEPTH = 2
+REF_DEPTH = 3
+
+_ANNOTATIONS = {"title", "description", "default", "examples", "$schema", "$id", "$comment", "deprecated",
+                "readOnly", "writeOnly", "$defs", "definitions", "contentMediaType", "contentEncoding"}
+_KEYWORDS_BY_TYPE = {
+    "string": {"minLength", "maxLength", "pattern", "format"},
+    "integer": {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"},
+    "number": {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"},
+    "object": {"properties", "required", "additionalProperties"},
+    "array": {"items", "minItems", "maxItems"},
+    "boolean": set(), "null": set(),
+}
+_GENERAL = {"type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref"}
+_KNOWN = _ANNOTATIONS | _GENERAL | set().union(*_KEYWORDS_BY_TYPE.values())
+
+# One JSON string character: raw (json.dumps leaves it), a short escape, \uXXXX of a non-surrogate,
+# or a surrogate pair (lone surrogates are not Unicode text).
+_HEX = "[0-9a-fA-F]"
+STRING_CHAR = group([
+    r'[^"\\\x00-\x1f]',
+    r'\\["\\/bfnrt]',
+    rf"\\u(?:[0-9a-cA-Ce-fE-F]{_HEX}{{3}}|[dD][0-7]{_HEX}{{2}})",
+    rf"\\u[dD][89abAB]{_HEX}{{2}}\\u[dD][c-fC-F]{_HEX}{{2}}",
+])
+_SHORT_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}
+_FORMATS = {
+    "date": r"[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])",
+    "time": r"(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]+)?(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])",
+    "uuid": r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",
+    "email": r"[a-zA-Z0-9_%+-]+(?:\.[a-zA-Z0-9_%+-]+)*@[a-zA-Z0-9-]+(?:\.[a-zA-Z0-9-]+)*\.[a-zA-Z]{2,}",
+}
+_FORMATS["date-time"] = _FORMATS["date"] + "T" + _FORMATS["time"]
+_INTEGER = r"-?(?:0|[1-9][0-9]*)"
+_FRACTION = r"(?:\.[0-9]+)?"
+_NUMBER = _INTEGER + _FRACTION + r"(?:[eE][+-]?[0-9]+)?"
+# json.dumps writes floats with |x| < 1e-4 as "1e-05" and |x| >= 1e16 as "1e+16".
+_TINY_EXPONENT = r"[0-9](?:\.[0-9]+)?[eE]-0*[1-9][0-9]*"
+_HUGE_EXPONENT = r"[1-9](?:\.[0-9]+)?[eE]\+?(?:1[6-9]|[2-9][0-9]|[1-9][0-9]{2,})"
+
+
+class Punctuation:
+    """The structural text between JSON tokens under a whitespace policy.
+
+    ``whitespace=None``: json.dumps's two styles, ``,``/``, `` and ``:``/``: ``, nothing else.
+    Otherwise ``whitespace`` (a regex) may appear around every ``{ } [ ] , :``.
+    """
+
+    def __init__(self, whitespace: str | None):
+        if whitespace is None:
+            self.comma, self.colon, self.open_pad, self.close_pad = ",[ ]?", ":[ ]?", "", ""
+        else:
+            if not isinstance(whitespace, str):
+                raise ValueError(f"whitespace must be a regex str or None, not {type(whitespace).__name__}")
+            regex_syntax.parse(whitespace)
+            pad = f"(?:{whitespace})"
+            self.comma, self.colon, self.open_pad, self.close_pad = f"{pad},{pad}", f"{pad}:{pad}", pad, pad
+
+    def object(self, members: str) -> str:
+        return rf"\{{{self.open_pad}{members}{self.close_pad}\}}"
+
+    def array(self, items: str) -> str:
+        return rf"\[{self.open_pad}{items}{self.close_pad}\]"
+
+    def member(self, key: str, value: str) -> str:
+        return f"{json_string_literal(key)}{self.colon}{value}"
+
+
+def json_string_literal(text: str) -> str:
+    """The JSON string of ``text`` as json.dumps writes it, with ``ensure_ascii`` either way.
+
+    ``json_string_literal('é"')`` -> ``"(?:é|\\\\u00e9)\\\\""``.
+    """
+    return '"' + "".join(_char_forms(char) for char in text) + '"'
+
+
+def _char_forms(char: str) -> str:
+    return group([regex_escape(json.dumps(char, ensure_ascii=flag)[1:-1]) for flag in (False, True)])
+
+
+def json_literal(value, punctuation: Punctuation, path: str) -> str:
+    """The JSON text of a constant (``const``, ``enum`` members) in every json.dumps style."""
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
+    if isinstance(value, int):
+        return regex_escape(str(value))
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"{path}: non-finite number {value!r} has no JSON text")
+        return regex_escape(json.dumps(value))
+    if isinstance(value, str):
+        return json_string_literal(value)
+    if isinstance(value, list):
+        return punctuation.array(punctuation.comma.join(
+            json_literal(item, punctuation, f"{path}[{i}]") for i, item in enumerate(value)))
+    if isinstance(value, dict):
+        return punctuation.object(punctuation.comma.join(
+            punctuation.member(key, json_literal(item, punctuation, f"{path}.{key}")) for key, item in value.items()))
+    raise ValueError(f"{path}: {type(value).__name__} is not a JSON value")
+
+
+def json_schema_to_regex(schema, *, whitespace: str | None = None) -> str:
+    """A regex whose full matches are the JSON texts of ``schema``'s instances (see the module notes).
+
+    ``whitespace``: a regex for the whitespace allowed around ``{ } [ ] , :`` (e.g. ``[ \\n]*``);
+    None (the default) admits exactly json.dumps's separators ``,``/``, `` and ``:``/``: ``.
+    Raises ValueError naming an unsupported keyword and its JSON path (``$.properties.x``).
+    """
+    return _Translator(schema, Punctuation(whitespace)).value(schema, "$", ())
+
+
+class _Translator:
+    def __init__(self, root, punctuation: Punctuation):
+        self.root = root
+        self.p = punctuation
+        self._any: dict[int, str] = {}
+
+    # -- dispatch ----------------------------------------------------------------------------
+
+    def value(self, schema, path: str, refs: tuple[str, ...]) -> str:
+        if schema is True or schema == {}:
+            return self.any_value(FREE_DEPTH)
+        if schema is False:
+            return NEVER
+        if not isinstance(schema, dict):
+            raise ValueError(f"{path}: a schema must be an object or a boolean, not {type(schema).__name__}")
+        for keyword in schema:
+            if keyword not in _KNOWN:
+                raise ValueError(f"unsupported keyword {keyword!r} at {path}")
+        constraining = {k for k in schema if k not in _ANNOTATIONS}
+        if "$ref" in schema:
+            self._alone(schema, "$ref", constraining, path)
+            return self.reference(schema["$ref"], path, refs)
+        for combinator in ("anyOf", "oneOf", "allOf"):
+            if combinator in schema:
+                self._alone(schema, combinator, constraining, path)
+                return self.combination(schema, combinator, path, refs)
+        if "const" in schema or "enum" in schema:
+            return self.constants(schema, path)
+        types = schema.get("type", self._implied_types(schema))
+        if isinstance(types, str):
+            types = [types]
+        if not isinstance(types, list) or not types or any(t not in _KEYWORDS_BY_TYPE for t in types):
+            raise ValueError(f"unsupported type {schema.get('type')!r} at {path}.type")
+        for keyword in constraining - _GENERAL:
+            if not any(keyword in _KEYWORDS_BY_TYPE[t] for t in types):
+                raise ValueError(f"unsupported keyword {keyword!r} for type {types} at {path}")
+        return group(getattr(self, f"type_{t}")(schema, path, refs) for t in types)
+
+    @staticmethod
+    def _alone(schema: dict, keyword: str, constraining: set, path: str) -> None:
+        others = sorted(constraining - {keyword})
+        if others:
+            raise ValueError(f"unsupported keyword {others[0]!r} beside {keyword!r} at {path}")
+
+    @staticmethod
+    def _implied_types(schema: dict) -> list[str]:
+        implied = [t for t, keywords in _KEYWORDS_BY_TYPE.items() if keywords & schema.keys()]
+        if "number" in implied:
+            implied.remove("integer")  # every integer is a number: one branch is enough
+        return implied or list(_KEYWORDS_BY_TYPE)
+
+    # -- general keywords --------------------------------------------------------------------
+
+    def reference(self, ref, path: str, refs: tuple[str, ...]) -> str:
+        if not isinstance(ref, str) or not ref.startswith("#"):
+            raise ValueError(f"unsupported $ref {ref!r} at {path} (only local '#/...' references)")
+        if refs.count(ref) >= REF_DEPTH:
+            return NEVER
+        target = self.root
+        for part in ref[1:].split("/")[1:]:
+            part = part.replace("~1", "/").replace("~0", "~")
+            if isinstance(target, dict) and part in target:
+                target = target[part]
+            elif isinstance(target, list) and part.isdigit() and int(part) < len(target):
+                target = target[int(part)]
+            else:
+                raise ValueError(f"unresolvable $ref {ref!r} at {path}")
+        return self.value(target, ref, refs + (ref,))
+
+    def combination(self, schema: dict, combinator: str, path: str, refs) -> str:
+        branches = schema[combinator]
+        if not isinstance(branches, list) or not branches:
+            raise ValueError(f"{path}.{combinator}: expected a non-empty array")
+        if combinator == "allOf" and len(branches) > 1:
+            raise ValueError(f"unsupported keyword 'allOf' with {len(branches)} schemas at {path}")
+        return group(self.value(branch, f"{path}.{combinator}[{i}]", refs) for i, branch in enumerate(branches))
+
+    def constants(self, schema: dict, path: str) -> str:
+        if "const" in schema:
+            values, where = [schema["const"]], f"{path}.const"
+        else:
+            values, where = schema["enum"], f"{path}.enum"
+            if not isinstance(values, list) or not values:
+                raise ValueError(f"{where}: expected a non-empty array")
+        others = {k for k in schema if k not in _ANNOTATIONS | {"const", "enum", "type"}}
+        if others:
+            raise ValueError(f"unsupported keyword {sorted(others)[0]!r} beside {where.rsplit('.', 1)[1]!r} at {path}")
+        types = schema.get("type")
+        types = [types] if isinstance(types, str) else types
+        # enum and type both apply: a member of another type is not an instance.
+        return group(json_literal(v, self.p, f"{where}[{i}]") for i, v in enumerate(values)
+                     if types is None or any(_has_type(v, t) for t in types))
+
+    def any_value(self, depth: int) -> str:
+        if depth not in self._any:
+            self._any[depth] = self._any_value(depth)
+        return self._any[depth]
+
+    def _any_value(self, depth: int) -> str:
+        scalars = [self.type_string({}, "", ()), _NUMBER, "true", "false", "null"]
+        if depth == 0:
+            return group(scalars)
+        inner = self.any_value(depth - 1)
+        return group(scalars + [self.p.array(self._items(inner, 0, None)),
+                                self.p.object(self._free_members(inner))])
+
+    # -- types -------------------------------------------------------------------------------
+
+    def type_null(self, schema, path, refs) -> str:
+        return "null"
+
+    def type_boolean(self, schema, path, refs) -> str:
+        return "(?:true|false)"
+
+    def type_string(self, schema, path, refs) -> str:
+        low, high = self._count(schema, "minLength", path), self._count(schema, "maxLength", path, None)
+        lengths = "minLength" in schema or "maxLength" in schema
+        if "format" in schema:
+            fmt = schema["format"]
+            if fmt not in _FORMATS:
+                raise ValueError(f"unsupported format {fmt!r} at {path}.format (supported: {sorted(_FORMATS)})")
+            if lengths or "pattern" in schema:
+                raise ValueError(f"unsupported keyword 'format' beside a length or pattern at {path}")
+            return f'"{_FORMATS[fmt]}"'
+        if "pattern" in schema:
+            if lengths:
+                raise ValueError(f"unsupported keyword 'pattern' beside minLength/maxLength at {path}")
+            return '"' + _StringPattern(schema["pattern"], f"{path}.pattern").regex() + '"'
+        return '"' + repeat(STRING_CHAR, low, high) + '"'
+
+    def type_integer(self, schema, path, refs) -> str:
+        low, high = self._bound(schema, "minimum", path), self._bound(schema, "maximum", path)
+        low = None if low is None else math.ceil(low)
+        high = None if high is None else math.floor(high)
+        above, below = self._bound(schema, "exclusiveMinimum", path), self._bound(schema, "exclusiveMaximum", path)
+        if above is not None:
+            low = max(math.floor(above) + 1, low if low is not None else -math.inf)
+        if below is not None:
+            high = min(math.ceil(below) - 1, high if high is not None else math.inf)
+        if low is None and high is None:
+            return _INTEGER
+        return _signed(low, high, natural_range, smallest_negative=1)
+
+    def type_number(self, schema, path, refs) -> str:
+        if {"exclusiveMinimum", "exclusiveMaximum"} & schema.keys():
+            raise ValueError(f"unsupported keyword 'exclusiveMinimum'/'exclusiveMaximum' for a number at {path}")
+        low, high = self._bound(schema, "minimum", path), self._bound(schema, "maximum", path)
+        for name, bound in (("minimum", low), ("maximum", high)):
+            if bound is not None and bound != int(bound):
+                raise ValueError(f"unsupported non-integer {name} {bound!r} for a number at {path}")
+        if low is None and high is None:
+            return _NUMBER
+        low = None if low is None else int(low)
+        high = None if high is None else int(high)
+        signed = _signed(low, high, _decimal_magnitudes, smallest_negative=0)
+        # json.dumps(-0.0) is "-0.0": inside a range starting at 0 it is valid too.
+        return group([signed, r"-0(?:\.0+)?"]) if low == 0 else signed
+
+    def type_array(self, schema, path, refs) -> str:
+        items = schema.get("items", True)
+        if isinstance(items, list):
+            raise ValueError(f"unsupported keyword 'items' as an array (tuple validation) at {path}.items")
+        item = self.value(items, f"{path}.items", refs) if items is not True else self.any_value(FREE_DEPTH - 1)
+        low, high = self._count(schema, "minItems", path), self._count(schema, "maxItems", path, None)
+        return self.p.array(self._items(item, low, high))
+
+    def _items(self, item: str, low: int, high: int | None) -> str:
+        if high is not None and high < low:
+            return NEVER
+        if high == 0:
+            return ""
+        rest = repeat(self.p.comma + item, max(low - 1, 0), None if high is None else high - 1)
+        return item + rest if low > 0 else optional(item + rest)
+
+    def type_object(self, schema, path, refs) -> str:
+        properties = schema.get("properties")
+        extra = schema.get("additionalProperties", True)
+        if properties is None:
+            if extra is False:
+                return self.p.object("")
+            value = self.any_value(FREE_DEPTH - 1) if extra is True else \
+                self.value(extra, f"{path}.additionalProperties", refs)
+            if schema.get("required"):
+                raise ValueError(f"unsupported keyword 'required' without 'properties' at {path}")
+            return self.p.object(self._free_members(value))
+        if not isinstance(properties, dict):
+            raise ValueError(f"{path}.properties: expected an object")
+        required = schema.get("required", [])
+        if not isinstance(required, list) or any(name not in properties for name in required):
+            missing = [n for n in required if n not in properties] if isinstance(required, list) else required
+            raise ValueError(f"unsupported 'required' {missing!r} naming undeclared properties at {path}.required")
+        members = [(name in required, self.p.member(name, self.value(sub, f"{path}.properties.{name}", refs)))
+                   for name, sub in properties.items()]
+        return self.p.object(self._ordered_members(members))
+
+    def _ordered_members(self, members: list[tuple[bool, str]]) -> str:
+        """Members in schema order, each optional one present or not, separated by commas.
+
+        The first member written is any optional one before the first required one (or that
+        required one); after it, every later member is ``(,member)?`` or ``,member``: O(n * r) text
+        for n members and r optional ones before the first required, never 2^n.
+        """
+        def tail(after: int) -> str:
+            return "".join(self.p.comma + member if is_required else optional(self.p.comma + member)
+                           for is_required, member in members[after + 1:])
+
+        firsts = []
+        for index, (is_required, member) in enumerate(members):
+            firsts.append(member + tail(index))
+            if is_required:
+                return group(firsts)
+        return optional(group(firsts)) if firsts else ""
+
+    def _free_members(self, value: str) -> str:
+        member = f"{self.type_string({}, '', ())}{self.p.colon}{value}"
+        return optional(member + repeat(self.p.comma + member, 0, None))
+
+    @staticmethod
+    def _count(schema: dict, keyword: str, path: str, default=0):
+        value = schema.get(keyword, default)
+        if value is not default and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+            raise ValueError(f"{path}.{keyword}: expected a non-negative integer, found {value!r}")
+        return value
+
+    @staticmethod
+    def _bound(schema: dict, keyword: str, path: str):
+        value = schema.get(keyword)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                  or not math.isfinite(value)):
+            raise ValueError(f"{path}.{keyword}: expected a finite number, found {value!r}")
+        return value
+
+
+def _has_type(value, type_name: str) -> bool:
+    """JSON Schema's type test: ``_has_type(2.0, "integer")`` -> True, ``_has_type(True, "number")`` -> False."""
+    if type_name in ("integer", "number"):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return False
+        return type_name == "number" or isinstance(value, int) or value.is_integer()
+    python_types = {"string": str, "object": dict, "array": list, "boolean": bool, "null": type(None)}
+    return isinstance(value, python_types.get(type_name, ()))
+
+
+def _signed(low: int | None, high: int | None, magnitudes, smallest_negative: int) -> str:
+    """Numbers in low..high (None: unbounded), where ``magnitudes(a, b)`` writes |x| in a..b.
+
+    ``_signed(-5, 20, natural_range, 1)`` -> ``(?:(?:[0-9]|1[0-9]|20)|-[1-5])``.
+    """
+    parts = []
+    if high is None or high >= 0:
+        parts.append(magnitudes(max(low, 0) if low is not None else 0, high))
+    if low is None or low < 0:
+        bottom = smallest_negative if high is None else max(-high, smallest_negative)
+        parts.append("-" + magnitudes(bottom, None if low is None else -low))
+    return group(parts)
+
+
+def _decimal_magnitudes(low: int, high: int | None) -> str:
+    """Non-negative decimals (json.dumps style) in low..high, low and high integers (high None: unbounded)."""
+    if high is None:
+        parts = [natural_range(low, None) + _FRACTION, _HUGE_EXPONENT]
+    else:
+        parts = [natural_range(low, high - 1) + _FRACTION if high > low else NEVER,
+                 regex_escape(str(high)) + r"(?:\.0+)?"]
+    if low == 0 and (high is None or high >= 1):
+        parts.append(_TINY_EXPONENT)
+    return group(p for p in parts if p != NEVER)
+
+
+class _StringPattern:
+    """A ``pattern`` (Python ``re`` semantics, searched anywhere as JSON Schema says) rewritten to
+    match the JSON-encoded text of the strings it matches."""
+
+    def __init__(self, pattern, path: str):
+        if not isinstance(pattern, str):
+            raise ValueError(f"{path}: expected a string")
+        try:
+            node = regex_syntax.parse(pattern)
+        except ValueError as exc:
+            raise ValueError(f"unsupported pattern at {path}: {exc}") from None
+        items = list(node.items) if isinstance(node, Concat) else [node]
+        self.anchored_start = bool(items) and isinstance(items[0], Anchor) and items[0].kind == "^"
+        self.anchored_end = bool(items) and isinstance(items[-1], Anchor) and items[-1].kind == "$"
+        self.body = items[self.anchored_start:len(items) - self.anchored_end]
+        self.where = path
+
+    def regex(self) -> str:
+        any_text = repeat(STRING_CHAR, 0, None)
+        body = "".join(self.node(item) for item in self.body)
+        return ("" if self.anchored_start else any_text) + body + ("" if self.anchored_end else any_text)
+
+    def node(self, node) -> str:
+        if isinstance(node, Chars):
+            return encoded_chars(node.ranges)
+        if isinstance(node, Concat):
+            return "".join(self.node(item) for item in node.items)
+        if isinstance(node, Alt):
+            return "(?:" + "|".join(self.node(item) for item in node.items) + ")"
+        if isinstance(node, Repeat):
+            return repeat(f"(?:{self.node(node.item)})", node.min, node.max)
+        raise ValueError(f"unsupported anchor {node.kind!r} inside the pattern at {self.where}")
+
+
+def encoded_chars(ranges) -> str:
+    """The JSON string text of one character from ``ranges``, in json.dumps's forms (ensure_ascii either way).
+
+    ``encoded_chars(((0x41, 0x41), (0xE9, 0xE9)))`` -> ``(?:[Aé]|\\\\u00e9)``.
+    """
+    raw = regex_syntax.subtract(ranges, ((0, 0x1F), (0x22, 0x22), (0x5C, 0x5C)))
+    escaped = regex_syntax.subtract(ranges, regex_syntax.complement(((0, 0x1F), (0x22, 0x22), (0x5C, 0x5C))))
+    parts = [char_class(raw)] if raw else []
+    parts += [regex_escape(json.dumps(chr(code))[1:-1]) for lo, hi in escaped for code in range(lo, hi + 1)]
+    # ensure_ascii=True writes U+007F and beyond as \uXXXX (a surrogate pair above U+FFFF), lowercase.
+    high = regex_syntax.subtract(ranges, ((0, 0x7E), (0xD800, 0xDFFF)))
+    for lo, hi in high:
+        for a, b in _split(lo, hi, 0xFFFF):
+            if b <= 0xFFFF:
+                parts.append(r"\\u" + digit_range(f"{a:04x}", f"{b:04x}", HEX_LOWER))
+            else:
+                parts += _astral_escapes(a, b)
+    return group(parts)
+
+
+def _split(lo: int, hi: int, at: int) -> list[tuple[int, int]]:
+    return [(lo, hi)] if hi <= at or lo > at else [(lo, at), (at + 1, hi)]
+
+
+def _astral_escapes(lo: int, hi: int) -> list[str]:
+    """Surrogate-pair escapes (lowercase, as json.dumps writes them) of code points lo..hi above U+FFFF."""
+    def pair(high: int, low_from: int, low_to: int) -> str:
+        return rf"\\u{high:04x}\\u" + digit_range(f"{low_from:04x}", f"{low_to:04x}", HEX_LOWER)
+
+    first_high, first_low = divmod(lo - 0x10000, 0x400)
+    last_high, last_low = divmod(hi - 0x10000, 0x400)
+    if first_high == last_high:
+        return [pair(0xD800 + first_high, 0xDC00 + first_low, 0xDC00 + last_low)]
+    parts = [pair(0xD800 + first_high, 0xDC00 + first_low, 0xDFFF),
+             pair(0xD800 + last_high, 0xDC00, 0xDC00 + last_low)]
+    if first_high + 1 < last_high:  # whole high surrogates in between take any low surrogate
+        parts.append(r"\\u" + digit_range(f"{0xD801 + first_high:04x}", f"{0xD7FF + last_high:04x}", HEX_LOWER)
+                     + r"\\ud[c-f][0-9a-f]{2}")
+    return parts
