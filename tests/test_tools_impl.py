@@ -1,0 +1,322 @@
+"""impl's tool-call and reasoning parsing (impl.tools), whole and streamed, for every format.
+
+- Round trip: an assistant message with tool calls and reasoning, rendered by the model's own chat
+  template (transformers' renderer is the oracle), parses back to the same calls (names, arguments as
+  JSON values), reasoning and content.
+- Split invariance, brute force: for every split of sample outputs into two deltas, and fed one
+  character at a time, the assembled stream equals the whole parse; the deltas keep OpenAI's rules.
+- Minimal hold-back: content that may be the start of a tag is held, and released once it cannot be.
+- Malformed output is never dropped and never raises.
+- A parser that releases text without holding back is caught by the split check.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from impl.tools import FORMATS, OutputParser, assemble, format_for_template, parse_response, parse_tool_calls
+from textbound.sources import TEMPLATES_ENV
+
+TOOLS = [
+    {"type": "function", "function": {"name": "get_weather", "description": "Weather.", "parameters": {
+        "type": "object",
+        "properties": {"city": {"type": "string"}, "days": {"type": "integer"}, "opts": {"type": "object"}}}}},
+    {"type": "function", "function": {"name": "get_time", "description": "Time.",
+                                      "parameters": {"type": "object", "properties": {}}}},
+]
+# Arguments with quotes, a close tag, non-ASCII, a number and a nested object.
+WEATHER_ARGUMENTS = {"city": 'Pa"ris</tool_call> é', "days": 3, "opts": {"a": [1, 2]}}
+REASONING, CONTENT = "thinking here", "Sure."
+# Where a rendered assistant turn ends (the end-of-turn tokens of the templates below).
+END_OF_TURN = ("<|im_end|>", "<|eot_id|>", "</s>", "<｜end▁of▁sentence｜>", "[e~[")
+
+# (template file, format, call ids the template accepts, parallel calls, marker before the assistant turn
+# when the template renders the prompt differently once an assistant message follows)
+ROUND_TRIPS = [
+    ("vllm_hermes.jinja", "hermes", None, True, None),
+    ("qwen2.5-instruct.jinja", "hermes", None, True, None),
+    ("vllm_qwen3coder.jinja", "qwen3_coder", None, True, None),
+    ("vllm_llama3.1_json.jinja", "llama3_json", None, False, None),
+    ("vllm_llama3.2_json.jinja", "llama3_json", None, False, None),
+    ("vllm_mistral3.jinja", "mistral", ("abcDEF012", "abcDEF013"), True, None),
+    ("llamacpp_mistral_small_3_1.jinja", "mistral", ("abcDEF012", "abcDEF013"), True, None),
+    ("vllm_deepseekv3.jinja", "deepseek_r1", None, True, "<｜Assistant｜>"),
+    ("vllm_deepseekr1.jinja", "deepseek_r1", None, True, None),
+    ("vllm_deepseekv31.jinja", "deepseek_v31", None, True, "<｜Assistant｜></think>"),
+    ("llamacpp_kimi_k2_thinking.jinja", "kimi_k2", ("functions.get_weather:0", "functions.get_time:1"), True, None),
+    ("llamacpp_glm_4_6.jinja", "glm45", None, True, None),
+    ("llamacpp_minimax_m2.jinja", "minimax_m2", None, True, None),
+]
+
+
+def _templates_dir() -> Path:
+    folder = os.environ.get(TEMPLATES_ENV)
+    if not folder:
+        pytest.skip(f"{TEMPLATES_ENV} is not set: no chat templates to render with")
+    return Path(folder)
+
+
+def _rendered_turn(template: str, calls: list[dict], marker: str | None) -> tuple[str, str]:
+    """(the prompt before the assistant turn, the assistant turn) as the template renders them."""
+    from transformers.utils.chat_template_utils import render_jinja_template
+
+    user = [{"role": "user", "content": "hi"}]
+    assistant = {"role": "assistant", "content": CONTENT, "reasoning_content": REASONING, "tool_calls": calls}
+    options = {"tools": TOOLS, "chat_template": template, "bos_token": "<s>", "eos_token": "</s>"}
+    prompt = render_jinja_template([user], add_generation_prompt=True, **options)[0][0]
+    whole = render_jinja_template([user + [assistant]], **options)[0][0]
+    if marker is None:
+        assert whole.startswith(prompt), "the assistant turn does not extend the generation prompt"
+        turn = whole[len(prompt):]
+    else:
+        prompt, turn = whole[:whole.rindex(marker) + len(marker)], whole[whole.rindex(marker) + len(marker):]
+    ends = [turn.index(end) for end in END_OF_TURN if end in turn]
+    return prompt, turn[:min(ends)] if ends else turn
+
+
+@pytest.mark.parametrize("file, fmt, ids, parallel, marker", ROUND_TRIPS, ids=[case[0] for case in ROUND_TRIPS])
+def test_round_trip_through_the_models_template(file, fmt, ids, parallel, marker):
+    template = (_templates_dir() / file).read_text()
+    ids = ids or ("call_0", "call_1")
+    calls = [{"id": ids[0], "type": "function", "function": {"name": "get_weather", "arguments": WEATHER_ARGUMENTS}},
+             {"id": ids[1], "type": "function", "function": {"name": "get_time", "arguments": {}}}]
+    calls = calls if parallel else calls[:1]
+    prompt, turn = _rendered_turn(template, calls, marker)
+    starts_in_reasoning = prompt.rstrip().endswith(("<think>", "[THINK]"))
+
+    message = parse_response(turn, fmt, tools=TOOLS, starts_in_reasoning=starts_in_reasoning)
+
+    assert format_for_template(template) == fmt
+    parsed = [(call["function"]["name"], json.loads(call["function"]["arguments"])) for call in message["tool_calls"]]
+    assert parsed == [(call["function"]["name"], call["function"]["arguments"]) for call in calls]
+    if fmt in ("kimi_k2", "mistral"):  # formats that carry their own ids
+        assert [call["id"] for call in message["tool_calls"]] == [call["id"] for call in calls]
+    assert all("error" not in call for call in message["tool_calls"])
+    rendered_reasoning = REASONING in turn
+    assert (message["reasoning_content"] or "").strip() == (REASONING if rendered_reasoning else "")
+    assert message["content"] is None if CONTENT not in turn else message["content"].strip() == CONTENT
+
+
+# Sample outputs per format: well-formed, with the hard cases (tags in strings, parallel calls, a call
+# without arguments, whitespace between calls).
+SAMPLES = {
+    "hermes": ['<think>hm <tool_call></think>\n\nHi <tool_call>\n{"name": "get_weather", "arguments": '
+               '{"city": "</tool_call>"}}\n</tool_call>\n<tool_call>{"name": "get_time"}</tool_call>'],
+    "qwen3_coder": ["Sure.\n<tool_call>\n<function=get_weather>\n<parameter=city>\nPar</tool_call>is\n</parameter>\n"
+                    "<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>\n<tool_call>\n<function=get_time>\n"
+                    "</function>\n</tool_call>"],
+    "llama3_json": [' {"name": "get_weather", "parameters": {"city": "a;}"}}; {"name": "get_time", "parameters": {}}',
+                    'Hi <|python_tag|>{"name": "get_time", "arguments": {}}'],
+    "mistral": ['[THINK]r[/THINK]Sure.[TOOL_CALLS] [{"name": "get_weather", "arguments": {"city": "]"}, '
+                '"id": "abcDEF012"}]',
+                '[TOOL_CALLS]get_weather[ARGS]{"city": "x"}[TOOL_CALLS]get_time[CALL_ID]abc123XYZ[ARGS]{}'],
+    "deepseek_r1": ['<think>r</think>Sure.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n'
+                    '```json\n{"city": "Paris"}\n```<｜tool▁call▁end｜>\n<｜tool▁call▁begin｜>function<｜tool▁sep｜>'
+                    'get_time\n```json\n{}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>'],
+    "deepseek_v31": ['Sure.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": "P"}'
+                     '<｜tool▁call▁end｜><｜tool▁call▁begin｜>get_time<｜tool▁sep｜>{}<｜tool▁call▁end｜><｜tool▁calls▁end｜>'],
+    "gpt_oss": ['<|channel|>analysis<|message|>Look.<|end|><|start|>assistant<|channel|>commentary '
+                'to=functions.get_weather <|constrain|>json<|message|>{"city": "Paris"}<|call|>',
+                '<|channel|>analysis<|message|>E.<|end|>\n<|start|>assistant<|channel|>final<|message|>Hi!<|return|>'],
+    "kimi_k2": ['<think>r</think>Sure.<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0'
+                '<|tool_call_argument_begin|>{"city": "Paris"}<|tool_call_end|><|tool_call_begin|>functions.get_time:1'
+                '<|tool_call_argument_begin|>{}<|tool_call_end|><|tool_calls_section_end|>'],
+    "glm45": ["<think>r</think>\nSure.\n<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Pa</tool_call>ris"
+              "</arg_value>\n<arg_key>days</arg_key>\n<arg_value>3</arg_value>\n</tool_call>\n<tool_call>get_time\n"
+              "</tool_call>"],
+    "minimax_m2": ['<think>r</think>\n\nSure.\n<minimax:tool_call>\n<invoke name="get_weather">\n'
+                   '<parameter name="city">Paris</parameter>\n<parameter name="days">3</parameter>\n</invoke>\n'
+                   '<invoke name="get_time">\n</invoke>\n</minimax:tool_call>'],
+}
+# Text that never appears in a well-formed sample's content or reasoning: pieces of the formats' syntax.
+SYNTAX = ("<tool_call", "</tool_call", "<think", "</think", "<function=", "<parameter", "<arg_", "<invoke",
+          "minimax:", "<|", "<｜", "[TOOL_CALLS", "[THINK", "[/THINK", "[ARGS", "[CALL_ID")
+
+
+def test_samples_cover_every_format():
+    assert set(SAMPLES) == set(FORMATS)
+
+
+def _streamed(text: str, fmt: str, pieces: list[str], **options) -> list[dict]:
+    parser = OutputParser(fmt, **options)
+    deltas = [delta for piece in pieces for delta in parser.feed(piece)]
+    return deltas + parser.feed("", final=True)
+
+
+def split_divergence(text: str, fmt: str, **options) -> tuple[int, dict, dict] | None:
+    """The first split point whose assembled stream differs from the whole parse, else None."""
+    whole = parse_response(text, fmt, **options)
+    for cut in range(len(text) + 1):
+        streamed = assemble(_streamed(text, fmt, [text[:cut], text[cut:]], **options))
+        if streamed != whole:
+            return cut, whole, streamed
+    return None
+
+
+def delta_violations(deltas: list[dict]) -> list[str]:
+    """Breaches of the streaming rules: indexes from 0 by one, id/type/name once in a call's first
+    delta, the name whole there, no syntax in content or reasoning."""
+    problems, seen = [], set()
+    for delta in deltas:
+        for key in ("content", "reasoning_content"):
+            problems += [f"{fragment!r} in {key}" for fragment in SYNTAX if fragment in delta.get(key, "")]
+        for call in delta.get("tool_calls", ()):
+            first = call["index"] not in seen
+            if first and call["index"] != len(seen):
+                problems.append(f"index {call['index']} after {len(seen)} calls")
+            seen.add(call["index"])
+            announces = {"id", "type"} & set(call) or "name" in call.get("function", {})
+            if first and not (call.get("id") and call.get("type") == "function" and call["function"].get("name")):
+                problems.append(f"call {call['index']}'s first delta lacks id, type or name")
+            if not first and announces:
+                problems.append(f"call {call['index']} repeats its id, type or name")
+    return problems
+
+
+@pytest.mark.parametrize("fmt, text", [(fmt, text) for fmt, texts in SAMPLES.items() for text in texts])
+def test_every_split_assembles_to_the_whole_parse(fmt, text):
+    options = {"tools": TOOLS}
+    assert split_divergence(text, fmt, **options) is None
+    whole = parse_response(text, fmt, **options)
+    char_by_char = _streamed(text, fmt, list(text), **options)
+    assert assemble(char_by_char) == whole
+    assert delta_violations(char_by_char) == []
+    calls = whole.get("tool_calls", [])
+    assert all(isinstance(json.loads(call["function"]["arguments"]), dict) for call in calls)
+    assert [call for call in calls if "error" in call] == []
+
+
+def test_a_call_without_arguments_gives_an_empty_object():
+    harmony = "<|channel|>commentary to=functions.get_time<|message|><|call|>"
+    for fmt, texts in {**SAMPLES, "gpt_oss": [harmony]}.items():
+        calls = [call for text in texts for call in parse_response(text, fmt).get("tool_calls", ())]
+        no_arguments = [call["function"]["arguments"] for call in calls if call["function"]["name"] == "get_time"]
+        assert no_arguments and set(no_arguments) == {"{}"}, fmt
+
+
+# One tag that may begin in content, per format, to check minimal hold-back with.
+CONTENT_TAG = {"hermes": "<tool_call>", "qwen3_coder": "<tool_call>", "llama3_json": "<|python_tag|>",
+               "mistral": "[TOOL_CALLS]", "deepseek_r1": "<｜tool▁call▁begin｜>", "deepseek_v31": "<｜tool▁calls▁begin｜>",
+               "gpt_oss": "<|channel|>", "kimi_k2": "<|tool_calls_section_begin|>", "glm45": "<tool_call>",
+               "minimax_m2": "<minimax:tool_call>"}
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_content_is_held_only_while_it_may_be_a_tag(fmt):
+    tag = CONTENT_TAG[fmt]
+    for length in range(1, len(tag)):
+        parser = OutputParser(fmt)
+        assert assemble(parser.feed("Hi " + tag[:length]))["content"] == "Hi ", (fmt, tag[:length])
+        assert assemble(parser.feed("~"))["content"] == tag[:length] + "~", (fmt, tag[:length])
+
+
+def test_reasoning_is_released_as_it_arrives():
+    parser = OutputParser("hermes")
+    assert parser.feed("<think>a</thi") == [{"reasoning_content": "a"}]
+    assert parser.feed("s") == [{"reasoning_content": "</this"}]
+    assert OutputParser("minimax_m2", starts_in_reasoning=True).feed("r") == [{"reasoning_content": "r"}]
+    assert parse_response("<think>a</think>b", "hermes", reasoning=False)["content"] == "<think>a</think>b"
+
+
+# Malformed outputs, and the text each must give back as content (never dropped, never an exception).
+MALFORMED = [
+    ("hermes", '<tool_call>{"name": "f", "arguments": {"a": 1}</tool_call>'),  # invalid JSON
+    ("hermes", '<tool_call>{"arguments": {}}</tool_call>'),  # no name
+    ("hermes", '<tool_call>{"name": "f", "arguments": {"a": "x'),  # unterminated at the end
+    ("hermes", '<tool_call><tool_call>{"name": "f"}</tool_call>'),  # nested
+    ("hermes", '<tool_call>{"name": "f", "arguments": 3}</tool_call>'),  # arguments not an object
+    ("qwen3_coder", "<tool_call>\n<function=f>\n<parameter=a>\n1\n</function>\n</tool_call>"),
+    ("llama3_json", '{"answer": 42}'),
+    ("llama3_json", "<|python_tag|>brave_search.call(query='x')"),
+    ("mistral", '[TOOL_CALLS][{"name": "f", "arguments": {}'),
+    ("mistral", "[TOOL_CALLS] I cannot call tools."),
+    ("deepseek_r1", "<｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{oops}\n```<｜tool▁call▁end｜>"),
+    ("deepseek_v31", "<｜tool▁call▁begin｜>f<｜tool▁sep｜>[1, 2]<｜tool▁call▁end｜>"),
+    ("gpt_oss", "<|channel|>commentary to=functions.f<|message|>{not json}<|call|>"),
+    ("gpt_oss", "<|start|>assistant to=functions.f"),
+    ("kimi_k2", "<|tool_call_begin|>no_index<|tool_call_argument_begin|>{}<|tool_call_end|>"),
+    ("glm45", "<tool_call>f\n<arg_key>a</arg_key>\n</tool_call>"),
+    ("minimax_m2", '<minimax:tool_call>\n<invoke name="f">\n<parameter name="a">1\n</invoke>\n</minimax:tool_call>'),
+]
+
+
+@pytest.mark.parametrize("fmt, text", MALFORMED)
+def test_malformed_output_comes_back_as_content(fmt, text):
+    message = parse_response("Hi " + text, fmt)
+    assert message["content"] == "Hi " + text
+    assert "tool_calls" not in message
+    assert split_divergence("Hi " + text, fmt) is None
+
+
+def test_unknown_tools_are_flagged_not_dropped():
+    text = '<tool_call>{"name": "launch", "arguments": {}}</tool_call>'
+    (call,) = parse_response(text, tools=TOOLS)["tool_calls"]
+    assert call["function"]["name"] == "launch" and call["error"] == "unknown tool 'launch'"
+    assert "error" not in parse_response(text)["tool_calls"][0]  # no tools list: nothing to check against
+
+
+def test_a_call_inside_reasoning_stays_reasoning():
+    text = '<think>try <tool_call>{"name": "f"}</tool_call></think>ok'
+    message = parse_response(text)
+    assert message["reasoning_content"] == 'try <tool_call>{"name": "f"}</tool_call>'
+    assert message["content"] == "ok" and "tool_calls" not in message
+
+
+PAYLOAD = ("Sure", "Paris", "Look", "Hi", "get_weather", "get_time", "city", "days")
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_every_truncation_parses_without_raising_or_losing_text(fmt):
+    for text in SAMPLES[fmt]:
+        for cut in range(len(text) + 1):
+            message = parse_response(text[:cut], fmt)
+            kept = (message["content"] or "") + (message["reasoning_content"] or "")
+            for call in message.get("tool_calls", ()):
+                kept += call["function"]["name"] + call["function"]["arguments"]
+            # Nothing is dropped: every payload word the truncated text holds survives somewhere.
+            words = [word for word in PAYLOAD if word in text[:cut]]
+            assert all(word in kept for word in words), (fmt, cut, message)
+
+
+def test_parse_tool_calls_is_content_and_calls():
+    content, calls = parse_tool_calls('Hi<tool_call>{"name": "f", "arguments": {}}</tool_call>')
+    assert content == "Hi" and [call["function"]["name"] for call in calls] == ["f"]
+    assert parse_tool_calls("plain") == ("plain", [])
+
+
+def test_message_shape_follows_openai():
+    assert parse_response("") == {"role": "assistant", "content": "", "reasoning_content": None}
+    only_calls = parse_response('<tool_call>{"name": "f"}</tool_call>')
+    assert only_calls["content"] is None and only_calls["tool_calls"][0]["type"] == "function"
+
+
+def test_bad_arguments_to_the_api_raise_clear_errors():
+    with pytest.raises(ValueError, match="unknown tool-call format 'nope'"):
+        OutputParser("nope")
+    with pytest.raises(TypeError, match="feed\\(\\) takes str"):
+        OutputParser().feed(b"x")
+    parser = OutputParser()
+    parser.feed("x", final=True)
+    with pytest.raises(RuntimeError, match="after the stream was finished"):
+        parser.feed("y")
+
+
+def test_format_for_template_knows_templates_without_tool_calls():
+    assert format_for_template("{% for m in messages %}{{ m.content }}{% endfor %}") is None
+
+
+def test_a_parser_that_does_not_hold_back_is_caught(monkeypatch):
+    import impl.tools.engine as engine
+
+    def eager_next_tag(text, tags, final):  # releases every character at once
+        position = min((text.find(tag) for tag in tags if tag in text), default=-1)
+        if position < 0:
+            return text, None, ""
+        tag = next(tag for tag in tags if text.startswith(tag, position))
+        return text[:position], tag, text[position + len(tag):]
+
+    monkeypatch.setattr(engine, "next_tag", eager_next_tag)
+    assert split_divergence(SAMPLES["hermes"][0], "hermes") is not None
