@@ -3,6 +3,11 @@
 A 3-character example is worth more than a 3,000-character one. ``ddmin`` removes ever smaller
 chunks of the sequence (characters of a text, ids of a list) and keeps any removal after which the
 divergence still has the same signature, so the smaller input shows the same root cause.
+
+A structured field (a conversation: a list of messages holding strings, lists and dicts) shrinks by
+``shrink``: fewest elements first, then, inside each remaining element, the keys that can go and
+the shortest strings, so a conversation comes out with the fewest messages and shortest strings.
+A flat text or id list shrinks exactly as by ``ddmin``.
 """
 from __future__ import annotations
 
@@ -37,6 +42,42 @@ def ddmin(items: Sequence, still_fails: Callable[[Sequence], bool]) -> Sequence:
     return items
 
 
+def shrink(value, still_fails: Callable[[object], bool]):
+    """The smallest ``value`` that still fails: ddmin on a list or a string, then each element of a
+    list and each value of a dict shrunk in place, after dropping the dict keys that can go.
+
+    >>> shrink([{"role": "user", "content": "abc"}, {"role": "x", "content": "hello"}],
+    ...        lambda v: any(m.get("content", "").count("l") for m in v))
+    [{'content': 'l'}]
+    """
+    if isinstance(value, (str, list)):
+        value = ddmin(value, still_fails)
+    if isinstance(value, list):
+        for index in range(len(value)):
+            value = _shrink_member(value, index, still_fails)
+    elif isinstance(value, dict):
+        for key in list(value):
+            smaller = {k: v for k, v in value.items() if k != key}
+            if still_fails(smaller):
+                value = smaller
+        for key in list(value):
+            value = _shrink_member(value, key, still_fails)
+    return value
+
+
+def _shrink_member(container, key, still_fails: Callable[[object], bool]):
+    """``container`` with the member at ``key`` (a list index or a dict key) shrunk on its own."""
+    def put(member):
+        if isinstance(container, list):
+            return container[:key] + [member] + container[key + 1:]
+        return {**container, key: member}
+
+    member = container[key]
+    if not isinstance(member, (str, list, dict)):
+        return container
+    return put(shrink(member, lambda smaller: still_fails(put(smaller))))
+
+
 def minimize(subject: Subject, divergence: Divergence) -> Divergence:
     """The divergence with ``minimized`` set to the smallest case that still diverges the same way."""
     case = divergence.case
@@ -48,12 +89,18 @@ def minimize(subject: Subject, divergence: Divergence) -> Divergence:
     def with_value(value) -> Case:
         return replace(case, input={**case.input, name: value})
 
+    tries = 0
+
     def still_fails(value) -> bool:
+        nonlocal tries
+        if tries >= MAX_TRIES:
+            return False
+        tries += 1
         found = run_check(subject, with_value(value))
         return found is not None and found.signature == signature
 
-    smallest = ddmin(case.input[name], still_fails)
-    if len(smallest) == len(case.input[name]):
+    smallest = shrink(case.input[name], still_fails)
+    if smallest == case.input[name]:
         return divergence
     # Report what the minimized case itself gives, so expected/actual match its input.
     final = run_check(subject, with_value(smallest)) or divergence

@@ -1,1 +1,79 @@
-"""Cases of the ``chat`` component (being written)."""
+"""Cases of the ``chat`` component: Hypothesis-generated requests rendered by the family's own
+templates and by the shared ones.
+
+Per family, ``budget.generated_cases`` requests (properties.conversations.chat_requests, drawn from
+the seed and the family's name) are each checked
+
+- with the family's own template(s) from its tokenizer files, or, for a family that ships none (the
+  embedded ones, llama2), the project's ChatML (impl's CHATML_TEMPLATE, read as input data: see
+  oracles.chat_oracle.project_template): chat/render, chat/ids and chat/sanitized_ids;
+- with shared templates ($TEXTBOUND_TEMPLATES): chat/render. Request i goes to a window of
+  ``SHARED_PER_REQUEST[budget]`` templates that moves along the catalogue from an offset given by the
+  family's name, so a quick run over every family still reaches every template.
+
+Render cases carry the family's special tokens as variables (bos_token, eos_token, ...), as
+apply_chat_template passes them; ids cases get them from the tokenizers themselves.
+"""
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+
+from oracles.chat_oracle import ChatTemplate, FamilyChatOracle, shared_templates, templates_for
+
+from ..budget import Budget
+from ..divergence import Case
+from ..sources import Family
+from .chat import TOKENIZER_PROPERTIES
+from .registry import Subject, cases
+
+# Shared templates each request is rendered with; None: all of them.
+SHARED_PER_REQUEST = {"quick": 1, "default": 6, "deep": None}
+
+
+def _stable_number(*parts: object) -> int:
+    return int(hashlib.sha256("/".join(map(str, parts)).encode()).hexdigest()[:8], 16)
+
+
+def shared_window(templates: tuple[ChatTemplate, ...], index: int, offset: int,
+                  width: int | None) -> tuple[ChatTemplate, ...]:
+    """The shared templates request ``index`` is rendered with.
+
+    >>> [t.name for t in shared_window(tuple(ChatTemplate(n, "") for n in "abcde"), 1, 3, 2)]
+    ['e', 'a']
+    """
+    if width is None or width >= len(templates):
+        return templates
+    start = offset + index * width
+    return tuple(templates[(start + k) % len(templates)] for k in range(width))
+
+
+def _control_tokens(subject: Subject) -> list[str]:
+    added = subject.oracle.tokenizer.get_added_tokens_decoder().values()
+    return sorted({token.content for token in added if token.special})
+
+
+def _case(prop: str, family: Family, template: ChatTemplate, request: dict) -> Case:
+    return Case("chat", prop, family.name, {"template": template.name, "template_digest": template.digest, **request})
+
+
+@cases("chat")
+def chat_cases(family: Family, budget: Budget, seed: int, subject: Subject) -> Iterator[Case]:
+    if family.origin == "fuzz":
+        return  # a fuzzed pipeline has no chat of its own: the tokenizer component checks its ids
+    from properties.conversations import chat_requests
+    from properties.strategies import draw_examples
+    own = templates_for(family.path)
+    shared = shared_templates()
+    specials = FamilyChatOracle.of(family.path).special_token_variables()
+    offset = _stable_number(family.name)
+    requests = draw_examples(chat_requests(_control_tokens(subject)), budget.generated_cases,
+                             _stable_number(seed, family.name, "chat"))
+    for index, request in enumerate(requests):
+        with_specials = {**request, "variables": {**specials, **request["variables"]}}
+        for template in own:
+            yield _case("render", family, template, with_specials)
+            for prop in TOKENIZER_PROPERTIES:
+                yield _case(prop, family, template, request)
+        for template in shared_window(shared, index, offset, SHARED_PER_REQUEST.get(budget.name, 1)):
+            yield _case("render", family, template, with_specials)

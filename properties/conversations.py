@@ -1,0 +1,160 @@
+"""Hypothesis strategies for chat requests: conversations and the options around them.
+
+A request is plain JSON data, the input of a chat case (oracles.chat_oracle.ChatRequest):
+
+    {"messages": [{"role": "user", "content": "hello"}], "tools": None, "documents": None,
+     "add_generation_prompt": True, "continue_final_message": False, "variables": {"enable_thinking": False}}
+
+Most conversations are well formed (a system message or not, then user turns answered by the
+assistant, with tool calls, parallel calls and their results), because most templates reject
+anything else; some are any sequence of roles, to compare the errors. Message text mixes plain
+words, non-ASCII, control tokens and template syntax (``{{``, ``{%``), and is sometimes very long.
+Every choice's first alternative is the simplest, so failures shrink towards short plain messages.
+"""
+from __future__ import annotations
+
+import json
+import string
+from collections.abc import Collection
+
+from hypothesis import strategies as st
+
+from .strategies import TRICKY_CHARACTERS, unicode_text
+
+# Chat markers of common template families, whether or not the family under test has them as tokens.
+CHAT_MARKERS = ("<|im_start|>", "<|im_end|>", "<s>", "</s>", "[INST]", "[/INST]", "<<SYS>>", "<|eot_id|>",
+                "<|start_header_id|>", "<|end_header_id|>", "<|endoftext|>", "<think>", "</think>",
+                "<tool_call>", "</tool_call>", "<|user|>", "<|assistant|>", "<|end|>")
+TEMPLATE_SYNTAX = ("{{", "}}", "{%", "%}", "{#", "#}", "{{ messages }}", "{% if true %}x{% endif %}",
+                   "{%- raw -%}", "{{ raise_exception('x') }}", "{% endfor %}", "'", '"', "\\")
+REASONING_FIELDS = ("reasoning_content", "reasoning", "thinking")
+LONG_REPEATS = (100, 1000)  # a very long message: a short text repeated this many times
+TOOLS = (
+    {"type": "function", "function": {
+        "name": "get_weather", "description": "Get the current weather in a city.",
+        "parameters": {"type": "object", "properties": {
+            "city": {"type": "string", "description": "The city, e.g. Zürich"},
+            "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}}, "required": ["city"]}}},
+    {"type": "function", "function": {
+        "name": "search", "description": "Search the web <b>now</b> & return “results”.",
+        "parameters": {"type": "object", "properties": {
+            "query": {"type": "string"}, "limit": {"type": "integer", "minimum": 1}}, "required": ["query"]}}},
+)
+TOOL_NAMES = tuple(tool["function"]["name"] for tool in TOOLS)
+
+
+def plain_words(max_size: int = 6) -> st.SearchStrategy[str]:
+    word = st.text(alphabet=string.ascii_letters + string.digits, min_size=1, max_size=8)
+    return st.lists(word, min_size=1, max_size=max_size).map(" ".join)
+
+
+def message_text(control_tokens: Collection[str] = ()) -> st.SearchStrategy[str]:
+    """Words; or text mixing non-ASCII, control tokens and template syntax; rarely very long."""
+    markers = sorted(set(control_tokens) | set(CHAT_MARKERS))
+    piece = st.one_of(plain_words(2), st.sampled_from(markers), st.sampled_from(TEMPLATE_SYNTAX),
+                      st.sampled_from(TRICKY_CHARACTERS), st.sampled_from(["\n", "\n\n", " ", "  ", "\t"]))
+    long = st.tuples(plain_words(3), st.integers(*LONG_REPEATS)).map(lambda pair: (pair[0] + "\n") * pair[1])
+    rarely_long = st.integers(0, 15).flatmap(lambda n: long if n == 0 else plain_words())
+    return st.one_of(plain_words(), st.lists(piece, min_size=1, max_size=8).map("".join), unicode_text(6), rarely_long)
+
+
+def content(text: st.SearchStrategy[str]) -> st.SearchStrategy:
+    """A message's content: a string, a list of text blocks, or None."""
+    block = text.map(lambda t: {"type": "text", "text": t})
+    return st.one_of(text, st.lists(block, min_size=1, max_size=3), st.none())
+
+
+def arguments(text: st.SearchStrategy[str]) -> st.SearchStrategy:
+    """Tool-call arguments as an object or as a JSON string of one."""
+    value = st.one_of(text, st.integers(-5, 10**6), st.booleans(), st.lists(st.integers(0, 9), max_size=3))
+    obj = st.dictionaries(st.sampled_from(["city", "query", "limit", "unit", "ключ"]), value, max_size=3)
+    return st.one_of(obj, obj.map(lambda args: json.dumps(args, ensure_ascii=False)))
+
+
+def tool_calls(text: st.SearchStrategy[str]) -> st.SearchStrategy[list[dict]]:
+    """One call or several in parallel, with ids."""
+    call = st.tuples(st.sampled_from(TOOL_NAMES), arguments(text))
+    return st.lists(call, min_size=1, max_size=3).map(lambda calls: [
+        {"id": f"call_{i}", "type": "function", "function": {"name": name, "arguments": args}}
+        for i, (name, args) in enumerate(calls)])
+
+
+def with_reasoning(message: dict, text: st.SearchStrategy[str]) -> st.SearchStrategy[dict]:
+    """The message, or the message with reasoning under one of the names it goes by."""
+    reasoning = st.tuples(st.sampled_from(REASONING_FIELDS), text).map(lambda pair: {**message, pair[0]: pair[1]})
+    return st.one_of(st.just(message), reasoning)
+
+
+@st.composite
+def assistant_turn(draw, text: st.SearchStrategy[str]) -> list[dict]:
+    """An assistant reply: plain, or tool calls, their results and maybe a reply after them."""
+    reply = draw(content(text).flatmap(lambda c: with_reasoning({"role": "assistant", "content": c}, text)))
+    if not draw(st.booleans()):
+        return [reply]
+    calls = draw(tool_calls(text))
+    turn = [{**reply, "tool_calls": calls}]
+    turn += [{"role": "tool", "tool_call_id": call["id"], "name": call["function"]["name"], "content": draw(text)}
+             for call in calls]
+    if draw(st.booleans()):
+        turn.append({"role": "assistant", "content": draw(text)})
+    return turn
+
+
+@st.composite
+def well_formed_messages(draw, text: st.SearchStrategy[str]) -> list[dict]:
+    messages = [{"role": "system", "content": draw(content(text))}] if draw(st.booleans()) else []
+    for turn in range(draw(st.integers(1, 3))):
+        messages.append({"role": "user", "content": draw(content(text))})
+        if turn or draw(st.booleans()):
+            messages += draw(assistant_turn(text))
+    return messages
+
+
+def any_messages(text: st.SearchStrategy[str]) -> st.SearchStrategy[list[dict]]:
+    """Any sequence of roles, known or not: where templates raise, impl must raise the same."""
+    role = st.sampled_from(["user", "assistant", "system", "tool", "developer", "bot"])
+    message = st.tuples(role, content(text)).map(lambda pair: {"role": pair[0], "content": pair[1]})
+    return st.lists(message, min_size=1, max_size=4)
+
+
+def variables(text: st.SearchStrategy[str]) -> st.SearchStrategy[dict]:
+    """Template variables beyond the messages: thinking switches and others real templates read."""
+    optional = {
+        "enable_thinking": st.booleans(),
+        "tools_in_user_message": st.booleans(),
+        "date_string": st.just("26 Jul 2024"),
+        "reasoning_effort": st.sampled_from(["low", "medium", "high"]),
+        "custom_instructions": text,
+        "keep_cot": st.booleans(),
+    }
+    return st.fixed_dictionaries({}, optional=optional)
+
+
+def documents(text: st.SearchStrategy[str]) -> st.SearchStrategy[list[dict] | None]:
+    document = st.fixed_dictionaries({"title": text, "text": text})
+    return st.one_of(st.none(), st.lists(document, min_size=1, max_size=2))
+
+
+# How the request ends; "both" asks for add_generation_prompt and continue_final_message together,
+# an error transformers raises, so that the errors are compared too.
+ENDINGS = {
+    "plain": {"add_generation_prompt": False, "continue_final_message": False},
+    "generation_prompt": {"add_generation_prompt": True, "continue_final_message": False},
+    "continue": {"add_generation_prompt": False, "continue_final_message": True},
+    "continue_reasoning": {"add_generation_prompt": False, "continue_final_message": "reasoning_content"},
+    "both": {"add_generation_prompt": True, "continue_final_message": True},
+}
+
+
+@st.composite
+def chat_requests(draw, control_tokens: Collection[str] = ()) -> dict:
+    """A request: messages, tools, documents, add_generation_prompt / continue_final_message and variables."""
+    text = message_text(control_tokens)
+    well_formed = well_formed_messages(text)
+    return {
+        "messages": draw(st.one_of(well_formed, well_formed, well_formed, any_messages(text))),
+        "tools": draw(st.one_of(st.none(), st.lists(st.sampled_from(TOOLS), min_size=1, max_size=2, unique_by=str))),
+        "documents": draw(documents(text)),
+        **ENDINGS[draw(st.sampled_from(list(ENDINGS)))],
+        "variables": draw(variables(text)),
+    }
