@@ -104,7 +104,9 @@ def test_round_trip_through_the_models_template(file, fmt, ids, parallel, marker
 # without arguments, whitespace between calls).
 SAMPLES = {
     "hermes": ['<think>hm <tool_call></think>\n\nHi <tool_call>\n{"name": "get_weather", "arguments": '
-               '{"city": "</tool_call>"}}\n</tool_call>\n<tool_call>{"name": "get_time"}</tool_call>'],
+               '{"city": "</tool_call>"}}\n</tool_call>\n<tool_call>{"name": "get_time"}</tool_call>',
+               # escapes that a split may cut in half, before a bracket and a close tag inside the string
+               '<tool_call>{"name": "get_weather", "arguments": {"city": "x\\\\\\"]}\\n</tool_call>"}}</tool_call>'],
     "qwen3_coder": ["Sure.\n<tool_call>\n<function=get_weather>\n<parameter=city>\nPar</tool_call>is\n</parameter>\n"
                     "<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>\n<tool_call>\n<function=get_time>\n"
                     "</function>\n</tool_call>"],

@@ -93,8 +93,35 @@ def parse_tool_calls(text, format="hermes"):
     return message["content"], message.get("tool_calls", [])
 
 
+# Markers of each format's call syntax in a chat template's source, most specific first (qwen3_coder
+# and glm45 templates also contain <tool_call>, deepseek_r1's fenced body tells it from deepseek_v31).
+_TEMPLATE_MARKERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("gpt_oss", ("<|channel|>", "<|message|>")),
+    ("minimax_m2", ("<minimax:tool_call>",)),
+    ("kimi_k2", ("<|tool_call_begin|>",)),
+    ("deepseek_r1", ("<｜tool▁call▁begin｜>", "```json")),
+    ("deepseek_v31", ("<｜tool▁call▁begin｜>",)),
+    ("glm45", ("<arg_key>",)),
+    ("qwen3_coder", ("<tool_call>", "<function=")),
+    ("hermes", ("<tool_call>",)),
+    ("mistral", ("[TOOL_CALLS]",)),
+    ("llama3_json", ("<|python_tag|>",)),
+    ("llama3_json", ("<|start_header_id|>", "ipython", '"parameters": ')),  # Llama 3.x JSON tool prompts
+)
+
+
 def format_for_template(chat_template):
-    raise NotImplementedError("format_for_template")
+    """The format whose call syntax a chat template's source writes, or None if it writes none.
+
+    >>> format_for_template("{{ '<tool_call>' + tool_call.name }}"), format_for_template("{{ messages }}")
+    ('hermes', None)
+    """
+    if not isinstance(chat_template, str):
+        raise TypeError(f"chat_template must be str, found {type(chat_template).__name__}")
+    for name, markers in _TEMPLATE_MARKERS:
+        if all(marker in chat_template for marker in markers):
+            return name
+    return None
 
 
 __all__ = ["CALL_ERROR_KEY", "FORMATS", "OutputParser", "assemble", "format_for_template", "parse_response",

@@ -6,7 +6,7 @@ JSON-bodied formats keep the arguments byte for byte as the model wrote them:
 '{"a": 1,  "b": [2]}'
 >>> arguments_from_json('"{\\\\"a\\\\": 1}"')     # arguments given as a JSON-encoded string
 '{"a": 1}'
->>> balanced_end('{"a": "}"} tail', 0)
+>>> JsonScan().run('{"a": "}"} tail')      # where a bracketed value ends, strings skipped
 10
 
 XML-bodied formats write values as text; the tool's JSON schema says what type each one is:
@@ -17,6 +17,8 @@ XML-bodied formats write values as text; the tool's JSON schema says what type e
 from __future__ import annotations
 
 import json
+
+import regex
 
 _DECODER = json.JSONDecoder()
 _WHITESPACE = " \t\n\r"
@@ -111,52 +113,52 @@ def json_name(raw: str | None) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def balanced_end(text: str, start: int) -> int | None:
-    """The index just past the JSON object or array that opens at ``text[start]``, counting brackets
-    outside strings; None while it is still open. It does not validate the JSON in between."""
-    expected: list[str] = []
-    in_string = escaped = False
-    for index in range(start, len(text)):
-        char = text[index]
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in _CLOSERS:
-            expected.append(_CLOSERS[char])
-        elif char in "}]":
-            if not expected or char != expected.pop():
-                return index + 1  # unbalanced: the value ends here, and will not parse
-            if not expected:
-                return index + 1
-    return None
+class JsonScan:
+    """Reads JSON-ish text left to right once, however often it grows: where strings are, how deep
+    the brackets go, and where a tag first stands outside strings. Keep one per growing text.
 
-
-def find_outside_strings(text: str, tag: str) -> int:
-    """The first position of ``tag`` in ``text`` outside JSON strings, or -1.
-
-    >>> find_outside_strings('{"a": "</x>"}</x>', "</x>")
-    13
+    >>> scan = JsonScan(tag="</x>")
+    >>> scan.run('{"a": "</x>"'), scan.run('{"a": "</x>"}</'), scan.run('{"a": "</x>"}</x>')
+    (None, None, 13)
+    >>> JsonScan().run('[{"a": "]"}, 2] tail'), scan.balanced_end
+    (15, 13)
     """
-    in_string = escaped = False
-    for index, char in enumerate(text):
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
+
+    def __init__(self, tag: str | None = None, start: int = 0):
+        self.tag = tag  # None: look for the end of the bracketed value that opens at ``start``
+        self.position = start
+        self.in_string = self.escaped = False
+        self.expected: list[str] = []
+        self.balanced_end: int | None = None  # just past the value, once its brackets balance
+
+    def run(self, text: str) -> int | None:
+        """The answer so far for ``text`` (which extends the text of earlier calls): the tag's position,
+        or without a tag the end of the bracketed value; None while not yet found."""
+        for index in range(self.position, len(text)):
+            char = text[index]
+            if self.in_string:
+                if self.escaped:
+                    self.escaped = False
+                elif char == "\\":
+                    self.escaped = True
+                elif char == '"':
+                    self.in_string = False
+            elif self.tag is not None and char == self.tag[0] and self.tag.startswith(text[index:index + len(self.tag)]):
+                self.position = index
+                return index if text.startswith(self.tag, index) else None  # else: may be the tag's start
             elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif text.startswith(tag, index):
-            return index
-    return -1
+                self.in_string = True
+            elif char in _CLOSERS:
+                self.expected.append(_CLOSERS[char])
+            elif char in "}]" and self.balanced_end is None:
+                # A closer that does not match ends the value too: it will not parse.
+                if not self.expected or char != self.expected.pop() or not self.expected:
+                    self.balanced_end = index + 1
+                    if self.tag is None:
+                        self.position = index + 1
+                        return self.balanced_end
+        self.position = len(text)
+        return None
 
 
 def find_outside_spans(text: str, tag: str, span_open: str, span_close: str) -> int:

@@ -50,9 +50,10 @@ class TaggedFormat:
         """Whether ``text`` (at a boundary, non-empty) starts a block that has no opening tag."""
         return False
 
-    def block_end(self, opener: str, body: str, final: bool) -> int | None:
+    def block_end(self, opener: str, body: str, final: bool, memo: dict) -> int | None:
         """Where the block's text ends (past its closing tag) in ``body``, None while unknown,
-        ``REJECT`` if it cannot be a block (then the opener is content text)."""
+        ``REJECT`` if it cannot be a block (then the opener is content text). ``body`` grows between
+        calls for one block; ``memo`` (empty when the block opens) keeps a scan's state across them."""
         position = body.find(self.close_tag)
         if position >= 0:
             return position + len(self.close_tag)
@@ -88,6 +89,7 @@ class TaggedStream:
         self.at_boundary = True
         self.opener = ""
         self.block_pending = ""  # the separator text before an open block, restored if it is malformed
+        self.block_memo: dict = {}
         self.sink = DeltaSink()
         self.finished = False
 
@@ -144,7 +146,7 @@ class TaggedStream:
         return True
 
     def _block(self, final: bool) -> bool:
-        end = self.format.block_end(self.opener, self.buffer, final)
+        end = self.format.block_end(self.opener, self.buffer, final, self.block_memo)
         if end == REJECT:  # not a block after all: its opener is text, and what follows is scanned again
             self.sink.content(self.block_pending + self.opener)
             self.mode, self.at_boundary = CONTENT, False
@@ -166,7 +168,7 @@ class TaggedStream:
 
     def _open_block(self, opener: str) -> None:
         self.block_pending = self.pending if self.at_boundary else ""
-        self.pending, self.opener, self.mode = "", opener, BLOCK
+        self.pending, self.opener, self.mode, self.block_memo = "", opener, BLOCK, {}
 
     def _malformed(self, block: str) -> None:
         self.sink.content(self.block_pending + self.opener + block)

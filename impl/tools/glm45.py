@@ -30,7 +30,7 @@ class Glm45(TaggedFormat):
     call_tags = ("<tool_call>",)
     close_tag = "</tool_call>"
 
-    def block_end(self, opener, body, final):
+    def block_end(self, opener, body, final, memo):
         position = find_outside_spans(body, self.close_tag, "<arg_value>", "</arg_value>")
         return None if position < 0 else position + len(self.close_tag)
 

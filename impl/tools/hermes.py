@@ -13,7 +13,7 @@ not close the block. A block whose text is not one such object is content, tags 
 """
 from __future__ import annotations
 
-from .arguments import call_from_json, find_outside_strings
+from .arguments import JsonScan, call_from_json
 from .engine import TaggedFormat
 from .message import ParsedCall
 
@@ -23,9 +23,9 @@ class Hermes(TaggedFormat):
     call_tags = ("<tool_call>",)
     close_tag = "</tool_call>"
 
-    def block_end(self, opener, body, final):
-        position = find_outside_strings(body, self.close_tag)
-        return None if position < 0 else position + len(self.close_tag)
+    def block_end(self, opener, body, final, memo):
+        position = memo.setdefault("scan", JsonScan(tag=self.close_tag)).run(body)
+        return None if position is None else position + len(self.close_tag)
 
     def parse_block(self, opener, block, parameters):
         call = call_from_json(block[:-len(self.close_tag)])

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import regex
 
-from .arguments import balanced_end, call_from_json
+from .arguments import JsonScan, call_from_json
 from .engine import REJECT, TaggedFormat
 from .message import ParsedCall
 
@@ -29,13 +29,13 @@ class Llama3Json(TaggedFormat):
     def bare_block(self, text):
         return text.startswith("{")
 
-    def block_end(self, opener, body, final):
+    def block_end(self, opener, body, final, memo):
         start = _OBJECT_START.match(body, partial=True)
         if start is None:
             return REJECT
         if start.partial:
             return len(body) if final else None
-        end = balanced_end(body, body.index("{"))
+        end = memo.setdefault("scan", JsonScan(start=body.index("{"))).run(body)
         return len(body) if end is None and final else end
 
     def parse_block(self, opener, block, parameters):

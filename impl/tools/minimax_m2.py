@@ -34,7 +34,7 @@ class MinimaxM2(TaggedFormat):
     call_tags = ("<minimax:tool_call>",)
     close_tag = "</minimax:tool_call>"
 
-    def block_end(self, opener, body, final):
+    def block_end(self, opener, body, final, memo):
         position = find_outside_spans(body, self.close_tag, "<parameter name=", "</parameter>")
         return None if position < 0 else position + len(self.close_tag)
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import regex
 
-from .arguments import arguments_from_json, balanced_end, json_items, json_members, json_name
+from .arguments import JsonScan, arguments_from_json, json_items, json_members, json_name
 from .engine import REJECT, TaggedFormat
 from .message import ParsedCall
 
@@ -27,7 +27,7 @@ class Mistral(TaggedFormat):
     reasoning_tags = ("[THINK]", "[/THINK]")
     call_tags = ("[TOOL_CALLS]",)
 
-    def block_end(self, opener, body, final):
+    def block_end(self, opener, body, final, memo):
         start = _LIST_START.match(body)
         if start is None:
             start = _V11_HEAD.match(body, partial=True)
@@ -35,7 +35,7 @@ class Mistral(TaggedFormat):
                 return REJECT
             if start.partial:
                 return len(body) if final else None
-        end = balanced_end(body, start.end() - 1)
+        end = memo.setdefault("scan", JsonScan(start=start.end() - 1)).run(body)
         return len(body) if end is None and final else end
 
     def parse_block(self, opener, block, parameters):

@@ -34,7 +34,7 @@ class Qwen3Coder(TaggedFormat):
     call_tags = ("<tool_call>",)
     close_tag = "</tool_call>"
 
-    def block_end(self, opener, body, final):
+    def block_end(self, opener, body, final, memo):
         position = find_outside_spans(body, self.close_tag, "<parameter=", "</parameter>")
         return None if position < 0 else position + len(self.close_tag)
 
