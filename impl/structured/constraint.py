@@ -90,8 +90,8 @@ class Constraint:
         self.pattern = pattern
         self.dfa = ByteDFA.from_pattern(pattern)
         self.table = TokenTable.of(tokenizer)
-        self._masks: dict[int, int] = {}
-        self._allowed: dict[int, frozenset[int]] = {}
+        self._masks: dict[object, int] = {}
+        self._allowed: dict[object, frozenset[int]] = {}
         self._targets: dict[int, list[tuple[int, tuple[int, ...]]]] = {}
         self._class_masks: dict[tuple[int, tuple[int, ...]], int] = {}
         self._translations: dict[tuple[int, ...], bytes] = {}
@@ -104,9 +104,10 @@ class Constraint:
         return self.dfa.is_accepting(self._check_state(state))
 
     def allowed_tokens(self, state: int) -> frozenset[int]:
-        allowed = self._allowed.get(state)
+        key = self._key(state)
+        allowed = self._allowed.get(key)
         if allowed is None:
-            allowed = self._allowed[state] = self.table.ids_of(self.allowed_mask(state))
+            allowed = self._allowed[key] = self.table.ids_of(self.allowed_mask(state))
         return allowed
 
     def advance(self, state: int, token_id: int) -> int:
@@ -124,11 +125,16 @@ class Constraint:
             raise ValueError(f"{state!r} is not a state of this constraint")
         return state
 
+    def _key(self, state) -> object:
+        # States of a long bounded repeat that differ only in far-away counts share one mask.
+        return self.dfa.signature(self._check_state(state), len(self.table.columns))
+
     def allowed_mask(self, state: int) -> int:
         """Bitmask over token indices (``TokenTable.ids``) of the tokens allowed in ``state``."""
-        mask = self._masks.get(self._check_state(state))
+        key = self._key(state)
+        mask = self._masks.get(key)
         if mask is None:
-            mask = self._masks[state] = self._compute_mask(state)
+            mask = self._masks[key] = self._compute_mask(state)
         return mask
 
     def _compute_mask(self, state: int) -> int:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import math
+from decimal import Decimal
 
 from . import regex_syntax
 from .regex_syntax import Alt, Anchor, Chars, Concat, Repeat
@@ -64,7 +65,7 @@ _INTEGER = r"-?(?:0|[1-9][0-9]*)"
 _FRACTION = r"(?:\.[0-9]+)?"
 _NUMBER = _INTEGER + _FRACTION + r"(?:[eE][+-]?[0-9]+)?"
 # json.dumps writes floats with |x| < 1e-4 as "1e-05" and |x| >= 1e16 as "1e+16".
-_TINY_EXPONENT = r"[0-9](?:\.[0-9]+)?[eE]-0*[1-9][0-9]*"
+_TINY_EXPONENT = r"[0-9](?:\.[0-9]+)?[eE]-0*(?:[5-9]|[1-9][0-9]+)"  # below 1e-4
 _HUGE_EXPONENT = r"[1-9](?:\.[0-9]+)?[eE]\+?(?:1[6-9]|[2-9][0-9]|[1-9][0-9]{2,})"
 
 
@@ -284,14 +285,11 @@ class _Translator:
     def type_number(self, schema, path, refs) -> str:
         if {"exclusiveMinimum", "exclusiveMaximum"} & schema.keys():
             raise ValueError(f"unsupported keyword 'exclusiveMinimum'/'exclusiveMaximum' for a number at {path}")
-        low, high = self._bound(schema, "minimum", path), self._bound(schema, "maximum", path)
-        for name, bound in (("minimum", low), ("maximum", high)):
-            if bound is not None and bound != int(bound):
-                raise ValueError(f"unsupported non-integer {name} {bound!r} for a number at {path}")
+        low, high = (self._bound(schema, name, path) for name in ("minimum", "maximum"))
         if low is None and high is None:
             return _NUMBER
-        low = None if low is None else int(low)
-        high = None if high is None else int(high)
+        # Decimal(repr(x)): the bound as written (0.1 stays 0.1, not its binary expansion).
+        low, high = (None if b is None else Decimal(repr(b) if isinstance(b, float) else b) for b in (low, high))
         signed = _signed(low, high, _decimal_magnitudes, smallest_negative=0)
         # json.dumps(-0.0) is "-0.0": inside a range starting at 0 it is valid too.
         return group([signed, r"-0(?:\.0+)?"]) if low == 0 else signed
@@ -395,16 +393,63 @@ def _signed(low: int | None, high: int | None, magnitudes, smallest_negative: in
     return group(parts)
 
 
-def _decimal_magnitudes(low: int, high: int | None) -> str:
-    """Non-negative decimals (json.dumps style) in low..high, low and high integers (high None: unbounded)."""
+def _decimal_magnitudes(low: Decimal, high: Decimal | None) -> str:
+    """Non-negative decimals (json.dumps style) in low..high (high None: unbounded).
+
+    ``_decimal_magnitudes(Decimal("0.5"), Decimal(2))`` ->
+    ``(?:0\.(?:[5-9][0-9]*)|1(?:\.[0-9]+)?|2(?:\.0*)?)`` (modulo grouping).
+    """
+    low_int, low_digits = _split_decimal(low)
     if high is None:
-        parts = [natural_range(low, None) + _FRACTION, _HUGE_EXPONENT]
+        parts = [natural_range(low_int + 1, None) + _FRACTION, str(low_int) + _fraction(low_digits, None)]
+        if low <= Decimal("1e16"):
+            parts.append(_HUGE_EXPONENT)
     else:
-        parts = [natural_range(low, high - 1) + _FRACTION if high > low else NEVER,
-                 regex_escape(str(high)) + r"(?:\.0+)?"]
-    if low == 0 and (high is None or high >= 1):
-        parts.append(_TINY_EXPONENT)
-    return group(p for p in parts if p != NEVER)
+        high_int, high_digits = _split_decimal(high)
+        if high_int == low_int:
+            parts = [str(low_int) + _fraction(low_digits, high_digits)]
+        else:
+            parts = [str(low_int) + _fraction(low_digits, None),
+                     natural_range(low_int + 1, high_int - 1) + _FRACTION if high_int > low_int + 1 else NEVER,
+                     str(high_int) + _fraction("", high_digits)]
+    if low == 0 and (high is None or high >= Decimal("1e-4")):
+        parts.append(_TINY_EXPONENT)  # json.dumps writes 0.00001 as 1e-05
+    return group(p for p in parts if not p.endswith(NEVER))
+
+
+def _split_decimal(value: Decimal) -> tuple[int, str]:
+    """Integer part and fraction digits without trailing zeros: Decimal("12.50") -> (12, "5")."""
+    integer = int(value)
+    fraction = format(value - integer, "f").partition(".")[2].rstrip("0")
+    return integer, fraction
+
+
+def _fraction(low: str, high: str | None) -> str:
+    """An optional ``.digits`` whose value 0.digits lies in 0.low..0.high (high None: below 1)."""
+    digits = _fraction_digits(low, high)
+    if digits == NEVER:
+        return "" if low == "" else NEVER
+    return (optional(r"\." + digits) if low == "" else r"\." + digits)
+
+
+def _fraction_digits(low: str, high: str | None) -> str:
+    """Non-empty digit strings d with 0.low <= 0.d <= 0.high (low/high without trailing zeros)."""
+    if high == "":
+        return "0+" if low == "" else NEVER
+    first_low, first_high = (int(low[0]) if low else 0), (int(high[0]) if high is not None else 9)
+    parts = []
+    for digit in range(first_low, first_high + 1):
+        rest_low = low[1:] if low and digit == first_low else ""
+        rest_high = high[1:] if high is not None and digit == first_high else None
+        if rest_low == "" and rest_high is None:
+            parts.append(f"{digit}[0-9]*")
+        else:
+            rest = _fraction_digits(rest_low, rest_high)
+            # The digits may stop here only when what is left of the lower bound is nothing.
+            tails = ([rest] if rest != NEVER else []) + ([""] if rest_low == "" else [])
+            if tails:
+                parts.append(f"{digit}{group(tails)}" if tails != [""] else str(digit))
+    return group(parts) if parts else NEVER
 
 
 class _StringPattern:
