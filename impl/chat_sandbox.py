@@ -141,6 +141,16 @@ class _Budget:
         self.baseline = _resident_bytes() if timed else None
         self.next_memory_check = 0.0
         self.unmeasured_bytes = 0
+        self.known_sizes: dict[int, tuple[Any, int]] = {}
+        self.learning = False
+
+    def learn_sizes(self, context: Mapping) -> None:
+        """Size the caller's context once: templates size values built from messages over and over."""
+        self.learning = True
+        try:
+            text_size(list(context.values()), self)
+        finally:
+            self.learning = False
 
     def fail(self, limit: str, detail: str, lineno: int | None = None) -> RenderLimitError:
         bound = {"seconds": f"{self.limits.seconds:g} s",
@@ -190,34 +200,49 @@ def text_size(value: Any, budget: _Budget, *, per_item: int = 4, depth_cost: int
     >>> text_size(["ab", "cd"], _Budget(RenderLimits(), timed=False))
     14
     """
-    if isinstance(value, str):
-        return len(value)
-    sizes: dict[int, tuple[Any, int]] = {}  # holding each object keeps its id from being reused
+    # Sizes by id; holding each object keeps its id from being reused. The caller's context objects
+    # were sized once when the render began (``_Budget.learn_sizes``).
+    known = budget.known_sizes if per_item == 4 and depth_cost == 0 else {}
+    if not isinstance(value, _CONTAINERS):
+        return _scalar_size(value)
+    if id(value) in known:
+        return known[id(value)][1]
+    sizes: dict[int, tuple[Any, int]] = {}
 
     def size(item: Any, depth: int) -> int:
-        if isinstance(item, str):
-            return len(item)
-        if isinstance(item, int):
-            return item.bit_length() * 30103 // 100_000 + 2
+        if not isinstance(item, _CONTAINERS):
+            return _scalar_size(item)
         if isinstance(item, Namespace):
             item = object.__getattribute__(item, "_Namespace__attrs")
-        if not isinstance(item, (list, tuple, dict, set, frozenset, range, type({}.keys()),
-                                 type({}.values()), type({}.items()))):
-            return 24
-        if id(item) in sizes:
-            return sizes[id(item)][1]
+        memo = known.get(id(item)) or sizes.get(id(item))
+        if memo is not None:
+            return memo[1]
         if depth > MAX_NESTING:
             raise budget.fail("MAX_NESTING", "a value nests deeper than that")
         sizes[id(item)] = (item, 5)  # a cycle prints as '[...]'
         total = 2
         for element in (itertools.chain.from_iterable(item.items()) if isinstance(item, dict) else item):
-            total += size(element, depth + 1) + per_item + depth_cost * depth
+            total += size(element, depth + 1) + per_item + depth_cost * (depth + 1)
             if total > budget.limits.max_output_chars:
                 break
         sizes[id(item)] = (item, total)
         return total
 
-    return size(value, 0)
+    result = size(value, 0)
+    if known is budget.known_sizes and budget.learning:
+        known.update(sizes)
+    return result
+
+
+_CONTAINERS = (list, tuple, dict, set, frozenset, type({}.keys()), type({}.values()), type({}.items()), Namespace)
+
+
+def _scalar_size(value: Any) -> int:
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, int):
+        return value.bit_length() * 30103 // 100_000 + 2
+    return 24  # a float, None, or an object's short repr
 
 
 # --- the attribute allow-list -----------------------------------------------------------------------
@@ -330,6 +355,7 @@ def _replace_size(text: str, old: str, new: str, count: Any) -> int:
 
 
 def _width(value: Any) -> int:
+    """A count or width argument as the filter will use it: an int, or a string repeated once."""
     return value if isinstance(value, int) else len(value) if isinstance(value, str) else 0
 
 
@@ -357,14 +383,15 @@ def _check_tojson(arguments: dict, budget: _Budget) -> int:
 #: Size (in characters) that a filter's result may reach, computed from its bound arguments before
 #: it runs. Filters not named here are sized after they run.
 _FILTER_RESULT_SIZES: dict[str, Callable[[dict, _Budget], int]] = {
-    "center": lambda a, b: max(text_size(a["value"], b), a.get("width", 80)),
+    "center": lambda a, b: max(text_size(a["value"], b), _width(a.get("width", 80))),
     "indent": lambda a, b: (len(str(a["s"])) + (str(a["s"]).count("\n") + 1) * _width(a.get("width", 4))),
     "wordwrap": lambda a, b: len(a["s"]) * (1 + len(a.get("wrapstring") or "\n")),
     "format": lambda a, b: percent_format_size(str(a["value"]), a.get("kwargs") or a.get("args"), b),
     "join": lambda a, b: _check_join(a, b, "d"),
     "replace": lambda a, b: _replace_size(str(a["s"]), str(a["old"]), str(a["new"]), a.get("count")),
-    "batch": lambda a, b: a["linecount"] * text_size(a.get("fill_with"), b) if a.get("fill_with") is not None else 0,
-    "slice": lambda a, b: a["slices"] * (4 + text_size(a.get("fill_with"), b)),
+    "batch": lambda a, b: (_width(a["linecount"]) * text_size(a.get("fill_with"), b)
+                           if a.get("fill_with") is not None else 0),
+    "slice": lambda a, b: _width(a["slices"]) * (4 + text_size(a.get("fill_with"), b)),
     "sum": lambda a, b: (0 if isinstance(a.get("start", 0), (int, float)) else
                          _check_join(a, b, "") + text_size(a.get("start"), b)),
     "tojson": _check_tojson,
@@ -380,6 +407,15 @@ _STR_METHOD_RESULT_SIZES: dict[str, Callable[..., int]] = {
     "expandtabs": lambda s, tabsize=8: len(s) + s.count("\t") * max(tabsize, 0),
     "replace": lambda s, old, new, count=-1: _replace_size(s, old, new, count),
 }
+
+
+def _presize(size: Callable[..., Any] | None, *args: Any, **kwargs: Any) -> Any:
+    """``size(*args, **kwargs)``, or 0 when there is no estimate or the arguments are not what the
+    function takes: the real call then raises its own error."""
+    try:
+        return 0 if size is None else size(*args, **kwargs)
+    except (TypeError, ValueError, KeyError, AttributeError):
+        return 0
 
 
 def _bound_iterator(items: Iterator, budget: _Budget, what: str) -> Iterator:
@@ -566,14 +602,15 @@ class ChatSandbox(ImmutableSandboxedEnvironment):
         budget = __self.budget()
         budget.tick()
         if isinstance(__obj, types.BuiltinMethodType) and isinstance(__obj.__self__, str):
-            size = _STR_METHOD_RESULT_SIZES.get(__obj.__name__)
-            if size is not None:
-                budget.reserve(size(__obj.__self__, *args, **kwargs), f"str.{__obj.__name__}")
-            elif __obj.__name__ == "join" and len(args) == 1 and not kwargs:
-                items = list(args[0])
-                budget.reserve(sum(text_size(i, budget) for i in items) + len(__obj.__self__) * len(items),
-                               "str.join")
-                args = (items,)
+            # Jinja passes its own `_loop_vars`/`_block_vars` along with a call's keywords
+            arguments = {key: value for key, value in kwargs.items() if not key.startswith("_")}
+            text, method = __obj.__self__, __obj.__name__
+            if method == "join" and len(args) == 1 and not arguments:
+                args = (list(args[0]),)
+                size = _presize(lambda: sum(text_size(i, budget) for i in args[0]) + len(text) * len(args[0]))
+            else:
+                size = _presize(_STR_METHOD_RESULT_SIZES.get(method), text, *args, **arguments)
+            budget.reserve(size, f"str.{method}")
         elif isinstance(__obj, LoopContext) and len(args) == 1:  # a recursive loop's `loop(children)`
             args = (__self.iterate_within_limits(args[0]),)
         return __self.check_result(super().call(__context, __obj, *args, **kwargs), "a call")
@@ -588,9 +625,10 @@ class ChatSandbox(ImmutableSandboxedEnvironment):
             budget = self.budget()
             budget.tick()
             if signature is not None:
-                bound = signature.bind(*args, **kwargs)
-                budget.reserve(result_size(bound.arguments, budget), f"the {name!r} filter")
-                args, kwargs = bound.args, bound.kwargs
+                bound = _presize(signature.bind, *args, **kwargs)
+                if bound is not None:
+                    budget.reserve(_presize(result_size, bound.arguments, budget), f"the {name!r} filter")
+                    args, kwargs = bound.args, bound.kwargs
             return self.check_result(function(*args, **kwargs), f"the {name!r} filter")
 
         return update_wrapper(guarded, function)
@@ -605,10 +643,8 @@ class ChatSandbox(ImmutableSandboxedEnvironment):
     # -- security -----------------------------------------------------------------------------------
 
     def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
-        if not super().is_safe_attribute(obj, attr, value):
-            return False
         if isinstance(obj, Namespace):
-            return True  # a namespace's attributes are the template's own variables
+            return not attr.startswith("_")  # a namespace's attributes are the template's own variables
         for cls in type(obj).__mro__:
             if cls in self.safe_attributes:
                 return attr in self.safe_attributes[cls]
@@ -656,6 +692,7 @@ def render_within_limits(template: jinja2.Template, context: dict, limits: Rende
     if not isinstance(template.environment, ChatSandbox):
         raise TypeError("render_within_limits needs a template compiled by a ChatSandbox environment")
     budget = _Budget(limits, timed=True)
+    budget.learn_sizes(context)
     token = _ACTIVE_BUDGET.set(budget)
     pieces = template.generate(context)
     try:
