@@ -10,6 +10,23 @@ the same machine fed the whole text at once, so whole and streamed parses agree 
 {'role': 'assistant', 'content': 'Hi', 'reasoning_content': 'hm',
  'tool_calls': [{'id': 'call_0', 'type': 'function', 'function': {'name': 'f', 'arguments': '{"x": 1}'}}]}
 
+Formats (details and worked examples in each module)
+----------------------------------------------------
+============  ====================  ========  =============  ===============================
+format        reasoning             parallel  typed by tools ids
+============  ====================  ========  =============  ===============================
+hermes        <think>               yes       no (JSON)      call_N
+qwen3_coder   <think>               yes       yes (XML)      call_N
+llama3_json   none                  yes (;)   no (JSON)      call_N
+mistral       [THINK]               yes       no (JSON)      model's "id"/[CALL_ID], else call_N
+deepseek_r1   <think>               yes       no (JSON)      call_N
+deepseek_v31  <think> (prompt)      yes       no (JSON)      call_N
+gpt_oss       analysis channel      yes       no (JSON)      call_N
+kimi_k2       <think>               yes       no (JSON)      functions.NAME:IDX
+glm45         <think>               yes       yes (XML)      call_N
+minimax_m2    <think> (prompt)      yes       yes (XML)      call_N
+============  ====================  ========  =============  ===============================
+
 The message
 -----------
 ``role`` is "assistant". ``content`` is the text outside reasoning and calls; None when the answer

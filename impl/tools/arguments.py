@@ -28,32 +28,37 @@ _CLOSERS = {"{": "}", "[": "]"}
 def json_members(text: str) -> dict[str, str] | None:
     """The raw JSON text of each member of the one object ``text`` holds, or None if it holds no
     object (or more than one thing). A repeated key keeps its last value, as json.loads does."""
+    members = _container_entries(text, "{", "}", keyed=True)
+    return None if members is None else dict(members)
+
+
+def _container_entries(text: str, opening: str, closing: str, keyed: bool) -> list | None:
+    """The (key, raw value) pairs of the one object, or the raw items of the one array, that
+    ``text`` holds; None if it holds anything else."""
     index = _skip_whitespace(text, 0)
-    if index >= len(text) or text[index] != "{":
+    if not text.startswith(opening, index):
         return None
-    members: dict[str, str] = {}
+    entries: list = []
     index = _skip_whitespace(text, index + 1)
-    if text.startswith("}", index):
-        return members if _skip_whitespace(text, index + 1) == len(text) else None
+    if text.startswith(closing, index):
+        return entries if _skip_whitespace(text, index + 1) == len(text) else None
     while True:
         try:
-            key, index = _DECODER.raw_decode(text, index)
+            if keyed:
+                key, index = _DECODER.raw_decode(text, index)
+                index = _skip_whitespace(text, index)
+                if not isinstance(key, str) or not text.startswith(":", index):
+                    return None
+                index = _skip_whitespace(text, index + 1)
+            _, end = _DECODER.raw_decode(text, index)
         except json.JSONDecodeError:
             return None
-        index = _skip_whitespace(text, index)
-        if not isinstance(key, str) or not text.startswith(":", index):
-            return None
-        start = _skip_whitespace(text, index + 1)
-        try:
-            _, index = _DECODER.raw_decode(text, start)
-        except json.JSONDecodeError:
-            return None
-        members[key] = text[start:index]
-        index = _skip_whitespace(text, index)
+        entries.append((key, text[index:end]) if keyed else text[index:end])
+        index = _skip_whitespace(text, end)
         if text.startswith(",", index):
             index = _skip_whitespace(text, index + 1)
-        elif text.startswith("}", index):
-            return members if _skip_whitespace(text, index + 1) == len(text) else None
+        elif text.startswith(closing, index):
+            return entries if _skip_whitespace(text, index + 1) == len(text) else None
         else:
             return None
 
@@ -83,26 +88,7 @@ def json_items(text: str) -> list[str] | None:
     >>> json_items(' [{"a": 1}, 2 ] ')
     ['{"a": 1}', '2']
     """
-    index = _skip_whitespace(text, 0)
-    if not text.startswith("[", index):
-        return None
-    items: list[str] = []
-    index = _skip_whitespace(text, index + 1)
-    if text.startswith("]", index):
-        return items if _skip_whitespace(text, index + 1) == len(text) else None
-    while True:
-        try:
-            _, end = _DECODER.raw_decode(text, index)
-        except json.JSONDecodeError:
-            return None
-        items.append(text[index:end])
-        index = _skip_whitespace(text, end)
-        if text.startswith(",", index):
-            index = _skip_whitespace(text, index + 1)
-        elif text.startswith("]", index):
-            return items if _skip_whitespace(text, index + 1) == len(text) else None
-        else:
-            return None
+    return _container_entries(text, "[", "]", keyed=False)
 
 
 def json_name(raw: str | None) -> str | None:

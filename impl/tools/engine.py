@@ -27,7 +27,7 @@ Worked example (hermes), fed in three pieces::
 """
 from __future__ import annotations
 
-from .arguments import tool_parameters
+from .arguments import find_outside_spans, tool_parameters
 from .message import DeltaSink, ParsedCall, flag_unknown
 from .scanner import next_tag
 
@@ -45,6 +45,7 @@ class TaggedFormat:
     separator_tags: tuple[str, ...] = ()  # pure syntax between calls (section begin/end): dropped
     separator_chars = ""  # characters that may sit between calls besides whitespace
     accepts_unterminated = False  # a block open at the end of the stream is still read
+    value_span: tuple[str, str] | None = None  # XML value tags, inside which the close tag does not count
 
     def bare_block(self, text: str) -> bool:
         """Whether ``text`` (at a boundary, non-empty) starts a block that has no opening tag."""
@@ -54,7 +55,10 @@ class TaggedFormat:
         """Where the block's text ends (past its closing tag) in ``body``, None while unknown,
         ``REJECT`` if it cannot be a block (then the opener is content text). ``body`` grows between
         calls for one block; ``memo`` (empty when the block opens) keeps a scan's state across them."""
-        position = body.find(self.close_tag)
+        if self.value_span is None:
+            position = body.find(self.close_tag)
+        else:
+            position = find_outside_spans(body, self.close_tag, *self.value_span)
         if position >= 0:
             return position + len(self.close_tag)
         return len(body) if final and self.accepts_unterminated else None

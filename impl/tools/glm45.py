@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import regex
 
-from .arguments import find_outside_spans, xml_arguments
+from .arguments import xml_arguments
 from .engine import TaggedFormat
 from .message import ParsedCall
 
@@ -28,11 +28,8 @@ _NAME = regex.compile(r"\s*([^<\s][^<\n]*?)\s*(?=<arg_key>|\Z)", regex.DOTALL)
 class Glm45(TaggedFormat):
     name = "glm45"
     call_tags = ("<tool_call>",)
+    value_span = ("<arg_value>", "</arg_value>")
     close_tag = "</tool_call>"
-
-    def block_end(self, opener, body, final, memo):
-        position = find_outside_spans(body, self.close_tag, "<arg_value>", "</arg_value>")
-        return None if position < 0 else position + len(self.close_tag)
 
     def parse_block(self, opener, block, parameters):
         body = block[:-len(self.close_tag)]

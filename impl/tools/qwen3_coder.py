@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import regex
 
-from .arguments import find_outside_spans, xml_arguments
+from .arguments import xml_arguments
 from .engine import TaggedFormat
 from .message import ParsedCall
 
@@ -32,11 +32,8 @@ _PARAMETER = regex.compile(r"\s*<parameter=([^>\n]+)>(.*?)</parameter>", regex.D
 class Qwen3Coder(TaggedFormat):
     name = "qwen3_coder"
     call_tags = ("<tool_call>",)
+    value_span = ("<parameter=", "</parameter>")
     close_tag = "</tool_call>"
-
-    def block_end(self, opener, body, final, memo):
-        position = find_outside_spans(body, self.close_tag, "<parameter=", "</parameter>")
-        return None if position < 0 else position + len(self.close_tag)
 
     def parse_block(self, opener, block, parameters):
         function = _FUNCTION.fullmatch(block[:-len(self.close_tag)])
