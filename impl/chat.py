@@ -388,7 +388,7 @@ def apply_chat_template(tokenizer, conversation, tools=None, documents=None, cha
         return_assistant_tokens_mask, variables)
     if not tokenize:
         return texts if batched else texts[0]
-    encoded = [chat_encode.encode_chat(tokenizer, text, sanitize_control_tokens, return_dict,
+    encoded = [chat_encode.encode_chat(tokenizer, text, sanitize_control_tokens, return_dict, batched,
                                        spans[i] if return_assistant_tokens_mask else None)
                for i, text in enumerate(texts)]
     if not return_dict:

@@ -36,7 +36,7 @@ def special_tokens_map(config: dict) -> dict[str, str]:
     return {name: text for name, text in tokens.items() if text is not None}
 
 
-def encode_chat(tokenizer, text: str, sanitized: bool, as_dict: bool, generation_spans=None):
+def encode_chat(tokenizer, text: str, sanitized: bool, as_dict: bool, in_batch: bool, generation_spans=None):
     """The ids of one rendered chat, or the dict apply_chat_template returns for it."""
     ids = chat_control.encode_marked(tokenizer, text) if sanitized else tokenizer.encode(text)
     if not as_dict:
@@ -45,7 +45,8 @@ def encode_chat(tokenizer, text: str, sanitized: bool, as_dict: bool, generation
     encoded = {"input_ids": ids}
     if "token_type_ids" in inputs and not sanitized:  # transformers' pad() after sanitizing adds none
         encoded["token_type_ids"] = [0] * len(ids)
-    if "attention_mask" in inputs:
+    # transformers pads sanitized ids, and its pad() returns a lone empty sequence without a mask.
+    if "attention_mask" in inputs and (ids or in_batch or not sanitized):
         encoded["attention_mask"] = [1] * len(ids)
     if generation_spans is not None:
         encoded["assistant_masks"] = assistant_mask(token_offsets(tokenizer, text, ids), generation_spans)

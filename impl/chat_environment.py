@@ -21,15 +21,7 @@ import jinja2.nodes
 import jinja2.utils
 from jinja2.exceptions import SecurityError, TemplateError
 
-try:  # the sandbox helper's environment, with a narrow attribute allow-list and resource limits
-    from .chat_sandbox import ChatSandbox as _Sandbox, RenderLimits, render_within_limits
-except ImportError:  # until it exists: jinja2's own sandbox, and no limits beyond it
-    from jinja2.sandbox import ImmutableSandboxedEnvironment as _Sandbox
-
-    RenderLimits = None  # type: ignore[assignment,misc]
-
-    def render_within_limits(template, context, limits):  # type: ignore[no-redef]
-        return template.render(context)
+from .chat_sandbox import ChatSandbox, RenderLimits, render_within_limits
 
 # Where a render is, so that {% generation %} can tell where its text starts: the blocks the template
 # has produced so far and the (start, end) spans of generated text. None when nobody asks.
@@ -112,17 +104,14 @@ class ChatEnvironment:
     '"é"x'
     """
 
-    def __init__(self, limits=None):
-        options = dict(trim_blocks=True, lstrip_blocks=True, extensions=[GenerationTag, jinja2.ext.loopcontrols])
-        if RenderLimits is not None:
-            self.limits = limits if limits is not None else RenderLimits()
-            self.jinja = _Sandbox(limits=self.limits, **options)
-        else:
-            self.limits = limits
-            self.jinja = _Sandbox(**options)
+    def __init__(self, limits: RenderLimits | None = None):
+        self.limits = limits if limits is not None else RenderLimits()
+        self.jinja = ChatSandbox(limits=self.limits, trim_blocks=True, lstrip_blocks=True,
+                                 extensions=[GenerationTag, jinja2.ext.loopcontrols])
         self.jinja.filters["tojson"] = _tojson
         self.jinja.globals.update(raise_exception=_raise_exception, strftime_now=_strftime_now,
                                   dict=_TemplateDict(), namespace=_TemplateNamespace)
+        self.jinja.safe_attributes[_TemplateDict] = frozenset({"fromkeys"})
         self.compile = lru_cache(maxsize=256)(self._compile)
 
     def _compile(self, source: str) -> jinja2.Template:
@@ -146,11 +135,24 @@ class ChatEnvironment:
         spans: list[tuple[int, int]] = []
         token = _tracking.set((blocks, spans))
         try:
-            for block in template.generate(context):
-                blocks.append(block)
+            text = render_within_limits(_Recording(template, blocks), context, self.limits)
         finally:
             _tracking.reset(token)
-        return "".join(blocks), spans
+        return text, spans
+
+
+class _Recording:
+    """A template whose render also keeps the pieces produced so far, for {% generation %}."""
+
+    def __init__(self, template: jinja2.Template, blocks: list[str]):
+        self.environment = template.environment
+        self._template = template
+        self._blocks = blocks
+
+    def generate(self, context: dict):
+        for block in self._template.generate(context):
+            self._blocks.append(block)
+            yield block
 
 
 DEFAULT_ENVIRONMENT = ChatEnvironment()
