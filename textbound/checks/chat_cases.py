@@ -35,6 +35,11 @@ def _stable_number(*parts: object) -> int:
     return int(hashlib.sha256("/".join(map(str, parts)).encode()).hexdigest()[:8], 16)
 
 
+def family_offset(family_name: str) -> int:
+    """Where the family's window of shared templates starts (the same in every run)."""
+    return _stable_number(family_name)
+
+
 def shared_window(templates: tuple[ChatTemplate, ...], index: int, offset: int,
                   width: int | None) -> tuple[ChatTemplate, ...]:
     """The shared templates request ``index`` is rendered with.
@@ -66,7 +71,7 @@ def chat_cases(family: Family, budget: Budget, seed: int, subject: Subject) -> I
     own = templates_for(family.path)
     shared = shared_templates()
     specials = FamilyChatOracle.of(family.path).special_token_variables()
-    offset = _stable_number(family.name)
+    offset = family_offset(family.name)
     requests = draw_examples(chat_requests(_control_tokens(subject)), budget.generated_cases,
                              _stable_number(seed, family.name, "chat"))
     for index, request in enumerate(requests):
