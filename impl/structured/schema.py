@@ -394,7 +394,7 @@ def _signed(low: int | None, high: int | None, magnitudes, smallest_negative: in
 
 
 def _decimal_magnitudes(low: Decimal, high: Decimal | None) -> str:
-    """Non-negative decimals (json.dumps style) in low..high (high None: unbounded).
+    r"""Non-negative decimals (json.dumps style) in low..high (high None: unbounded).
 
     ``_decimal_magnitudes(Decimal("0.5"), Decimal(2))`` ->
     ``(?:0\.(?:[5-9][0-9]*)|1(?:\.[0-9]+)?|2(?:\.0*)?)`` (modulo grouping).

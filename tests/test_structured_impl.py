@@ -1,0 +1,336 @@
+"""impl.structured: JSON Schema to regex, the regex automaton, the token mask and tool-call patterns.
+
+Truth comes from oracles: ``jsonschema`` says which instances are valid, Python's ``re`` and the
+``regex`` package say what a pattern matches, ``json.loads`` reads generated text back.
+"""
+from __future__ import annotations
+
+import codecs
+import copy
+import json
+import random
+import re
+
+import jsonschema
+import pytest
+import regex
+
+from impl import Constraint, Tokenizer, json_schema_to_regex, regex_escape, tool_call_pattern
+from impl.structured.automaton import DEAD, ByteDFA
+from tests.families import NEEDS_MODELS, SHARED, family_path
+
+WEATHER = {
+    "type": "object",
+    "properties": {
+        "location": {"type": "string", "minLength": 1},
+        "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+        "days": {"type": "integer", "minimum": 1, "maximum": 14},
+        "detailed": {"type": "boolean"},
+        "options": {"type": "object", "properties": {
+            "lang": {"type": "string", "pattern": "^[a-z]{2}(-[A-Z]{2})?$"},
+            "limit": {"type": ["integer", "null"]}}, "required": ["lang"]},
+    },
+    "required": ["location", "unit"],
+}
+TREE = {
+    "$defs": {"node": {"type": "object", "properties": {
+        "label": {"type": "string", "maxLength": 3},
+        "children": {"type": "array", "items": {"$ref": "#/$defs/node"}, "maxItems": 2}},
+        "required": ["label"], "additionalProperties": False}},
+    "$ref": "#/$defs/node",
+}
+MIXED = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "string", "format": "uuid"},
+        "when": {"type": "string", "format": "date"},
+        "amount": {"type": "number", "minimum": 0.01, "maximum": 1000},
+        "tags": {"type": "array", "items": {"type": "string", "enum": ["a", "b\"", "é", "😀"]}, "minItems": 1,
+                 "maxItems": 3},
+        "target": {"anyOf": [{"type": "string", "format": "email"}, {"type": "integer", "exclusiveMinimum": -3}]},
+        "note": {"type": "string", "maxLength": 12},
+    },
+    "required": ["amount"],
+    "additionalProperties": False,
+}
+VALID = {
+    "weather": (WEATHER, [
+        {"location": "Paris", "unit": "celsius"},
+        {"location": "Zürich \"old\"\n\t\\ 😀", "unit": "fahrenheit", "days": 14, "detailed": False,
+         "options": {"lang": "en-US", "limit": None}},
+        {"location": "\u007f\u2028", "unit": "celsius", "days": 1, "options": {"lang": "de", "limit": -7}},
+    ]),
+    "tree": (TREE, [
+        {"label": ""},
+        {"label": "a", "children": [{"label": "bé", "children": []}, {"label": "c", "children": [{"label": "d"}]}]},
+    ]),
+    "mixed": (MIXED, [
+        {"amount": 0.01},
+        {"id": "123e4567-e89b-12d3-a456-426614174000", "when": "2024-02-29", "amount": 1000, "tags": ["é", "😀", "b\""],
+         "target": "x.y@example.org", "note": "12 chars 😀é."},
+        {"amount": 999.9999, "tags": ["a"], "target": -2},
+        {"amount": 1e-2, "target": 0},
+    ]),
+}
+INVALID = {
+    "weather": [{"location": "", "unit": "celsius"}, {"location": "x"}, {"location": "x", "unit": "kelvin"},
+                {"location": "x", "unit": "celsius", "days": 0}, {"location": "x", "unit": "celsius", "days": 15},
+                {"location": "x", "unit": "celsius", "days": 2.5},
+                {"location": "x", "unit": "celsius", "options": {"lang": "EN"}},
+                {"location": "x", "unit": "celsius", "options": {}}],
+    "tree": [{"label": "abcd"}, {"label": "a", "children": [{"label": "b"}] * 3}, {}],
+    "mixed": [{"amount": 0}, {"amount": 0.009}, {"amount": 1000.5}, {"amount": -1}, {"amount": 5, "tags": []},
+              {"amount": 5, "tags": ["c"]}, {"amount": 5, "target": -3}, {"amount": 5, "note": "x" * 13},
+              {"amount": 5, "when": "2024-13-01"}],
+}
+STYLES = [dict(ensure_ascii=ascii, separators=separators)
+          for ascii in (True, False) for separators in ((",", ":"), (", ", ": "))]
+
+
+def validator(schema) -> jsonschema.Validator:
+    """jsonschema's 2020-12 validator, checking formats too (the pattern writes only valid dates)."""
+    return jsonschema.Draft202012Validator(schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+
+
+def matches(pattern: str, text: str) -> tuple[bool, bool, bool]:
+    """What ``re``, ``regex`` and impl's byte automaton say about ``text`` in full."""
+    return (bool(re.fullmatch(pattern, text)), bool(regex.fullmatch(pattern, text)),
+            ByteDFA.from_pattern(pattern).fullmatch(text.encode("utf-8")))
+
+
+@pytest.mark.parametrize("name", sorted(VALID))
+def test_the_pattern_admits_every_style_of_valid_instances_and_rejects_invalid_ones(name):
+    schema, instances = VALID[name]
+    pattern = json_schema_to_regex(schema)
+    for instance in instances:
+        assert validator(schema).is_valid(instance), instance
+        for style in STYLES:
+            assert matches(pattern, json.dumps(instance, **style)) == (True, True, True), (instance, style)
+    for instance in INVALID[name]:
+        assert not validator(schema).is_valid(instance), instance
+        for style in STYLES:
+            assert matches(pattern, json.dumps(instance, **style)) == (False, False, False), (instance, style)
+
+
+def test_whitespace_policy():
+    instance = {"location": "x", "unit": "celsius", "options": {"lang": "de"}}
+    default = json_schema_to_regex(WEATHER)
+    loose = json_schema_to_regex(WEATHER, whitespace=r"[ \n]*")
+    indented = json.dumps(instance, indent=2)
+    assert not re.fullmatch(default, indented)
+    assert re.fullmatch(loose, indented) and ByteDFA.from_pattern(loose).fullmatch(indented.encode())
+
+
+@pytest.mark.parametrize("schema, keyword, path", [
+    ({"type": "object", "properties": {"a": {"type": "integer", "multipleOf": 3}}}, "multipleOf", "$.properties.a"),
+    ({"type": "array", "items": {"type": "string", "uniqueItems": True}}, "uniqueItems", "$.items"),
+    ({"type": "object", "properties": {"a": {"type": "object", "patternProperties": {}}}}, "patternProperties",
+     "$.properties.a"),
+    ({"type": "string", "format": "hostname"}, "hostname", "$.format"),
+    ({"type": "string", "pattern": "(?=a)b"}, "lookahead", "$.pattern"),
+    ({"allOf": [{"type": "string"}, {"maxLength": 3}]}, "allOf", "$"),
+])
+def test_an_unsupported_keyword_raises_naming_it_and_its_path(schema, keyword, path):
+    with pytest.raises(ValueError) as raised:
+        json_schema_to_regex(schema)
+    assert keyword in str(raised.value) and path in str(raised.value)
+
+
+@pytest.mark.parametrize("name", sorted(VALID))
+def test_the_schema_is_not_mutated(name):
+    schema = VALID[name][0]
+    before = copy.deepcopy(schema)
+    json_schema_to_regex(schema)
+    assert schema == before
+
+
+@pytest.mark.parametrize("text", ["a.b", "[x]-(y)|z{1,2}?*+^$\\", "<tool_call>\n\t", "é😀 #&~"])
+def test_regex_escape_matches_exactly_the_text(text):
+    pattern = regex_escape(text)
+    assert matches(pattern, text) == (True, True, True)
+    assert matches(pattern, text + "x") == (False, False, False)
+
+
+PATTERNS = [r"a[0-9]{2,3}b?", r"(?:ab|c)*d+", r"[^\s,]{1,12}", r"\d\w\s\D\W\S", r"x.y", r"[é-ü😀]+|[\x00-\x1f]",
+            r"(?P<g>[a-c]){9,11}", r"[\]\-^]*", r"(a|)\{\}"]
+ALPHABET = "abcdxy,09 \t\n-]^{}é÷ü😀٣\x00\x1f"
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_the_byte_automaton_agrees_with_re(pattern):
+    rng = random.Random(pattern)
+    dfa = ByteDFA.from_pattern(pattern)
+    compiled = re.compile(pattern)
+    tried = 0
+    for _ in range(3000):
+        text = "".join(rng.choice(ALPHABET) for _ in range(rng.randint(0, 12)))
+        tried += bool(compiled.fullmatch(text))
+        assert dfa.fullmatch(text.encode("utf-8")) == bool(compiled.fullmatch(text)), text
+        # A prefix of the text stays live exactly when some continuation may still match.
+        if compiled.fullmatch(text):
+            assert all(dfa.walk(0, text.encode()[:cut]) != DEAD for cut in range(len(text.encode())))
+
+
+@pytest.mark.parametrize("pattern, what", [("a(?=b)", "lookahead"), (r"(a)\1", "backreference"), ("(?i)a", "flags"),
+                                           (r"\bx", "word boundary"), ("a++", "possessive"), ("^a", "anchor")])
+def test_an_unsupported_regex_construct_raises_naming_it(pattern, what):
+    with pytest.raises(ValueError, match=re.escape(what)):
+        ByteDFA.from_pattern(pattern)
+
+
+# -- the token mask --------------------------------------------------------------------------------
+
+BOUNDED = {  # finite languages: masked decoding ends on its own
+    "type": "object",
+    "properties": {
+        "city": {"type": "string", "maxLength": 6},
+        "unit": {"type": "string", "enum": ["celsius", "fahrenheit", "°K 😀"]},
+        "days": {"type": "integer", "minimum": -3, "maximum": 120},
+        "flags": {"type": "array", "items": {"type": "boolean"}, "maxItems": 2},
+        "where": {"type": "object", "properties": {"lat": {"type": "number", "minimum": -90, "maximum": 90},
+                                                   "code": {"type": "string", "pattern": "^[A-Z]{2}$"}},
+                  "required": ["code"]},
+    },
+    "required": ["city", "unit"],
+}
+BYTE_COVERING_FAMILIES = ["gpt2", "llama3", "qwen", "sentencepiece", "metaspace_never"]
+
+
+def masked_decoding(constraint, vocab: list[bytes], rng: random.Random, steps: int = 400) -> bytes:
+    """Text from random tokens masked by the constraint, ending (as EOS would) when complete."""
+    state, text = constraint.start(), b""
+    for _ in range(steps):
+        allowed = constraint.allowed_tokens(state)
+        if constraint.is_complete(state) and (not allowed or rng.random() < 0.3):
+            return text
+        assert allowed, f"no token allowed after {text!r}, and the text is not complete"
+        token = rng.choice(sorted(allowed)) if len(allowed) < 5000 else rng.choice(tuple(allowed))
+        state = constraint.advance(state, token)
+        text += vocab[token]
+    raise AssertionError(f"masked decoding did not end within {steps} tokens: {text!r}")
+
+
+def assert_masked_decoding_stays_on_the_pattern(constraint, tokenizer, runs: int, seed: int = 0) -> None:
+    rng, vocab = random.Random(seed), tokenizer.vocab_bytes()
+    for _ in range(runs):
+        text = masked_decoding(constraint, vocab, rng).decode("utf-8")
+        assert re.fullmatch(constraint.pattern, text), text
+
+
+@pytest.fixture(scope="module", params=BYTE_COVERING_FAMILIES)
+def family_tokenizer(request):
+    return Tokenizer.from_dir(family_path(request.param))
+
+
+def test_masked_decoding_gives_valid_arguments(family_tokenizer):
+    constraint = Constraint(json_schema_to_regex(BOUNDED), family_tokenizer)
+    rng, vocab = random.Random(7), family_tokenizer.vocab_bytes()
+    for _ in range(40):
+        text = masked_decoding(constraint, vocab, rng).decode("utf-8")
+        assert validator(BOUNDED).is_valid(json.loads(text)), text
+
+
+def test_masked_decoding_of_a_tool_call_fullmatches(family_tokenizer):
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": BOUNDED}},
+             {"type": "function", "function": {"name": "ping"}}]
+    assert_masked_decoding_stays_on_the_pattern(Constraint(tool_call_pattern(tools), family_tokenizer),
+                                                family_tokenizer, runs=30)
+
+
+def test_special_tokens_are_never_allowed_and_a_disallowed_token_raises(family_tokenizer):
+    constraint = Constraint(r"[\s\S]{1,3}", family_tokenizer)  # any text: only specials are excluded
+    special = {i for i, token in family_tokenizer.added.by_id.items() if token.special}
+    vocab = family_tokenizer.vocab_bytes()
+    allowed = constraint.allowed_tokens(constraint.start())
+    assert special and not special & allowed
+    assert allowed == {i for i, data in enumerate(vocab)
+                       if i not in special and data and _is_utf8_prefix(data)}
+    for token in sorted(special)[:3]:
+        with pytest.raises(ValueError):
+            constraint.advance(constraint.start(), token)
+    digits = Constraint("[0-9]+", family_tokenizer)
+    letter = next(i for i, data in enumerate(vocab) if data == b"a")
+    with pytest.raises(ValueError, match="not allowed"):
+        digits.advance(digits.start(), letter)
+
+
+def _is_utf8_prefix(data: bytes) -> bool:
+    """True when ``data`` is at most 3 characters of UTF-8, the last possibly cut (a token may end mid-character)."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    try:
+        text = decoder.decode(data, final=False)
+    except UnicodeDecodeError:
+        return False
+    return len(text) + bool(decoder.getstate()[0]) <= 3
+
+
+def test_states_are_shared_values(family_tokenizer):
+    constraint = Constraint(json_schema_to_regex(BOUNDED), family_tokenizer)
+    brace = next(i for i, data in enumerate(family_tokenizer.vocab_bytes()) if data == b"{")
+    first, second = constraint.advance(constraint.start(), brace), constraint.advance(constraint.start(), brace)
+    assert first == second and hash(first) == hash(second) and not constraint.is_complete(first)
+
+
+def test_a_pattern_it_cannot_compile_raises(family_tokenizer):
+    for pattern in ["a(?!b)", "[^\\s\\S]", "(unclosed"]:
+        with pytest.raises(ValueError):
+            Constraint(pattern, family_tokenizer)
+
+
+class _LastByteUnchecked(Constraint):
+    """Broken on purpose: a token is allowed when its first byte keeps the text live."""
+
+    def _compute_mask(self, state):
+        first = 0
+        for target, classes in self._targets_of(state):
+            first |= self._class_mask(0, classes)
+        return first
+
+
+def test_the_decoding_check_catches_a_mask_that_skips_checks(family_tokenizer):
+    broken = _LastByteUnchecked(tool_call_pattern(
+        [{"type": "function", "function": {"name": "get_weather", "parameters": BOUNDED}}]), family_tokenizer)
+    with pytest.raises((AssertionError, ValueError)):
+        assert_masked_decoding_stays_on_the_pattern(broken, family_tokenizer, runs=30)
+
+
+@NEEDS_MODELS
+def test_masked_decoding_on_qwen3():
+    if "qwen3" not in SHARED:
+        pytest.skip("no qwen3 folder in $TEXTBOUND_MODELS")
+    tokenizer = Tokenizer.from_dir(SHARED["qwen3"])
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": BOUNDED}}]
+    constraint = Constraint(tool_call_pattern(tools, name="get_weather"), tokenizer)
+    assert_masked_decoding_stays_on_the_pattern(constraint, tokenizer, runs=20)
+    assert not {tokenizer.eos_token_id} & constraint.allowed_tokens(constraint.start())
+
+
+# -- tool-call patterns --------------------------------------------------------------------------
+
+TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": WEATHER}},
+         {"type": "function", "function": {"name": "ping", "parameters": {"type": "object", "properties": {}}}}]
+CALL_TEXT = {
+    "hermes": '<tool_call>\n{{"name": "{name}", "arguments": {arguments}}}\n</tool_call>',
+    "llama3_json": '{{"name": "{name}", "parameters": {arguments}}}',
+    "mistral": '[TOOL_CALLS][{{"name": "{name}", "arguments": {arguments}}}]',
+}
+
+
+@pytest.mark.parametrize("format", sorted(CALL_TEXT))
+def test_tool_call_pattern_admits_the_call_of_each_tool(format):
+    pattern = tool_call_pattern(TOOLS, format=format)
+    for name, arguments in [("get_weather", {"location": "x", "unit": "celsius"}), ("ping", {})]:
+        text = CALL_TEXT[format].format(name=name, arguments=json.dumps(arguments))
+        assert matches(pattern, text) == (True, True, True), text
+    wrong = CALL_TEXT[format].format(name="ping", arguments=json.dumps({"location": "x", "unit": "celsius"}))
+    assert matches(pattern, wrong) == (False, False, False)
+    forced = tool_call_pattern(TOOLS, name="ping", format=format)
+    assert not re.fullmatch(forced, CALL_TEXT[format].format(name="get_weather", arguments='{"location": "x", '
+                                                                                           '"unit": "celsius"}'))
+
+
+def test_an_unknown_tool_name_or_format_raises():
+    with pytest.raises(ValueError, match="get_weather.*ping"):
+        tool_call_pattern(TOOLS, name="nope")
+    with pytest.raises(ValueError, match="hermes"):
+        tool_call_pattern(TOOLS, format="nope")
