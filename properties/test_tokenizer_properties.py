@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import tempfile
-from functools import cache
 from pathlib import Path
 
 import pytest
@@ -19,9 +18,8 @@ from properties import pipelines, sweeps
 from properties.strategies import FamilyFacts, text_with_specials, unicode_text
 from textbound.checks import Subject, run_check
 from textbound.divergence import Case
-from textbound.families import build_family, embedded_family_names
-from textbound.implementation import Implementation
-from textbound.sources import MODELS_ENV, folder_families, models_dir
+from tests.families import FAMILIES as TEST_FAMILIES
+from tests.families import impl_subject, implementation
 
 PROFILES = {
     "default": {"settings": settings(max_examples=20, deadline=None, derandomize=True, database=None,
@@ -35,20 +33,12 @@ PROFILE = PROFILES[os.environ.get("TEXTBOUND_HYPOTHESIS_PROFILE", "default")]
 EXAMPLES = PROFILE["settings"]
 FUZZ_SEED = 0
 FUZZ_COUNT = 4
-IMPL = os.environ.get("TEXTBOUND_IMPL", "impl")  # any module exposing impl's public names
 
 
 # -- families ------------------------------------------------------------------------------------
 
-def _model_names() -> list:
-    root = models_dir()
-    if root is None:
-        return [pytest.param("models", marks=pytest.mark.skip(reason=f"${MODELS_ENV} is not set: no shared models"))]
-    return [family.name for family in folder_families(root)]
-
-
 FUZZ_NAMES = [f"fuzz-{FUZZ_SEED}-{index}" for index in range(FUZZ_COUNT)]
-FAMILIES = [*embedded_family_names(), *_model_names(), *FUZZ_NAMES]
+FAMILIES = [*TEST_FAMILIES, *FUZZ_NAMES]
 
 
 class Family:
@@ -63,11 +53,6 @@ class Family:
         return f"<family {self.subject.family} at {self.subject.path}>"
 
 
-@cache
-def _implementation() -> Implementation:
-    return Implementation(IMPL)
-
-
 @pytest.fixture(scope="session")
 def fuzz_dirs(tmp_path_factory) -> dict[str, Path]:
     out_dir = tmp_path_factory.mktemp("fuzz")
@@ -78,12 +63,8 @@ def fuzz_dirs(tmp_path_factory) -> dict[str, Path]:
 def family(request, fuzz_dirs: dict[str, Path]) -> Family:
     name = request.param
     if name in fuzz_dirs:
-        path = fuzz_dirs[name]
-    elif name in embedded_family_names():
-        path = build_family(name)
-    else:
-        path = models_dir() / name
-    return Family(Subject(name, path, _implementation()))
+        return Family(Subject(name, fuzz_dirs[name], implementation()))
+    return Family(impl_subject(name))
 
 
 def agrees(subject: Subject, prop: str, **case_input) -> None:
@@ -171,7 +152,7 @@ FOUND_BY_FUZZING = [
 
 @pytest.mark.parametrize(("spec", "texts"), FOUND_BY_FUZZING)
 def test_found_by_fuzzing(spec: dict, texts: list[str], tmp_path: Path) -> None:
-    subject = Subject("found-by-fuzzing", pipelines.write_family(spec, tmp_path), _implementation())
+    subject = Subject("found-by-fuzzing", pipelines.write_family(spec, tmp_path), implementation())
     for text in texts:
         agrees(subject, "encode", text=text, add_special_tokens=False)
 
@@ -184,7 +165,7 @@ def test_fuzzed_pipeline(spec: dict, data: st.DataObject) -> None:
     """A random pipeline, trained, encodes and decodes like the oracle; a failure shrinks the
     pipeline as well as the input."""
     with tempfile.TemporaryDirectory(prefix="textbound-fuzz-") as folder:
-        subject = Subject("fuzzed", pipelines.write_family(spec, Path(folder)), _implementation())
+        subject = Subject("fuzzed", pipelines.write_family(spec, Path(folder)), implementation())
         added = [token["content"] for token in spec["added_tokens"]]
         text = data.draw(text_with_specials(added), label="text")
         agrees(subject, "encode", text=text, add_special_tokens=data.draw(st.booleans(), label="add_special_tokens"))

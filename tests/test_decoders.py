@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from impl.byte_level import bytes_to_chars
 from impl.decoders import DECODERS, DecoderPanic, decoder_from_json
+from tests.families import SHARED_MODEL_DIRS
 from tests.stage_oracle import assert_refused_by_both, oracle_with
 
 os.environ.setdefault("RUST_BACKTRACE", "0")  # keep expected panics short in captured output
@@ -239,11 +240,6 @@ def test_null_decoder_is_none() -> None:
 
 # ---- the decoders of real tokenizer.json files ----------------------------------------------
 
-MODELS = os.environ.get("TEXTBOUND_MODELS")
-MODEL_DIRS = (
-    [p for p in sorted(Path(MODELS).iterdir()) if (p / "tokenizer.json").is_file()] if MODELS
-    else [pytest.param(None, marks=pytest.mark.skip(reason="TEXTBOUND_MODELS is not set"))]
-)
 
 
 @functools.lru_cache(maxsize=None)
@@ -254,7 +250,7 @@ def real_tokenizer(path: Path) -> tuple[tokenizers.Tokenizer, dict, list[int]]:
     return oracle, spec, sorted(oracle.get_vocab(with_added_tokens=True).values())
 
 
-@pytest.mark.parametrize("path", MODEL_DIRS, ids=lambda p: p.name if p else "none")
+@pytest.mark.parametrize("path", SHARED_MODEL_DIRS)
 @settings(max_examples=100, deadline=None)
 @given(data=st.data())
 def test_real_decoder_matches_tokenizers(path: Path, data: st.DataObject) -> None:

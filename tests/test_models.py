@@ -8,7 +8,6 @@ import re
 import signal
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -17,6 +16,7 @@ from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
 from impl.errors import TokenizerFileError
 from impl.models import model_from_json
+from tests.families import SHARED_MODEL_DIRS
 
 WHERE = "tokenizer.json: $.model"
 ALPHABET = "abcé日"  # one-, two- and three-byte characters, so byte fallback sees several bytes
@@ -243,17 +243,13 @@ def test_cache_returns_fresh_lists():
 
 # -- real models ----------------------------------------------------------------------------------
 
-MODELS_DIR = os.environ.get("TEXTBOUND_MODELS")
-FAMILIES = sorted(p.parent for p in Path(MODELS_DIR).glob("*/tokenizer.json")) if MODELS_DIR else []
 SAMPLES = ["Hello, world!", "  leading and trailing  ", "naïve café 日本語 🤗 \u200b",
            "x = f(y)\n\tz += 1\r\n", "I'm sure they'll've done it", "1234567 3.14159",
            "Ġ▁<0x41> <unk> </s>", "\U0001f9d1\u200d\U0001f4bb"]
 
 
-@pytest.fixture(scope="module", params=FAMILIES or [None], ids=lambda p: p.name if p else "unset")
+@pytest.fixture(scope="module", params=SHARED_MODEL_DIRS)
 def family(request):
-    if request.param is None:
-        pytest.skip("TEXTBOUND_MODELS is not set (or holds no */tokenizer.json)")
     path = request.param / "tokenizer.json"
     oracle = Tokenizer.from_file(str(path))
     return oracle, model_from_json(json.loads(path.read_text(encoding="utf-8"))["model"], WHERE)

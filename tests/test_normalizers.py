@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -24,6 +23,7 @@ from impl import unicode_tables
 from impl.errors import TokenizerFileError
 from impl.normalizers import NORMALIZERS, normalizer_from_json
 from properties.strategies import short_text_leaning_on
+from tests.families import SHARED_MODEL_DIRS
 from tests.stage_oracle import assert_refused_by_both, oracle_with
 
 WHERE = "tokenizer.json: $.normalizer"
@@ -209,11 +209,6 @@ def test_unsupported_type_is_refused_with_its_path(node: dict, path: str) -> Non
     assert "unsupported normalizer type 'Precompiled'" in str(caught.value)
 
 
-MODELS = os.environ.get("TEXTBOUND_MODELS")
-MODEL_DIRS = (
-    [p for p in sorted(Path(MODELS).iterdir()) if (p / "tokenizer.json").is_file()] if MODELS
-    else [pytest.param(None, marks=pytest.mark.skip(reason="TEXTBOUND_MODELS is not set"))]
-)
 
 
 @functools.lru_cache(maxsize=None)
@@ -223,7 +218,7 @@ def real_normalizers(path: Path) -> tuple:
     return normalizer_from_json(node, WHERE), tokenizers.Tokenizer.from_file(str(path / "tokenizer.json")).normalizer
 
 
-@pytest.mark.parametrize("path", MODEL_DIRS, ids=lambda p: p.name if p else "none")
+@pytest.mark.parametrize("path", SHARED_MODEL_DIRS)
 @settings(max_examples=100, deadline=None)
 @given(text=texts)
 def test_real_normalizer_matches_tokenizers(path: Path, text: str) -> None:

@@ -23,6 +23,7 @@ from impl.post_processors import (
     PostProcessorPanic,
     post_processor_from_json,
 )
+from tests.families import SHARED_MODEL_DIRS
 from tests.stage_oracle import assert_refused_by_both, oracle_with
 
 os.environ.setdefault("RUST_BACKTRACE", "0")  # keep expected panics short in captured output
@@ -221,11 +222,6 @@ def test_null_post_processor_is_none() -> None:
 
 # ---- the post-processors of real tokenizer.json files ---------------------------------------
 
-MODELS = os.environ.get("TEXTBOUND_MODELS")
-MODEL_DIRS = (
-    [p for p in sorted(Path(MODELS).iterdir()) if (p / "tokenizer.json").is_file()] if MODELS
-    else [pytest.param(None, marks=pytest.mark.skip(reason="TEXTBOUND_MODELS is not set"))]
-)
 
 
 @functools.lru_cache(maxsize=None)
@@ -238,7 +234,7 @@ def real_tokenizer(path: Path):
     return processor, oracle, post_processor_from_json(spec["post_processor"], WHERE)
 
 
-@pytest.mark.parametrize("path", MODEL_DIRS, ids=lambda p: p.name if p else "none")
+@pytest.mark.parametrize("path", SHARED_MODEL_DIRS)
 @settings(max_examples=60, deadline=None)
 @given(text=st.text(max_size=20), add=st.booleans())
 def test_real_post_processor_matches_tokenizers(path: Path, text: str, add: bool) -> None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -29,6 +28,7 @@ from impl.errors import TokenizerFileError
 from impl.patterns import compile_pattern
 from impl.pre_tokenizers import PRE_TOKENIZERS, Piece, pre_tokenizer_from_json
 from properties.strategies import short_text_leaning_on
+from tests.families import SHARED_MODEL_DIRS
 from tests.stage_oracle import assert_refused_by_both, oracle_with
 
 WHERE = "tokenizer.json: $.pre_tokenizer"
@@ -379,11 +379,6 @@ def test_compile_pattern_names_the_regex_node() -> None:
 
 # -- real tokenizer.json files --------------------------------------------------------------------
 
-MODELS = os.environ.get("TEXTBOUND_MODELS")
-MODEL_DIRS = (
-    [p for p in sorted(Path(MODELS).iterdir()) if (p / "tokenizer.json").is_file()] if MODELS
-    else [pytest.param(None, marks=pytest.mark.skip(reason="TEXTBOUND_MODELS is not set"))]
-)
 
 
 @functools.lru_cache(maxsize=None)
@@ -399,7 +394,7 @@ def real_node_or_skip(path: Path) -> dict:
     return node
 
 
-@pytest.mark.parametrize("path", MODEL_DIRS, ids=lambda p: p.name if p else "none")
+@pytest.mark.parametrize("path", SHARED_MODEL_DIRS)
 def test_real_pre_tokenizer_matches_tokenizers(path: Path) -> None:
     node = real_node_or_skip(path)
 
@@ -411,7 +406,7 @@ def test_real_pre_tokenizer_matches_tokenizers(path: Path) -> None:
     check()
 
 
-@pytest.mark.parametrize("path", MODEL_DIRS, ids=lambda p: p.name if p else "none")
+@pytest.mark.parametrize("path", SHARED_MODEL_DIRS)
 def test_real_pre_tokenizer_sampled_sweep(path: Path) -> None:
     node = real_node_or_skip(path)
     assert sweep_codepoints(node, SAMPLED_CODEPOINTS)[:3] == []
@@ -419,7 +414,8 @@ def test_real_pre_tokenizer_sampled_sweep(path: Path) -> None:
 
 def main() -> int:
     """Sweep every code point through the class-dependent nodes and each real file's pre-tokenizer."""
-    nodes = SWEPT + [real_pre_tokenizer(p) for p in MODEL_DIRS if isinstance(p, Path) and real_pre_tokenizer(p)]
+    nodes = SWEPT + [real_pre_tokenizer(p.values[0]) for p in SHARED_MODEL_DIRS
+                      if p.values[0] is not None and real_pre_tokenizer(p.values[0])]
     failed = 0
     for node in nodes:
         divergences = sweep_codepoints(node)
