@@ -1,0 +1,302 @@
+"""What every whole-text tool-call reference shares: the parsed message as spans of the text, strict
+JSON, JSON-string-aware tag search, schema typing of text arguments, and the engine of the formats
+whose calls sit between tags.
+
+The reference sees the whole text at once and says, for every character, what it became:
+
+- ``content`` and ``reasoning``: text of the message's content or reasoning;
+- ``markup``: tags and call blocks that became calls (with the section tags and whitespace around them);
+- ``fallback``: malformed markup (invalid JSON, a missing name, an unterminated block, nested tags)
+  kept as content, never dropped.
+
+The rules every format shares are listed in oracles.tool_reference's docstring.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+CONTENT, REASONING, MARKUP, FALLBACK = "content", "reasoning", "markup", "fallback"
+MESSAGE_KINDS = {CONTENT: "content", FALLBACK: "content", REASONING: "reasoning"}
+
+
+@dataclass(frozen=True)
+class Call:
+    name: str
+    arguments: object  # a JSON value, an object for every well-formed call
+
+
+@dataclass(frozen=True)
+class Span:
+    start: int
+    end: int
+    kind: str
+
+
+@dataclass
+class Parsed:
+    """The whole text cut into spans, and the calls its markup made."""
+
+    text: str
+    spans: list[Span] = field(default_factory=list)
+    calls: list[Call] = field(default_factory=list)
+
+    def _joined(self, field_name: str) -> str:
+        return "".join(self.text[s.start:s.end] for s in self.spans if MESSAGE_KINDS.get(s.kind) == field_name)
+
+    @property
+    def content(self) -> str:
+        return self._joined("content")
+
+    @property
+    def reasoning(self) -> str:
+        return self._joined("reasoning")
+
+    def message(self) -> dict:
+        """The message as plain JSON data: ``{"content", "reasoning_content", "calls": [{"name", "arguments"}]}``."""
+        return {"content": self.content, "reasoning_content": self.reasoning,
+                "calls": [{"name": call.name, "arguments": call.arguments} for call in self.calls]}
+
+    def add(self, start: int, end: int, kind: str) -> int:
+        """Marks ``text[start:end]`` as ``kind`` (merging with a span of the same kind before it); returns ``end``."""
+        if end > start:
+            if self.spans and self.spans[-1].kind == kind and self.spans[-1].end == start:
+                start = self.spans.pop().start
+            self.spans.append(Span(start, end, kind))
+        return end
+
+    def released_before(self, position: int, kind: str) -> str:
+        """The text of ``kind`` (content or reasoning) from spans before ``position`` and before any
+        fallback span: what a stream must have released once it has seen ``text[:position]`` and no
+        tag can start in what it holds (fallback waits for the end, and everything behind it too)."""
+        released = []
+        for span in self.spans:
+            if span.kind == FALLBACK or span.start >= position:
+                break
+            if MESSAGE_KINDS.get(span.kind) == kind:
+                released.append(self.text[span.start:min(span.end, position)])
+        return "".join(released)
+
+
+class NotJson(ValueError):
+    pass
+
+
+def _reject_constant(name: str):
+    raise NotJson(f"{name} is not JSON")
+
+
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+JSON_WHITESPACE = " \t\n\r"
+
+
+def strict_json(text: str) -> object:
+    """The JSON value ``text`` holds (surrounding JSON whitespace allowed); NotJson otherwise.
+
+    >>> strict_json(' {"a": [1, 2.5]} ')
+    {'a': [1, 2.5]}
+    """
+    value, end = json_prefix(text, 0)
+    if text[end:].strip(JSON_WHITESPACE):
+        raise NotJson(f"text after the JSON value at {end}")
+    return value
+
+
+def json_prefix(text: str, start: int) -> tuple[object, int]:
+    """The JSON value starting at ``start`` (after JSON whitespace) and where it ends; NotJson if none."""
+    while start < len(text) and text[start] in JSON_WHITESPACE:
+        start += 1
+    try:
+        return _DECODER.raw_decode(text, start)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise NotJson(str(exc)) from None
+
+
+def find_outside_json_strings(text: str, tag: str, start: int) -> int:
+    """Where ``tag`` first occurs at or after ``start`` outside a JSON string; -1 if nowhere.
+
+    A ``"`` opens or closes a string, a backslash inside a string escapes the next character:
+
+    >>> find_outside_json_strings('{"a": "</x>"}</x>', "</x>", 0)
+    13
+    """
+    in_string = escaped = False
+    for index in range(start, len(text)):
+        char = text[index]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif text.startswith(tag, index):
+            return index
+    return -1
+
+
+def arguments_object(value: object) -> dict | None:
+    """A call's arguments: a JSON object; an absent value means no arguments (``{}``)."""
+    if value is None:
+        return {}
+    return value if isinstance(value, dict) else None
+
+
+def call_from_object(value: object, arguments_keys: tuple[str, ...] = ("arguments",)) -> Call | None:
+    """``{"name": "f", "arguments": {...}}`` as a Call; None when the name or the arguments are malformed."""
+    if not isinstance(value, dict) or not isinstance(value.get("name"), str) or not value["name"]:
+        return None
+    present = [key for key in arguments_keys if key in value]
+    if len(present) > 1:
+        return None
+    if present and value[present[0]] is None:
+        return None
+    arguments = arguments_object(value[present[0]] if present else None)
+    return None if arguments is None else Call(value["name"], arguments)
+
+
+def json_object_call(name: str, body: str) -> list[Call] | None:
+    """A call named ``name`` whose body is its arguments as a JSON object (empty body: no arguments)."""
+    if not name:
+        return None
+    if not body.strip(JSON_WHITESPACE):
+        return [Call(name, {})]
+    try:
+        arguments = strict_json(body)
+    except NotJson:
+        return None
+    return [Call(name, arguments)] if isinstance(arguments, dict) else None
+
+
+# Schema typing of arguments written as text (the XML formats).
+def _schema_types(schema: object) -> set[str]:
+    if not isinstance(schema, dict):
+        return set()
+    declared = schema.get("type")
+    types = {declared} if isinstance(declared, str) else set(declared) if isinstance(declared, list) else set()
+    for union in ("anyOf", "oneOf"):
+        for member in schema.get(union) or []:
+            types |= _schema_types(member)
+    return types
+
+
+def _json_types(value: object) -> set[str]:
+    if isinstance(value, bool):
+        return {"boolean"}
+    if isinstance(value, int):
+        return {"integer", "number"}
+    if isinstance(value, float):
+        return {"number", "integer"} if value.is_integer() else {"number"}
+    return {str: {"string"}, type(None): {"null"}, list: {"array"}, dict: {"object"}}[type(value)]
+
+
+def parameter_schemas(tools: list | None, name: str) -> dict | None:
+    """The ``properties`` of the tool called ``name`` in the request's tool list; None for an unknown tool."""
+    for tool in tools or []:
+        function = tool.get("function", tool) if isinstance(tool, dict) else None
+        if isinstance(function, dict) and function.get("name") == name:
+            parameters = function.get("parameters")
+            properties = parameters.get("properties") if isinstance(parameters, dict) else None
+            return properties if isinstance(properties, dict) else {}
+    return None
+
+
+def typed_value(raw: str, schema: object) -> object:
+    """An argument written as text, typed by its parameter's schema: the JSON value when the text is
+    JSON of a type the schema allows other than string, else the text itself (no schema: the text).
+
+    >>> typed_value("7", {"type": "integer"}), typed_value("7", {"type": "string"}), typed_value("7", None)
+    (7, '7', '7')
+    """
+    allowed = _schema_types(schema) - {"string"}
+    if not allowed:
+        return raw
+    try:
+        value = strict_json(raw)
+    except NotJson:
+        return raw
+    return value if _json_types(value) & allowed and not isinstance(value, str) else raw
+
+
+@dataclass(frozen=True)
+class TagFormat:
+    """A format whose calls are blocks opened by ``call_open``: the block's body runs to ``call_close``
+    (outside JSON strings when ``json_body``) or, when the format says so, to where ``block_end`` finds
+    it ends; ``body`` turns the body into calls (None: malformed, kept as content)."""
+
+    name: str
+    think: tuple[str, str] | None
+    call_open: str
+    call_close: str | None
+    body: Callable[[str, list | None], list[Call] | None]
+    json_body: bool = True
+    section: tuple[str, str] | None = None  # tags around a run of calls (markup only next to a call)
+    block_end: Callable[[str, int], tuple[int, int]] | None = None  # (body end, block end) for close-less formats
+
+    def tags(self, reasoning: bool = True) -> tuple[str, ...]:
+        found = [self.call_open, *([self.call_close] if self.call_close else []), *(self.section or ())]
+        return tuple(found + list(self.think if reasoning and self.think else ()))
+
+    def nests(self, body: str) -> bool:
+        """Whether the body opens another call (outside JSON strings): a nested or repeated open tag."""
+        find = find_outside_json_strings if self.json_body else str.find
+        return find(body, self.call_open, 0) >= 0
+
+    def find_block_end(self, text: str, body_start: int) -> tuple[int, int]:
+        if self.block_end is not None:
+            return self.block_end(text, body_start)
+        find = find_outside_json_strings if self.json_body else str.find
+        close = find(text, self.call_close, body_start)
+        return (len(text), len(text)) if close < 0 else (close, close + len(self.call_close))
+
+
+def parse_tagged(fmt: TagFormat, text: str, tools: list | None = None, reasoning: bool = True,
+                 starts_in_reasoning: bool = False) -> Parsed:
+    """The whole text, left to right: content until the earliest tag; a reasoning block to its close
+    tag (or the end); a call block to its end, as calls or, when malformed, as fallback content."""
+    parsed = Parsed(text)
+    think = fmt.think if reasoning else None
+
+    def reasoning_block(start: int) -> int:
+        close = text.find(think[1], start)
+        if close < 0:
+            return parsed.add(start, len(text), REASONING)
+        parsed.add(start, close, REASONING)
+        return parsed.add(close, close + len(think[1]), MARKUP)
+
+    position = reasoning_block(0) if think and starts_in_reasoning else 0
+    section = fmt.section or ()
+    openers = [(fmt.call_open, "call"), *((tag, "section") for tag in section), *([(think[0], "think")] if think else [])]
+    block_start = None  # where a section open tag right before the next call began
+    while position < len(text):
+        found = [(at, -len(tag), tag, kind) for tag, kind in openers if (at := text.find(tag, position)) >= 0]
+        if not found:
+            parsed.add(position, len(text), CONTENT)
+            break
+        at, _, tag, kind = min(found)
+        parsed.add(position, at, CONTENT)
+        after = at + len(tag)
+        if kind == "think":
+            position = reasoning_block(parsed.add(at, after, MARKUP))
+        elif kind == "section":
+            next_call = _skip_whitespace(text, after)
+            if tag == section[0] and text.startswith(fmt.call_open, next_call):
+                block_start, position = at, next_call
+            else:  # a section tag away from any call is kept as content
+                position = parsed.add(at, after, FALLBACK)
+        else:
+            body_end, end = fmt.find_block_end(text, after)
+            calls = None if fmt.nests(text[after:body_end]) else fmt.body(text[after:body_end], tools)
+            parsed.calls += calls or []
+            if section and text.startswith(section[1], close := _skip_whitespace(text, end)):
+                end = close + len(section[1])
+            position = parsed.add(at if block_start is None else block_start, end, FALLBACK if calls is None else MARKUP)
+            block_start = None
+    return parsed
+
+
+def _skip_whitespace(text: str, position: int) -> int:
+    return len(text) - len(text[position:].lstrip())

@@ -1,0 +1,76 @@
+"""Whole-text reference of gpt-oss's harmony format (``gpt_oss``), learnt from OpenAI's harmony
+documentation: the output is a sequence of messages, each a header (``<|start|>assistant``, which the
+prompt already wrote for the first one, then ``<|channel|>CHANNEL``, a recipient ``to=functions.NAME``
+before or after the channel, an optional ``<|constrain|>json``), ``<|message|>``, a body, and an end
+token (``<|end|>``, ``<|call|>`` or ``<|return|>``; the end of the text ends the last one too).
+
+- channel ``analysis`` is reasoning (content when reasoning is off); ``final`` and ``commentary``
+  without a recipient (a preamble) are content;
+- a message to ``functions.NAME``, on any channel, is a call whose body is the JSON arguments object
+  (its end token counts only outside JSON strings); to any other recipient, or malformed, it is kept
+  whole as content, as is text outside messages.
+
+    >>> parse_harmony('<|channel|>analysis<|message|>hm<|end|><|start|>assistant<|channel|>commentary '
+    ...               'to=functions.f <|constrain|>json<|message|>{"a": 1}<|call|>').message()
+    {'content': '', 'reasoning_content': 'hm', 'calls': [{'name': 'f', 'arguments': {'a': 1}}]}
+"""
+from __future__ import annotations
+
+import regex
+
+from .tool_reference_core import (CONTENT, FALLBACK, MARKUP, REASONING, Parsed, find_outside_json_strings,
+                                  json_object_call)
+
+START, CHANNEL, MESSAGE, CONSTRAIN = "<|start|>", "<|channel|>", "<|message|>", "<|constrain|>"
+ENDS = ("<|end|>", "<|call|>", "<|return|>")
+HARMONY_TAGS = (START, CHANNEL, MESSAGE, CONSTRAIN, *ENDS)
+HEADER = regex.compile(r"\A(?:<\|start\|>)?(?:assistant)?(?P<before>[^<]*)<\|channel\|>(?P<channel>[^\s<]+)"
+                       r"(?P<after>[^<]*)(?:<\|constrain\|>[^<]*)?\Z")
+RECIPIENT = regex.compile(r"\bto=(?P<recipient>[^\s<]+)")
+FUNCTIONS = "functions."
+
+
+def _body_end(text: str, start: int, json_body: bool) -> tuple[int, int]:
+    """(end of the body, end of the message): the first end token, or the end of the text."""
+    find = find_outside_json_strings if json_body else str.find
+    found = [(at, at + len(end)) for end in ENDS if (at := find(text, end, start)) >= 0]
+    return min(found) if found else (len(text), len(text))
+
+
+def parse_harmony(text: str, tools: list | None = None, reasoning: bool = True,
+                  starts_in_reasoning: bool = False) -> Parsed:
+    """``starts_in_reasoning``: the prompt ended with ``<|channel|>analysis<|message|>``."""
+    parsed = Parsed(text)
+    position = 0
+    if starts_in_reasoning:
+        end, position = _body_end(text, 0, json_body=False)
+        parsed.add(0, end, REASONING if reasoning else CONTENT)
+        parsed.add(end, position, MARKUP)
+    while position < len(text):
+        starts = [at for tag in (START, CHANNEL) if (at := text.find(tag, position)) >= 0]
+        if not starts:
+            parsed.add(position, len(text), FALLBACK)
+            break
+        start = min(starts)
+        parsed.add(position, start, FALLBACK)
+        body = text.find(MESSAGE, start)
+        header = HEADER.match(text[start:body]) if body >= 0 else None
+        if header is None:
+            # Not a message: its first tag is kept as content, and the search goes on after it.
+            position = parsed.add(start, start + len(START if text.startswith(START, start) else CHANNEL), FALLBACK)
+            continue
+        body += len(MESSAGE)
+        recipient = RECIPIENT.search(header["before"] + " " + header["after"])
+        recipient = recipient["recipient"] if recipient else None
+        body_end, position = _body_end(text, body, json_body=recipient is not None)
+        if recipient is None:
+            kind = REASONING if header["channel"] == "analysis" and reasoning else CONTENT
+            parsed.add(start, body, MARKUP)
+            parsed.add(body, body_end, kind)
+            parsed.add(body_end, position, MARKUP)
+            continue
+        calls = json_object_call(recipient.removeprefix(FUNCTIONS), text[body:body_end]) \
+            if recipient.startswith(FUNCTIONS) else None
+        parsed.calls += calls or []
+        parsed.add(start, position, FALLBACK if calls is None else MARKUP)
+    return parsed

@@ -1,0 +1,198 @@
+"""Hypothesis strategies for model outputs in each tool-call format: a planned message (reasoning,
+content, calls of listed and unknown tools) written the way the model writes it, then, often,
+malformed: cut short anywhere, a character dropped or added (JSON broken at every point), a stray or
+repeated tag put anywhere. Strings are full of the format's tags, quotes, escapes and non-ASCII.
+
+    model_outputs("hermes")  -> {"format": "hermes", "text": "<think>…</think>Hi<tool_call>{…}</tool_call>",
+                                 "tools": [...] or None, "reasoning": True, "starts_in_reasoning": False}
+    assistant_messages("glm45") -> an assistant message with tool calls (and reasoning) for round trips
+
+The writers here are the input side only; what the text means is oracles.tool_reference's business.
+"""
+from __future__ import annotations
+
+import json
+
+from hypothesis import strategies as st
+
+from oracles.tool_reference import tags
+
+WEATHER = {"type": "function", "function": {"name": "get_weather", "description": "Weather in a city", "parameters": {
+    "type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"},
+                                     "metric": {"type": "boolean"}}, "required": ["city"]}}}
+SEARCH = {"type": "function", "function": {"name": "search", "description": "Search the web", "parameters": {
+    "type": "object", "properties": {"query": {"type": "string"}, "limit": {"type": "number"},
+                                     "filters": {"type": "object"}, "tags": {"type": "array", "items": {"type": "string"}},
+                                     "note": {"type": ["string", "null"]}}}}}
+NOOP = {"type": "function", "function": {"name": "noop", "description": "Does nothing",
+                                         "parameters": {"type": "object", "properties": {}}}}
+TOOLS = (WEATHER, SEARCH, NOOP)
+UNKNOWN_TOOL = "launch_rockets"
+TOOL_NAMES = [tool["function"]["name"] for tool in TOOLS]
+WORDS = ("Paris", "the weather", "I will call a tool.", "ok", "Let me think", "naïve café", "東京", "Ωμέγα", "😀🏽",
+         "line\nbreak", "tab\there", "  spaced  ", "{", "}", "[", "]", ":", ",", '"', "'", "\\", '\\"', "\\n",
+         "\\u00e9", "<", ">", "</", "|", "```", ";", "=", "\u2028", "\x00")
+# The harmony header of a call, with the recipient after or before the channel.
+HARMONY_CALL_HEADERS = ("<|channel|>commentary to=functions.{name} <|constrain|>json<|message|>",
+                        "<|channel|>commentary to=functions.{name} json<|message|>",
+                        " to=functions.{name}<|channel|>commentary json<|message|>")
+
+
+def tricky_text(format: str, max_parts: int = 6) -> st.SearchStrategy[str]:
+    """Text made of words, punctuation that JSON and XML care about, non-ASCII, and the format's tags."""
+    part = st.one_of(st.sampled_from(WORDS), st.sampled_from(tags(format)), st.text(max_size=4))
+    return st.lists(part, max_size=max_parts).map("".join)
+
+
+def plain_text(max_size: int = 12) -> st.SearchStrategy[str]:
+    """Text a template writes back unchanged: no leading or trailing whitespace, no tags."""
+    words = st.sampled_from([w for w in WORDS if w.strip() == w and not set(w) & set("<>[]|`")])
+    return st.lists(words, min_size=1, max_size=3).map(" ".join).filter(lambda text: len(text) <= max_size * 4)
+
+
+def argument_value(schema: dict, strings: st.SearchStrategy[str]) -> st.SearchStrategy:
+    kind = schema.get("type", "string")
+    kind = kind[0] if isinstance(kind, list) else kind
+    return {
+        "string": strings, "integer": st.integers(-10**6, 10**6), "boolean": st.booleans(),
+        "number": st.one_of(st.integers(-1000, 1000), st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False)),
+        "object": st.dictionaries(st.sampled_from(["a", "b", "ключ"]), st.one_of(st.integers(), strings), max_size=2),
+        "array": st.lists(strings, max_size=3), "null": st.none(),
+    }[kind]
+
+
+@st.composite
+def tool_call(draw, strings: st.SearchStrategy[str], unknown: bool = True) -> tuple[str, dict]:
+    """(name, arguments): a listed tool with arguments of its schema's types (some left out), or an unknown one."""
+    if unknown and draw(st.integers(0, 9)) == 0:
+        return UNKNOWN_TOOL, draw(st.dictionaries(st.sampled_from(["x", "y"]), strings, max_size=2))
+    tool = draw(st.sampled_from(TOOLS))["function"]
+    properties = tool["parameters"]["properties"]
+    chosen = draw(st.lists(st.sampled_from(sorted(properties)), unique=True)) if properties else []
+    return tool["name"], {key: draw(argument_value(properties[key], strings)) for key in chosen}
+
+
+def _json(value: object, draw) -> str:
+    return json.dumps(value, ensure_ascii=draw(st.booleans()))
+
+
+def _xml_value(value: object) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def write_calls(format: str, calls: list[tuple[str, dict]], draw) -> str:
+    """The calls as the model writes them in ``format``."""
+    if not calls:
+        return ""
+    if format == "hermes":
+        return "".join(f'<tool_call>\n{_json({"name": n, "arguments": a}, draw)}\n</tool_call>' for n, a in calls)
+    if format == "qwen3_coder":
+        return "".join("<tool_call>\n<function=" + n + ">\n" + "".join(
+            f"<parameter={k}>\n{_xml_value(v)}\n</parameter>\n" for k, v in a.items()) + "</function>\n</tool_call>"
+            for n, a in calls)
+    if format == "llama3_json":
+        tag = draw(st.sampled_from(["", "<|python_tag|>"]))
+        return tag + "; ".join(_json({"name": n, "parameters": a}, draw) for n, a in calls)
+    if format == "mistral":
+        if draw(st.booleans()):
+            return "[TOOL_CALLS]" + _json([{"name": n, "arguments": a} for n, a in calls], draw)
+        return "".join(f"[TOOL_CALLS]{n}[ARGS]{_json(a, draw)}" for n, a in calls)
+    if format == "deepseek_r1":
+        return "<｜tool▁calls▁begin｜>" + "\n".join(
+            f"<｜tool▁call▁begin｜>function<｜tool▁sep｜>{n}\n```json\n{_json(a, draw)}\n```<｜tool▁call▁end｜>"
+            for n, a in calls) + "<｜tool▁calls▁end｜>"
+    if format == "deepseek_v31":
+        return "<｜tool▁calls▁begin｜>" + "".join(
+            f"<｜tool▁call▁begin｜>{n}<｜tool▁sep｜>{_json(a, draw)}<｜tool▁call▁end｜>" for n, a in calls) + "<｜tool▁calls▁end｜>"
+    if format == "kimi_k2":
+        return "<|tool_calls_section_begin|>" + "".join(
+            f"<|tool_call_begin|>functions.{n}:{i}<|tool_call_argument_begin|>{_json(a, draw)}<|tool_call_end|>"
+            for i, (n, a) in enumerate(calls)) + "<|tool_calls_section_end|>"
+    if format == "glm45":
+        return "".join(f"\n<tool_call>{n}\n" + "".join(
+            f"<arg_key>{k}</arg_key>\n<arg_value>{_xml_value(v)}</arg_value>\n" for k, v in a.items()) + "</tool_call>"
+            for n, a in calls)
+    if format == "minimax_m2":
+        return "<minimax:tool_call>\n" + "".join(f'<invoke name="{n}">\n' + "".join(
+            f'<parameter name="{k}">{_xml_value(v)}</parameter>\n' for k, v in a.items()) + "</invoke>\n"
+            for n, a in calls) + "</minimax:tool_call>"
+    if format == "gpt_oss":
+        return "".join("<|start|>assistant" + draw(st.sampled_from(HARMONY_CALL_HEADERS)).format(name=n)
+                       + _json(a, draw) + "<|call|>" for n, a in calls)
+    raise ValueError(f"unknown format {format!r}")
+
+
+REASONING_TAGS = {"mistral": ("[THINK]", "[/THINK]"), "gpt_oss": ("<|channel|>analysis<|message|>", "<|end|>"),
+                  "llama3_json": None}
+
+
+def write_message(format: str, reasoning: str | None, content: str, calls: list, starts_in_reasoning: bool,
+                  draw) -> str:
+    think = REASONING_TAGS.get(format, ("<think>", "</think>"))
+    text = ""
+    if reasoning is not None and think:
+        text = ("" if starts_in_reasoning else think[0]) + reasoning + think[1]
+    if format == "gpt_oss":
+        final = f"<|start|>assistant<|channel|>final<|message|>{content}<|return|>" if content else ""
+        return text + write_calls(format, calls, draw) + final
+    if format == "llama3_json" and calls:
+        return write_calls(format, calls, draw)  # the whole output is the calls
+    return text + content + write_calls(format, calls, draw)
+
+
+@st.composite
+def malformed(draw, text: str, format: str) -> str:
+    """``text`` broken in one of the ways models break it, or left alone."""
+    how = draw(st.sampled_from(["none", "none", "truncate", "drop", "insert", "tag"]))
+    if how == "none" or not text and how != "tag":
+        return text
+    at = draw(st.integers(0, len(text)))
+    if how == "truncate":
+        return text[:at]
+    if how == "drop":
+        return text[:at] + text[at + 1:]
+    inserted = draw(st.sampled_from(tags(format))) if how == "tag" else draw(st.sampled_from('"{}[],:\\ \n<>'))
+    return text[:at] + inserted + text[at:]
+
+
+@st.composite
+def model_outputs(draw, format: str) -> dict:
+    """One model output in ``format`` and the request it answers (tools, reasoning flags)."""
+    strings = tricky_text(format)
+    calls = draw(st.lists(tool_call(strings), max_size=3))
+    reasoning_text = draw(st.none() | strings)
+    if reasoning_text is not None and draw(st.integers(0, 5)) == 0 and calls:
+        reasoning_text += write_calls(format, calls[:1], draw)  # a call inside reasoning is reasoning
+    starts_in_reasoning = reasoning_text is not None and draw(st.booleans())
+    text = write_message(format, reasoning_text, draw(strings), calls, starts_in_reasoning, draw)
+    return {"format": format, "text": draw(malformed(text, format)),
+            "tools": draw(st.none() | st.just(list(TOOLS))), "reasoning": draw(st.integers(0, 7)) > 0,
+            "starts_in_reasoning": starts_in_reasoning}
+
+
+# Round trips: (shared template, arguments as a dict or as JSON text) per format; gpt_oss has no template.
+ROUND_TRIP_TEMPLATES = {
+    "hermes": ("vllm_hermes", "dict"), "qwen3_coder": ("vllm_qwen3coder", "dict"),
+    "llama3_json": ("vllm_llama3.1_json", "dict"), "mistral": ("llamacpp_mistral_small_3_1", "dict"),
+    "deepseek_r1": ("vllm_deepseekr1", "dict"), "deepseek_v31": ("llamacpp_deepseek_v3_1", "json"),
+    "kimi_k2": ("llamacpp_kimi_k2_thinking", "dict"), "glm45": ("llamacpp_glm_4_6", "dict"),
+    "minimax_m2": ("llamacpp_minimax_m2", "dict"),
+}
+SINGLE_CALL_FORMATS = {"llama3_json"}  # its template raises on more than one call
+
+
+@st.composite
+def assistant_messages(draw, format: str) -> dict:
+    """An assistant message with 1-3 calls of listed tools (plain values a template writes back as they
+    are) and maybe reasoning, in the shape ``format``'s round-trip template takes."""
+    calls = draw(st.lists(tool_call(plain_text(), unknown=False), min_size=1,
+                          max_size=1 if format in SINGLE_CALL_FORMATS else 3))
+    as_json = ROUND_TRIP_TEMPLATES[format][1] == "json"
+    tool_calls = [{"id": f"functions.{name}:{i}" if format == "kimi_k2" else f"call{i:06d}abc", "type": "function",
+                   "function": {"name": name, "arguments": json.dumps(arguments) if as_json else arguments}}
+                  for i, (name, arguments) in enumerate(calls)]
+    message = {"role": "assistant", "content": draw(st.sampled_from(["", "Sure."])), "tool_calls": tool_calls}
+    if draw(st.booleans()):
+        message["reasoning_content"] = draw(plain_text())
+    return message
+
