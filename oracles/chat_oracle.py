@@ -2,8 +2,12 @@
 
 Text: ``render`` is ``apply_chat_template(tokenize=False)`` of a tokenizer that has no special tokens,
 given the template source and the variables, which is exactly what ``impl.render_chat`` promises.
-Ids: ``FamilyChatOracle`` is transformers' own tokenizer for a family folder (``AutoTokenizer``), so
-template selection, the special-token variables and ``sanitize_control_tokens`` are transformers'.
+Ids: ``FamilyChatOracle`` is transformers' tokenizer for a family folder, so template selection, the
+special-token variables and ``sanitize_control_tokens`` are transformers'. It is the generic
+``PreTrainedTokenizerFast`` over the folder's files, not the model-specific class ``AutoTokenizer``
+picks: transformers 5's LlamaTokenizer rebuilds the pipeline (a Metaspace pre-tokenizer in place of
+llama2's normalizer, so "</s> <" encodes differently), and what a tokenizer.json means is the
+tokenizer component's question, answered by ``tokenizers`` on the file as it is.
 
 Dates are frozen on both sides with one mechanism: ``frozen_clock()`` stops the process's wall clock
 (time-machine patches the C clock functions) at ``FROZEN_MOMENT``, so transformers' ``strftime_now``
@@ -213,8 +217,8 @@ class FamilyChatOracle:
     @classmethod
     @functools.cache
     def of(cls, path: Path) -> "FamilyChatOracle":
-        from transformers import AutoTokenizer
-        return cls(AutoTokenizer.from_pretrained(str(path)))
+        from transformers import PreTrainedTokenizerFast
+        return cls(PreTrainedTokenizerFast.from_pretrained(str(path)))
 
     def special_token_variables(self) -> dict[str, str]:
         """The variables apply_chat_template gives a template from the tokenizer (bos_token, ...)."""

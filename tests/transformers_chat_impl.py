@@ -4,7 +4,7 @@ fault with, so that a divergence they report on impl is impl's, not the harness'
     textbound check --impl tests.transformers_chat_impl --component chat
 
 ``render_chat`` renders with a tokenizer that has no special tokens (oracles.chat_oracle.render);
-``Tokenizer`` wraps ``AutoTokenizer`` for a family folder and answers apply_chat_template without
+``Tokenizer`` wraps ``PreTrainedTokenizerFast`` for a family folder and answers apply_chat_template without
 tensors, as impl's contract asks. A wrapper of this shape is how another engine is checked.
 """
 from __future__ import annotations
@@ -30,8 +30,8 @@ class Tokenizer:
 
     @classmethod
     def from_dir(cls, path: str | Path) -> "Tokenizer":
-        from transformers import AutoTokenizer
-        return cls(AutoTokenizer.from_pretrained(str(path)))
+        from transformers import PreTrainedTokenizerFast
+        return cls(PreTrainedTokenizerFast.from_pretrained(str(path)))
 
     @property
     def chat_template(self):
