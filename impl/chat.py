@@ -127,8 +127,13 @@ def plain_template_data(value):
     >>> plain_template_data({"n": (1, object())})
     {'n': (1, '<object>')}
     """
-    if value is None or type(value) in (str, int, float, bool):
+    kind = type(value)
+    if value is None or kind in (str, int, float, bool):
         return value
+    if kind is dict:  # the common cases first: this runs over every message at every render
+        return {plain_template_data(key): plain_template_data(item) for key, item in value.items()}
+    if kind is list:
+        return [plain_template_data(item) for item in value]
     if isinstance(value, str):
         return str.__str__(value)
     if isinstance(value, int):
@@ -155,28 +160,15 @@ def _is_numpy_scalar(value) -> bool:
     return any(cls.__module__ == "numpy" and cls.__name__ == "generic" for cls in type(value).__mro__)
 
 
-def _objects_to_dicts(value):
-    # Message objects (dataclasses, pydantic models) and the objects nested in them become dicts.
-    if isinstance(value, Mapping):
-        return {key: _objects_to_dicts(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_objects_to_dicts(item) for item in value]
-    if isinstance(value, tuple):
-        return tuple(_objects_to_dicts(item) for item in value)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _objects_to_dicts(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if callable(getattr(value, "model_dump", None)):
-        return _objects_to_dicts(value.model_dump())
-    return value
-
-
 def normalize_messages(conversation) -> list[dict]:
     """Messages as dicts, without the keys whose value is None (many templates print "None").
 
     >>> normalize_messages([{"role": "assistant", "content": None, "tool_calls": []}])
     [{'role': 'assistant', 'tool_calls': []}]
     """
-    messages = _objects_to_dicts(getattr(conversation, "messages", conversation))
+    # One copy in plain data, which transformers makes in two steps (objects to dicts, then plain
+    # data after dropping None values): the same result, and the caller's messages are never touched.
+    messages = plain_template_data(getattr(conversation, "messages", conversation))
     normalized = []
     for message in messages:
         if not isinstance(message, dict):
@@ -241,7 +233,8 @@ class ChatRenderer:
     def render_conversations(self, template: str, conversations: list[list[dict]], tools, documents,
                              add_generation_prompt, continue_final_message, with_spans: bool,
                              variables: dict) -> tuple[list[str], list[list[tuple[int, int]]]]:
-        """Each normalized conversation's text, and the spans of its {% generation %} blocks if asked."""
+        """Each conversation's text (from normalize_messages), and the spans of its {% generation %}
+        blocks if asked."""
         compiled = self.environment.compile(template)
         schemas = _tool_schemas(tools)
         if documents is not None:
@@ -252,12 +245,7 @@ class ChatRenderer:
                   "add_generation_prompt": add_generation_prompt}
         variables = plain_template_data(variables)
         texts, all_spans = [], []
-        for chat in conversations:
-            chat = plain_template_data(getattr(chat, "messages", chat))  # a fresh copy: edits stay here
-            for message in chat:
-                if not isinstance(message, dict):
-                    raise TypeError(
-                        f"Chat messages should be dicts, dataclasses or pydantic models, but got {message!r}.")
+        for chat in conversations:  # normalized: fresh plain copies, so the edits below stay here
             chat = _alias_reasoning(chat)
             continued = _tag_final_message(chat, continue_final_message, template) if continue_final_message else None
             context = dict(messages=chat, **shared, **variables)

@@ -26,6 +26,7 @@ import impl.chat
 import impl.chat_environment
 from impl import CHATML_TEMPLATE, Tokenizer, render_chat
 from impl.chat import ChatRenderer
+from impl.chat_sandbox import RenderLimitError, RenderLimits
 from impl.chat_schema import function_schema
 from textbound.sources import MODELS_ENV, TEMPLATES_ENV
 
@@ -136,8 +137,7 @@ def test_own_chatml_template_renders_as_transformers(bare_oracle):
 def test_a_broken_renderer_is_caught(bare_oracle, monkeypatch):
     templates = {"tojson": "{{ messages | tojson }}", "chatml": CHATML_TEMPLATE}
     monkeypatch.setattr(impl.chat_environment, "_tojson", lambda value, **_: json.dumps(value))  # escapes non-ASCII
-    broken = ChatRenderer(limits=None)
-    broken.environment = impl.chat_environment.ChatEnvironment()  # built with the broken filter
+    broken = ChatRenderer(RenderLimits())  # a new environment, built with the broken filter
     assert render_divergences(bare_oracle, broken.render_chat, templates)
 
 
@@ -169,6 +169,16 @@ def test_each_template_is_compiled_once():
     hits = impl.chat_environment.DEFAULT_ENVIRONMENT.compile.cache_info().hits
     render_chat(source, [{"role": "user", "content": "b"}])
     assert impl.chat_environment.DEFAULT_ENVIRONMENT.compile.cache_info().hits == hits + 1
+
+
+def test_a_renderer_with_limits_refuses_what_the_defaults_allow():
+    messages = [{"role": "user", "content": "x" * 5000}]
+    assert len(render_chat(CHATML_TEMPLATE, messages)) > 5000
+    with pytest.raises(RenderLimitError):
+        ChatRenderer(RenderLimits(max_output_chars=1000)).render_chat(CHATML_TEMPLATE, messages)
+    with pytest.raises(RenderLimitError):
+        ChatRenderer(RenderLimits(max_output_chars=1000)).render_conversations(
+            CHATML_TEMPLATE, [messages], None, None, False, False, True, {})
 
 
 @dataclasses.dataclass
