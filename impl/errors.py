@@ -55,6 +55,13 @@ def char_field(node: dict, key: str, where: str) -> str:
     return value
 
 
+class UnsupportedError(TokenizerFileError):
+    """A file the oracle reads that impl refuses (random dropout, one id for two tokens).
+
+    Never a reason to try another shape of the node: the oracle took this one.
+    """
+
+
 def unknown_type(where: str, stage: str, type_name: Any, known: dict) -> TokenizerFileError:
     """The one error for a component impl does not implement."""
     return TokenizerFileError(
@@ -63,12 +70,43 @@ def unknown_type(where: str, stage: str, type_name: Any, known: dict) -> Tokeniz
     )
 
 
-def build_component(node: Any, where: str, stage: str, registry: dict) -> Any:
-    """The component of ``registry`` that the node's "type" names, built from the node."""
-    type_name = field(node, "type", where, str)
-    if type_name not in registry:
-        raise unknown_type(where, stage, type_name, registry)
-    return registry[type_name].from_json(node, where)
+# How an untagged shape treats the node's "type" (see build_component).
+ANY_TYPE = "any type"  # ignored: serde's ``#[serde(tag = "type")]`` structs read any value, or none
+NAMED = "named"  # the type must be the shape's name
+UNTYPED = "untyped"  # the type must be absent (the oracle's models)
+
+
+def build_component(node: Any, where: str, stage: str, registry: dict,
+                    untagged: tuple[tuple[str, type, str], ...] = ()) -> Any:
+    """The component the node describes, built from the node.
+
+    A "type" naming an entry of ``registry`` picks it. Otherwise the oracle tries its untagged
+    shapes in order, ``(name, class, how the type is read)``, and the first that builds wins:
+    older files wrote no "type", and serde reads some shapes whatever their "type" says
+    (``{"type": "Foo", "strip_left": true, "strip_right": false}`` is a Strip normalizer).
+    """
+    if not isinstance(node, dict):
+        raise TokenizerFileError(where, f"expected an object, found {type(node).__name__}")
+    type_name = node.get("type")
+    if isinstance(type_name, str) and type_name in registry:
+        return registry[type_name].from_json(node, where)
+    failures = {}
+    for name, shape, reads_type in untagged:
+        if reads_type == NAMED and type_name != name or reads_type == UNTYPED and "type" in node:
+            continue
+        try:
+            return shape.from_json(node, where)
+        except UnsupportedError:
+            raise
+        except TokenizerFileError as exc:
+            failures[name] = exc
+    if type_name in failures:  # the shape its type names: its own error says best what is wrong
+        raise failures[type_name]
+    if "type" not in node:
+        tried = f" (tried: {', '.join(failures)})" if failures else ""
+        raise TokenizerFileError(child(where, "type"), f"required field is missing, and the node matches no "
+                                                      f"{stage} shape older files wrote without one{tried}")
+    raise unknown_type(where, stage, type_name, {**registry, **{name: shape for name, shape, _ in untagged}})
 
 
 def build_components(node: Any, key: str, where: str, stage: str, registry: dict) -> list:

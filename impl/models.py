@@ -1,7 +1,7 @@
 """Models: turn one pre-tokenized piece into token ids (HF ``tokenizers/src/models``).
 
-Only BPE is implemented; WordPiece, WordLevel and Unigram tokenizer.json files fail in
-``model_from_json`` with one message.
+BPE, WordPiece and WordLevel here; Unigram in impl.unigram. ``model_from_json`` picks one by
+"type", or, for older files without one, by shape as the oracle does.
 """
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import heapq
 import math
 import struct
 
-from .errors import TokenizerFileError, build_component, child, field, optional
+from .errors import UNTYPED, TokenizerFileError, UnsupportedError, build_component, child, field, optional
+from .unigram import Unigram
 
 # A merge rule: (left id, right id) -> (rank, id of the merged token). Lower rank merges first.
 MergeRules = dict[tuple[int, int], tuple[int, int]]
@@ -19,7 +20,37 @@ CACHE_CAPACITY = 10_000  # as HF's DEFAULT_CACHE_CAPACITY
 CACHE_MAX_PIECE_LENGTH = 256  # longer pieces are rare and would bloat the cache
 
 
-class BPE:
+class VocabModel:
+    """A model whose vocabulary is a token -> id map, with an optional unknown token."""
+
+    vocab: dict[str, int]
+    unk_token: str | None
+    where: str
+
+    def _index_vocab(self) -> None:
+        self._tokens_by_id = {token_id: token for token, token_id in self.vocab.items()}
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.vocab)
+
+    def token_to_id(self, token: str) -> int | None:
+        return self.vocab.get(token)
+
+    def id_to_token(self, token_id: int) -> str | None:
+        return self._tokens_by_id.get(token_id)
+
+    def _unk_id(self) -> int:
+        # HF checks the unk token only when a piece needs it, so a file with a bad unk_token
+        # still encodes text whose pieces are all in the vocab.
+        unk_id = self.vocab.get(self.unk_token)
+        if unk_id is None:
+            raise TokenizerFileError(child(self.where, "unk_token"),
+                                     f"unk token {self.unk_token!r} is not in the vocab")
+        return unk_id
+
+
+class BPE(VocabModel):
     """Byte-pair encoding: split a piece into characters, then apply merges lowest rank first."""
 
     def __init__(self, vocab: dict[str, int], merges: MergeRules, *, unk_token: str | None = None,
@@ -37,7 +68,7 @@ class BPE:
         # dropout 1.0 drops every merge; HF then also skips ignore_merges and the cache.
         self.merges_dropped = merges_dropped
         self.where = where
-        self._tokens_by_id = {token_id: token for token, token_id in vocab.items()}
+        self._index_vocab()
         self._cache: dict[str, tuple[int, ...]] = {}
 
     @classmethod
@@ -57,16 +88,6 @@ class BPE:
             merges_dropped=_merges_dropped(node, where),
             where=where,
         )
-
-    @property
-    def vocab_size(self) -> int:
-        return len(self.vocab)
-
-    def token_to_id(self, token: str) -> int | None:
-        return self.vocab.get(token)
-
-    def id_to_token(self, token_id: int) -> str | None:
-        return self._tokens_by_id.get(token_id)
 
     def tokenize(self, piece: str) -> list[int]:
         """The ids of one pre-tokenized piece."""
@@ -116,15 +137,6 @@ class BPE:
             ids.append(self._unk_id())
         return ids
 
-    def _unk_id(self) -> int:
-        # HF checks the unk token only when a piece needs it, so a file with a bad unk_token
-        # still encodes text whose characters are all in the vocab.
-        unk_id = self.vocab.get(self.unk_token)
-        if unk_id is None:
-            raise TokenizerFileError(child(self.where, "unk_token"),
-                                     f"unk token {self.unk_token!r} is not in the vocab")
-        return unk_id
-
     def _merge(self, ids: list[int]) -> list[int]:
         """Apply merges to ``ids``, always the lowest-ranked adjacent pair first, leftmost on ties.
 
@@ -170,11 +182,79 @@ class BPE:
         return [token_id for token_id, kept in zip(ids, alive) if kept]
 
 
-MODELS: dict[str, type[BPE]] = {"BPE": BPE}
+class WordPiece(VocabModel):
+    """BERT's greedy longest match: the longest vocabulary token at the start of the piece, then
+    the longest ``##``-prefixed one at each later position. A piece with a position no token
+    matches, or longer than ``max_input_chars_per_word`` characters, is one unknown token.
+
+    Example: vocab ``un``, ``##aff``, ``##able`` cuts ``"unaffable"`` into those three.
+    """
+
+    def __init__(self, vocab: dict[str, int], unk_token: str, continuing_subword_prefix: str,
+                 max_input_chars_per_word: int, where: str = "WordPiece"):
+        self.vocab = vocab
+        self.unk_token = unk_token
+        self.continuing_subword_prefix = continuing_subword_prefix
+        self.max_input_chars_per_word = max_input_chars_per_word
+        self.where = where
+        self._index_vocab()
+
+    @classmethod
+    def from_json(cls, node: dict, where: str) -> WordPiece:
+        max_chars = field(node, "max_input_chars_per_word", where, int)
+        if not 0 <= max_chars < 2**64:
+            raise TokenizerFileError(child(where, "max_input_chars_per_word"),
+                                     f"expected a non-negative integer, found {max_chars}")
+        return cls(_vocab_from_json(field(node, "vocab", where, dict), child(where, "vocab")),
+                   field(node, "unk_token", where, str), field(node, "continuing_subword_prefix", where, str),
+                   max_chars, where)
+
+    def tokenize(self, piece: str) -> list[int]:
+        if len(piece) > self.max_input_chars_per_word:
+            return [self._unk_id()]
+        ids: list[int] = []
+        start = 0
+        while start < len(piece):
+            for end in range(len(piece), start, -1):
+                token = piece[start:end] if start == 0 else self.continuing_subword_prefix + piece[start:end]
+                token_id = self.vocab.get(token)
+                if token_id is not None:
+                    ids.append(token_id)
+                    start = end
+                    break
+            else:
+                return [self._unk_id()]
+        return ids
 
 
-def model_from_json(node: dict, where: str) -> BPE:
-    return build_component(node, where, "model", MODELS)
+class WordLevel(VocabModel):
+    """The whole piece is one token, or the unknown token."""
+
+    def __init__(self, vocab: dict[str, int], unk_token: str, where: str = "WordLevel"):
+        self.vocab = vocab
+        self.unk_token = unk_token
+        self.where = where
+        self._index_vocab()
+
+    @classmethod
+    def from_json(cls, node: dict, where: str) -> WordLevel:
+        return cls(_vocab_from_json(field(node, "vocab", where, dict), child(where, "vocab")),
+                   field(node, "unk_token", where, str), where)
+
+    def tokenize(self, piece: str) -> list[int]:
+        token_id = self.vocab.get(piece)
+        return [token_id if token_id is not None else self._unk_id()]
+
+
+Model = BPE | WordPiece | WordLevel | Unigram
+MODELS: dict[str, type[Model]] = {"BPE": BPE, "WordPiece": WordPiece, "WordLevel": WordLevel, "Unigram": Unigram}
+# Files from before models had a "type": the oracle tries each shape in this order (a WordLevel
+# node is also a WordPiece one without two fields, so WordPiece goes first).
+UNTYPED_MODELS = tuple((name, model, UNTYPED) for name, model in MODELS.items())
+
+
+def model_from_json(node: dict, where: str) -> Model:
+    return build_component(node, where, "model", MODELS, UNTYPED_MODELS)
 
 
 def _vocab_from_json(vocab: dict, where: str) -> dict[str, int]:
@@ -184,8 +264,8 @@ def _vocab_from_json(vocab: dict, where: str) -> dict[str, int]:
         if not isinstance(token_id, int) or isinstance(token_id, bool) or not 0 <= token_id <= MAX_ID:
             raise TokenizerFileError(child(where, token), f"expected an id in 0..{MAX_ID}, found {token_id!r}")
         if token_id in token_by_id:
-            raise TokenizerFileError(child(where, token),
-                                     f"id {token_id} is already the id of {token_by_id[token_id]!r}")
+            raise UnsupportedError(child(where, token),
+                                   f"id {token_id} is already the id of {token_by_id[token_id]!r}")
         token_by_id[token_id] = token
     return vocab
 
@@ -255,8 +335,8 @@ def _merges_dropped(node: dict, where: str) -> bool:
     if not 0.0 <= dropout <= 1.0:
         raise TokenizerFileError(child(where, "dropout"), f"dropout must be between 0 and 1, found {dropout}")
     if 0.0 < dropout < 1.0:
-        raise TokenizerFileError(child(where, "dropout"),
-                                 f"dropout {dropout} makes encoding random; impl supports only 0 and 1")
+        raise UnsupportedError(child(where, "dropout"),
+                               f"dropout {dropout} makes encoding random; impl supports only 0 and 1")
     return dropout == 1.0
 
 

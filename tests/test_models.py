@@ -1,6 +1,7 @@
 """impl.models against tokenizers' models, built from the same tokenizer.json model node."""
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import pydoc_data.topics
@@ -82,6 +83,16 @@ def model_node(model) -> dict:
 
 def bpe_node(vocab: dict[str, int], merges: list, **options) -> dict:
     return {"type": "BPE", "vocab": vocab, "merges": merges, **options}
+
+
+def wordpiece_node(vocab: dict[str, int], unk_token: str = "[UNK]", prefix: str = "##", max_chars: int = 100) -> dict:
+    return {"type": "WordPiece", "vocab": vocab, "unk_token": unk_token, "continuing_subword_prefix": prefix,
+            "max_input_chars_per_word": max_chars}
+
+
+def unigram_node(pieces: list[tuple[str, float]], unk_id: int | None = 0, byte_fallback: bool = False) -> dict:
+    return {"type": "Unigram", "vocab": [list(piece) for piece in pieces], "unk_id": unk_id,
+            "byte_fallback": byte_fallback}
 
 
 # -- random BPE nodes, every option on and off -------------------------------------------------
@@ -326,12 +337,9 @@ def test_corrupt_node_rejected_like_oracle(node, path, message):
     (bpe_node({"a": 0, "b": 0}, []), "$.model.vocab.b", "id 0 is already the id of 'a'"),
     # tokenizers draws random numbers to drop merges; impl encodes deterministically or not at all
     (bpe_node(AB, ["a b"], dropout=0.5), "$.model.dropout", "dropout 0.5 makes encoding random"),
-    (model_node(models.WordPiece({"[UNK]": 0, "a": 1}, unk_token="[UNK]")), "$.model.type",
-     "unsupported model type 'WordPiece' (impl supports: BPE)"),
-    (model_node(models.WordLevel({"[UNK]": 0, "a": 1}, unk_token="[UNK]")), "$.model.type",
-     "unsupported model type 'WordLevel' (impl supports: BPE)"),
-    (model_node(models.Unigram([("<unk>", 0.0), ("a", -1.0)], unk_id=0)), "$.model.type",
-     "unsupported model type 'Unigram' (impl supports: BPE)"),
+    (wordpiece_node({"[UNK]": 0, "a": 1, "b": 1}), "$.model.vocab.b", "id 1 is already the id of 'a'"),
+    # an untyped node: the oracle's BPE takes it (random dropout), where impl must not try WordLevel
+    ({"vocab": AB, "merges": [], "dropout": 0.5, "unk_token": "<unk>"}, "$.model.dropout", "dropout 0.5"),
 ])
 def test_nodes_the_oracle_accepts_but_impl_rejects(node, path, message):
     oracle_model(node)
@@ -350,3 +358,135 @@ def test_merge_cutting_a_character_rejected():
     assert oracle.returncode == -signal.SIGABRT, oracle.stderr
     with raises_file_error("$.model.merges[0]", "cutting the continuing_subword_prefix '##' off '日'"):
         impl_model(node)
+
+
+# -- WordPiece, WordLevel, Unigram ----------------------------------------------------------------
+
+SUBWORDS = sorted({"".join(chars) for chars in itertools.product(ALPHABET, repeat=2)} | set(ALPHABET))
+
+
+@st.composite
+def wordpiece_nodes(draw) -> dict:
+    prefix = draw(st.sampled_from(["##", "", "日"]))
+    words = draw(st.lists(st.sampled_from(SUBWORDS), max_size=12, unique=True))
+    tokens = list(dict.fromkeys(words + [prefix + w for w in draw(st.lists(st.sampled_from(SUBWORDS), max_size=12))]))
+    unk = draw(st.sampled_from(["[UNK]", "a", "<absent>"]))
+    if unk == "[UNK]":
+        tokens.append(unk)
+    ids = draw(st.permutations(range(len(tokens))))
+    return wordpiece_node(dict(zip(tokens, ids)), unk, prefix, draw(st.integers(0, 8)))
+
+
+@st.composite
+def unigram_nodes(draw) -> dict:
+    """Pieces of one to three characters with few distinct scores (ties decide), the unknown piece
+    anywhere, and byte tokens for some bytes."""
+    texts = draw(st.lists(st.text(ALPHABET, min_size=1, max_size=3), max_size=14, unique=True))
+    score = st.sampled_from([-1.0, -2.0, -0.5, -3.25, 0.0]) | st.floats(-20, 0, allow_nan=False)
+    pieces = [(text, draw(score)) for text in texts]
+    byte_tokens = sorted({f"<0x{b:02X}>" for b in (ALPHABET + UNKNOWN).encode()})
+    pieces += [(token, draw(score)) for token in draw(st.lists(st.sampled_from(byte_tokens), unique=True))]
+    unk_id = draw(st.none() | st.integers(0, len(pieces)))
+    if unk_id is not None:
+        pieces.insert(unk_id, (draw(st.sampled_from(["<unk>", "a"])), draw(score)))
+    return unigram_node(pieces, unk_id, draw(st.booleans()))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(node=wordpiece_nodes() | unigram_nodes(), pieces=st.lists(st.text(ALPHABET + UNKNOWN, max_size=10), max_size=6))
+def test_random_wordpiece_and_unigram_match_oracle(node, pieces):
+    assert_same_tokenization(node, pieces)
+
+
+@pytest.mark.parametrize("trainer, model", [
+    (trainers.UnigramTrainer(vocab_size=300, special_tokens=["<unk>"], unk_token="<unk>"), models.Unigram()),
+    (trainers.UnigramTrainer(vocab_size=300, special_tokens=["<unk>"], unk_token="<unk>", byte_fallback=True),
+     models.Unigram(byte_fallback=True)),
+    (trainers.WordPieceTrainer(vocab_size=300, special_tokens=["[UNK]"]), models.WordPiece(unk_token="[UNK]")),
+    (trainers.WordLevelTrainer(vocab_size=200, special_tokens=["[UNK]"]), models.WordLevel(unk_token="[UNK]")),
+], ids=["unigram", "unigram-byte-fallback", "wordpiece", "wordlevel"])
+def test_trained_models_match_oracle(trainer, model):
+    corpus = "\n\n".join(pydoc_data.topics.topics.values())[:20_000].splitlines()
+    tokenizer = Tokenizer(model)
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    tokenizer.train_from_iterator(corpus, trainer)
+    text = "\n".join(corpus) + " naïve 日本語 🤗 " + "x" * 120
+    pieces = [piece for piece, _ in tokenizer.pre_tokenizer.pre_tokenize_str(text)]
+    assert_same_tokenization(json.loads(tokenizer.to_str())["model"], pieces + ["".join(pieces[:200])])
+
+
+@pytest.mark.parametrize("node, pieces", [
+    # the longest match first, then "##" pieces; one miss makes the whole piece unknown
+    (wordpiece_node({"[UNK]": 0, "un": 1, "##aff": 2, "##able": 3, "una": 4}), ["unaffable", "unaffablex", "x"]),
+    # longer than max_input_chars_per_word: unknown without looking
+    (wordpiece_node({"[UNK]": 0, "a": 1, "##a": 2}, max_chars=3), ["aaa", "aaaa"]),
+    ({"type": "WordLevel", "vocab": {"<unk>": 0, "hello": 1}, "unk_token": "<unk>"}, ["hello", "hell", "<unk>"]),
+    # ties: the first path found (shorter pieces first at each position) is kept
+    (unigram_node([("<unk>", 0.0), ("a", -1.0), ("b", -1.0), ("ab", -2.0)]), ["ab", "abab"]),
+    # unknown characters fuse into one unknown piece, which byte fallback spells in bytes
+    (unigram_node([("<unk>", 0.0), ("a", -1.0), ("<0x78>", -5.0), ("<0x79>", -5.0)], byte_fallback=True),
+     ["axya", "xz", "x"]),
+    # the unknown piece's own text is a piece, fused with unknown characters around it
+    (unigram_node([("a", -1.0), ("<unk>", -1.0)], unk_id=1), ["x<unk>y", "<unk>a"]),
+    # a piece written twice: the last id encodes, both decode
+    (unigram_node([("<unk>", 0.0), ("a", -1.0), ("a", -3.0)]), ["aa"]),
+    # no unk_id: fine while every character has a piece of its own
+    (unigram_node([("a", -1.0), ("ab", -1.0)], unk_id=None), ["aab", "x", "ab"]),
+    (unigram_node([], unk_id=None), ["a"]),
+])
+def test_targeted_models_match_oracle(node, pieces):
+    assert_same_tokenization(node, pieces)
+
+
+@pytest.mark.parametrize("node, kind", [
+    ({"vocab": AB, "merges": []}, "BPE"),
+    ({"vocab": AB, "unk_token": "<unk>", "continuing_subword_prefix": "##", "max_input_chars_per_word": 5},
+     "WordPiece"),
+    ({"vocab": AB, "unk_token": "<unk>"}, "WordLevel"),
+    ({"vocab": [["a", -1.0]], "unk_id": None}, "Unigram"),
+    # BPE's merges are broken, so the oracle reads the node as the next shape that fits
+    ({"vocab": AB, "merges": ["a z"], "unk_token": "<unk>"}, "WordLevel"),
+])
+def test_models_without_a_type_are_read_by_shape(node, kind):
+    assert type(oracle_model(node)).__name__ == kind == type(impl_model(node)).__name__
+    assert_same_tokenization(node, ["ab", "abx"])
+
+
+@pytest.mark.parametrize("node, path, message", [
+    ({"vocab": AB}, "$.model.type", "required field is missing, and the node matches no model shape"),
+    ({"type": "Foo", "vocab": AB, "merges": []}, "$.model.type", "unsupported model type 'Foo'"),
+    ({"type": None, "vocab": AB, "merges": []}, "$.model.type", "unsupported model type None"),
+    (wordpiece_node(AB, max_chars=-1), "$.model.max_input_chars_per_word", "expected a non-negative integer"),
+    ({**wordpiece_node(AB), "continuing_subword_prefix": None}, "$.model.continuing_subword_prefix", "expected str"),
+    ({"type": "WordPiece", "vocab": AB, "unk_token": "[UNK]", "max_input_chars_per_word": 5},
+     "$.model.continuing_subword_prefix", "required field is missing"),
+    ({"type": "WordLevel", "vocab": AB, "unk_token": None}, "$.model.unk_token", "expected str"),
+    (unigram_node([], unk_id=0), "$.model.unk_id", "unk_id 0 is not an index of the vocab"),
+    (unigram_node([("a", 1.0)], unk_id=1), "$.model.unk_id", "unk_id 1 is not an index"),
+    (unigram_node([("a", 1.0)], unk_id=-1), "$.model.unk_id", "unk_id -1 is not an index"),
+    ({**unigram_node([("a", 1.0)]), "unk_id": 0.0}, "$.model.unk_id", "expected int"),
+    ({**unigram_node([("a", 1.0)]), "byte_fallback": None}, "$.model.byte_fallback", "expected bool"),
+    ({**unigram_node([]), "vocab": [["a", 1.0, 2.0]]}, "$.model.vocab[0]", 'expected ["piece", score]'),
+    ({**unigram_node([]), "vocab": [["a", "1"]]}, "$.model.vocab[0][1]", "expected a finite number"),
+    ({**unigram_node([]), "vocab": [["a", 10**400]]}, "$.model.vocab[0][1]", "expected a finite number"),
+    ({"type": "Unigram", "unk_id": None}, "$.model.vocab", "required field is missing"),
+])
+def test_corrupt_models_rejected_like_oracle(node, path, message):
+    with pytest.raises(Exception):
+        oracle_model(node)
+    with raises_file_error(path, message):
+        impl_model(node)
+
+
+@pytest.mark.parametrize("node, piece, path", [
+    (unigram_node([("a", -1.0), ("ab", -1.0)], unk_id=None), "xa", "$.model.unk_id"),
+    # "ab" covers both characters, but "a" alone has no piece: the oracle still wants an unk_id
+    (unigram_node([("ab", -1.0)], unk_id=None), "ab", "$.model.unk_id"),
+    (wordpiece_node({"a": 0}), "b", "$.model.unk_token"),
+    ({"type": "WordLevel", "vocab": {"a": 0}, "unk_token": "<unk>"}, "b", "$.model.unk_token"),
+])
+def test_unknown_text_without_an_unknown_token_fails_like_oracle(node, piece, path):
+    with pytest.raises(Exception):
+        oracle_model(node).tokenize(piece)
+    with pytest.raises(TokenizerFileError, match=re.escape(f"tokenizer.json: {path}")):
+        impl_model(node).tokenize(piece)

@@ -40,7 +40,7 @@ def test_not_a_tokenizer_json(text, message):
 
 
 @pytest.mark.parametrize("changes, where", [
-    ({"model": {"type": "Unigram", "vocab": []}}, r"\$\.model\.type"),
+    ({"model": {"type": "Unigram", "vocab": [], "unk_id": 0}}, r"\$\.model\.unk_id"),
     ({"normalizer": {"type": "Precompiled", "precompiled_charsmap": ""}}, r"\$\.normalizer\.type"),
     ({"normalizer": {"type": "Sequence", "normalizers": [{"type": "NFC"}, {"type": "Bogus"}]}},
      r"\$\.normalizer\.normalizers\[1\]\.type"),

@@ -1,0 +1,150 @@
+"""The Unigram model (SentencePiece's): the segmentation whose pieces' scores sum highest.
+
+Mirrors tokenizers/src/models/unigram/model.rs (``encode_optimized``, the one the oracle runs):
+
+- Viterbi over the text's characters: at each position every vocabulary piece starting there
+  (shortest first) offers a path; a path replaces another only with a strictly higher score, so
+  on ties the first found wins.
+- A position that no one-character piece covers also offers the unknown piece, scored 10 below
+  the vocabulary's lowest score. The oracle does this even when longer pieces cover the position,
+  and fails then if the model has no ``unk_id``.
+- Consecutive unknown pieces are fused into one (always: the oracle's ``fuse_unk`` is fixed).
+  A fused piece that is no vocabulary piece becomes its ``<0xXX>`` byte tokens when
+  ``byte_fallback`` is set and all exist, else the unknown id.
+
+Example: pieces ``a`` (-1), ``b`` (-1), ``ab`` (-1.5) and ``<unk>`` (0) segment ``"abxy"`` as
+``ab`` then the fused unknown ``xy``: ids ``[2, 3]`` for vocab order a, b, ab, <unk> with unk_id 3.
+"""
+from __future__ import annotations
+
+import math
+
+from .errors import TokenizerFileError, child, defaulted, field, optional
+
+UNKNOWN_PENALTY = 10.0  # K_UNK_PENALTY in model.rs
+
+
+class Unigram:
+    def __init__(self, pieces: list[tuple[str, float]], unk_id: int | None, byte_fallback: bool,
+                 where: str = "Unigram"):
+        self.pieces = pieces
+        self.unk_id = unk_id
+        self.byte_fallback = byte_fallback
+        self.where = where
+        # A piece written twice keeps its last id, as the oracle's token -> id map does; every id
+        # still decodes to its piece.
+        self.vocab = {piece: token_id for token_id, (piece, _) in enumerate(pieces)}
+        self._scored = {piece: (token_id, pieces[token_id][1]) for piece, token_id in self.vocab.items()}
+        # Every proper prefix of a piece: the Viterbi step stops extending a match once it is not one.
+        self._prefixes = {piece[:length] for piece in self.vocab for length in range(1, len(piece))}
+        self._unknown_score = min((score for _, score in pieces), default=math.inf) - UNKNOWN_PENALTY
+
+    @classmethod
+    def from_json(cls, node: dict, where: str) -> Unigram:
+        pieces = _pieces_from_json(field(node, "vocab", where, list), child(where, "vocab"))
+        unk_id = optional(node, "unk_id", where, None, int)
+        if unk_id is not None and not 0 <= unk_id < len(pieces):
+            raise TokenizerFileError(child(where, "unk_id"),
+                                     f"unk_id {unk_id} is not an index of the vocab (it has {len(pieces)} pieces)")
+        return cls(pieces, unk_id, defaulted(node, "byte_fallback", where, False, bool), where)
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.pieces)
+
+    def token_to_id(self, token: str) -> int | None:
+        return self.vocab.get(token)
+
+    def id_to_token(self, token_id: int) -> str | None:
+        return self.pieces[token_id][0] if 0 <= token_id < len(self.pieces) else None
+
+    def tokenize(self, piece: str) -> list[int]:
+        """The ids of one pre-tokenized piece."""
+        ids: list[int] = []
+        for segment in self._segments(piece):
+            token_id = self.vocab.get(segment)
+            if token_id is not None:
+                ids.append(token_id)
+                continue
+            if self.byte_fallback:
+                byte_ids = [self.vocab.get(f"<0x{byte:02X}>") for byte in segment.encode()]
+                if None not in byte_ids:
+                    ids.extend(byte_ids)
+                    continue
+            ids.append(self._required_unk_id())
+        return ids
+
+    def _required_unk_id(self) -> int:
+        if self.unk_id is None:
+            raise TokenizerFileError(child(self.where, "unk_id"),
+                                     "the text has a character no piece covers, and the model has no unk_id")
+        return self.unk_id
+
+    def _segments(self, text: str) -> list[str]:
+        """The best path's pieces, consecutive unknown ones fused."""
+        size = len(text)
+        best_score = [0.0] * (size + 1)
+        best_start = [-1] * (size + 1)  # -1: no path ends here yet
+        best_id = [0] * (size + 1)
+        scored, prefixes = self._scored, self._prefixes
+
+        def offer(start: int, end: int, score: float) -> bool:
+            """Whether the path through (start, end) beats the best one ending at ``end``; if so it
+            becomes that path (the caller sets its id)."""
+            candidate = score + best_score[start]
+            if best_start[end] >= 0 and candidate <= best_score[end]:
+                return False
+            best_score[end], best_start[end] = candidate, start
+            return True
+
+        for start in range(size):
+            covered_alone = False
+            for end in range(start + 1, size + 1):
+                candidate = text[start:end]
+                entry = scored.get(candidate)
+                if entry is not None:
+                    if offer(start, end, entry[1]):
+                        best_id[end] = entry[0]
+                    covered_alone = covered_alone or end == start + 1
+                if candidate not in prefixes:
+                    break
+            # The oracle fails for want of an unk_id only when the unknown piece would be taken.
+            if not covered_alone and offer(start, start + 1, self._unknown_score):
+                best_id[start + 1] = self._required_unk_id()
+
+        segments: list[str] = []
+        end, unknown_end = size, None  # unknown_end: where the run of unknown pieces being fused ends
+        while end > 0:
+            start = best_start[end]
+            if best_id[end] == self.unk_id:
+                unknown_end = end if unknown_end is None else unknown_end
+            else:
+                if unknown_end is not None:
+                    segments.append(text[end:unknown_end])
+                    unknown_end = None
+                segments.append(text[start:end])
+            end = start
+        if unknown_end is not None:
+            segments.append(text[:unknown_end])
+        segments.reverse()
+        return segments
+
+
+def _pieces_from_json(entries: list, where: str) -> list[tuple[str, float]]:
+    """``[["piece", score], ...]``; scores are finite numbers (JSON has no others)."""
+    pieces = []
+    for index, entry in enumerate(entries):
+        if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str)):
+            raise TokenizerFileError(child(where, index), f'expected ["piece", score], found {entry!r}')
+        pieces.append((entry[0], _finite(entry[1], child(child(where, index), 1))))
+    return pieces
+
+
+def _finite(value: object, where: str) -> float:
+    try:
+        number = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else math.nan
+    except OverflowError:  # an integer beyond any float
+        number = math.inf
+    if not math.isfinite(number):
+        raise TokenizerFileError(where, f"expected a finite number, found {value!r}")
+    return number
