@@ -25,7 +25,8 @@ def test_unknown_component_is_a_setup_error(capsys):
     assert "unknown component tokeniser" in capsys.readouterr().err
 
 
-def test_component_without_checks_is_a_setup_error(tmp_path, capsys):
+def test_component_without_checks_is_a_setup_error(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr("textbound.checks.checked_components", lambda: ["tokenizer"])
     assert run_cli("check", "--component", "chat", "--family", FAMILY, "--report-dir", str(tmp_path)) == EXIT_SETUP
     assert "no checks exist yet for chat" in capsys.readouterr().err
 

@@ -15,26 +15,33 @@ from textbound.runner import run
 from textbound.sources import Family
 
 
-def interrupted_source(family, component, budget, seed):
-    for text in ["no digits here", "abc 12 def", "x9"]:
-        yield Case("tokenizer", "encode", family.name, {"text": text, "add_special_tokens": False})
-    raise KeyboardInterrupt
-
-
 def test_interrupted_run_keeps_what_it_found(tmp_path, monkeypatch):
     monkeypatch.setattr("textbound.runner.CHUNK", 2)
     family = Family("gpt2", build_family("gpt2"), "embedded")
     info = RunInfo("tests.broken_impl", "broken-1", {"tokenizer": "tokenizers"}, 0, "quick", {"gpt2": str(family.path)})
     recorder = Recorder(tmp_path, info)
+
+    def source(family, component, budget, seed):
+        for text in ["no digits here", "abc 12 def", "x9"]:
+            yield Case("tokenizer", "encode", family.name, {"text": text, "add_special_tokens": False})
+
+    def count_then_interrupt(*args):  # Ctrl-C right after the first chunk of two cases was counted
+        Recorder.count(recorder, *args)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(recorder, "count", count_then_interrupt)
     with pytest.raises(KeyboardInterrupt):
         run(Implementation("tests.broken_impl"), [family], ["tokenizer"], BUDGETS["quick"], 0, 1,
-            recorder, [], interrupted_source)
-    # The first chunk of two cases was checked before the interruption; its divergence is kept.
-    (line,) = (tmp_path / "divergences.jsonl").read_text().splitlines()
-    assert json.loads(line)["input"]["text"] == "abc 12 def"
+            recorder, [], source)
+    lines = [json.loads(line) for line in (tmp_path / "divergences.jsonl").read_text().splitlines()]
+    assert "abc 12 def" in [line["input"]["text"] for line in lines]
     summary = json.loads((tmp_path / "summary.json").read_text())
-    assert summary["new"] == [json.loads(line)["signature"]]
-    assert "abc 12 def" not in (tmp_path / "report.md").read_text()  # the smallest example is shown
+    assert summary["completed"] is False and summary["interrupted"] == "SIGINT"
+    assert summary["new"] == [lines[0]["signature"]]
+    assert summary["counts"][0]["cases"] == 2
+    report = (tmp_path / "report.md").read_text()
+    assert "INTERRUPTED (SIGINT)" in report
+    assert "abc 12 def" not in report  # the smallest example is shown
     assert not list(tmp_path.glob(".*.tmp"))
 
 

@@ -51,19 +51,24 @@ def load_baseline(path: Path | None) -> list[BaselineEntry]:
     return result
 
 
+def checked_by(entry: BaselineEntry, checked: set[tuple[str, str]]) -> bool:
+    """True when a run that checked these (family, component) pairs could have matched ``entry``."""
+    return any(c == entry.component and entry.family in ("*", f) for f, c in checked)
+
+
 def judge(entries: list[BaselineEntry], found: list[Divergence], checked: set[tuple[str, str]]) -> dict:
-    """Splits what was found into new and known, and finds the entries that no longer diverge."""
-    new, known, used = [], [], set()
+    """Splits what was found into new and known, and finds the entries that no longer diverge.
+
+    ``new`` and ``known`` are signatures; ``new_in`` and ``known_in`` the [family, signature] pairs
+    behind them, since an entry may baseline a signature on one family only.
+    """
+    new, known, used = set(), set(), set()
     for divergence in found:
         match = next((e for e in entries if e.matches(divergence)), None)
-        if match is None:
-            new.append(divergence.signature)
-        else:
-            known.append(divergence.signature)
+        (new if match is None else known).add((divergence.case.family, divergence.signature))
+        if match is not None:
             used.add(match)
-    fixed = [
-        {"signature": e.signature, "family": e.family, "reason": e.reason}
-        for e in entries
-        if e not in used and any(c == e.component and e.family in ("*", f) for f, c in checked)
-    ]
-    return {"new": sorted(set(new)), "known": sorted(set(known)), "fixed": fixed}
+    fixed = [{"signature": e.signature, "family": e.family, "reason": e.reason}
+             for e in entries if e not in used and checked_by(e, checked)]
+    return {"new": sorted({s for _, s in new}), "known": sorted({s for _, s in known}), "fixed": fixed,
+            "new_in": sorted(map(list, new)), "known_in": sorted(map(list, known))}

@@ -1,12 +1,16 @@
-"""The ``textbound`` command: check, replay, bench.
+"""The ``textbound`` command: check, replay, bench, triage, diff, merge.
 
 Exit codes of ``check``: 0 no divergence beyond the baseline, 1 new divergences, 2 the run could
-not be set up (unknown family or component, unimportable --impl, unreadable baseline).
+not be set up (unknown family or component, unimportable --impl, unreadable baseline), 128 + the
+signal's number when interrupted (130 for Ctrl-C, 143 for SIGTERM; the report is written first).
+``diff`` exits 1 when NEW has signatures OLD had not.
 """
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
+import signal
 import sys
 import time
 from pathlib import Path
@@ -15,7 +19,11 @@ from .baseline import BaselineError, load_baseline
 from .budget import BUDGETS
 from .divergence import COMPONENTS, Case
 from .implementation import Implementation, ImplementationError
+from .merge import MergeError
+from .pool import DEFAULT_CASE_TIMEOUT
+from .runner import Shard
 from .sources import FamilyError, resolve
+from .triage import TriageError
 
 EXIT_OK, EXIT_DIVERGED, EXIT_SETUP = 0, 1, 2
 
@@ -51,6 +59,16 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--report-dir", type=Path, default=None,
                        help="where to write the report (default: reports/runs/<time>)")
     check.add_argument("--baseline", type=Path, default=None, help="known divergences (JSON)")
+    check.add_argument("--case-timeout", type=float, default=DEFAULT_CASE_TIMEOUT, metavar="SECONDS",
+                       help=f"a case running longer is recorded as 'timed out' (default: {DEFAULT_CASE_TIMEOUT:g})")
+    check.add_argument("--max-memory", type=int, default=None, metavar="MB",
+                       help="data size limit of each worker process (default: none)")
+    check.add_argument("--shard", type=_shard, default=None, metavar="K/N",
+                       help="check only the K-th of N deterministic parts of the cases (combine with merge)")
+    check.add_argument("--junit", type=Path, default=None, metavar="PATH",
+                       help="also write the JUnit XML here (always written as junit.xml in the report folder)")
+    check.add_argument("--markdown", type=Path, default=None, metavar="PATH",
+                       help="append the Markdown summary here, e.g. $GITHUB_STEP_SUMMARY (always summary.md)")
 
     replay = commands.add_parser("replay", help="re-run one recorded case")
     family_options(replay)
@@ -59,12 +77,30 @@ def _parser() -> argparse.ArgumentParser:
     bench = commands.add_parser("bench", help="speed of impl as a ratio against the oracle")
     family_options(bench)
     bench.add_argument("--seconds", type=float, default=2.0, help="time per measurement")
+
+    triage = commands.add_parser("triage", help="a report's divergences by root cause, aligned")
+    triage.add_argument("report_dir", type=Path)
+    diff = commands.add_parser("diff", help="signatures new, fixed and unchanged between two reports")
+    diff.add_argument("old", type=Path)
+    diff.add_argument("new", type=Path)
+    merge = commands.add_parser("merge", help="combine the reports of --shard runs into one")
+    merge.add_argument("out", type=Path)
+    merge.add_argument("shard_dirs", type=Path, nargs="+")
     return parser
+
+
+def _shard(value: str) -> Shard:
+    try:
+        return Shard.parse(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
+        if args.command in REPORT_COMMANDS:
+            return REPORT_COMMANDS[args.command](args)
         impl = Implementation(args.impl)
         if args.command == "check":
             return _check(args, impl)
@@ -72,9 +108,35 @@ def main(argv: list[str] | None = None) -> int:
             return _replay(args, impl)
         from .bench import run_bench
         return run_bench(impl, resolve(args.family, args.model_dir, args.hub), args.seconds)
-    except (ImplementationError, FamilyError, BaselineError) as exc:
+    except (ImplementationError, FamilyError, BaselineError, TriageError, MergeError) as exc:
         print(f"textbound: {exc}", file=sys.stderr)
         return EXIT_SETUP
+
+
+def _triage(args) -> int:
+    from .triage import load_run, triage_text
+    print(triage_text(load_run(args.report_dir)), end="")
+    return EXIT_OK
+
+
+def _diff(args) -> int:
+    from .triage import diff_text, load_run
+    text, result = diff_text(load_run(args.old), load_run(args.new))
+    print(text, end="")
+    return EXIT_DIVERGED if result.new else EXIT_OK
+
+
+def _merge(args) -> int:
+    from .merge import merge
+    summary = merge(args.out, args.shard_dirs)
+    print(f"textbound: merged {len(args.shard_dirs)} report(s): {sum(c['cases'] for c in summary['counts'])} cases, "
+          f"{len(summary['signatures'])} signature(s), new: {len(summary['new'])}; report: {args.out / 'report.md'}")
+    if not summary["completed"]:
+        print(f"  incomplete: {summary['interrupted']}")
+    return EXIT_DIVERGED if summary["new"] or summary["errors"] else EXIT_OK
+
+
+REPORT_COMMANDS = {"triage": _triage, "diff": _diff, "merge": _merge}
 
 
 def _check(args, impl: Implementation) -> int:
@@ -82,6 +144,7 @@ def _check(args, impl: Implementation) -> int:
     from .checks import case_source
     from .checks import checked_components
     from .report import Recorder, RunInfo
+    from .pool import Limits
     from .runner import run
 
     budget = BUDGETS[args.budget]
@@ -101,8 +164,18 @@ def _check(args, impl: Implementation) -> int:
     info = RunInfo(impl=impl.name, impl_version=impl.version, oracle_versions=oracles,
                    seed=args.seed, budget=budget.name, families={f.name: str(f.path) for f in families})
     recorder = Recorder(report_dir, info)
-    verdict = run(impl, families, components, budget, args.seed, max(1, args.jobs), recorder, baseline, case_source)
-    print(f"textbound: {sum(t.cases for t in recorder.tally.values())} cases on {len(families)} families "
+    limits = Limits(case_timeout=args.case_timeout, max_memory_mb=args.max_memory)
+    try:
+        verdict = run(impl, families, components, budget, args.seed, max(1, args.jobs), recorder, baseline,
+                      case_source, limits, args.shard)
+    except KeyboardInterrupt as exc:
+        signum = getattr(exc, "signum", signal.SIGINT)
+        print(f"textbound: interrupted ({signal.Signals(signum).name}); the report of what was checked: "
+              f"{report_dir / 'report.md'}", file=sys.stderr)
+        return 128 + signum
+    finally:
+        _copy_gate_outputs(report_dir, args.junit, args.markdown)
+    print(f"textbound: {recorder.cases} cases on {len(families)} families "
           f"in {verdict['seconds']} s; new divergences: {len(verdict['new'])}, baselined: {len(verdict['known'])}, "
           f"fixed: {len(verdict['fixed'])}; report: {report_dir / 'report.md'}")
     for signature in verdict["new"]:
@@ -112,6 +185,16 @@ def _check(args, impl: Implementation) -> int:
     for note in recorder.notes:
         print(f"  note: {note}")
     return EXIT_DIVERGED if verdict["new"] or verdict["errors"] else EXIT_OK
+
+
+def _copy_gate_outputs(report_dir: Path, junit: Path | None, markdown: Path | None) -> None:
+    """--junit and --markdown: the report folder's junit.xml and summary.md where CI looks for them."""
+    if junit and (report_dir / "junit.xml").is_file():
+        junit.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(report_dir / "junit.xml", junit)
+    if markdown and (report_dir / "summary.md").is_file():
+        with open(markdown, "a", encoding="utf-8") as out:
+            out.write((report_dir / "summary.md").read_text(encoding="utf-8"))
 
 
 def _oracle_versions() -> dict[str, str]:

@@ -1,19 +1,31 @@
-"""Recording divergences: one JSON line each, and report.md over them.
+"""Recording divergences: one JSON line each, and the reports written from them.
 
 Each divergence is appended to divergences.jsonl and flushed to disk at once, so an interrupted run
-keeps everything it found; report.md and summary.json are rewritten whole through a temporary file
-and a rename, so a reader never sees half of one.
+keeps everything it found. The other files are functions of summary.json and the records alone, so
+``textbound merge`` writes the same ones for shards put together; each is rewritten whole through a
+temporary file and a rename, so a reader never sees half of one:
+
+- summary.json: counts per family × component (and per property), signatures, the verdict against
+  the baseline, and whether the run completed;
+- report.md: the counts and one entry per root-cause signature with its smallest example;
+- summary.md: a short Markdown summary for a CI step summary;
+- junit.xml: one test case per family × component × property;
+- report.html: a self-contained page with the counts and every signature's aligned example.
 """
 from __future__ import annotations
 
 import json
 import os
 import shlex
-from collections import Counter, defaultdict
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .divergence import Divergence
+from .divergence import Case, Divergence
+from .triage import record_alignment, render_alignment, signature_groups
+
+OUTPUTS = ("summary.json", "report.md", "summary.md", "junit.xml", "report.html")
 
 
 def write_atomically(path: Path, text: str) -> None:
@@ -32,12 +44,6 @@ class RunInfo:
     families: dict[str, str]  # name -> folder, so every record can be reproduced
 
 
-@dataclass
-class Tally:
-    cases: int = 0
-    divergences: int = 0
-
-
 class Recorder:
     def __init__(self, report_dir: Path, info: RunInfo):
         self.dir = Path(report_dir)
@@ -45,13 +51,28 @@ class Recorder:
         self.info = info
         self.jsonl = self.dir / "divergences.jsonl"
         self._stream = self.jsonl.open("a", encoding="utf-8")
-        self.tally: dict[tuple[str, str], Tally] = defaultdict(Tally)
-        self.by_signature: dict[str, list[Divergence]] = defaultdict(list)
+        self.case_counts: Counter[tuple[str, str, str]] = Counter()  # (family, component, property)
+        self.records: list[dict] = []
         self.seen: set[str] = set()
         self.notes: list[str] = []  # components not provided, families skipped, and why
+        self.skipped: list[dict] = []  # {"family", "component", "reason"}: not checked at all
+        self.harness_errors: list[dict] = []  # {"family", "component", "message"}
 
-    def count_cases(self, family: str, component: str, n: int) -> None:
-        self.tally[(family, component)].cases += n
+    def skip(self, family: str, component: str, reason: str) -> None:
+        self.skipped.append({"family": family, "component": component, "reason": reason})
+        self.notes.append(f"{component} on {family}: {reason}")
+
+    def harness_error(self, family: str, component: str, message: str) -> None:
+        self.harness_errors.append({"family": family, "component": component, "message": message})
+        self.notes.append(f"{component} on {family}: harness error {message}")
+
+    def count(self, family: str, component: str, cases: Iterable[Case]) -> None:
+        for case in cases:
+            self.case_counts[(family, component, case.property)] += 1
+
+    @property
+    def cases(self) -> int:
+        return sum(self.case_counts.values())
 
     def reproduce_command(self, divergence: Divergence) -> str:
         case = divergence.smallest
@@ -65,8 +86,6 @@ class Recorder:
             return False
         self.seen.add(digest)
         case = divergence.case
-        self.tally[(case.family, case.component)].divergences += 1
-        self.by_signature[divergence.signature].append(divergence)
         line = {
             "component": case.component, "family": case.family, "property": case.property,
             "signature": divergence.signature, "input": case.input,
@@ -76,57 +95,125 @@ class Recorder:
             "impl": self.info.impl, "impl_version": self.info.impl_version, "seed": self.info.seed,
             "reproduce": self.reproduce_command(divergence), "digest": digest,
         }
-        self._stream.write(json.dumps(line, ensure_ascii=False) + "\n")
+        text = json.dumps(line, ensure_ascii=False)
+        self._stream.write(text + "\n")
         self._stream.flush()
         os.fsync(self._stream.fileno())
+        self.records.append(json.loads(text))  # as a reader of the file sees it (tuples as lists)
         return True
 
     def close(self) -> None:
         self._stream.close()
 
-    # -- report.md -----------------------------------------------------------------------------
+    def write_summary(self, verdict: dict, completed: bool = True, interrupted: str | None = None,
+                      checked: Iterable[tuple[str, str]] = (), shard: str | None = None,
+                      limits: dict | None = None) -> None:
+        header = {"impl": self.info.impl, "impl_version": self.info.impl_version,
+                  "oracles": self.info.oracle_versions, "seed": self.info.seed, "budget": self.info.budget,
+                  "families": self.info.families}
+        run = {"completed": completed, "interrupted": interrupted, "shard": shard, "limits": limits or {},
+               "checked": sorted(map(list, checked)),
+               "skipped": self.skipped, "harness_errors": self.harness_errors}
+        summary = build_summary(header, self.case_counts, self.records, verdict, self.notes, run)
+        write_outputs(self.dir, summary, self.records)
 
-    def write_summary(self, verdict: dict) -> None:
-        summary = {
-            "impl": self.info.impl, "impl_version": self.info.impl_version,
-            "oracles": self.info.oracle_versions, "seed": self.info.seed, "budget": self.info.budget,
-            "counts": [{"family": f, "component": c, "cases": t.cases, "divergences": t.divergences}
-                       for (f, c), t in sorted(self.tally.items())],
-            "signatures": {s: len(ds) for s, ds in sorted(self.by_signature.items())},
-            "notes": self.notes, **verdict,
-        }
-        write_atomically(self.dir / "summary.json", json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
-        write_atomically(self.dir / "report.md", self.markdown(verdict))
 
-    def markdown(self, verdict: dict) -> str:
-        lines = [
-            "# textbound report", "",
-            f"- implementation: `{self.info.impl}` ({self.info.impl_version})",
-            *(f"- oracle for {c}: {v}" for c, v in sorted(self.info.oracle_versions.items())),
-            f"- budget: {self.info.budget}, seed: {self.info.seed}",
-            f"- new divergences: {len(verdict.get('new', []))}, baselined: {len(verdict.get('known', []))}, "
-            f"fixed baseline entries: {len(verdict.get('fixed', []))}", "",
-            "## Cases and divergences per family and component", "",
-            "| family | component | cases | divergences |", "| --- | --- | ---: | ---: |",
+def build_summary(header: dict, case_counts: Counter, records: list[dict], verdict: dict, notes: list[str],
+                  run: dict) -> dict:
+    """summary.json: the run's header, counts per family × component and per property, signatures,
+    the verdict (new, known, fixed, new_in, known_in, seconds, errors) and the run's state."""
+    new_in = {tuple(pair) for pair in verdict.get("new_in", [])}
+    properties: dict[tuple[str, str, str], dict] = {}
+    for key in sorted(set(case_counts) | {(r["family"], r["component"], r["property"]) for r in records}):
+        properties[key] = {"family": key[0], "component": key[1], "property": key[2],
+                           "cases": case_counts.get(key, 0), "divergences": 0, "new": 0}
+    for record in records:
+        entry = properties[(record["family"], record["component"], record["property"])]
+        entry["divergences"] += 1
+        entry["new"] += (record["family"], record["signature"]) in new_in
+    counts: dict[tuple[str, str], dict] = {}
+    for (family, component, _), entry in properties.items():
+        total = counts.setdefault((family, component), {"family": family, "component": component, "cases": 0,
+                                                        "divergences": 0, "new": 0})
+        for name in ("cases", "divergences", "new"):
+            total[name] += entry[name]
+    signatures = Counter(r["signature"] for r in records)
+    return {**header, "counts": list(counts.values()), "properties": list(properties.values()),
+            "signatures": dict(sorted(signatures.items())), "notes": notes, **verdict, **run}
+
+
+def write_outputs(report_dir: Path, summary: dict, records: list[dict]) -> None:
+    from . import html_report, junit
+
+    report_dir = Path(report_dir)
+    write_atomically(report_dir / "summary.json", json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+    write_atomically(report_dir / "report.md", markdown_report(summary, records))
+    write_atomically(report_dir / "summary.md", ci_markdown(summary, records))
+    write_atomically(report_dir / "junit.xml", junit.render(summary, records))
+    write_atomically(report_dir / "report.html", html_report.render(summary, records))
+
+
+def run_state(summary: dict) -> str:
+    """'completed in 12.3 s', or what stopped the run."""
+    if summary.get("completed", True):
+        return f"completed in {summary.get('seconds', '?')} s"
+    return (f"INTERRUPTED ({summary.get('interrupted')}) after {summary.get('seconds', '?')} s: "
+            "the counts cover only what was checked before it stopped")
+
+
+def _count_rows(summary: dict) -> list[str]:
+    return [f"| {c['family']} | {c['component']} | {c['cases']} | {c['divergences']} |" for c in summary["counts"]]
+
+
+def markdown_report(summary: dict, records: list[dict]) -> str:
+    """report.md: counts, notes, fixed baseline entries, and one entry per signature."""
+    lines = [
+        "# textbound report", "",
+        f"- run: {run_state(summary)}" + (f" (shard {summary['shard']})" if summary.get("shard") else ""),
+        f"- implementation: `{summary['impl']}` ({summary['impl_version']})",
+        *(f"- oracle for {c}: {v}" for c, v in sorted(summary["oracles"].items())),
+        f"- budget: {summary['budget']}, seed: {summary['seed']}",
+        f"- new divergences: {len(summary.get('new', []))}, baselined: {len(summary.get('known', []))}, "
+        f"fixed baseline entries: {len(summary.get('fixed', []))}", "",
+        "## Cases and divergences per family and component", "",
+        "| family | component | cases | divergences |", "| --- | --- | ---: | ---: |", *_count_rows(summary),
+    ]
+    if summary["notes"]:
+        lines += ["", "## Not checked", "", *(f"- {n}" for n in summary["notes"])]
+    if summary.get("fixed"):
+        lines += ["", "## Baseline entries that no longer diverge (remove them)", "",
+                  *(f"- `{e['signature']}` on {e.get('family', '*')}: {e.get('reason', '')}" for e in summary["fixed"])]
+    lines += ["", "## Root causes (one entry per signature, smallest example)", ""]
+    if not records:
+        lines.append("None: every checked case agreed with the oracle.")
+    for group in signature_groups(records):
+        smallest = group.smallest
+        lines += [
+            f"### `{group.signature}`", "",
+            f"{len(group.records)} divergence(s) in "
+            f"{', '.join(f'{f} ({n})' for f, n in group.families.most_common())}.", "",
+            "```", f"input:    {json.dumps(smallest['minimized_input'], ensure_ascii=False)}",
+            f"expected: {smallest['expected']!r}", f"actual:   {smallest['actual']!r}",
+            f"first difference: {json.dumps(smallest['first_difference'], ensure_ascii=False)}", "",
+            *render_alignment(record_alignment(smallest, summary.get("families", {}))), "```", "",
+            f"Reproduce: `{smallest['reproduce']}`", "",
         ]
-        lines += [f"| {f} | {c} | {t.cases} | {t.divergences} |" for (f, c), t in sorted(self.tally.items())]
-        if self.notes:
-            lines += ["", "## Not checked", "", *(f"- {n}" for n in self.notes)]
-        if verdict.get("fixed"):
-            lines += ["", "## Baseline entries that no longer diverge (remove them)", "",
-                      *(f"- `{e['signature']}` on {e.get('family', '*')}: {e.get('reason', '')}" for e in verdict["fixed"])]
-        lines += ["", "## Root causes (one entry per signature, smallest example)", ""]
-        if not self.by_signature:
-            lines.append("None: every checked case agreed with the oracle.")
-        for signature, found in sorted(self.by_signature.items(), key=lambda kv: -len(kv[1])):
-            smallest = min(found, key=lambda d: len(json.dumps(d.smallest.input, ensure_ascii=False)))
-            families = Counter(d.case.family for d in found)
-            lines += [
-                f"### `{signature}`", "",
-                f"{len(found)} divergence(s) in {', '.join(f'{f} ({n})' for f, n in families.most_common())}.", "",
-                "```", f"input:    {json.dumps(smallest.smallest.input, ensure_ascii=False)}",
-                f"expected: {smallest.expected!r}", f"actual:   {smallest.actual!r}",
-                f"first difference: {json.dumps(smallest.first_difference, ensure_ascii=False)}", "```", "",
-                f"Reproduce: `{self.reproduce_command(smallest)}`", "",
-            ]
-        return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n"
+
+
+def ci_markdown(summary: dict, records: list[dict]) -> str:
+    """summary.md, for a CI step summary: the verdict, the counts, and the new signatures."""
+    new = set(summary.get("new", []))
+    verdict = "failed: new divergences" if new or summary.get("errors") else "passed"
+    lines = [f"### textbound check {verdict}", "",
+             f"`{summary['impl']}`, budget {summary['budget']}, seed {summary['seed']}; run {run_state(summary)}.",
+             f"{sum(c['cases'] for c in summary['counts']):,} cases; new signatures: {len(new)}, "
+             f"baselined: {len(summary.get('known', []))}, fixed baseline entries: {len(summary.get('fixed', []))}.", "",
+             "| family | component | cases | divergences |", "| --- | --- | ---: | ---: |", *_count_rows(summary)]
+    new_groups = [g for g in signature_groups(records, new) if g.new]
+    if new_groups:
+        lines += ["", "| new signature | divergences | smallest input |", "| --- | ---: | --- |"]
+        lines += [f"| `{g.signature}` | {len(g.records)} | "
+                  f"`{json.dumps(g.smallest['minimized_input'], ensure_ascii=False)[:120]}` |" for g in new_groups]
+    lines += [f"- harness error: {e}" for e in summary.get("errors", [])]
+    return "\n".join(lines) + "\n"

@@ -1,71 +1,62 @@
 """The run behind ``textbound check``: cases for every family and component, checked, minimized,
 recorded, and judged against the baseline.
 
-Work is cut into chunks of cases; with ``--jobs N`` the chunks run in N worker processes, each of
-which loads a family's tokenizers once and keeps them.
+Cases are generated lazily, cut into chunks and checked by worker processes (``textbound.pool``),
+which survive an implementation that hangs, crashes or runs out of memory. ``--shard K/N`` checks
+one of N deterministic parts of the chunks; SIGTERM stops a run as Ctrl-C does, and either way
+summary.json and the reports are written from what was checked, saying the run did not complete.
 """
 from __future__ import annotations
 
-import os
-import sys
+import signal
+import threading
 import time
+import zlib
+from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, as_completed, wait
-from dataclasses import dataclass, field
+from contextlib import contextmanager
+from dataclasses import dataclass
 
 from .baseline import BaselineEntry, judge
 from .budget import Budget
-from .checks import Subject, run_check
 from .divergence import Case, Divergence
 from .implementation import Implementation
-from .minimize import minimize
+from .pool import Found, Limits, Pool, Stuck, Task, minimize_stuck
+from .progress import Progress
 from .report import Recorder
 from .sources import Family
 
 CHUNK = 1500  # cases per task: large enough to amortize a batch oracle call, small enough to spread
 
 
-@dataclass
-class Task:
-    family: Family
-    component: str
-    cases: list[Case]
+@dataclass(frozen=True)
+class Shard:
+    """``--shard K/N``: this run checks the K-th of N deterministic parts of the chunks.
 
+    Chunk ``i`` of a family × component belongs to part ``(i + crc32("family/component")) % N``,
+    so every part gets chunks of every large component and small components spread over parts.
+    """
 
-@dataclass
-class TaskResult:
-    family: str
-    component: str
-    cases: int
-    divergences: list[Divergence] = field(default_factory=list)
-    error: str | None = None
+    index: int  # 1-based, as written
+    count: int
 
+    @classmethod
+    def parse(cls, text: str) -> "Shard":
+        """``Shard.parse("2/3") == Shard(2, 3)``."""
+        try:
+            index, count = (int(part) for part in text.split("/"))
+        except ValueError:
+            raise ValueError(f"--shard {text!r}: expected K/N, such as 1/4") from None
+        if not 1 <= index <= count:
+            raise ValueError(f"--shard {text!r}: K must be between 1 and N")
+        return cls(index, count)
 
-_SUBJECTS: dict[tuple[str, str], Subject] = {}
+    def owns(self, family: str, component: str, chunk_index: int) -> bool:
+        offset = zlib.crc32(f"{family}/{component}".encode("utf-8"))
+        return (chunk_index + offset) % self.count == self.index - 1
 
-
-def _subject(impl_name: str, family: Family) -> Subject:
-    key = (impl_name, str(family.path))
-    if key not in _SUBJECTS:
-        _SUBJECTS[key] = Subject(family.name, family.path, Implementation(impl_name))
-    return _SUBJECTS[key]
-
-
-def run_task(impl_name: str, task: Task) -> TaskResult:
-    """Checks one chunk; a divergence is minimized here, in the worker, before it is sent back."""
-    subject = _subject(impl_name, task.family)
-    result = TaskResult(task.family.name, task.component, len(task.cases))
-    try:
-        for case in task.cases:
-            found = run_check(subject, case)
-            if found is not None:
-                result.divergences.append(minimize(subject, found))
-    except (KeyboardInterrupt, SystemExit):
-        raise
-    except BaseException as exc:  # noqa: BLE001 - tokenizers' Rust panics are BaseExceptions
-        # An oracle or harness failure on this family: report it and go on with the rest.
-        result.error = f"{type(exc).__name__}: {exc}"
-    return result
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
 
 
 def chunks(family: Family, component: str, cases: Iterable[Case]) -> Iterator[Task]:
@@ -79,83 +70,144 @@ def chunks(family: Family, component: str, cases: Iterable[Case]) -> Iterator[Ta
         yield Task(family, component, batch)
 
 
-class Progress:
-    """A progress bar on a terminal; a plain line per family and component in CI logs."""
+# -- the run ---------------------------------------------------------------------------------------
 
-    def __init__(self):
-        self.done = 0
-        self.bar = None
-        if sys.stderr.isatty() and not os.environ.get("CI"):
-            from rich.progress import Progress as RichProgress
-            self.bar = RichProgress(transient=True)
-            self.bar.start()
-            self.task_id = self.bar.add_task("checking", total=None)
 
-    def advance(self, result: TaskResult) -> None:
-        self.done += 1
-        if self.bar is not None:
-            self.bar.update(self.task_id, advance=1,
-                            description=f"{result.family}/{result.component}")
-        else:
-            print(f"[{self.done}] {result.family} {result.component}: {result.cases} cases, "
-                  f"{len(result.divergences)} divergences" + (f", ERROR {result.error}" if result.error else ""),
-                  file=sys.stderr, flush=True)
+class Interrupted(KeyboardInterrupt):
+    """The run was stopped by a signal (Ctrl-C is SIGINT); the report says which."""
 
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.stop()
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+@contextmanager
+def _sigterm_interrupts():
+    """SIGTERM (a CI job cancelled, a `timeout`) stops the run as Ctrl-C does, so the report is written."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum, frame):
+        raise Interrupted(signum)
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@dataclass
+class Group:
+    """Progress of one family × component."""
+
+    cases: int = 0
+    divergences: int = 0
+    outstanding: int = 0  # tasks handed out and not finished
+    generated: bool = False  # every task of it has been handed out
 
 
 def run(impl: Implementation, families: list[Family], components: list[str], budget: Budget, seed: int,
         jobs: int, recorder: Recorder, baseline: list[BaselineEntry],
-        case_source: Callable[[Family, str, Budget, int], Iterable[Case]]) -> dict:
+        case_source: Callable[[Family, str, Budget, int], Iterable[Case]],
+        limits: Limits = Limits(), shard: Shard | None = None) -> dict:
     checked: set[tuple[str, str]] = set()
+    groups: dict[tuple[str, str], Group] = defaultdict(Group)
+    progress = Progress()
+    pool = Pool(impl.name, jobs, limits, on_tick=progress.tick)
+
+    def finish_if_done(key: tuple[str, str]) -> None:
+        group = groups[key]
+        if group.generated and group.outstanding == 0 and key in checked:
+            note = f"abandoned after {pool.max_stuck} timed-out or crashed cases" if pool.abandoned(key) else ""
+            progress.finished(*key, group.cases, group.divergences, note)
 
     def tasks() -> Iterator[Task]:
         # Generated as the workers consume them, so checking starts at once and memory stays flat.
         for family in families:
             for component in components:
+                key = (family.name, component)
                 if not impl.provides(component):
-                    recorder.notes.append(f"{component} on {family.name}: not provided by {impl.name} "
-                                          f"(missing {', '.join(impl.missing(component))})")
+                    recorder.skip(family.name, component, f"not provided by {impl.name} "
+                                                          f"(missing {', '.join(impl.missing(component))})")
                     continue
-                for task in chunks(family, component, case_source(family, component, budget, seed)):
-                    checked.add((family.name, component))
-                    yield task
+                for index, task in enumerate(chunks(family, component, case_source(family, component, budget, seed))):
+                    if pool.abandoned(key):
+                        break
+                    if shard is None or shard.owns(family.name, component, index):
+                        checked.add(key)
+                        groups[key].outstanding += 1
+                        progress.current = f"{family.name} {component}"
+                        yield task
+                groups[key].generated = True
+                finish_if_done(key)
 
     found: list[Divergence] = []
-    progress = Progress()
+    stuck: list[Divergence] = []
+
+    def keep(divergence: Divergence) -> None:
+        key = (divergence.case.family, divergence.case.component)
+        if recorder.record(divergence):
+            found.append(divergence)
+            groups[key].divergences += 1
+            progress.checked(*key, 0, 1)
+
     started = time.monotonic()
+    interrupted = None
     try:
-        for result in _execute(impl.name, tasks(), jobs):
-            recorder.count_cases(result.family, result.component, result.cases)
-            if result.error:
-                recorder.notes.append(f"{result.component} on {result.family}: harness error {result.error}")
-            for divergence in result.divergences:
-                if recorder.record(divergence):
-                    found.append(divergence)
-            progress.advance(result)
+        with _sigterm_interrupts():
+            for event in pool.run(tasks()):
+                if isinstance(event, Found):
+                    keep(event.divergence)
+                elif isinstance(event, Stuck):
+                    stuck.append(event.divergence)
+                else:
+                    key = event.task.group
+                    recorder.count(*key, event.task.cases[event.start:event.end])
+                    groups[key].cases += event.end - event.start
+                    progress.checked(*key, event.end - event.start, 0)
+                    if event.error:
+                        recorder.harness_error(*key, event.error)
+                    if event.finished:
+                        groups[key].outstanding -= 1
+                        finish_if_done(key)
+            for key in sorted({(d.case.family, d.case.component) for d in stuck}):
+                if pool.abandoned(key):
+                    recorder.notes.append(f"{key[1]} on {key[0]}: abandoned after {pool.max_stuck} "
+                                          "timed-out or crashed cases; the rest was not checked")
+            _minimize_stuck(pool, families, stuck, keep)
+    except KeyboardInterrupt as exc:
+        interrupted = str(exc) if isinstance(exc, Interrupted) else "SIGINT"
+        raise
+    except BaseException as exc:
+        interrupted = f"{type(exc).__name__}: {exc}"
+        raise
     finally:
+        for divergence in pool.close() + stuck:  # what was found and not yet recorded or minimized
+            keep(divergence)
         progress.close()
         verdict = judge(baseline, found, checked)
         verdict["seconds"] = round(time.monotonic() - started, 1)
         verdict["errors"] = [n for n in recorder.notes if "harness error" in n]
-        recorder.write_summary(verdict)
+        recorder.write_summary(verdict, completed=interrupted is None, interrupted=interrupted,
+                               checked=checked, shard=str(shard) if shard else None,
+                               limits={"case_timeout": limits.case_timeout, "max_memory_mb": limits.max_memory_mb})
         recorder.close()
     return verdict
 
 
-def _execute(impl_name: str, tasks: Iterator[Task], jobs: int) -> Iterator[TaskResult]:
-    if jobs <= 1:
-        for task in tasks:
-            yield run_task(impl_name, task)
-        return
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        pending: set = set()
-        for task in tasks:
-            pending.add(pool.submit(run_task, impl_name, task))
-            if len(pending) >= 2 * jobs:  # keep every worker busy without queueing the whole run
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                yield from (future.result() for future in done)
-        for future in as_completed(pending):
-            yield future.result()
+def _minimize_stuck(pool: Pool, families: list[Family], stuck: list[Divergence],
+                    keep: Callable[[Divergence], None]) -> None:
+    """Minimizes the first timed-out or crashed case of each signature and family (each costs up to
+    ``minimize_timeout``); the others are kept as found."""
+    by_name = {f.name: f for f in families}
+    minimized: set[tuple[str, str]] = set()
+    while stuck:
+        divergence = stuck[0]
+        key = (divergence.case.family, divergence.signature)
+        if key not in minimized:
+            minimized.add(key)
+            divergence = minimize_stuck(pool, by_name[divergence.case.family], divergence)
+        keep(divergence)
+        stuck.pop(0)

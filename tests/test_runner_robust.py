@@ -1,0 +1,100 @@
+"""The run survives the implementation under test: hangs, crashes, runaway memory and interruptions
+are recorded, and the rest of the run goes on (tests/hanging_impl.py, crashing_impl.py, hungry_impl.py
+each misbehave on any text with a digit)."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from textbound.budget import BUDGETS
+from textbound.divergence import Case
+from textbound.families import build_family
+from textbound.implementation import Implementation
+from textbound.pool import Limits
+from textbound.report import Recorder, RunInfo
+from textbound.runner import run
+from textbound.sources import Family
+
+ROOT = Path(__file__).parent.parent
+TEXTS = ["plain words", "abc 12 def", "more words", "x9 y"]  # the second and the last misbehave
+FAST = Limits(case_timeout=0.5)
+
+
+def source(family, component, budget, seed):
+    return iter([Case("tokenizer", "encode", family.name, {"text": t, "add_special_tokens": False}) for t in TEXTS])
+
+
+def run_impl(report_dir: Path, impl_name: str, limits: Limits, jobs: int = 1) -> tuple[dict, list[dict]]:
+    family = Family("gpt2", build_family("gpt2"), "embedded")
+    impl = Implementation(impl_name)
+    recorder = Recorder(report_dir, RunInfo(impl_name, impl.version, {}, 0, "quick", {"gpt2": str(family.path)}))
+    run(impl, [family], ["tokenizer"], BUDGETS["quick"], 0, jobs, recorder, [], source, limits)
+    records = [json.loads(line) for line in (report_dir / "divergences.jsonl").read_text().splitlines()]
+    return json.loads((report_dir / "summary.json").read_text()), records
+
+
+def assert_recorded_and_went_on(summary: dict, records: list[dict], kind: str) -> None:
+    assert summary["completed"] is True and summary["interrupted"] is None
+    # Every case was checked: the ones after the bad one ran in a fresh worker.
+    assert summary["counts"] == [{"family": "gpt2", "component": "tokenizer", "cases": 4, "divergences": 2, "new": 2}]
+    assert sorted(r["input"]["text"] for r in records) == ["abc 12 def", "x9 y"]
+    assert {r["signature"] for r in records} == {f"tokenizer/encode/{kind}"}
+    assert summary["new"] == [f"tokenizer/encode/{kind}"]
+    # The first one of its signature is checked again alone and minimized to the digit.
+    first = next(r for r in records if r["input"]["text"] == "abc 12 def")
+    assert first["minimized_input"]["text"] in ("1", "2"), first
+    assert first["reproduce"].startswith("textbound replay --impl tests.")
+
+
+def test_a_hanging_case_times_out_is_minimized_and_the_run_goes_on(tmp_path):
+    started = time.monotonic()
+    summary, records = run_impl(tmp_path, "tests.hanging_impl", FAST, jobs=2)
+    assert_recorded_and_went_on(summary, records, "timed out")
+    assert records[0]["actual"] == "no answer after 0.5 s"
+    assert time.monotonic() - started < 60  # minimization of a hang is bounded (10 case timeouts)
+
+
+def test_a_crashing_case_is_recorded_with_its_signal_and_the_run_goes_on(tmp_path):
+    summary, records = run_impl(tmp_path, "tests.crashing_impl", FAST, jobs=1)
+    assert_recorded_and_went_on(summary, records, "crashed (SIGSEGV)")
+
+
+def test_a_runaway_allocation_under_max_memory_is_recorded(tmp_path):
+    summary, records = run_impl(tmp_path, "tests.hungry_impl", Limits(case_timeout=10.0, max_memory_mb=4096))
+    assert_recorded_and_went_on(summary, records, "out of memory")
+
+
+def test_after_too_many_stuck_cases_a_family_and_component_is_abandoned(tmp_path, monkeypatch):
+    monkeypatch.setattr("textbound.pool.MAX_STUCK_PER_GROUP", 1)
+    summary, records = run_impl(tmp_path, "tests.crashing_impl", FAST)
+    assert [r["input"]["text"] for r in records] == ["abc 12 def"]
+    assert summary["counts"][0]["cases"] == 2  # up to the crash; the rest was not checked
+    assert any("abandoned after 1 timed-out or crashed cases" in note for note in summary["notes"])
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_an_interrupted_run_writes_its_report_and_says_so(tmp_path, signum):
+    report = tmp_path / "report"
+    command = [sys.executable, "-m", "textbound.cli", "check", "--impl", "tests.hanging_impl", "--family", "gpt2",
+               "--component", "tokenizer", "--budget", "quick", "--jobs", "1", "--case-timeout", "600",
+               "--report-dir", str(report)]
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env={**os.environ, "CI": "1"})
+    deadline = time.monotonic() + 60
+    while not (report / "divergences.jsonl").exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    time.sleep(3)  # checking has begun, and hangs on the first text with a digit
+    process.send_signal(signum)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 128 + signum, out + err
+    summary = json.loads((report / "summary.json").read_text())
+    assert summary["completed"] is False and summary["interrupted"] == signal.Signals(signum).name
+    assert f"INTERRUPTED ({signal.Signals(signum).name})" in (report / "report.md").read_text()
+    assert 'data-completed="false"' in (report / "report.html").read_text()

@@ -1,0 +1,119 @@
+"""``textbound merge OUT SHARD_DIR...``: the reports of ``--shard K/N`` runs as one report.
+
+Cases are counted once in exactly one shard, so counts add up; divergences are de-duplicated by
+digest, as one run's recorder does, so a sharded run merges to the same signatures and counts as
+the unsharded run. A baseline entry is fixed when no shard matched it and some shard checked where
+it applies. Family folders a shard wrote into its own report (fuzzed pipelines) are copied into
+OUT, and the replay commands of the records point there.
+
+    textbound check --shard 1/2 --report-dir r/1 && textbound check --shard 2/2 --report-dir r/2
+    textbound merge r/all r/1 r/2          # r/all/summary.json as if one run had checked it all
+"""
+from __future__ import annotations
+
+import json
+import shutil
+from collections import Counter
+from pathlib import Path
+
+from .baseline import BaselineEntry, checked_by
+from .report import build_summary, write_outputs
+from .triage import Run, load_run
+
+HEADER = ("impl", "impl_version", "oracles", "seed", "budget")
+
+
+class MergeError(Exception):
+    """Shard reports that cannot be merged."""
+
+
+def _unique(items: list) -> list:
+    seen, result = set(), []
+    for item in items:
+        key = json.dumps(item, sort_keys=True)
+        if key not in seen:
+            seen.add(key)
+            result.append(item)
+    return result
+
+
+def _fixed(runs: list[Run]) -> list[dict]:
+    """Entries that no shard matched, among those some shard checked (each shard lists as fixed the
+    entries it checked and did not match)."""
+    candidates = _unique([entry for run in runs for entry in run.summary.get("fixed", [])])
+
+    def unmatched_in(run: Run, entry: dict) -> bool:
+        baseline_entry = BaselineEntry(entry["signature"], entry.get("family", "*"), entry.get("reason", ""))
+        return entry in run.summary.get("fixed", []) or not checked_by(baseline_entry, run.checked or set())
+
+    return [entry for entry in candidates if all(unmatched_in(run, entry) for run in runs)]
+
+
+def _move_family_folders(runs: list[Run], out: Path) -> dict[str, str]:
+    """Family folders inside a shard's report go to the same place in OUT; returns old -> new paths."""
+    moved: dict[str, str] = {}
+    for run in runs:
+        for folder in run.summary.get("families", {}).values():
+            path = Path(folder)
+            try:
+                relative = path.resolve().relative_to(run.dir.resolve())
+            except ValueError:
+                continue  # a folder outside the report (embedded, models, --model-dir): shared as is
+            target = out / relative
+            if not target.exists():
+                shutil.copytree(path, target)
+            moved[folder] = str(target)
+    return moved
+
+
+def merge(out: Path, shard_dirs: list[Path]) -> dict:
+    """Writes the merged report into ``out``; returns its summary."""
+    runs = [load_run(d) for d in shard_dirs]
+    for run in runs:
+        if not run.summary:
+            raise MergeError(f"{run.dir}: no summary.json (a run killed before writing one cannot be merged)")
+        differing = [k for k in HEADER if run.summary.get(k) != runs[0].summary.get(k)]
+        if differing:
+            raise MergeError(f"{run.dir}: {', '.join(differing)} differ from {runs[0].dir}; only shards of "
+                             "one run can be merged")
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    moved = _move_family_folders(runs, out)
+    records, digests = [], set()
+    for run in runs:
+        for record in run.records:
+            if record["digest"] not in digests:
+                digests.add(record["digest"])
+                for old, new in moved.items():
+                    record["reproduce"] = record["reproduce"].replace(old, new)
+                records.append(record)
+    case_counts: Counter = Counter()
+    for run in runs:
+        for entry in run.summary.get("properties", []):
+            case_counts[(entry["family"], entry["component"], entry["property"])] += entry["cases"]
+    new_in = sorted(_unique([p for run in runs for p in run.summary.get("new_in", [])]))
+    known_in = sorted(_unique([p for run in runs for p in run.summary.get("known_in", [])]))
+    verdict = {"new": sorted({s for _, s in new_in}), "known": sorted({s for _, s in known_in}),
+               "fixed": _fixed(runs), "new_in": new_in, "known_in": known_in,
+               "seconds": max(run.summary.get("seconds", 0) for run in runs),
+               "errors": [e for run in runs for e in run.summary.get("errors", [])]}
+    shards = [run.summary.get("shard") for run in runs]
+    problems = [f"{run.dir}: {run.summary.get('interrupted')}" for run in runs if not run.summary.get("completed", True)]
+    if all(shards):
+        count = int(shards[0].split("/")[1])
+        missing = sorted(set(range(1, count + 1)) - {int(s.split("/")[0]) for s in shards})
+        problems += [f"shard {k}/{count} missing" for k in missing]
+    header = {k: runs[0].summary[k] for k in HEADER}
+    header["families"] = {name: moved.get(folder, folder) for run in runs
+                          for name, folder in run.summary.get("families", {}).items()}
+    state = {"completed": not problems, "interrupted": "; ".join(problems) or None, "shard": None,
+             "merged_from": [str(d) for d in shard_dirs], "limits": runs[0].summary.get("limits", {}),
+             "checked": sorted(_unique([p for run in runs for p in run.summary.get("checked", [])])),
+             "skipped": _unique([s for run in runs for s in run.summary.get("skipped", [])]),
+             "harness_errors": [e for run in runs for e in run.summary.get("harness_errors", [])]}
+    notes = _unique([n for run in runs for n in run.summary.get("notes", [])])
+    summary = build_summary(header, case_counts, records, verdict, notes, state)
+    (out / "divergences.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records),
+                                           encoding="utf-8")
+    write_outputs(out, summary, records)
+    return summary

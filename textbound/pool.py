@@ -1,0 +1,392 @@
+"""Worker processes that survive the implementation under test: timeouts, crashes, memory limits.
+
+Every chunk of cases runs in a worker process, also with ``--jobs 1``: the implementation may hang,
+crash or eat all memory, and only a separate process can be killed and replaced without losing the
+run. Each worker writes which case it is checking, and since when, into memory it shares with the
+parent, so the parent needs no message per case:
+
+- a case running longer than ``--case-timeout`` gets its worker killed; the case is recorded as a
+  divergence of kind "timed out";
+- a worker that dies (a segfault, ``os._exit``, the kernel's OOM killer) is recorded as "crashed
+  (SIGSEGV)" (or "crashed (exit 3)") on the case it was running;
+- ``--max-memory`` caps each worker's data size (RLIMIT_DATA), so a runaway allocation fails:
+  "out of memory" when Python sees a MemoryError, "crashed" when native code aborts on it.
+
+Either way a fresh worker replaces the dead one and checks the rest of the chunk; after
+``MAX_STUCK_PER_GROUP`` such cases a family × component is abandoned. ``minimize_stuck`` checks a
+timed-out or crashed case again alone in a fresh process and shrinks it there, every try bounded.
+
+Each worker has up to ``JOBS_IN_FLIGHT`` chunks sent to it, so it goes on checking while the parent
+generates the next chunk; a thread in the worker receives them, so the parent never blocks on a
+full pipe.
+"""
+from __future__ import annotations
+
+import importlib
+import itertools
+import multiprocessing
+import queue
+import resource
+import signal
+import threading
+import time
+from collections import defaultdict, deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from multiprocessing.connection import wait
+
+from .divergence import Case, Divergence
+from .implementation import Implementation
+from .sources import Family
+
+DEFAULT_CASE_TIMEOUT = 20.0  # seconds; the slowest check of a default run takes about 2
+MINIMIZE_TIMEOUT_FACTOR = 10  # loading a family, or minimizing a divergence, may take this many
+MAX_STUCK_PER_GROUP = 5  # timed-out or crashed cases after which a family × component is abandoned
+JOBS_IN_FLIGHT = 2  # chunks sent to a worker ahead: it never waits for the parent to generate one
+POLL_SECONDS = 0.2  # how often the parent looks at its workers' clocks
+TIMED_OUT = "timed out"
+OUT_OF_MEMORY = "out of memory"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What a worker may spend on one case (``--case-timeout``) and in all (``--max-memory``)."""
+
+    case_timeout: float = DEFAULT_CASE_TIMEOUT
+    max_memory_mb: int | None = None
+
+    @property
+    def minimize_timeout(self) -> float:
+        return self.case_timeout * MINIMIZE_TIMEOUT_FACTOR
+
+
+@dataclass
+class Task:
+    """A chunk of cases of one family and component."""
+
+    family: Family
+    component: str
+    cases: list[Case]
+
+    @property
+    def group(self) -> tuple[str, str]:
+        return self.family.name, self.component
+
+
+# What a worker writes into the slots it shares with its parent: which job, which case of it,
+# doing what, since when.
+JOB, INDEX, PHASE, STARTED = range(4)
+IDLE, LOADING, CHECKING, MINIMIZING = 0.0, 1.0, 2.0, 3.0
+
+
+def _worker_main(impl_name: str, conn, slot, max_memory_mb: int | None) -> None:
+    """Runs jobs ``(number, task, first_index, minimize)`` sent by the parent until it sends None.
+
+    Sends ("found", i, divergence) before minimizing case i, ("divergence", i, divergence) after,
+    and ("done", end_index, error) at the end of each job.
+    """
+    from .checks import Subject, run_check  # imported where used: `textbound triage` needs no oracle
+    from .minimize import minimize
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the parent decides
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if max_memory_mb:
+        limit = max_memory_mb * 2 ** 20
+        resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+    inbox: queue.Queue = queue.Queue()
+
+    def receive() -> None:
+        while True:
+            try:
+                inbox.put(conn.recv())
+            except EOFError:  # the parent is gone
+                inbox.put(None)
+                return
+
+    threading.Thread(target=receive, daemon=True).start()
+    impl = Implementation(impl_name)
+    subjects: dict = {}
+    while (job := inbox.get()) is not None:
+        number, task, first, minimizing = job
+        slot[JOB], slot[INDEX] = number, first
+        if (key := str(task.family.path)) not in subjects:
+            slot[PHASE], slot[STARTED] = LOADING, time.monotonic()
+            subjects[key] = _loaded(Subject(task.family.name, task.family.path, impl))
+        subject = subjects[key]
+        index, error = first, None
+        try:
+            for index in range(first, len(task.cases)):
+                slot[INDEX], slot[PHASE], slot[STARTED] = index, CHECKING, time.monotonic()
+                found = run_check(subject, task.cases[index])
+                if found is None:
+                    continue
+                if minimizing:
+                    conn.send(("found", index, _memory_named(found)))
+                    slot[PHASE], slot[STARTED] = MINIMIZING, time.monotonic()
+                    found = minimize(subject, found)
+                conn.send(("divergence", index, _memory_named(found)))
+            index = len(task.cases)
+        except BaseException as exc:  # noqa: BLE001 - tokenizers' Rust panics are BaseExceptions
+            # An oracle or harness failure on this family: report it and go on with other chunks.
+            error, index = f"{type(exc).__name__}: {exc}", index + 1
+        slot[PHASE] = IDLE
+        conn.send(("done", index, error))
+
+
+def _loaded(subject):
+    """The subject with both tokenizers loaded, outside any case's clock (loading a large vocabulary
+    in pure Python takes seconds); a failure to load is left for the checks to report per case."""
+    try:
+        subject.oracle
+        if subject.impl.provides("tokenizer"):
+            subject.tokenizer
+    except Exception:  # noqa: BLE001 - the checks meet the same error and report it
+        pass
+    return subject
+
+
+def _memory_named(divergence: Divergence) -> Divergence:
+    """A MemoryError is the --max-memory limit at work: named for what it is (after minimizing,
+    which compares the check's own signatures)."""
+    return replace(divergence, kind=OUT_OF_MEMORY) if divergence.kind == "raised MemoryError" else divergence
+
+
+def _death(exitcode: int | None) -> str:
+    """How a process ended: ``_death(-11) == "SIGSEGV"``, ``_death(3) == "exit 3"``."""
+    if exitcode is not None and exitcode < 0:
+        try:
+            return signal.Signals(-exitcode).name
+        except ValueError:
+            return f"signal {-exitcode}"
+    return f"exit {exitcode}"
+
+
+@dataclass
+class Job:
+    task: Task
+    first: int  # index of the first case to check
+    minimize: bool = True
+    number: int = 0  # given when sent, so the parent knows which job a worker's slots describe
+    found: dict[int, Divergence] = field(default_factory=dict)  # not yet minimized, by case index
+
+
+class Worker:
+    """One worker process, and the jobs sent to it (the first is the one it runs)."""
+
+    def __init__(self, context, impl_name: str, limits: Limits):
+        self.conn, child = context.Pipe()
+        self.slot = context.RawArray("d", 4)
+        self.process = context.Process(target=_worker_main, args=(impl_name, child, self.slot, limits.max_memory_mb),
+                                       daemon=True)
+        self.process.start()
+        child.close()
+        self.limits = limits
+        self.jobs: deque[Job] = deque()
+
+    def send(self, job: Job) -> None:
+        self.jobs.append(job)
+        try:
+            self.conn.send((job.number, job.task, job.first, job.minimize))
+        except OSError:  # it died since its last job: the parent finds it dead and resends
+            pass
+
+    def messages(self) -> Iterator[tuple]:
+        try:
+            while self.conn.poll():
+                yield self.conn.recv()
+        except (EOFError, OSError):
+            return
+
+    def running(self) -> int:
+        """The index of the case the first job is at (its first case if the worker has not begun it)."""
+        job = self.jobs[0]
+        return int(self.slot[INDEX]) if self.slot[JOB] == job.number else job.first
+
+    def overdue(self) -> bool:
+        phase = self.slot[PHASE]
+        limit = {CHECKING: self.limits.case_timeout, LOADING: self.limits.minimize_timeout,
+                 MINIMIZING: self.limits.minimize_timeout}.get(phase)
+        return limit is not None and time.monotonic() - self.slot[STARTED] > limit
+
+    def stop(self) -> str:
+        """Kills the process (if it still runs) and says why it is stopping."""
+        alive = self.process.is_alive()
+        self.process.kill()
+        self.process.join()
+        self.conn.close()
+        return TIMED_OUT if alive else f"crashed ({_death(self.process.exitcode)})"
+
+
+@dataclass
+class Checked:
+    """Cases ``start:end`` of ``task`` were checked; ``finished`` when nothing of the task is left."""
+
+    task: Task
+    start: int
+    end: int
+    finished: bool
+    error: str | None = None
+
+
+@dataclass
+class Found:
+    divergence: Divergence
+
+
+@dataclass
+class Stuck:
+    """A case on which the implementation hung or crashed (to be minimized by ``minimize_stuck``)."""
+
+    divergence: Divergence
+
+
+def stuck_divergence(case: Case, how: str, limits: Limits) -> Divergence:
+    """``how`` is TIMED_OUT or "crashed (SIGSEGV)": the kind, so each way of failing is a signature."""
+    if how == TIMED_OUT:
+        return Divergence(case, "an answer", f"no answer after {limits.case_timeout:g} s", TIMED_OUT,
+                          {"case_timeout": limits.case_timeout})
+    return Divergence(case, "an answer", f"the worker process checking it ended: {how}", how)
+
+
+class Pool:
+    """``jobs`` worker processes fed chunks of cases, replaced when they hang or die."""
+
+    def __init__(self, impl_name: str, jobs: int, limits: Limits, on_tick: Callable[[], None] = lambda: None):
+        importlib.import_module("textbound.checks")  # once here, not in every worker forked from here
+        self.context = multiprocessing.get_context("fork")  # workers inherit the parent's loaded modules
+        self.impl_name, self.limits, self.on_tick = impl_name, limits, on_tick
+        self.numbers = itertools.count(1)
+        self.workers = [self._new_worker() for _ in range(max(1, jobs))]
+        self.prober: Worker | None = None
+        self.stuck_in: dict[tuple[str, str], int] = defaultdict(int)
+        self.max_stuck = MAX_STUCK_PER_GROUP
+
+    def _new_worker(self) -> Worker:
+        return Worker(self.context, self.impl_name, self.limits)
+
+    def _send(self, worker: Worker, job: Job) -> None:
+        job.number = next(self.numbers)
+        worker.send(job)
+
+    def abandoned(self, group: tuple[str, str]) -> bool:
+        return self.stuck_in[group] >= self.max_stuck
+
+    def run(self, tasks: Iterator[Task]) -> Iterator[Checked | Found | Stuck]:
+        retries: deque[Job] = deque()  # the rest of chunks cut short by a hang or a crash, first
+        while True:
+            for job in [j for j in retries if self.abandoned(j.task.group)]:
+                retries.remove(job)
+                yield Checked(job.task, job.first, job.first, finished=True)
+            for depth in range(JOBS_IN_FLIGHT):  # one job to every worker before a second to any
+                for worker in self.workers:
+                    if len(worker.jobs) <= depth:
+                        job = retries.popleft() if retries else next((Job(t, 0) for t in tasks), None)
+                        if job is None:
+                            break
+                        if not worker.jobs and not worker.process.is_alive():  # died idle: no case to blame
+                            worker.stop()
+                            worker = self.workers[self.workers.index(worker)] = self._new_worker()
+                        self._send(worker, job)
+            busy = [w for w in self.workers if w.jobs]
+            if not busy:
+                return
+            wait([w.conn for w in busy] + [w.process.sentinel for w in busy], timeout=POLL_SECONDS)
+            for worker in busy:
+                yield from self._service(worker, retries)
+            self.on_tick()
+
+    def _service(self, worker: Worker, retries: deque[Job]) -> Iterator[Checked | Found | Stuck]:
+        for message in worker.messages():
+            job = worker.jobs[0]
+            if message[0] == "found":
+                job.found[message[1]] = message[2]
+            elif message[0] == "divergence":
+                job.found.pop(message[1], None)
+                yield Found(message[2])
+            else:
+                worker.jobs.popleft()
+                yield Checked(job.task, job.first, message[1], finished=True, error=message[2])
+        if not worker.jobs or (worker.process.is_alive() and not worker.overdue()):
+            return
+        job, index = worker.jobs[0], worker.running()
+        how = worker.stop()
+        self.workers[self.workers.index(worker)] = self._new_worker()
+        retries.extendleft(reversed(list(worker.jobs)[1:]))  # sent but not begun: as they were
+        if index in job.found:
+            # The case diverged, and shrinking it hung or crashed: keep it as it was found.
+            divergence = job.found.pop(index)
+            divergence.first_difference["minimization"] = how
+            yield Found(divergence)
+        else:
+            self.stuck_in[job.task.group] += 1
+            yield Stuck(stuck_divergence(job.task.cases[index], how, self.limits))
+        rest = index + 1 < len(job.task.cases) and not self.abandoned(job.task.group)
+        yield Checked(job.task, job.first, index + 1, finished=not rest)
+        if rest:
+            retries.appendleft(Job(job.task, index + 1))
+
+    def probe(self, family: Family, case: Case) -> str | None:
+        """The signature of checking ``case`` alone in a worker (not minimized): None when it agrees."""
+        if self.prober is None:
+            self.prober = self._new_worker()
+        worker = self.prober
+        self._send(worker, Job(Task(family, case.component, [case]), 0, minimize=False))
+        outcome = None
+        while True:
+            wait([worker.conn, worker.process.sentinel], timeout=POLL_SECONDS)
+            for message in worker.messages():
+                if message[0] == "divergence":
+                    outcome = message[2].signature
+                elif message[0] == "done":
+                    worker.jobs.popleft()
+                    return outcome
+            if not worker.process.is_alive() or worker.overdue():
+                self.prober = None
+                return stuck_divergence(case, worker.stop(), self.limits).signature
+
+    def close(self) -> list[Divergence]:
+        """Stops every worker; returns the divergences they had sent and the run did not take yet
+        (an interrupted run records them, minimized or as found)."""
+        left: list[Divergence] = []
+        for worker in self.workers:
+            for message in worker.messages():
+                if message[0] == "found":
+                    worker.jobs[0].found[message[1]] = message[2]
+                elif message[0] == "divergence":
+                    worker.jobs[0].found.pop(message[1], None)
+                    left.append(message[2])
+                else:
+                    worker.jobs.popleft()
+            left += [divergence for job in worker.jobs for divergence in job.found.values()]
+        for worker in [*self.workers, *([self.prober] if self.prober else [])]:
+            worker.stop()
+        return left
+
+
+def minimize_stuck(pool: Pool, family: Family, divergence: Divergence) -> Divergence:
+    """Checks a timed-out or crashed case again alone, then shrinks it with ddmin while it still hangs
+    or crashes the same way; every try runs in a worker under the case timeout, and all of them
+    together within ``minimize_timeout``."""
+    from .checks import MINIMIZED_FIELD
+    from .minimize import ddmin
+
+    case, signature = divergence.case, divergence.signature
+    alone = pool.probe(family, case)
+    if alone != signature:
+        divergence.first_difference["checked alone"] = alone or "agrees with the oracle"
+        return divergence
+    name = MINIMIZED_FIELD.get((case.component, case.property))
+    if name is None:
+        return divergence
+    deadline = time.monotonic() + pool.limits.minimize_timeout
+
+    def with_value(value) -> Case:
+        return replace(case, input={**case.input, name: value})
+
+    def still_fails(value) -> bool:
+        return time.monotonic() < deadline and pool.probe(family, with_value(value)) == signature
+
+    smallest = ddmin(case.input[name], still_fails)
+    if len(smallest) < len(case.input[name]):
+        divergence.minimized = with_value(smallest)
+    return divergence

@@ -1,0 +1,327 @@
+"""Triage of a run's report: root causes grouped by signature, each with its smallest example and
+both sides aligned, and the difference between two runs.
+
+``textbound triage REPORT_DIR`` prints, for each signature, how often and where it occurred, the
+smallest input, expected and actual side by side with the first difference marked, and the command
+that replays it. Lists of ids are aligned token by token (id, piece, bytes), texts character by
+character (character, code point, UTF-8 bytes); for the encode of "a1" by a tokenizer dropping
+the token after a digit:
+
+       expected                      | actual
+       id  piece  bytes              | id  piece  bytes
+       64  "a"    61                 | 64  "a"    61
+    >> 16  "1"    31                 |
+
+``textbound diff OLD NEW`` says which signatures are new, fixed and unchanged between two runs.
+"""
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+WINDOW_BEFORE, WINDOW_AFTER = 6, 10  # aligned rows shown around the first difference
+MISSING = object()
+
+
+class TriageError(Exception):
+    """A report folder that cannot be read."""
+
+
+@dataclass
+class Run:
+    """A report folder: summary.json and the records of divergences.jsonl."""
+
+    dir: Path
+    summary: dict
+    records: list[dict]
+
+    @property
+    def checked(self) -> set[tuple[str, str]] | None:
+        """(family, component) pairs the run checked; None for reports that do not say."""
+        pairs = self.summary.get("checked")
+        return None if pairs is None else {tuple(pair) for pair in pairs}
+
+
+def load_run(path: Path) -> Run:
+    path = Path(path)
+    jsonl, summary = path / "divergences.jsonl", path / "summary.json"
+    if not jsonl.is_file() and not summary.is_file():
+        raise TriageError(f"{path}: no divergences.jsonl or summary.json there (not a report folder)")
+    try:
+        records = [json.loads(line) for line in jsonl.read_text(encoding="utf-8").splitlines()
+                   if line.strip()] if jsonl.is_file() else []
+        data = json.loads(summary.read_text(encoding="utf-8")) if summary.is_file() else {}
+    except json.JSONDecodeError as exc:
+        raise TriageError(f"{path}: invalid JSON: {exc}") from None
+    return Run(path, data, records)
+
+
+def input_size(record: dict) -> int:
+    return len(json.dumps(record["minimized_input"], ensure_ascii=False))
+
+
+@dataclass
+class SignatureGroup:
+    """Every record of one root-cause signature."""
+
+    signature: str
+    records: list[dict]
+    new: bool = False
+
+    @property
+    def families(self) -> Counter:
+        return Counter(r["family"] for r in self.records)
+
+    @property
+    def smallest(self) -> dict:
+        return min(self.records, key=input_size)
+
+
+def signature_groups(records: list[dict], new: set[str] = frozenset()) -> list[SignatureGroup]:
+    """Records grouped by signature, the most frequent first."""
+    groups: dict[str, list[dict]] = {}
+    for record in records:
+        groups.setdefault(record["signature"], []).append(record)
+    return sorted((SignatureGroup(s, rs, s in new) for s, rs in groups.items()),
+                  key=lambda g: (-len(g.records), g.signature))
+
+
+# -- token pieces and bytes --------------------------------------------------------------------------
+
+
+def _byte_level_chars() -> dict[str, int]:
+    """GPT-2's byte-level alphabet: the printable character standing for each byte."""
+    printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
+    shifted = [b for b in range(256) if b not in printable]
+    return {**{chr(b): b for b in printable}, **{chr(256 + n): b for n, b in enumerate(shifted)}}
+
+
+BYTE_LEVEL_CHARS = _byte_level_chars()
+BYTE_TOKEN = re.compile(r"<0x([0-9A-Fa-f]{2})>")
+
+
+class Vocabulary:
+    """A family's token pieces and the bytes each stands for, read from its tokenizer.json."""
+
+    def __init__(self, folder: Path):
+        import tokenizers
+
+        path = Path(folder) / "tokenizer.json"
+        self.tokenizer = tokenizers.Tokenizer.from_file(str(path))
+        decoder = json.dumps(json.loads(path.read_text(encoding="utf-8")).get("decoder"))
+        self.byte_level = '"ByteLevel"' in decoder
+
+    def piece(self, token_id: int) -> str | None:
+        return self.tokenizer.id_to_token(token_id)
+
+    def token_bytes(self, token_id: int) -> bytes | None:
+        piece = self.piece(token_id)
+        if piece is None:
+            return None
+        if match := BYTE_TOKEN.fullmatch(piece):
+            return bytes([int(match.group(1), 16)])
+        if self.byte_level and all(c in BYTE_LEVEL_CHARS for c in piece):
+            return bytes(BYTE_LEVEL_CHARS[c] for c in piece)
+        return piece.replace("\u2581", " ").encode("utf-8")
+
+
+@cache
+def vocabulary(folder: str) -> Vocabulary | None:
+    """The vocabulary of a family folder, or None when it is gone (a report read elsewhere)."""
+    try:
+        return Vocabulary(Path(folder))
+    except Exception:  # noqa: BLE001 - pieces are a convenience: ids alone still triage
+        return None
+
+
+# -- alignment -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Row:
+    expected: tuple[str, ...] | None  # cells of the expected side; None where it has nothing here
+    actual: tuple[str, ...] | None
+    differs: bool
+
+
+@dataclass
+class Alignment:
+    """Expected and actual side by side, cut to a window around the first differing row."""
+
+    path: str  # where in the values the compared parts are ("" for the whole values)
+    columns: tuple[str, ...]
+    rows: list[Row]
+    first: int | None  # index in rows of the first difference
+    hidden_before: int = 0
+    hidden_after: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+def _descend(expected, actual) -> tuple[str, object, object]:
+    """The innermost differing parts: the first differing key of two dicts with the same keys, the
+    first differing item of two lists of the same length (unless they are lists of ids)."""
+    path = ""
+    while True:
+        if isinstance(expected, dict) and isinstance(actual, dict) and expected.keys() == actual.keys():
+            key = next((k for k in expected if expected[k] != actual[k]), None)
+            if key is None:
+                break
+            path, expected, actual = f"{path}.{key}", expected[key], actual[key]
+        elif (isinstance(expected, list) and isinstance(actual, list) and len(expected) == len(actual)
+              and not (_ids(expected) and _ids(actual))):
+            index = next((i for i, (a, b) in enumerate(zip(expected, actual)) if a != b), None)
+            if index is None:
+                break
+            path, expected, actual = f"{path}[{index}]", expected[index], actual[index]
+        else:
+            break
+    return path, expected, actual
+
+
+def _ids(value) -> bool:
+    return isinstance(value, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+
+
+def _hex(data: bytes | None) -> str:
+    return "?" if data is None else data.hex(" ")
+
+
+def _token_cells(vocab: Vocabulary | None):
+    def cells(token_id: int) -> tuple[str, ...]:
+        if vocab is None:
+            return (str(token_id),)
+        piece = vocab.piece(token_id)
+        return (str(token_id), "?" if piece is None else json.dumps(piece, ensure_ascii=False),
+                _hex(vocab.token_bytes(token_id)))
+    return cells
+
+
+def _char_cells(char: str) -> tuple[str, ...]:
+    return json.dumps(char, ensure_ascii=False), f"U+{ord(char):04X}", _hex(char.encode("utf-8", "surrogatepass"))
+
+
+def _item_cells(item) -> tuple[str, ...]:
+    return (json.dumps(item, ensure_ascii=False),)
+
+
+def align(expected, actual, vocab: Vocabulary | None = None) -> Alignment:
+    """Expected and actual aligned item by item (difflib), with the first difference marked."""
+    path, expected, actual = _descend(expected, actual)
+    if _ids(expected) and _ids(actual):
+        columns = ("id", "piece", "bytes") if vocab else ("id",)
+        cells = _token_cells(vocab)
+    elif isinstance(expected, str) and isinstance(actual, str):
+        columns, cells = ("char", "code point", "bytes"), _char_cells
+    elif isinstance(expected, list) and isinstance(actual, list):
+        columns, cells = ("item",), _item_cells
+    else:
+        row = Row(_item_cells(expected), _item_cells(actual), expected != actual)
+        return Alignment(path, ("value",), [row], 0 if row.differs else None)
+    rows: list[Row] = []
+    matcher = difflib.SequenceMatcher(None, expected, actual, autojunk=False)
+    for tag, a0, a1, b0, b1 in matcher.get_opcodes():
+        for offset in range(max(a1 - a0, b1 - b0)):
+            left = expected[a0 + offset] if a0 + offset < a1 else MISSING
+            right = actual[b0 + offset] if b0 + offset < b1 else MISSING
+            rows.append(Row(None if left is MISSING else cells(left), None if right is MISSING else cells(right),
+                            tag != "equal"))
+    first = next((i for i, row in enumerate(rows) if row.differs), None)
+    start = max(0, (first or 0) - WINDOW_BEFORE)
+    end = min(len(rows), (first or 0) + WINDOW_AFTER + 1)
+    return Alignment(path, columns, rows[start:end], None if first is None else first - start,
+                     hidden_before=start, hidden_after=len(rows) - end)
+
+
+def record_alignment(record: dict, families: dict[str, str]) -> Alignment:
+    """The alignment of a record's expected and actual, with the pieces of its family's vocabulary."""
+    folder = families.get(record["family"])
+    return align(record["expected"], record["actual"], vocabulary(folder) if folder else None)
+
+
+def render_alignment(alignment: Alignment) -> list[str]:
+    """Plain-text lines: the expected side | the actual side, ">>" on the first differing row."""
+    def joined(cells: tuple[str, ...] | None) -> str:
+        return "  ".join(c[:40].ljust(widths[i]) for i, c in enumerate(cells)) if cells else ""
+
+    widths = [max([len(name), *(len(c[:40]) for row in alignment.rows for side in (row.expected, row.actual)
+                                if side for c in side[i:i + 1])]) for i, name in enumerate(alignment.columns)]
+    width = sum(widths) + 2 * (len(widths) - 1)
+    lines = [f"   at {alignment.path}" if alignment.path else None,
+             f"   {'expected'.ljust(width)} | actual",
+             f"   {joined(alignment.columns).ljust(width)} | {joined(alignment.columns)}"]
+    if alignment.hidden_before:
+        lines.append(f"   ... {alignment.hidden_before} equal row(s) before")
+    for index, row in enumerate(alignment.rows):
+        mark = ">>" if index == alignment.first else ("* " if row.differs else "  ")
+        lines.append(f"{mark} {joined(row.expected).ljust(width)} | {joined(row.actual)}".rstrip())
+    if alignment.hidden_after:
+        lines.append(f"   ... {alignment.hidden_after} more row(s)")
+    return [line for line in lines if line is not None]
+
+
+# -- the commands ----------------------------------------------------------------------------------
+
+
+def triage_text(run: Run) -> str:
+    summary = run.summary
+    groups = signature_groups(run.records, set(summary.get("new", [])))
+    state = "completed" if summary.get("completed", True) else f"INTERRUPTED ({summary.get('interrupted')})"
+    lines = [f"{run.dir}: impl {summary.get('impl', '?')}, {len(groups)} signature(s), "
+             f"{len(run.records)} divergence(s); run {state}", ""]
+    families = summary.get("families", {})
+    for number, group in enumerate(groups, 1):
+        smallest = group.smallest
+        where = ", ".join(f"{f} ({n})" for f, n in group.families.most_common())
+        lines += [f"{number}. {group.signature}" + ("   NEW" if group.new else ""),
+                  f"   {len(group.records)} divergence(s): {where}",
+                  f"   smallest ({smallest['family']}): {json.dumps(smallest['minimized_input'], ensure_ascii=False)}",
+                  *render_alignment(record_alignment(smallest, families)),
+                  f"   replay: {smallest['reproduce']}", ""]
+    if not groups:
+        lines.append("No divergence: every checked case agreed with the oracle.")
+    return "\n".join(lines) + "\n"
+
+
+@dataclass
+class RunDiff:
+    new: list[str]
+    fixed: list[str]
+    unchanged: list[str]
+    not_checked: list[str]  # only in OLD, but NEW did not check where they occurred
+
+
+def diff_runs(old: Run, new: Run) -> RunDiff:
+    """Signatures new in NEW, gone from NEW (fixed, where NEW checked the same family × component),
+    and in both."""
+    old_groups = {g.signature: g for g in signature_groups(old.records)}
+    new_groups = {g.signature: g for g in signature_groups(new.records)}
+    checked = new.checked
+    fixed, not_checked = [], []
+    for signature in sorted(old_groups.keys() - new_groups.keys()):
+        component = signature.split("/", 1)[0]
+        rechecked = checked is None or any((f, component) in checked for f in old_groups[signature].families)
+        (fixed if rechecked else not_checked).append(signature)
+    return RunDiff(sorted(new_groups.keys() - old_groups.keys()), fixed,
+                   sorted(new_groups.keys() & old_groups.keys()), not_checked)
+
+
+def diff_text(old: Run, new: Run) -> tuple[str, RunDiff]:
+    result = diff_runs(old, new)
+
+    def count(run: Run, signature: str) -> int:
+        return sum(r["signature"] == signature for r in run.records)
+
+    lines = [f"{old.dir} -> {new.dir}"]
+    for title, mark, signatures, show in (
+            ("new", "+", result.new, lambda s: f"{count(new, s)}"),
+            ("fixed", "-", result.fixed, lambda s: f"was {count(old, s)}"),
+            ("not checked in NEW", "?", result.not_checked, lambda s: f"was {count(old, s)}"),
+            ("unchanged", "=", result.unchanged, lambda s: f"{count(old, s)} -> {count(new, s)}")):
+        lines.append(f"{title}: {len(signatures)}")
+        lines += [f"  {mark} {s} ({show(s)})" for s in signatures]
+    return "\n".join(lines) + "\n", result
