@@ -19,7 +19,7 @@ The monotonic clock is left running, so time limits inside a renderer still work
     '14 Mar 2025: Hi'
 
 Templates are named in cases, never stored there: ``shared:NAME`` is ``$TEXTBOUND_TEMPLATES/NAME.jinja``
-(MANIFEST.json lists them), ``family`` / ``family:NAME`` the family's own (its tokenizer_config's
+(MANIFEST.json says where each came from and what it uses), ``family`` / ``family:NAME`` the family's own (its tokenizer_config's
 string, or one of its named templates), ``project:chatml`` impl's CHATML_TEMPLATE, used by the
 families that ship none. ``resolve`` turns a name back into the source, and its digest guards replays.
 """
@@ -110,14 +110,16 @@ def templates_dir() -> Path | None:
 
 @functools.cache
 def _shared_templates(root: Path) -> tuple[ChatTemplate, ...]:
-    manifest = json.loads((root / "MANIFEST.json").read_text(encoding="utf-8"))
-    return tuple(ChatTemplate(f"shared:{entry['name']}", (root / entry["file"]).read_text(encoding="utf-8"),
-                              entry.get("note", ""))
-                 for entry in manifest["templates"])
+    manifest = root / "MANIFEST.json"
+    entries = json.loads(manifest.read_text(encoding="utf-8"))["templates"] if manifest.is_file() else []
+    notes = {entry["file"]: entry.get("note", "") for entry in entries}
+    return tuple(ChatTemplate(f"shared:{path.stem}", path.read_text(encoding="utf-8"), notes.get(path.name, ""))
+                 for path in sorted(root.glob("*.jinja")))
 
 
 def shared_templates() -> tuple[ChatTemplate, ...]:
-    """Every template MANIFEST.json lists under $TEXTBOUND_TEMPLATES; none when it is unset."""
+    """Every template under $TEXTBOUND_TEMPLATES (NAME.jinja, with MANIFEST.json's note on it when
+    it has one); none when the variable is unset."""
     root = templates_dir()
     return _shared_templates(root) if root else ()
 
