@@ -204,18 +204,27 @@ def parameter_schemas(tools: list | None, name: str) -> dict | None:
     return None
 
 
+# How a template writing values with Jinja's ``string`` filter spells JSON's true, false and null.
+PYTHON_SPELLINGS = {"True": True, "False": False, "None": None}
+
+
 def typed_value(raw: str, schema: object) -> object:
     """An argument written as text, typed by its parameter's schema: the JSON value when the text is
     JSON of a type the schema allows other than string, else the text itself (no schema: the text).
 
     >>> typed_value("7", {"type": "integer"}), typed_value("7", {"type": "string"}), typed_value("7", None)
     (7, '7', '7')
+
+    Templates write non-string values with Jinja's ``string`` filter, so Python's spellings count too:
+
+    >>> typed_value("False", {"type": "boolean"})
+    False
     """
     allowed = _schema_types(schema) - {"string"}
     if not allowed:
         return raw
     try:
-        value = strict_json(raw)
+        value = PYTHON_SPELLINGS[raw.strip()] if raw.strip() in PYTHON_SPELLINGS else strict_json(raw)
     except NotJson:
         return raw
     return value if _json_types(value) & allowed and not isinstance(value, str) else raw

@@ -22,8 +22,7 @@ WEATHER = {"type": "function", "function": {"name": "get_weather", "description"
                                      "metric": {"type": "boolean"}}, "required": ["city"]}}}
 SEARCH = {"type": "function", "function": {"name": "search", "description": "Search the web", "parameters": {
     "type": "object", "properties": {"query": {"type": "string"}, "limit": {"type": "number"},
-                                     "filters": {"type": "object"}, "tags": {"type": "array", "items": {"type": "string"}},
-                                     "note": {"type": ["string", "null"]}}}}}
+                                     "filters": {"type": "object"}, "tags": {"type": "array", "items": {"type": "string"}}}}}}
 NOOP = {"type": "function", "function": {"name": "noop", "description": "Does nothing",
                                          "parameters": {"type": "object", "properties": {}}}}
 TOOLS = (WEATHER, SEARCH, NOOP)

@@ -1,1 +1,350 @@
-"""Checks of the ``tools`` component (being written)."""
+"""Checks of the ``tools`` component: impl's parse_response and OutputParser against
+oracles.tool_reference (a whole-text reference) and transformers' response parser
+(oracles.transformers_response) where a response template can express the format.
+
+A case's input: ``format``, ``text`` (the model output), ``tools`` (the request's, OpenAI format),
+``reasoning``, ``starts_in_reasoning`` and ``splits`` (cut points of the text into deltas; past the
+end counts as the end). Messages are compared in the reference's shape: content and reasoning with
+their ends stripped (engines differ there), each call's name, and its arguments as JSON values.
+
+- tools/whole: parse_response equals the reference. Where transformers answers and differs from the
+  reference, the case is an *oracle disagreement* (kind ``oracle disagreement: ...``, naming which side
+  impl took and the template's known limits), not an impl divergence: reports list those apart.
+- tools/stream: the deltas of OutputParser, fed the split text, assemble to the reference's message
+  and to impl's own whole parse (argument text byte for byte where the format's arguments are JSON).
+- tools/deltas: deltas only add (content and reasoning so far are always a beginning of the
+  reference's, so no tag or part of one leaks); indexes start at 0 and grow by one; id, type and name
+  come once, in a call's first delta; arguments are JSON text, ``{}`` for none; content and reasoning
+  are held back only while the unreleased tail may begin a tag (as the stop checker).
+- tools/tokens: the text's ids streamed through the detokenizer, then the parser, equal the
+  reference's message for the decoded text.
+- tools/round_trip: an assistant message rendered by a model's own template (transformers) parses
+  back, from the assistant part of the rendered text, to the same calls and reasoning.
+"""
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from oracles import tool_reference, transformers_response
+from oracles.chat_oracle import TEMPLATES_ENV, TemplateNotFound, render, templates_dir
+from oracles.tool_reference_core import Parsed
+
+from ..divergence import Case, Divergence
+from .registry import Subject, check, impl_call, oracle_call
+from .streaming import chunks
+
+REASONING_OPEN = {"mistral": "[THINK]", "gpt_oss": "<|channel|>analysis<|message|>", "llama3_json": None}
+# What ends an assistant turn in the round-trip templates: a stop token, not model output.
+END_OF_TURN = ("<|im_end|>", "<|eot_id|>", "<|eom_id|>", "</s>", "<｜end▁of▁sentence｜>", "[e~[", "<|return|>")
+SPECIAL_VARIABLES = {"bos_token": "<s>", "eos_token": "</s>"}
+
+
+@dataclass(frozen=True)
+class ToolInput:
+    format: str
+    text: str
+    tools: list | None
+    reasoning: bool
+    starts_in_reasoning: bool
+    splits: list[int]
+
+    @classmethod
+    def of(cls, case: Case) -> "ToolInput":
+        given = case.input
+        return cls(given["format"], given["text"], given.get("tools"), given.get("reasoning", True),
+                   given.get("starts_in_reasoning", False), given.get("splits", []))
+
+    @property
+    def options(self) -> dict:
+        return {"tools": self.tools, "reasoning": self.reasoning, "starts_in_reasoning": self.starts_in_reasoning}
+
+    def pieces(self) -> list[str]:
+        return ["".join(piece) for piece in chunks(list(self.text), self.splits)]
+
+    def reference(self) -> Parsed:
+        return tool_reference.parse(self.text, self.format, **self.options)
+
+
+def message_of(impl_message: dict) -> dict:
+    """impl's message (parse_response's or assemble's) in the reference's shape; arguments that are
+    not JSON stay the raw text, so they differ from any reference value."""
+    calls = []
+    for call in impl_message.get("tool_calls") or []:
+        function = call.get("function") or {}
+        arguments = function.get("arguments")
+        try:
+            arguments = json.loads(arguments)
+        except (TypeError, ValueError):
+            pass
+        calls.append({"name": function.get("name"), "arguments": arguments})
+    return {"content": impl_message.get("content") or "", "reasoning_content": impl_message.get("reasoning_content") or "",
+            "calls": calls}
+
+
+def same_json(a: object, b: object) -> bool:
+    """JSON values equal as JSON: numbers by value (1 == 1.0), but booleans are not numbers."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same_json(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(map(same_json, a, b))
+    return type(a) is type(b) and a == b
+
+
+def message_difference(expected: dict, actual: dict, fields: tuple[str, ...] = ("content", "reasoning_content")) -> dict | None:
+    """The first difference between two messages: ``{"field": ..., "expected": ..., "actual": ...}``."""
+    for name in fields:
+        if expected[name].strip() != actual[name].strip():
+            return {"field": name, "expected": expected[name], "actual": actual[name]}
+    if len(expected["calls"]) != len(actual["calls"]):
+        return {"field": "call count", "expected": len(expected["calls"]), "actual": len(actual["calls"])}
+    for index, (want, got) in enumerate(zip(expected["calls"], actual["calls"])):
+        if want["name"] != got["name"]:
+            return {"field": "name", "call": index, "expected": want["name"], "actual": got["name"]}
+        if not same_json(want["arguments"], got["arguments"]):
+            return {"field": "arguments", "call": index, "expected": want["arguments"], "actual": got["arguments"]}
+    return None
+
+
+def judged(case: Case, given: ToolInput, expected: dict, actual: dict, transformers: Callable[[], transformers_response.TransformersAnswer], what: str) -> Divergence | None:
+    """impl's ``actual`` against the reference's ``expected``, with transformers' answer as the
+    tie-breaker: where transformers answers and disagrees with the reference, the case is an oracle
+    disagreement (unless impl agrees with neither), never silently passed nor blamed on impl."""
+    impl_vs_reference = message_difference(expected, actual)
+    answer = transformers()
+    oracle_vs_reference = answer.message is not None and message_difference(expected, answer.message)
+    where = {"format": given.format, "splits": given.splits}
+    if oracle_vs_reference and (impl_vs_reference is None or message_difference(answer.message, actual) is None):
+        sided = "reference" if impl_vs_reference is None else "transformers"
+        return Divergence(case, expected, answer.message,
+                          f"oracle disagreement: {given.format}: {oracle_vs_reference['field']} differs",
+                          {**where, **oracle_vs_reference, "impl_sides_with": sided, "template": answer.template,
+                           "transformers_limits": list(answer.limits)})
+    if impl_vs_reference:
+        return Divergence(case, expected, actual, f"{given.format}: {what}{impl_vs_reference['field']} differs",
+                          {**where, **impl_vs_reference})
+    return None
+
+
+@check("tools", "whole", minimize="text")
+def check_tools_whole(subject: Subject, case: Case) -> Divergence | None:
+    given = ToolInput.of(case)
+    expected = given.reference().message()
+    actual, failure = impl_call(case, expected, lambda: message_of(
+        subject.impl.parse_response(given.text, given.format, **given.options)))
+    if failure:
+        return failure
+    return judged(case, given, expected, actual,
+                  lambda: transformers_response.parse(given.text, given.format, **given.options), "")
+
+
+def _stream(subject: Subject, given: ToolInput, pieces: list[str]) -> tuple[list[list[dict]], dict]:
+    """The deltas of each feed (the last list is the final feed's) and what they assemble to."""
+    parser = subject.impl.OutputParser(given.format, **given.options)
+    fed = [list(parser.feed(piece)) for piece in pieces]
+    fed.append(list(parser.feed("", final=True)))
+    return fed, subject.impl.assemble([delta for deltas in fed for delta in deltas])
+
+
+def _argument_texts(message: dict) -> list:
+    return [(call.get("function") or {}).get("arguments") for call in message.get("tool_calls") or []]
+
+
+@check("tools", "stream", minimize="text")
+def check_tools_stream(subject: Subject, case: Case) -> Divergence | None:
+    given = ToolInput.of(case)
+    pieces = given.pieces()
+    expected = given.reference().message()
+
+    def run() -> tuple[dict, dict]:
+        return _stream(subject, given, pieces)[1], subject.impl.parse_response(given.text, given.format, **given.options)
+
+    result, failure = impl_call(case, expected, run)
+    if failure:
+        return failure
+    assembled, whole = result
+    found = judged(case, given, expected, message_of(assembled), lambda: transformers_response.parse(
+        given.text, given.format, **given.options, pieces=pieces), "stream: ")
+    if found:
+        return found
+    where = {"format": given.format, "splits": given.splits}
+    if difference := message_difference(message_of(whole), message_of(assembled)):
+        return Divergence(case, message_of(whole), message_of(assembled),
+                          f"{given.format}: stream and whole parse differ in {difference['field']}", {**where, **difference})
+    for name in ("content", "reasoning_content"):
+        if (assembled.get(name) or "") != (whole.get(name) or ""):
+            return Divergence(case, whole.get(name), assembled.get(name),
+                              f"{given.format}: stream and whole parse differ in {name} whitespace", {**where, "field": name})
+    if given.format in tool_reference.JSON_ARGUMENT_FORMATS and _argument_texts(assembled) != _argument_texts(whole):
+        return Divergence(case, _argument_texts(whole), _argument_texts(assembled),
+                          f"{given.format}: streamed argument text is not the whole parse's", where)
+    return None
+
+
+def _held_back(text: str, tags: tuple[str, ...]) -> int:
+    """The longest tail of ``text`` that is a proper beginning of a tag (shorter than the longest tag)."""
+    return max((n for n in range(1, max(map(len, tags), default=0)) if n <= len(text)
+                and any(len(tag) > n and tag.startswith(text[-n:]) for tag in tags)), default=0)
+
+
+def _visible(text: str) -> str:
+    """Text without whitespace: where engines strip whitespace differently, only the rest must match."""
+    return "".join(text.split())
+
+
+class _DeltaRules:
+    """The rules on the stream of deltas, checked one delta at a time."""
+
+    def __init__(self, given: ToolInput, reference: Parsed):
+        self.given, self.reference = given, reference
+        self.so_far = {"content": "", "reasoning_content": ""}
+        self.calls: list[dict] = []  # per index: {"id", "name", "arguments"}
+
+    def delta(self, delta: dict) -> tuple[str, dict] | None:
+        for name, text in self.so_far.items():
+            if delta.get(name):
+                self.so_far[name] = text + delta[name]
+                full = self.reference.content if name == "content" else self.reference.reasoning
+                if not _visible(full).startswith(_visible(self.so_far[name])):
+                    return f"{name} gets text the reference does not have", {"field": name, "so_far": self.so_far[name]}
+        for call in delta.get("tool_calls") or []:
+            if found := self.call(call):
+                return found
+        return None
+
+    def call(self, call: dict) -> tuple[str, dict] | None:
+        index, function = call.get("index"), call.get("function") or {}
+        if index == len(self.calls):
+            if not call.get("id") or call.get("type") != "function" or not function.get("name"):
+                return "a call's first delta lacks its id, type or name", {"index": index, "delta": call}
+            self.calls.append({"id": call["id"], "name": function["name"], "arguments": ""})
+        elif not isinstance(index, int) or not 0 <= index < len(self.calls):
+            return "call index does not start at 0 and grow by one", {"index": index, "calls_so_far": len(self.calls)}
+        elif call.get("id") or function.get("name"):
+            return "id or name repeated in a later delta", {"index": index, "delta": call}
+        self.calls[index]["arguments"] += function.get("arguments") or ""
+        return None
+
+    def held_too_much(self, seen: int) -> tuple[str, dict] | None:
+        """After seeing ``text[:seen]``: everything but a tail that may begin a tag is released."""
+        tags = tool_reference.tags(self.given.format, self.given.reasoning)
+        hold = _held_back(self.given.text[:seen], tags)
+        for name, kind in (("content", "content"), ("reasoning_content", "reasoning")):
+            due = _visible(self.reference.released_before(seen - hold, kind))
+            if len(_visible(self.so_far[name])) < len(due):
+                return f"{name} held back though no tag can begin", {"field": name, "seen": seen, "due": due,
+                                                                     "released": self.so_far[name]}
+        return None
+
+    def final(self) -> tuple[str, dict] | None:
+        for index, call in enumerate(self.calls):
+            try:
+                arguments = json.loads(call["arguments"])
+            except ValueError:
+                return "call arguments are not JSON text", {"index": index, "arguments": call["arguments"]}
+            if not isinstance(arguments, dict):
+                return "call arguments are not a JSON object", {"index": index, "arguments": call["arguments"]}
+        return None
+
+
+@check("tools", "deltas", minimize="text")
+def check_tools_deltas(subject: Subject, case: Case) -> Divergence | None:
+    given = ToolInput.of(case)
+    reference = given.reference()
+    pieces = given.pieces()
+    fed, failure = impl_call(case, reference.message(), lambda: _stream(subject, given, pieces)[0])
+    if failure:
+        return failure
+    rules, seen = _DeltaRules(given, reference), 0
+    for step, deltas in enumerate(fed):
+        final = step == len(pieces)
+        for delta in deltas:
+            if found := rules.delta(delta):
+                break
+        else:
+            seen += 0 if final else len(pieces[step])
+            found = rules.final() if final else rules.held_too_much(seen)
+        if found:
+            kind, detail = found
+            return Divergence(case, reference.message(), fed[:step + 1], f"{given.format}: {kind}",
+                              {"format": given.format, "splits": given.splits, "after": f"feed {step}", **detail})
+    return None
+
+
+@check("tools", "tokens", minimize="text")
+def check_tools_tokens(subject: Subject, case: Case) -> Divergence | None:
+    given = ToolInput.of(case)
+    ids = subject.oracle.encode(given.text)
+    decoded, error = oracle_call(lambda: subject.oracle.decode(ids, False))
+    if error:
+        return None  # the detokenizer checks judge text the oracle cannot decode
+    expected = tool_reference.parse(decoded, given.format, **given.options).message()
+
+    def run() -> dict:
+        detokenizer = subject.impl.IncrementalDetokenizer(subject.tokenizer, skip_special_tokens=False)
+        parser = subject.impl.OutputParser(given.format, **given.options)
+        deltas = [delta for token_id in ids for delta in parser.feed(detokenizer.add([token_id]))]
+        deltas += parser.feed(detokenizer.flush()) + parser.feed("", final=True)
+        return message_of(subject.impl.assemble(deltas))
+
+    actual, failure = impl_call(case, expected, run)
+    if failure:
+        return failure
+    if difference := message_difference(expected, actual):
+        return Divergence(case, expected, actual, f"{given.format}: token stream: {difference['field']} differs",
+                          {"format": given.format, "ids": len(ids), **difference})
+    return None
+
+
+def assistant_part(format: str, template: str, message: dict, tools: list) -> tuple[str, bool]:
+    """(what the model wrote for ``message`` in ``template``'s rendering, whether the generation
+    prompt left it inside reasoning): the full conversation's text after the generation prompt, less
+    the end-of-turn tokens."""
+    user = [{"role": "user", "content": "What is the weather in Paris?"}]
+    prompt = render(template, user, tools=tools, add_generation_prompt=True, **SPECIAL_VARIABLES)
+    full = render(template, [*user, message], tools=tools, **SPECIAL_VARIABLES)
+    if not full.startswith(prompt):
+        raise ValueError("the rendered conversation does not begin with the generation prompt")
+    part = full[len(prompt):]
+    while (trimmed := part.rstrip()) and any(trimmed.endswith(end) for end in END_OF_TURN):
+        part = trimmed[:-len(next(end for end in END_OF_TURN if trimmed.endswith(end)))]
+    opening = REASONING_OPEN.get(format, "<think>")
+    return part, bool(opening) and prompt.rstrip().endswith(opening)
+
+
+@functools.cache
+def shared_template(name: str) -> str:
+    """The source of ``$TEXTBOUND_TEMPLATES/NAME.jinja``."""
+    folder = templates_dir()
+    if folder is None:
+        raise TemplateNotFound(f"${TEMPLATES_ENV} is not set: no shared template {name!r}")
+    return (folder / f"{name}.jinja").read_text(encoding="utf-8")
+
+
+@check("tools", "round_trip")
+def check_tools_round_trip(subject: Subject, case: Case) -> Divergence | None:
+    fmt, template, message, tools = (case.input[k] for k in ("format", "template", "message", "tools"))
+    rendered, error = oracle_call(lambda: assistant_part(fmt, shared_template(template), message, tools))
+    if error:
+        return Divergence(case, "a rendered assistant message", error, f"{fmt}: the template cannot render the message",
+                          {"format": fmt})
+    part, starts_in_reasoning = rendered
+    reasoning = message.get("reasoning_content") or ""
+    expected = {"content": "", "reasoning_content": reasoning if reasoning and reasoning in part else "", "calls": [
+        {"name": call["function"]["name"], "arguments": call["function"]["arguments"] if isinstance(
+            call["function"]["arguments"], dict) else json.loads(call["function"]["arguments"])}
+        for call in message["tool_calls"]]}
+    actual, failure = impl_call(case, expected, lambda: message_of(subject.impl.parse_response(
+        part, fmt, tools=tools, starts_in_reasoning=starts_in_reasoning)))
+    if failure:
+        return failure
+    if difference := message_difference(expected, actual, fields=("reasoning_content",)):
+        return Divergence(case, expected, actual, f"{fmt}: round trip: {difference['field']} differs",
+                          {"format": fmt, "assistant_part": part, **difference})
+    return None

@@ -1,1 +1,76 @@
-"""Cases of the ``tools`` component (being written)."""
+"""Cases of the ``tools`` component: on every family, model outputs in every format, drawn by
+Hypothesis (properties.model_outputs) deterministically from the seed, each parsed whole, streamed
+at a few random splits (and one character per delta when short), checked delta by delta, and (every
+few) streamed as the family's tokens; and assistant messages rendered by each format's own template
+(when $TEXTBOUND_TEMPLATES is set) for round trips.
+
+The tools component hardly depends on the family (only tools/tokens uses its tokenizer), so a
+family's generated cases are shared out among the formats, and each family takes its own sample of
+outputs drawn once per process.
+"""
+from __future__ import annotations
+
+import functools
+import random
+import zlib
+from collections.abc import Iterator
+
+from oracles.chat_oracle import templates_dir
+from oracles.tool_reference import FORMATS
+from properties.model_outputs import ROUND_TRIP_TEMPLATES, TOOLS, assistant_messages, model_outputs
+from properties.strategies import DRAW_CHUNK, draw_examples
+
+from ..budget import Budget
+from ..divergence import Case
+from ..sources import Family
+from .registry import Subject, cases, oracle_call
+from .tools import assistant_part, shared_template
+
+MIN_OUTPUTS = 3         # per format and family, whatever the budget
+POOL_FACTOR = 4         # each format's outputs are drawn once per process, this many times a family's share
+CHAR_BY_CHAR_MAX = 80   # texts up to this long are also streamed one character per delta
+TOKENS_EVERY = 3        # every third output is also streamed as the family's tokens
+ROUND_TRIPS_EVERY = 5   # one round-trip message per five outputs
+DRAWN = {"outputs": model_outputs, "messages": assistant_messages}
+
+
+@functools.cache
+def _pool(what: str, fmt: str, seed: int, size: int) -> tuple:
+    """Hypothesis's examples, drawn once per process (a draw costs a Hypothesis run): families
+    then take different samples of them."""
+    return tuple(draw_examples(DRAWN[what](fmt), size, zlib.crc32(f"{seed}/tools/{fmt}/{what}".encode())))
+
+
+def _sample(rng: random.Random, what: str, fmt: str, seed: int, count: int) -> list:
+    pool = _pool(what, fmt, seed, max(count * POOL_FACTOR, DRAW_CHUNK))
+    return rng.sample(pool, count)
+
+
+def _random_splits(rng: random.Random, length: int) -> list[int]:
+    return sorted(rng.randint(0, length) for _ in range(rng.randint(1, max(1, length // 4))))
+
+
+@cases("tools")
+def tool_cases(family: Family, budget: Budget, seed: int, subject: Subject) -> Iterator[Case]:
+    per_format = max(MIN_OUTPUTS, budget.generated_cases // len(FORMATS))
+    for fmt in FORMATS:
+        rng = random.Random(f"{seed}/{family.name}/tools/{fmt}")
+        for number, output in enumerate(_sample(rng, "outputs", fmt, seed, per_format)):
+            length = len(output["text"])
+            splits = [_random_splits(rng, length) for _ in range(budget.stream_splits)]
+            if length <= CHAR_BY_CHAR_MAX:
+                splits.append(list(range(1, length)))
+            yield Case("tools", "whole", family.name, {**output, "splits": []})
+            for cut in splits:
+                yield Case("tools", "stream", family.name, {**output, "splits": cut})
+            yield Case("tools", "deltas", family.name, {**output, "splits": splits[-1]})
+            if number % TOKENS_EVERY == 0:
+                yield Case("tools", "tokens", family.name, {**output, "splits": []})
+        if templates_dir() is not None and fmt in ROUND_TRIP_TEMPLATES:
+            template = ROUND_TRIP_TEMPLATES[fmt][0]
+            for message in _sample(rng, "messages", fmt, seed, max(1, per_format // ROUND_TRIPS_EVERY)):
+                # Only messages the template writes right after its own generation prompt can round-trip.
+                _, cannot = oracle_call(lambda: assistant_part(fmt, shared_template(template), message, list(TOOLS)))
+                if not cannot:
+                    yield Case("tools", "round_trip", family.name,
+                               {"format": fmt, "template": template, "message": message, "tools": list(TOOLS)})
