@@ -32,7 +32,7 @@ SCRIPT = """
 for (const name of ["cases", "divergences", "new"]) {
   let total = 0;
   for (const cell of document.querySelectorAll("#counts td[data-" + name + "]")) total += Number(cell.dataset[name]);
-  document.getElementById("total-" + name).textContent = total;
+  document.getElementById("total-" + name).textContent = total.toLocaleString("en-US");
 }
 """
 

@@ -161,8 +161,13 @@ def run_state(summary: dict) -> str:
             "the counts cover only what was checked before it stopped")
 
 
+def cell(text: str) -> str:
+    """Text for a Markdown table cell: ``cell("a|b") == "a\\|b"``."""
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
 def _count_rows(summary: dict) -> list[str]:
-    return [f"| {c['family']} | {c['component']} | {c['cases']} | {c['divergences']} |" for c in summary["counts"]]
+    return [f"| {cell(c['family'])} | {c['component']} | {c['cases']} | {c['divergences']} |" for c in summary["counts"]]
 
 
 def markdown_report(summary: dict, records: list[dict]) -> str:
@@ -213,7 +218,7 @@ def ci_markdown(summary: dict, records: list[dict]) -> str:
     new_groups = [g for g in signature_groups(records, new) if g.new]
     if new_groups:
         lines += ["", "| new signature | divergences | smallest input |", "| --- | ---: | --- |"]
-        lines += [f"| `{g.signature}` | {len(g.records)} | "
-                  f"`{json.dumps(g.smallest['minimized_input'], ensure_ascii=False)[:120]}` |" for g in new_groups]
+        lines += [f"| `{cell(g.signature)}` | {len(g.records)} | "
+                  f"`{cell(json.dumps(g.smallest['minimized_input'], ensure_ascii=False)[:120])}` |" for g in new_groups]
     lines += [f"- harness error: {e}" for e in summary.get("errors", [])]
     return "\n".join(lines) + "\n"
