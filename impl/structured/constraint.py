@@ -144,6 +144,9 @@ class Constraint:
         for depth in range(len(self.table.columns)):
             reached: dict[int, int] = {}
             for current, tokens in frontier.items():
+                if tokens.bit_count() <= self.SPARSE:
+                    allowed |= self._walk_each(current, tokens, depth)
+                    continue
                 for target, classes in self._targets_of(current):
                     moved = tokens & self._class_mask(depth, classes)
                     if moved:
@@ -158,6 +161,19 @@ class Constraint:
                     frontier[target] = tokens
             if not frontier:
                 break
+        return allowed
+
+    # Below this many tokens, walking each one's remaining bytes beats building full-width masks.
+    SPARSE = 48
+
+    def _walk_each(self, state: int, tokens: int, depth: int) -> int:
+        """The tokens of ``tokens`` whose bytes from ``depth`` on keep ``state`` live, one by one."""
+        allowed, data, walk = 0, self.table.data, self.dfa.walk
+        while tokens:
+            lowest = tokens & -tokens
+            tokens ^= lowest
+            if walk(state, data[lowest.bit_length() - 1][depth:]) != DEAD:
+                allowed |= lowest
         return allowed
 
     def _targets_of(self, state: int) -> list[tuple[int, tuple[int, ...]]]:
