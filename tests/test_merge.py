@@ -72,7 +72,7 @@ def test_missing_shards_make_an_incomplete_merge_and_other_runs_cannot_merge(tmp
     check(first, "--shard", "1/2", "--seed", "1")
     main(["merge", str(tmp_path / "merged"), str(first)])
     summary = json.loads((tmp_path / "merged" / "summary.json").read_text())
-    assert summary["completed"] is False and summary["interrupted"] == "shard 2/2 missing"
+    assert summary["completed"] is False and summary["interrupted"] == "shard 2/2 of family missing"
     other = tmp_path / "other"
     other.mkdir()
     check(other, "--shard", "2/2", "--seed", "2")

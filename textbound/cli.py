@@ -65,6 +65,8 @@ def _parser() -> argparse.ArgumentParser:
                        help="data size limit of each worker process (default: none)")
     check.add_argument("--shard", type=_shard, default=None, metavar="K/N",
                        help="check only the K-th of N deterministic parts of the cases (combine with merge)")
+    check.add_argument("--fuzzed-only", action="store_true",
+                       help="check only the budget's fuzzed pipelines (a CI matrix runs each family on its own)")
     check.add_argument("--junit", type=Path, default=None, metavar="PATH",
                        help="also write the JUnit XML here (always written as junit.xml in the report folder)")
     check.add_argument("--markdown", type=Path, default=None, metavar="PATH",
@@ -77,6 +79,9 @@ def _parser() -> argparse.ArgumentParser:
     bench = commands.add_parser("bench", help="speed of impl as a ratio against the oracle")
     family_options(bench)
     bench.add_argument("--seconds", type=float, default=2.0, help="time per measurement")
+    bench.add_argument("--scaling", type=_jobs_list, default=None, metavar="JOBS",
+                       help="instead: cases per second per component through the runner with each --jobs "
+                            "count of a comma-separated list (e.g. 1,2), on the first family")
 
     triage = commands.add_parser("triage", help="a report's divergences by root cause, aligned")
     triage.add_argument("report_dir", type=Path)
@@ -87,6 +92,13 @@ def _parser() -> argparse.ArgumentParser:
     merge.add_argument("out", type=Path)
     merge.add_argument("shard_dirs", type=Path, nargs="+")
     return parser
+
+
+def _jobs_list(value: str) -> list[int]:
+    try:
+        return [int(n) for n in value.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--scaling {value!r}: expected job counts such as 1,2") from None
 
 
 def _shard(value: str) -> Shard:
@@ -106,8 +118,14 @@ def main(argv: list[str] | None = None) -> int:
             return _check(args, impl)
         if args.command == "replay":
             return _replay(args, impl)
+        families = resolve(args.family, args.model_dir, args.hub)
+        if args.scaling:
+            from .bench_harness import run_scaling_bench
+            from .checks import checked_components
+            run_scaling_bench(impl, families[0], checked_components(), BUDGETS["default"], args.scaling)
+            return EXIT_OK
         from .bench import run_bench
-        return run_bench(impl, resolve(args.family, args.model_dir, args.hub), args.seconds)
+        return run_bench(impl, families, args.seconds)
     except (ImplementationError, FamilyError, BaselineError, TriageError, MergeError) as exc:
         print(f"textbound: {exc}", file=sys.stderr)
         return EXIT_SETUP
@@ -150,8 +168,11 @@ def _check(args, impl: Implementation) -> int:
     budget = BUDGETS[args.budget]
     baseline = load_baseline(args.baseline)
     report_dir = args.report_dir or Path("reports") / "runs" / time.strftime("%Y%m%d-%H%M%S")
-    families = resolve(args.family, args.model_dir, args.hub)
-    if not (args.family or args.model_dir or args.hub):
+    explicit = args.family or args.model_dir or args.hub
+    if args.fuzzed_only and explicit:
+        raise FamilyError("--fuzzed-only checks the fuzzed pipelines alone: drop --family, --model-dir and --hub")
+    families = [] if args.fuzzed_only else resolve(args.family, args.model_dir, args.hub)
+    if not explicit:
         families += fuzz_families(args.seed, budget.fuzz_pipelines, report_dir / "fuzz")
     checked = checked_components()
     unchecked = [c for c in args.component or [] if c not in checked]

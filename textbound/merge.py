@@ -66,6 +66,20 @@ def _move_family_folders(runs: list[Run], out: Path) -> dict[str, str]:
     return moved
 
 
+def _missing_shards(runs: list[Run]) -> list[str]:
+    """Shards absent from the runs of each set of families (a CI job that died uploads nothing)."""
+    shards_of: dict[tuple[str, ...], list[str]] = {}
+    for run in runs:
+        if run.summary.get("shard"):
+            shards_of.setdefault(tuple(sorted(run.summary.get("families", {}))), []).append(run.summary["shard"])
+    missing = []
+    for families, shards in shards_of.items():
+        count = int(shards[0].split("/")[1])
+        missing += [f"shard {k}/{count} of {', '.join(families)} missing"
+                    for k in sorted(set(range(1, count + 1)) - {int(s.split("/")[0]) for s in shards})]
+    return missing
+
+
 def merge(out: Path, shard_dirs: list[Path]) -> dict:
     """Writes the merged report into ``out``; returns its summary."""
     runs = [load_run(d) for d in shard_dirs]
@@ -97,12 +111,8 @@ def merge(out: Path, shard_dirs: list[Path]) -> dict:
                "fixed": _fixed(runs), "new_in": new_in, "known_in": known_in,
                "seconds": max(run.summary.get("seconds", 0) for run in runs),
                "errors": [e for run in runs for e in run.summary.get("errors", [])]}
-    shards = [run.summary.get("shard") for run in runs]
     problems = [f"{run.dir}: {run.summary.get('interrupted')}" for run in runs if not run.summary.get("completed", True)]
-    if all(shards):
-        count = int(shards[0].split("/")[1])
-        missing = sorted(set(range(1, count + 1)) - {int(s.split("/")[0]) for s in shards})
-        problems += [f"shard {k}/{count} missing" for k in missing]
+    problems += _missing_shards(runs)
     header = {k: runs[0].summary[k] for k in HEADER}
     header["families"] = {name: moved.get(folder, folder) for run in runs
                           for name, folder in run.summary.get("families", {}).items()}

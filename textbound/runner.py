@@ -111,10 +111,10 @@ class Group:
 def run(impl: Implementation, families: list[Family], components: list[str], budget: Budget, seed: int,
         jobs: int, recorder: Recorder, baseline: list[BaselineEntry],
         case_source: Callable[[Family, str, Budget, int], Iterable[Case]],
-        limits: Limits = Limits(), shard: Shard | None = None) -> dict:
+        limits: Limits = Limits(), shard: Shard | None = None, progress: Progress | None = None) -> dict:
     checked: set[tuple[str, str]] = set()
     groups: dict[tuple[str, str], Group] = defaultdict(Group)
-    progress = Progress()
+    progress = progress or Progress()
     pool = Pool(impl.name, jobs, limits, on_tick=progress.tick)
 
     def finish_if_done(key: tuple[str, str]) -> None:
