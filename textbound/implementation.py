@@ -18,6 +18,12 @@ REQUIRED_NAMES: dict[str, tuple[str, ...]] = {
     "tools": ("OutputParser", "parse_response", "assemble"),
     "structured": ("json_schema_to_regex", "tool_call_pattern", "Constraint"),
 }
+# Properties that need more names than their component: a module with only render_chat is still
+# checked on rendered text, and its ids properties are reported as not provided.
+PROPERTY_NAMES: dict[tuple[str, str], tuple[str, ...]] = {
+    ("chat", "ids"): ("Tokenizer",),
+    ("chat", "sanitized_ids"): ("Tokenizer",),
+}
 
 
 class ImplementationError(Exception):
@@ -38,6 +44,10 @@ class Implementation:
 
     def missing(self, component: str) -> list[str]:
         return [n for n in REQUIRED_NAMES[component] if not hasattr(self.module, n)]
+
+    def missing_for(self, component: str, prop: str) -> list[str]:
+        """The names a property needs beyond its component's that the module lacks."""
+        return [n for n in PROPERTY_NAMES.get((component, prop), ()) if not hasattr(self.module, n)]
 
     def __getattr__(self, name: str):
         try:

@@ -6,10 +6,10 @@ is imported, and this package imports every one of them by name.
 from . import (chat, chat_cases, detokenizer, stops, stream_cases, structured, structured_cases, tokenizer,
                tokenizer_cases, tools, tools_cases)
 from .registry import (CASE_BUILDERS, CHECKS, MINIMIZED_FIELD, Subject, case_source, cases, check,
-                       checked_components, impl_call, oracle_call, run_check, text_divergence)
+                       checked_components, ids_divergence, impl_call, oracle_call, run_check, text_divergence)
 
 __all__ = [
     "CASE_BUILDERS", "CHECKS", "MINIMIZED_FIELD", "Subject", "case_source", "cases", "check", "checked_components",
-    "chat", "chat_cases", "detokenizer", "impl_call", "oracle_call", "run_check", "stops", "stream_cases",
+    "chat", "chat_cases", "detokenizer", "ids_divergence", "impl_call", "oracle_call", "run_check", "stops", "stream_cases",
     "structured", "structured_cases", "text_divergence", "tokenizer", "tokenizer_cases", "tools", "tools_cases",
 ]

@@ -26,8 +26,7 @@ from oracles.chat_oracle import (ChatRequest, ChatTemplate, FamilyChatOracle, Ra
                                  resolve)
 
 from ..divergence import Case, Divergence
-from .registry import Subject, check, text_divergence
-from .tokenizer import _ids_divergence
+from .registry import Subject, check, ids_divergence, text_divergence
 
 TOKENIZER_PROPERTIES = {"ids": False, "sanitized_ids": True}  # property -> sanitize_control_tokens
 
@@ -107,5 +106,5 @@ def check_ids(subject: Subject, case: Case) -> Divergence | None:
         return _named(template, _error_divergence(case, expected, oracle_error, actual, impl_error))
     if actual == expected:
         return None
-    return _named(template, _ids_divergence(subject, case, expected, actual, subject.oracle.decode(expected)))
+    return _named(template, ids_divergence(subject, case, expected, actual, subject.oracle.decode(expected)))
 

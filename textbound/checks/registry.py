@@ -27,6 +27,8 @@ from ..divergence import COMPONENTS, Case, Divergence, char_kind, first_index
 from ..implementation import Implementation
 from ..sources import Family
 
+WINDOW = 3  # token pieces shown on each side of a first difference
+
 
 @dataclass
 class Subject:
@@ -127,4 +129,23 @@ def text_divergence(case: Case, expected: str, actual: str) -> Divergence:
     return Divergence(case, expected, actual, kind, {
         "index": index, "expected_window": expected[max(0, index - 8): index + 8],
         "actual_window": actual[max(0, index - 8): index + 8],
+    })
+
+
+def ids_divergence(subject: Subject, case: Case, expected: list[int], actual: list[int], text: str) -> Divergence:
+    """Where two id lists part: the index, the text position and a window of token pieces on each side."""
+    index = first_index(expected, actual)
+    lo, hi = max(0, index - WINDOW), index + WINDOW + 1
+    impl_pieces = [subject.tokenizer.id_to_token(i) if isinstance(i, int) else repr(i) for i in actual[lo:hi]]
+    # Where in the text the sides part: the length of what the agreed-on prefix decodes to.
+    at = len(subject.oracle.decode(expected[:index])) if index else 0
+    if index == len(expected):
+        kind = "ids: impl adds tokens at the end"
+    elif index == len(actual):
+        kind = "ids: impl drops tokens at the end"
+    else:
+        kind = f"ids differ at {char_kind(text, at)}"
+    return Divergence(case, expected, actual, kind, {
+        "index": index, "text_index": at,
+        "expected_window": subject.oracle.pieces(expected[lo:hi]), "actual_window": impl_pieces,
     })

@@ -1,29 +1,8 @@
 """Checks of the ``tokenizer`` component: encode, decode and the vocabulary, against `tokenizers`."""
 from __future__ import annotations
 
-from ..divergence import Case, Divergence, char_kind, first_index
-from .registry import Subject, check, impl_call, text_divergence
-
-WINDOW = 3  # token pieces shown on each side of a first difference
-
-
-def _ids_divergence(subject: Subject, case: Case, expected: list[int], actual: list[int], text: str) -> Divergence:
-    index = first_index(expected, actual)
-    lo, hi = max(0, index - WINDOW), index + WINDOW + 1
-    impl_pieces = [subject.tokenizer.id_to_token(i) if isinstance(i, int) else repr(i) for i in actual[lo:hi]]
-    # Where in the text the sides part: the length of what the agreed-on prefix decodes to.
-    at = len(subject.oracle.decode(expected[:index])) if index else 0
-    if index == len(expected):
-        kind = "ids: impl adds tokens at the end"
-    elif index == len(actual):
-        kind = "ids: impl drops tokens at the end"
-    else:
-        kind = f"ids differ at {char_kind(text, at)}"
-    return Divergence(case, expected, actual, kind, {
-        "index": index, "text_index": at,
-        "expected_window": subject.oracle.pieces(expected[lo:hi]), "actual_window": impl_pieces,
-    })
-
+from ..divergence import Case, Divergence, first_index
+from .registry import Subject, check, ids_divergence, impl_call, text_divergence
 
 @check("tokenizer", "encode", minimize="text")
 def check_encode(subject: Subject, case: Case) -> Divergence | None:
@@ -32,7 +11,7 @@ def check_encode(subject: Subject, case: Case) -> Divergence | None:
     actual, failure = impl_call(case, expected, lambda: subject.tokenizer.encode(text, add_special_tokens=special))
     if failure or actual == expected:
         return failure
-    return _ids_divergence(subject, case, expected, actual, text)
+    return ids_divergence(subject, case, expected, actual, text)
 
 
 @check("tokenizer", "decode", minimize="ids")
