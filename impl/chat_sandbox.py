@@ -83,7 +83,7 @@ class RenderLimits:
     4000000
     """
 
-    seconds: float = 5.0
+    seconds: float = 10.0
     max_output_chars: int = 4_000_000
     max_memory_bytes: int = 512 * 2**20
 
@@ -139,7 +139,7 @@ class _Budget:
         self.limits = limits
         self.deadline = time.monotonic() + limits.seconds if timed else math.inf
         self.baseline = _resident_bytes() if timed else None
-        self.next_memory_check = 0.0
+        self.next_check = 0.0  # the next time tick() must look at the deadline or the memory
         self.unmeasured_bytes = 0
         self.known_sizes: dict[int, tuple[Any, int]] = {}
         self.learning = False
@@ -161,13 +161,20 @@ class _Budget:
         return RenderLimitError(limit, bound, detail, lineno or template_line(sys._getframe(2)))
 
     def tick(self) -> None:
-        """Called once per loop iteration, call and output write: enforces the deadline."""
+        """Called once per loop iteration, call and output write: enforces the deadline, and reads
+        the memory every MEMORY_CHECK_SECONDS."""
+        if time.monotonic() >= self.next_check:
+            self._checkpoint()
+
+    def _checkpoint(self) -> None:
         now = time.monotonic()
         if now > self.deadline:
             raise self.fail("seconds", f"rendering took longer than {self.limits.seconds:g} s")
-        if now >= self.next_memory_check and self.baseline is not None:
-            self.next_memory_check = now + MEMORY_CHECK_SECONDS
+        if self.baseline is not None:
             self._check_memory(0)
+            self.next_check = min(now + MEMORY_CHECK_SECONDS, self.deadline)
+        else:
+            self.next_check = self.deadline
 
     def reserve(self, chars: int, what: str, new_chars: int | None = None) -> None:
         """Refuse a value of ``chars`` characters before it is allocated, if it is too large;
@@ -543,8 +550,10 @@ class ChatSandbox(ImmutableSandboxedEnvironment):
 
     def iterate_within_limits(self, iterable: Any) -> Iterator:
         budget = self.budget()
+        clock = time.monotonic
         for item in iterable:
-            budget.tick()
+            if clock() >= budget.next_check:  # budget.tick(), inlined: this runs once per iteration
+                budget._checkpoint()
             yield item
 
     def bounded_buffer(self) -> _BoundedBuffer:
@@ -620,15 +629,21 @@ class ChatSandbox(ImmutableSandboxedEnvironment):
         ``_FILTER_RESULT_SIZES`` knows how)."""
         result_size = _FILTER_RESULT_SIZES.get(name)
         signature = inspect.signature(function) if result_size is not None else None
+        # Jinja's async-capable filters take the context argument in a wrapper their signature hides.
+        hidden_leading = int(getattr(function, "jinja_pass_arg", None) is not None
+                             and getattr(inspect.unwrap(function), "jinja_pass_arg", None) is None)
 
         def guarded(*args: Any, **kwargs: Any) -> Any:
             budget = self.budget()
             budget.tick()
             if signature is not None:
-                bound = _presize(signature.bind, *args, **kwargs)
-                if bound is not None:
+                try:
+                    bound = signature.bind(*args[hidden_leading:], **kwargs)
+                except TypeError:
+                    pass  # the filter itself says what is wrong with its arguments
+                else:
                     budget.reserve(_presize(result_size, bound.arguments, budget), f"the {name!r} filter")
-                    args, kwargs = bound.args, bound.kwargs
+                    args, kwargs = args[:hidden_leading] + bound.args, bound.kwargs
             return self.check_result(function(*args, **kwargs), f"the {name!r} filter")
 
         return update_wrapper(guarded, function)
