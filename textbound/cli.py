@@ -109,6 +109,9 @@ def _shard(value: str) -> Shard:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # transformers' advice to model users (no PyTorch, sequences longer than a model takes) is noise
+    # in a conformance log, once per worker process.
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     args = _parser().parse_args(argv)
     try:
         if args.command in REPORT_COMMANDS:

@@ -110,6 +110,8 @@ def merge(out: Path, shard_dirs: list[Path]) -> dict:
     verdict = {"new": sorted({s for _, s in new_in}), "known": sorted({s for _, s in known_in}),
                "fixed": _fixed(runs), "new_in": new_in, "known_in": known_in,
                "seconds": max(run.summary.get("seconds", 0) for run in runs),
+               "slowest_case": max((run.summary.get("slowest_case", {"seconds": 0.0}) for run in runs),
+                                   key=lambda case: case["seconds"]),
                "errors": [e for run in runs for e in run.summary.get("errors", [])]}
     problems = [f"{run.dir}: {run.summary.get('interrupted')}" for run in runs if not run.summary.get("completed", True)]
     problems += _missing_shards(runs)

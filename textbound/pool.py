@@ -39,7 +39,9 @@ from .divergence import Case, Divergence
 from .implementation import Implementation
 from .sources import Family
 
-DEFAULT_CASE_TIMEOUT = 20.0  # seconds; the slowest check of a default run takes about 2
+# Seconds. The slowest case seen in a default run took 13.9 s (a chat template rendered on a machine
+# loaded seven times over); report.md names each run's slowest case.
+DEFAULT_CASE_TIMEOUT = 30.0
 MINIMIZE_TIMEOUT_FACTOR = 10  # loading a family, or minimizing a divergence, may take this many
 MAX_STUCK_PER_GROUP = 5  # timed-out or crashed cases after which a family × component is abandoned
 JOBS_IN_FLIGHT = 2  # chunks sent to a worker ahead: it never waits for the parent to generate one
@@ -83,7 +85,7 @@ def _worker_main(impl_name: str, conn, slot, max_memory_mb: int | None) -> None:
     """Runs jobs ``(number, task, first_index, minimize)`` sent by the parent until it sends None.
 
     Sends ("found", i, divergence) before minimizing case i, ("divergence", i, divergence) after,
-    and ("done", end_index, error) at the end of each job.
+    and ("done", end_index, error, (seconds, i) of its slowest case) at the end of each job.
     """
     from .checks import Subject, run_check  # imported where used: `textbound triage` needs no oracle
     from .minimize import minimize
@@ -113,11 +115,12 @@ def _worker_main(impl_name: str, conn, slot, max_memory_mb: int | None) -> None:
             slot[PHASE], slot[STARTED] = LOADING, time.monotonic()
             subjects[key] = _loaded(Subject(task.family.name, task.family.path, impl))
         subject = subjects[key]
-        index, error = first, None
+        index, error, slowest = first, None, (0.0, first)
         try:
             for index in range(first, len(task.cases)):
                 slot[INDEX], slot[PHASE], slot[STARTED] = index, CHECKING, time.monotonic()
                 found = run_check(subject, task.cases[index])
+                slowest = max(slowest, (time.monotonic() - slot[STARTED], index))
                 if found is None:
                     continue
                 if minimizing:
@@ -130,7 +133,7 @@ def _worker_main(impl_name: str, conn, slot, max_memory_mb: int | None) -> None:
             # An oracle or harness failure on this family: report it and go on with other chunks.
             error, index = f"{type(exc).__name__}: {exc}", index + 1
         slot[PHASE] = IDLE
-        conn.send(("done", index, error))
+        conn.send(("done", index, error, slowest))
 
 
 def _loaded(subject):
@@ -226,6 +229,7 @@ class Checked:
     end: int
     finished: bool
     error: str | None = None
+    slowest: tuple[float, int] | None = None  # seconds and index of the slowest case (checked, not minimized)
 
 
 @dataclass
@@ -305,7 +309,7 @@ class Pool:
                 yield Found(message[2])
             else:
                 worker.jobs.popleft()
-                yield Checked(job.task, job.first, message[1], finished=True, error=message[2])
+                yield Checked(job.task, job.first, message[1], finished=True, error=message[2], slowest=message[3])
         if not worker.jobs or (worker.process.is_alive() and not worker.overdue()):
             return
         job, index = worker.jobs[0], worker.running()

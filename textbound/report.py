@@ -166,6 +166,13 @@ def cell(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+def slowest_case(summary: dict) -> str:
+    """'slowest case: 1.25 s (qwen3 detokenizer/stream); case timeout 20 s'."""
+    slowest, timeout = summary.get("slowest_case") or {}, summary.get("limits", {}).get("case_timeout")
+    where = f" ({slowest['family']} {slowest['component']}/{slowest['property']})" if slowest.get("family") else ""
+    return f"slowest case: {slowest.get('seconds', '?')} s{where}; case timeout {timeout} s"
+
+
 def _count_rows(summary: dict) -> list[str]:
     return [f"| {cell(c['family'])} | {c['component']} | {c['cases']} | {c['divergences']} |" for c in summary["counts"]]
 
@@ -178,6 +185,7 @@ def markdown_report(summary: dict, records: list[dict]) -> str:
         f"- implementation: `{summary['impl']}` ({summary['impl_version']})",
         *(f"- oracle for {c}: {v}" for c, v in sorted(summary["oracles"].items())),
         f"- budget: {summary['budget']}, seed: {summary['seed']}",
+        f"- {slowest_case(summary)}",
         f"- new divergences: {len(summary.get('new', []))}, baselined: {len(summary.get('known', []))}, "
         f"fixed baseline entries: {len(summary.get('fixed', []))}", "",
         "## Cases and divergences per family and component", "",

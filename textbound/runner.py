@@ -145,6 +145,7 @@ def run(impl: Implementation, families: list[Family], components: list[str], bud
 
     found: list[Divergence] = []
     stuck: list[Divergence] = []
+    slowest = {"seconds": 0.0}  # the slowest case checked, to choose --case-timeout by
 
     def keep(divergence: Divergence) -> None:
         key = (divergence.case.family, divergence.case.component)
@@ -169,6 +170,10 @@ def run(impl: Implementation, families: list[Family], components: list[str], bud
                     progress.checked(*key, event.end - event.start, 0)
                     if event.error:
                         recorder.harness_error(*key, event.error)
+                    if event.slowest and event.slowest[0] > slowest["seconds"]:
+                        case = event.task.cases[event.slowest[1]]
+                        slowest.update(seconds=round(event.slowest[0], 3), family=case.family,
+                                       component=case.component, property=case.property)
                     if event.finished:
                         groups[key].outstanding -= 1
                         finish_if_done(key)
@@ -190,6 +195,7 @@ def run(impl: Implementation, families: list[Family], components: list[str], bud
         verdict = judge(baseline, found, checked)
         verdict["seconds"] = round(time.monotonic() - started, 1)
         verdict["errors"] = [n for n in recorder.notes if "harness error" in n]
+        verdict["slowest_case"] = slowest
         recorder.write_summary(verdict, completed=interrupted is None, interrupted=interrupted,
                                checked=checked, shard=str(shard) if shard else None,
                                limits={"case_timeout": limits.case_timeout, "max_memory_mb": limits.max_memory_mb})
