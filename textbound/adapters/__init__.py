@@ -1,0 +1,88 @@
+"""Adapters: engines people run, made ``--impl`` modules, and the protocol they all follow.
+
+``textbound check --impl MODULE`` reaches the implementation under test only through the public
+names of MODULE (textbound.implementation: REQUIRED_NAMES per component, PROPERTY_NAMES for
+properties needing more). An adapter is a module exposing some of these names around an engine; a
+component whose names it lacks is reported "not provided", never passed.
+
+The adapter protocol (impl/ is the reference of every name; its docstrings give the semantics)
+--------------------------------------------------------------------------------------------
+tokenizer   ``Tokenizer.from_dir(path)`` -> a tokenizer of a family folder (tokenizer.json and
+            tokenizer_config.json), with
+            ``encode(text, add_special_tokens=False) -> list[int]``,
+            ``decode(ids, skip_special_tokens=False) -> str``,
+            ``token_to_id(token) -> int | None``, ``id_to_token(id) -> str | None`` and the
+            property ``vocab_size`` (added tokens included). Optional: ``vocab_bytes() -> list[bytes]``
+            (the bytes each id adds mid-sequence, b"" for ids not in the vocabulary: the structured
+            component's masks are compared over them) and ``apply_chat_template`` (below).
+detokenizer ``IncrementalDetokenizer(tokenizer, skip_special_tokens=True, prompt_ids=None)`` with
+            ``add(ids) -> str`` (newly settled text), ``flush() -> str`` (the rest), and the
+            attributes ``text`` (all deltas) and ``prompt_text`` (what streaming the prompt showed).
+            After flush, ``prompt_text + text == decode(prompt_ids + ids)``; before it, what was
+            shown is a prefix of that for every continuation (impl/detokenizer.py).
+stops       ``StopChecker(stops, include_stop=False)`` with ``add(delta) -> str`` (text released),
+            ``finish() -> str`` (held text at the end), ``stopped`` and ``stop_string``.
+chat        ``render_chat(template, messages, *, tools=None, documents=None,
+            add_generation_prompt=False, continue_final_message=False, **variables) -> str``: the
+            text transformers' ``apply_chat_template(..., tokenize=False)`` renders, or an exception
+            of the same class (module-qualified: ``jinja2.exceptions.TemplateError``). With
+            ``Tokenizer.apply_chat_template(conversation, chat_template=None, tokenize=True,
+            return_dict=False, sanitize_control_tokens=False, tools=..., ...) -> list[int]`` the
+            ids properties run too (``chat_template``: None for the family's own, a name of one of
+            its named templates, or a template's source).
+tools       ``OutputParser(format, *, tools=None, reasoning=True, starts_in_reasoning=False)`` with
+            ``feed(text, final=False) -> list[dict]`` (OpenAI chat-completion deltas);
+            ``parse_response(text, format, *, tools=None, reasoning=True, starts_in_reasoning=False)
+            -> dict`` (the whole message); ``assemble(deltas) -> dict`` (impl/tools/__init__.py).
+structured  ``json_schema_to_regex(schema) -> str``; ``tool_call_pattern(tools, name=None,
+            format="hermes") -> str``; ``Constraint(pattern, tokenizer)`` with ``start()``,
+            ``advance(state, id)``, ``allowed_tokens(state) -> set[int]`` and ``is_complete(state)``
+            (states hashable; impl/structured/constraint.py). The guarantee property reads the
+            decoded text back with ``parse_response``.
+
+Errors: bad input raises (ValueError, TypeError...) with a message naming what and where; the
+checks compare exception classes only where the oracle raises too (chat), else any exception is
+a divergence of kind "raised <class>".
+
+The adapters here
+-----------------
+- ``textbound.adapters.subprocess``: any engine, in any language, speaking JSON lines on its stdin
+  and stdout (the engine command in ``$TEXTBOUND_ENGINE_CMD``; see that module).
+- ``textbound.adapters.tokenizers_adapter``: Hugging Face ``tokenizers`` itself (must find nothing).
+- ``textbound.adapters.minijinja_adapter``: chat templates rendered by ``minijinja``.
+- ``textbound.adapters.mistral_common_adapter``: mistral-common's tokenization of chat requests.
+- ``textbound.adapters.outlines_core_adapter`` and ``llguidance_adapter``: schema-forced decoding.
+
+An adapter's engine is an optional dependency (the ``engines`` extra): without it the module
+raises ``EngineMissing`` (an ImportError naming the package and the extra) when imported, and
+``--impl`` reports it as a run that cannot be set up.
+"""
+from __future__ import annotations
+
+import importlib
+
+ENGINES_EXTRA = "engines"
+
+
+class EngineMissing(ImportError):
+    """An adapter's engine is not installed: ``pip install -e .[engines]``."""
+
+
+def require(package: str, module: str | None = None):
+    """The engine's module, imported; ``EngineMissing`` naming the package to install if absent.
+
+    >>> require("json").__name__
+    'json'
+    """
+    name = module or package
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        raise EngineMissing(f"this adapter needs the {package!r} package ({exc}); install it with "
+                            f"pip install -e '.[{ENGINES_EXTRA}]'") from exc
+
+
+def engine_version(distribution: str) -> str:
+    """``"tokenizers 0.23.3"``: a distribution's installed version, for ``__version__``."""
+    from importlib.metadata import version
+    return f"{distribution} {version(distribution)}"
