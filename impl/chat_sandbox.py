@@ -10,10 +10,11 @@ renders every legitimate template exactly as that environment does, and refuses 
 >>> render_within_limits(env.from_string("{{ m[0].content|upper }}"), {"m": [{"content": "hi"}]},
 ...                      RenderLimits())
 'HI'
->>> render_within_limits(env.from_string("{{ 'ab' * 10**9 }}"), {}, RenderLimits())
-Traceback (most recent call last):
-...
-impl.chat_sandbox.RenderLimitError: max_output_chars (4,000,000) exceeded at line 1: 'str' * 1000000000 would make 2,000,000,000 characters
+>>> try:
+...     render_within_limits(env.from_string("{{ 'ab' * 10**9 }}"), {}, RenderLimits())
+... except RenderLimitError as error:
+...     print(error)
+max_output_chars (4,000,000) exceeded at line 1: 'str' * 1000000000 would make 2,000,000,000 characters
 
 How each limit is enforced (in-process, safe with worker threads: no signals, no process-wide rlimit):
 
@@ -72,6 +73,9 @@ MAX_NESTING = 200
 MEMORY_CHECK_SECONDS = 0.02
 #: Bytes one character of a Python string may take (UCS-4), for sizing allocations before they happen.
 BYTES_PER_CHAR = 4
+#: Values at least this long count towards reading the memory early; smaller ones are left to the
+#: periodic reading (a template cannot allocate much in MEMORY_CHECK_SECONDS of small steps).
+LARGE_ALLOCATION_CHARS = 1 << 16
 
 
 @dataclasses.dataclass(frozen=True)
@@ -133,24 +137,32 @@ def _resident_bytes() -> int | None:
 
 
 class _Budget:
-    """What the current render has left: a deadline, the size bound, and memory growth."""
+    """What the current render has left: a deadline, the size bound, and memory growth.
 
-    def __init__(self, limits: RenderLimits, timed: bool):
+    Short renders cost almost nothing extra: the resident memory is first read (as the baseline)
+    MEMORY_CHECK_SECONDS into the render or at the first large allocation, and the caller's context
+    is sized the first time a container is.
+    """
+
+    def __init__(self, limits: RenderLimits, context: Mapping | None = None, timed: bool = True):
         self.limits = limits
-        self.deadline = time.monotonic() + limits.seconds if timed else math.inf
-        self.baseline = _resident_bytes() if timed else None
-        self.next_check = 0.0  # the next time tick() must look at the deadline or the memory
-        self.unmeasured_bytes = 0
-        self.known_sizes: dict[int, tuple[Any, int]] = {}
-        self.learning = False
+        self.timed = timed
+        now = time.monotonic()
+        self.deadline = now + limits.seconds if timed else math.inf
+        # the next time tick() must look at the deadline or the memory
+        self.next_check = min(now + MEMORY_CHECK_SECONDS, self.deadline)
+        self.baseline: int | None = None
+        self.unmeasured_bytes = 0  # large allocations since the memory was last read
+        self._context = context
+        self._known_sizes: dict[int, tuple[Any, int]] = {}
 
-    def learn_sizes(self, context: Mapping) -> None:
-        """Size the caller's context once: templates size values built from messages over and over."""
-        self.learning = True
-        try:
-            text_size(list(context.values()), self)
-        finally:
-            self.learning = False
+    def known_sizes(self) -> dict[int, tuple[Any, int]]:
+        """The sizes of the caller's context objects by id (``text_size``'s memo), sized once:
+        templates size values built from messages over and over."""
+        if self._context is not None:
+            context, self._context = self._context, None
+            text_size(list(context.values()), self, memo=self._known_sizes)
+        return self._known_sizes
 
     def fail(self, limit: str, detail: str, lineno: int | None = None) -> RenderLimitError:
         bound = {"seconds": f"{self.limits.seconds:g} s",
@@ -164,33 +176,33 @@ class _Budget:
         """Called once per loop iteration, call and output write: enforces the deadline, and reads
         the memory every MEMORY_CHECK_SECONDS."""
         if time.monotonic() >= self.next_check:
-            self._checkpoint()
+            self.checkpoint()
 
-    def _checkpoint(self) -> None:
+    def checkpoint(self) -> None:
         now = time.monotonic()
         if now > self.deadline:
             raise self.fail("seconds", f"rendering took longer than {self.limits.seconds:g} s")
-        if self.baseline is not None:
+        if self.timed:
             self._check_memory(0)
-            self.next_check = min(now + MEMORY_CHECK_SECONDS, self.deadline)
-        else:
-            self.next_check = self.deadline
+        self.next_check = min(now + MEMORY_CHECK_SECONDS, self.deadline)
 
-    def reserve(self, chars: int, what: str, new_chars: int | None = None) -> None:
-        """Refuse a value of ``chars`` characters before it is allocated, if it is too large;
-        ``new_chars`` of it are newly allocated (all of it unless said)."""
+    def reserve(self, chars: int, what: str) -> None:
+        """Refuse a value of ``chars`` characters before it is allocated, if it is too large."""
         if chars > self.limits.max_output_chars:
             raise self.fail("max_output_chars", f"{what} would make {chars:,} characters")
-        if self.baseline is not None:
-            new_bytes = (chars if new_chars is None else new_chars) * BYTES_PER_CHAR
-            self.unmeasured_bytes += new_bytes
+        if chars >= LARGE_ALLOCATION_CHARS and self.timed:
+            self.unmeasured_bytes += chars * BYTES_PER_CHAR
             if self.unmeasured_bytes * 16 > self.limits.max_memory_bytes:
-                self._check_memory(new_bytes)
+                self._check_memory(chars * BYTES_PER_CHAR)
 
     def _check_memory(self, about_to_allocate: int) -> None:
-        self.unmeasured_bytes = 0
         resident = _resident_bytes()
-        if resident is not None and resident - self.baseline + about_to_allocate > self.limits.max_memory_bytes:
+        if resident is None:
+            return
+        if self.baseline is None:  # first reading: count the large allocations made before it
+            self.baseline = resident - self.unmeasured_bytes
+        self.unmeasured_bytes = 0
+        if resident - self.baseline + about_to_allocate > self.limits.max_memory_bytes:
             raise self.fail("max_memory_bytes",
                             f"the process grew by {resident - self.baseline:,} bytes during this render")
 
@@ -198,23 +210,24 @@ class _Budget:
 _ACTIVE_BUDGET: contextvars.ContextVar[_Budget | None] = contextvars.ContextVar("chat_render_budget", default=None)
 
 
-def text_size(value: Any, budget: _Budget, *, per_item: int = 4, depth_cost: int = 0) -> int:
+def text_size(value: Any, budget: _Budget, *, per_item: int = 4, depth_cost: int = 0,
+              memo: dict[int, tuple[Any, int]] | None = None) -> int:
     """An upper estimate of ``len(str(value))`` (up to the escaping ``repr`` adds), in time linear in
     the number of distinct objects: a list holding the same list twice is sized once per reference
     without being walked twice. ``per_item`` is what each container item adds (separators, quotes),
     ``depth_cost`` what each level of nesting adds per item (``tojson``'s indent).
 
-    >>> text_size(["ab", "cd"], _Budget(RenderLimits(), timed=False))
+    >>> text_size(["ab", "cd"], _Budget(RenderLimits()))
     14
     """
-    # Sizes by id; holding each object keeps its id from being reused. The caller's context objects
-    # were sized once when the render began (``_Budget.learn_sizes``).
-    known = budget.known_sizes if per_item == 4 and depth_cost == 0 else {}
     if not isinstance(value, _CONTAINERS):
         return _scalar_size(value)
+    # Sizes by id; holding each object keeps its id from being reused. ``memo`` is kept by the
+    # caller (the budget's sizes of the context); otherwise the context's sizes are looked up.
+    sizes: dict[int, tuple[Any, int]] = {} if memo is None else memo
+    known = budget.known_sizes() if memo is None and per_item == 4 and depth_cost == 0 else {}
     if id(value) in known:
         return known[id(value)][1]
-    sizes: dict[int, tuple[Any, int]] = {}
 
     def size(item: Any, depth: int) -> int:
         if not isinstance(item, _CONTAINERS):
@@ -235,10 +248,7 @@ def text_size(value: Any, budget: _Budget, *, per_item: int = 4, depth_cost: int
         sizes[id(item)] = (item, total)
         return total
 
-    result = size(value, 0)
-    if known is budget.known_sizes and budget.learning:
-        known.update(sizes)
-    return result
+    return size(value, 0)
 
 
 _CONTAINERS = (list, tuple, dict, set, frozenset, type({}.keys()), type({}.values()), type({}.items()), Namespace)
@@ -310,8 +320,8 @@ def percent_format_size(template: str, args: Any, budget: _Budget) -> int:
     """An upper estimate of ``len(template % args)``: the template, each conversion's width and
     precision, and each argument's size (``*`` widths are taken from the integer arguments).
 
-    >>> percent_format_size("%05d|%s", (3, "abc"), _Budget(RenderLimits(), timed=False))
-    22
+    >>> percent_format_size("%05d|%s", (3, "abc"), _Budget(RenderLimits()))
+    27
     """
     total = len(template)
     values = args if isinstance(args, tuple) else (args,)
@@ -503,9 +513,9 @@ class _BoundedBuffer(list):
 
     def _count(self, piece: Any) -> None:
         self._budget.tick()
-        length = len(piece) if isinstance(piece, str) else 0
-        self._chars += length
-        self._budget.reserve(self._chars, "captured output", new_chars=length)
+        self._chars += len(piece) if isinstance(piece, str) else 0
+        if self._chars > self._budget.limits.max_output_chars:
+            self._budget.reserve(self._chars, "captured output")
 
 
 class _GuardedFilters(dict):
@@ -553,7 +563,7 @@ class ChatSandbox(ImmutableSandboxedEnvironment):
         clock = time.monotonic
         for item in iterable:
             if clock() >= budget.next_check:  # budget.tick(), inlined: this runs once per iteration
-                budget._checkpoint()
+                budget.checkpoint()
             yield item
 
     def bounded_buffer(self) -> _BoundedBuffer:
@@ -593,7 +603,9 @@ class ChatSandbox(ImmutableSandboxedEnvironment):
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
         budget = self.budget()
         numbers = (int, float)
-        if operator == "*" and isinstance(left, int) and isinstance(right, int):
+        if operator == "+" and isinstance(left, str) and isinstance(right, str):  # the common case, first
+            budget.reserve(len(left) + len(right), "'+'")
+        elif operator == "*" and isinstance(left, int) and isinstance(right, int):
             self._check_int_bits(left.bit_length() + right.bit_length(), "'*'", budget)
         elif operator == "*" and isinstance(right, int) and not isinstance(left, numbers):
             budget.reserve(text_size(left, budget) * max(right, 0), f"{type(left).__name__!r} * {right}")
@@ -706,19 +718,19 @@ def render_within_limits(template: jinja2.Template, context: dict, limits: Rende
     """
     if not isinstance(template.environment, ChatSandbox):
         raise TypeError("render_within_limits needs a template compiled by a ChatSandbox environment")
-    budget = _Budget(limits, timed=True)
-    budget.learn_sizes(context)
+    budget = _Budget(limits, context)
     token = _ACTIVE_BUDGET.set(budget)
     pieces = template.generate(context)
+    clock = time.monotonic
     try:
         output, chars = [], 0
         for piece in pieces:
-            budget.tick()
             chars += len(piece)
             if chars > limits.max_output_chars:
                 raise budget.fail("max_output_chars", f"the output reached {chars:,} characters",
                                   _suspended_template_line(pieces))
-            budget.reserve(chars, "the output", new_chars=len(piece))
+            if clock() >= budget.next_check:
+                budget.checkpoint()
             output.append(piece)
         return "".join(output)
     finally:

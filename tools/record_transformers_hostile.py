@@ -31,6 +31,7 @@ TABLE_START, TABLE_END = "<!-- outcomes table: generated -->", "<!-- end of outc
 WALL_SECONDS = 10
 ADDRESS_SPACE_BYTES = 2 * 2**30
 MESSAGE_HEAD = 120  # characters of an exception message kept
+READY = "ready"  # what a child prints once it has imported everything and starts rendering
 
 
 def catalogue() -> dict:
@@ -49,6 +50,7 @@ def _render_in_child(side: str, name: str) -> None:
         from oracles.chat_oracle import render
     else:
         from impl import render_chat as render
+    print(READY, flush=True)  # the wall-time limit starts now, not while Python imports
     try:
         text = render(source, context["messages"], tools=context["tools"])
     except MemoryError:
@@ -64,15 +66,19 @@ def _render_in_child(side: str, name: str) -> None:
 def outcome_of(side: str, name: str) -> dict:
     """Render ``name`` on ``side`` ("transformers" or "impl") in a limited child process."""
     command = [sys.executable, __file__, "--child", side, name]
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=WALL_SECONDS, cwd=ROOT)
-    except subprocess.TimeoutExpired:
-        return {"outcome": "timed out"}
-    lines = done.stdout.strip().splitlines()
-    if lines:
-        return json.loads(lines[-1])
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT) as child:
+        if child.stdout.readline().strip() != READY:
+            raise RuntimeError(f"the {side} child for {name} failed before rendering")
+        try:
+            child.wait(timeout=WALL_SECONDS)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            return {"outcome": "timed out"}
+        result = child.stdout.read().strip()
+    if result:
+        return json.loads(result.splitlines()[-1])
     # Killed without a word: the allocator failed somewhere Python could not raise MemoryError.
-    return {"outcome": "out of memory", "exit_status": done.returncode}
+    return {"outcome": "out of memory", "exit_status": child.returncode}
 
 
 def record() -> None:
