@@ -1,0 +1,173 @@
+"""The second oracles (sentencepiece, tiktoken), the oracle disagreements recorded between them and
+`tokenizers`, and tiktoken as an --impl adapter."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from oracles import disagreements
+from oracles.disagreements import OracleDisagreement, family_disagreements
+from oracles.tiktoken_oracle import NotExpressible, TiktokenOracle, TiktokenVocabulary, token_bytes_of
+from oracles.tokenizers_oracle import TokenizersOracle
+from textbound.budget import BUDGETS
+from textbound.cases import corpus_snippets
+from textbound.checks import Subject, case_source, run_check
+from textbound.families import build_family
+from textbound.implementation import Implementation
+from textbound.sources import Family
+
+from .families import SHARED, shared
+
+tiktoken = pytest.importorskip("tiktoken")
+QUICK = BUDGETS["quick"]
+# llama3_1 has llama3's shape; qwen3 stands for the shared vocabularies (each takes seconds to convert).
+BYTE_LEVEL = ["gpt2", "llama3", "qwen", shared("qwen3")]
+
+
+def family_path(name: str):
+    return SHARED[name] if name in SHARED else build_family(name)
+
+
+@pytest.fixture(scope="module")
+def mistral_v3():
+    pytest.importorskip("mistral_common", reason="the Mistral families need mistral-common")
+    from textbound.mistral_families import mistral_family
+    return mistral_family("mistral-v3")
+
+
+# -- sentencepiece ---------------------------------------------------------------------------------
+
+def test_sentencepiece_oracle_reads_a_mistral_family_and_only_sentencepiece_families(mistral_v3):
+    from oracles.sentencepiece_oracle import SentencePieceOracle
+
+    oracle = SentencePieceOracle.for_family(mistral_v3.path)
+    reference = TokenizersOracle.from_dir(mistral_v3.path)
+    assert oracle.version.startswith("sentencepiece ") and oracle.vocab_size == reference.vocab_size
+    assert oracle.encode("Hello world") == reference.encode("Hello world")
+    assert oracle.encode("[INST]") != reference.encode("[INST]")  # a control piece is never matched in text
+    assert SentencePieceOracle.for_family(build_family("gpt2")) is None
+
+
+# -- tiktoken --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", BYTE_LEVEL)
+def test_byte_level_vocabularies_convert_to_tiktoken_exactly(name):
+    path = family_path(name)
+    vocabulary = TiktokenVocabulary.from_dir(path)
+    reference = TokenizersOracle.from_dir(path)
+    texts = corpus_snippets(QUICK)
+    assert [vocabulary.encode(t, add_special_tokens=True) for t in texts] == \
+        [reference.encode(t, add_special_tokens=True) for t in texts]
+    ids = [i for t in texts for i in reference.encode(t)]
+    assert vocabulary.decode(ids) == reference.decode(ids)
+
+
+@pytest.mark.parametrize("name, why", [
+    ("bert", "byte-level BPE"), ("roberta", "add_prefix_space"), ("sentencepiece", "byte-level BPE"),
+    ("metaspace", "normalizer NFKC"), ("unigram", "byte-level BPE"), ("wordpiece", "byte-level BPE"),
+])
+def test_what_tiktoken_cannot_express_is_refused_naming_the_part(name, why):
+    with pytest.raises(NotExpressible, match=why):
+        TiktokenVocabulary.from_dir(build_family(name))
+    assert TiktokenOracle.for_family(build_family(name)) is None
+
+
+def test_merges_out_of_id_order_are_refused():
+    spec = json.loads((build_family("gpt2") / "tokenizer.json").read_text(encoding="utf-8"))
+    merges = spec["model"]["merges"]
+    merges[0], merges[-1] = merges[-1], merges[0]
+    with pytest.raises(NotExpressible, match="merge #1 .* tiktoken would apply it earlier"):
+        TiktokenVocabulary.from_tokenizer_json(spec, "shuffled")
+
+
+def test_byte_level_token_strings_spell_bytes():
+    assert [token_bytes_of(t) for t in ["Ġthe", "ĊĠ", "Ã©", "ā"]] == [b" the", b"\n ", "é".encode(), b"\x01"]
+    assert token_bytes_of("a b") is None  # a plain space is not a ByteLevel character
+
+
+# -- oracle disagreements --------------------------------------------------------------------------
+
+class Rewriting:
+    """A second oracle that is `tokenizers` on text rewritten first: a broken reference."""
+
+    def __init__(self, path, rewrite=lambda text: text, version="rewriting 1"):
+        self.reference, self.rewrite, self.version = TokenizersOracle.from_dir(path), rewrite, version
+
+    def encode(self, text):
+        return self.reference.encode(self.rewrite(text))
+
+    def decode(self, ids):
+        return self.rewrite(self.reference.decode(ids))
+
+
+def raising(text):
+    raise RuntimeError("no")
+
+
+@pytest.mark.parametrize("rewrite, classification", [
+    (lambda t: t.replace("  ", " "), "runs of spaces"),
+    (lambda t: t[1:] if t.startswith(" ") and t[1:2] != " " else t, "leading space"),
+    (lambda t: t.replace("\n", " "), "other whitespace"),
+    (raising, "oracle B raised"),
+])
+def test_a_second_oracle_that_differs_is_recorded_and_classified(rewrite, classification):
+    path = build_family("gpt2")
+    found = list(family_disagreements("gpt2", path, QUICK, [Rewriting(path, rewrite)]))
+    assert classification in {record.classification for record in found}
+    record = next(r for r in found if r.classification == classification)
+    assert record.oracle_a.startswith("tokenizers ") and record.oracle_b == "rewriting 1"
+    assert record.output_a != record.output_b
+
+
+def test_agreeing_oracles_record_nothing():
+    path = build_family("gpt2")
+    assert list(family_disagreements("gpt2", path, QUICK, [Rewriting(path)])) == []
+
+
+def test_control_tokens_are_where_sentencepiece_and_tokenizers_part(mistral_v3, tmp_path):
+    assert disagreements.main(["--family", "mistral-v3", "--out", str(tmp_path)]) == 0
+    records = disagreements.read(tmp_path / disagreements.FILE_NAME)
+    assert records and set(records[0]) == {field for field in OracleDisagreement.__dataclass_fields__}
+    assert {r["classification"] for r in records} == {"control tokens"}
+    assert {r["oracle_b"].split()[0] for r in records} == {"sentencepiece"}
+    section = disagreements.markdown(records)
+    assert "## Oracle disagreements" in section and "| mistral-v3 |" in section and "control tokens" in section
+
+
+def test_summary_counts_each_classification_with_its_smallest_example():
+    def record(text, classification):
+        return {"family": "f", "oracle_b": "b", "operation": "encode", "classification": classification,
+                "input": {"text": text}, "oracle_a": "a", "output_a": [], "output_b": [1]}
+    rows = disagreements.summary([record("long text", "x"), record("t", "x"), record("y", "y")])
+    assert [(r["classification"], r["count"], r["example"]["input"]["text"]) for r in rows] == [("x", 2, "t"), ("y", 1, "y")]
+
+
+# -- tiktoken as an --impl -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("component", ["tokenizer", "detokenizer"])
+def test_tiktoken_adapter_is_checked_through_the_harness(component):
+    family = Family("llama3", build_family("llama3"), "embedded")
+    subject = Subject(family.name, family.path, Implementation("textbound.adapters.tiktoken_adapter"))
+    cases = list(case_source(family, component, QUICK, 0))[:400]
+    assert cases and [d for d in (run_check(subject, case) for case in cases) if d] == []
+
+
+def test_tiktoken_adapter_streams_a_character_split_across_tokens():
+    from textbound.adapters.tiktoken_adapter import IncrementalDetokenizer, Tokenizer
+
+    tokenizer = Tokenizer.from_dir(build_family("gpt2"))
+    euro = [tokenizer.token_to_id(t) for t in ["â", "Ĥ", "¬"]]  # the three bytes of "€" alone
+    stream = IncrementalDetokenizer(tokenizer)
+    assert [stream.add([i]) for i in euro] == ["", "", "€"]
+    with pytest.raises(ValueError, match="ids: invalid token id 999999"):
+        stream.add([999999])
+    assert stream.add([tokenizer.token_to_id("â")]) == "" and stream.flush() == "\ufffd"
+    assert stream.text == "€\ufffd"
+
+
+def test_tiktoken_adapter_refuses_a_family_it_cannot_express():
+    from textbound.adapters.tiktoken_adapter import Tokenizer
+
+    with pytest.raises(NotExpressible, match="sentencepiece"):
+        Tokenizer.from_dir(build_family("sentencepiece"))
