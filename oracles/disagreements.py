@@ -39,6 +39,7 @@ from .tokenizers_oracle import TokenizersOracle
 
 FILE_NAME = "oracle_disagreements.jsonl"
 WINDOW = 8  # characters or pieces of context shown around the first difference
+CHUNK = 4096  # texts encoded by tokenizers at a time
 
 
 @dataclass(frozen=True)
@@ -72,9 +73,8 @@ def family_disagreements(family: str, folder: str | Path, budget, oracles: list 
     reference = TokenizersOracle.from_dir(folder)
     snippets = corpus_snippets(budget)
     texts = list(dict.fromkeys(snippets + sweeps.sweep_texts(reference, stride=budget.sweep_stride)))
-    encodings = reference.tokenizer.encode_batch(texts, add_special_tokens=False)
-    ids_of = {text: encoding.ids for text, encoding in zip(texts, encodings)}
-    decode_inputs = [ids_of[text] for text in snippets] + [[i] for i in sweeps.vocabulary_ids(reference, budget.sweep_stride)]
+    decode_inputs = [reference.encode(text) for text in snippets] \
+        + [[i] for i in sweeps.vocabulary_ids(reference, budget.sweep_stride)]
     classifier = Classifier(reference)
     for oracle in second_oracles(folder) if oracles is None else oracles:
         def record(operation: str, given: dict, output_a: Any, output_b: Any, classification: str,
@@ -82,11 +82,14 @@ def family_disagreements(family: str, folder: str | Path, budget, oracles: list 
             return OracleDisagreement(family, operation, given, reference.version, output_a, oracle.version,
                                       output_b, classification, difference)
 
-        for text, encoding in zip(texts, encodings):
-            theirs, error = _outcome(oracle.encode, text)
-            if error or theirs != encoding.ids:
-                yield record("encode", {"text": text}, encoding.ids, error or theirs,
-                             *classifier.encode(text, encoding, theirs, error))
+        # In chunks: a full sweep is a million texts, too many encodings to hold at once.
+        for start in range(0, len(texts), CHUNK):
+            chunk = texts[start:start + CHUNK]
+            for text, encoding in zip(chunk, reference.tokenizer.encode_batch(chunk, add_special_tokens=False)):
+                theirs, error = _outcome(oracle.encode, text)
+                if error or theirs != encoding.ids:
+                    yield record("encode", {"text": text}, encoding.ids, error or theirs,
+                                 *classifier.encode(text, encoding, theirs, error))
         for ids in decode_inputs:
             ours = reference.decode(ids)
             theirs, error = _outcome(oracle.decode, ids)

@@ -43,9 +43,6 @@ class SentencePieceOracle:
         source = source_file(folder)
         return cls(source) if source is not None and source_kind(source) == "sentencepiece" else None
 
-    def encode_batch(self, texts: list[str]) -> list[list[int]]:
-        return self.processor.encode(texts)
-
     def encode(self, text: str) -> list[int]:
         return self.processor.encode(text)
 

@@ -14,7 +14,7 @@ is applied with Python's ``unicodedata`` first) raises NotExpressible naming the
     >>> vocabulary.encode("Hello world")
     [9707, 1879]
     >>> TiktokenVocabulary.from_tokenizer_json(json.load(open("llama2/tokenizer.json")), "llama2")
-    NotExpressible: llama2: pre_tokenizer None: tiktoken needs ByteLevel, or Split(Regex, Isolated) then ByteLevel
+    NotExpressible: llama2: tiktoken needs a byte-level BPE model without dropout, byte fallback or affixes
 """
 from __future__ import annotations
 
@@ -215,9 +215,6 @@ class TiktokenOracle:
 
     def __init__(self, encode, decode, version_text: str):
         self.encode, self.decode, self.version = encode, decode, version_text
-
-    def encode_batch(self, texts: list[str]) -> list[list[int]]:
-        return [self.encode(text) for text in texts]
 
     @classmethod
     def for_family(cls, folder: str | Path) -> "TiktokenOracle | None":
