@@ -5,9 +5,15 @@
   JSON values), reasoning and content.
 - Split invariance, brute force: for every split of sample outputs into two deltas, and fed one
   character at a time, the assembled stream equals the whole parse; the deltas keep OpenAI's rules.
+- Arguments stream: a long call written in each format, fed 4 characters at a time, is announced
+  before its arguments end and its arguments arrive in many deltas that add up, byte for byte, to
+  what was written (JSON formats) and to the whole parse; truncated anywhere and split anywhere,
+  the stream still equals the whole parse. The closable-prefix reader (json_prefix) against
+  json.loads on generated JSON.
 - Minimal hold-back: content that may be the start of a tag is held, and released once it cannot be.
-- Malformed output is never dropped and never raises.
-- A parser that releases text without holding back is caught by the split check.
+- Malformed output is never dropped and never raises; calls announced before it broke are closed
+  into valid JSON and flagged.
+- A parser that releases text without holding back, and one that repeats argument text, are caught.
 """
 from __future__ import annotations
 
@@ -16,8 +22,12 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from impl.tools import FORMATS, OutputParser, assemble, format_for_template, parse_response, parse_tool_calls
+from impl.tools import (FORMATS, MALFORMED_CALL, OutputParser, assemble, format_for_template, parse_response,
+                        parse_tool_calls)
+from impl.tools.json_prefix import JsonPrefix
 from textbound.sources import TEMPLATES_ENV
 
 TOOLS = [
@@ -240,17 +250,42 @@ MALFORMED = [
     ("gpt_oss", "<|channel|>commentary to=functions.f<|message|>{not json}<|call|>"),
     ("gpt_oss", "<|start|>assistant to=functions.f"),
     ("kimi_k2", "<|tool_call_begin|>no_index<|tool_call_argument_begin|>{}<|tool_call_end|>"),
+    # the first close tag ends the block, inside a string: what may be that tag is not streamed early
+    ("kimi_k2", '<|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{"a": "x<|tool_call_end|>"}<|tool_call_end|>'),
     ("glm45", "<tool_call>f\n<arg_key>a</arg_key>\n</tool_call>"),
     ("minimax_m2", '<minimax:tool_call>\n<invoke name="f">\n<parameter name="a">1\n</invoke>\n</minimax:tool_call>'),
 ]
+
+
+def _malformed_calls_are_flagged_objects(message: dict) -> bool:
+    """Whether every call in ``message`` is one announced before its block broke: flagged, and its
+    arguments closed into a JSON object."""
+    return all(call.get("error", "").startswith(MALFORMED_CALL) and isinstance(json.loads(call["function"]["arguments"]), dict)
+               for call in message.get("tool_calls", ()))
 
 
 @pytest.mark.parametrize("fmt, text", MALFORMED)
 def test_malformed_output_comes_back_as_content(fmt, text):
     message = parse_response("Hi " + text, fmt)
     assert message["content"] == "Hi " + text
-    assert "tool_calls" not in message
+    assert _malformed_calls_are_flagged_objects(message)
     assert split_divergence("Hi " + text, fmt) is None
+
+
+def test_a_call_announced_before_it_broke_is_closed_and_flagged():
+    text = 'Hi <tool_call>{"name": "get_weather", "arguments": {"city": "Par'
+    deltas = _streamed(text, "hermes", [text])
+    message = assemble(deltas)
+    assert message["content"] == text
+    (call,) = message["tool_calls"]
+    assert call["function"] == {"name": "get_weather", "arguments": '{"city": "Par"}'}
+    assert call["error"] == f"{MALFORMED_CALL}: its block is content"
+    # A key repeated after the announcement: the announced call is flagged, the complete one follows.
+    text = '<tool_call>{"name": "f", "arguments": {"a": 1}, "name": "g"}</tool_call>'
+    calls = parse_response(text)["tool_calls"]
+    assert [(c["function"]["name"], c.get("error", "")[:len(MALFORMED_CALL)]) for c in calls] == [
+        ("f", MALFORMED_CALL), ("g", "")]
+    assert split_divergence(text, "hermes") is None
 
 
 def test_unknown_tools_are_flagged_not_dropped():
@@ -322,3 +357,142 @@ def test_a_parser_that_does_not_hold_back_is_caught(monkeypatch):
 
     monkeypatch.setattr(engine, "next_tag", eager_next_tag)
     assert split_divergence(SAMPLES["hermes"][0], "hermes") is not None
+
+
+# A long call, written in each format the way its template writes it, to watch its arguments stream.
+# (The long value last: XML formats pass a parameter on when it closes.)
+LONG_ARGUMENTS = {"days": 3, "opts": {"a": [1, 2.5, True, None], "s": "x\\y"}, "city": 'Pa"ris é <b> \\ ' * 120}
+
+
+def _xml_value(value) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def written_call(fmt: str, name: str, arguments: dict) -> tuple[str, str]:
+    """(the output text of one call in ``fmt``, its arguments' JSON text as written there)."""
+    text = json.dumps(arguments, ensure_ascii=False)
+    pairs = arguments.items()
+    writers = {
+        "hermes": lambda: f'<tool_call>\n{{"name": "{name}", "arguments": {text}}}\n</tool_call>',
+        "qwen3_coder": lambda: f"<tool_call>\n<function={name}>\n" + "".join(
+            f"<parameter={k}>\n{_xml_value(v)}\n</parameter>\n" for k, v in pairs) + "</function>\n</tool_call>",
+        "llama3_json": lambda: f'<|python_tag|>{{"name": "{name}", "parameters": {text}}}',
+        "mistral": lambda: f"[TOOL_CALLS]{name}[ARGS]{text}",
+        "deepseek_r1": lambda: f"<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>{name}\n```json\n{text}\n```"
+                               "<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
+        "deepseek_v31": lambda: f"<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>{name}<｜tool▁sep｜>{text}<｜tool▁call▁end｜>"
+                                "<｜tool▁calls▁end｜>",
+        "gpt_oss": lambda: f"<|start|>assistant<|channel|>commentary to=functions.{name} <|constrain|>json<|message|>"
+                           f"{text}<|call|>",
+        "kimi_k2": lambda: f"<|tool_calls_section_begin|><|tool_call_begin|>functions.{name}:0<|tool_call_argument_begin|>"
+                           f"{text}<|tool_call_end|><|tool_calls_section_end|>",
+        "glm45": lambda: f"<tool_call>{name}\n" + "".join(
+            f"<arg_key>{k}</arg_key>\n<arg_value>{_xml_value(v)}</arg_value>\n" for k, v in pairs) + "</tool_call>",
+        "minimax_m2": lambda: f'<minimax:tool_call>\n<invoke name="{name}">\n' + "".join(
+            f'<parameter name="{k}">{_xml_value(v)}</parameter>\n' for k, v in pairs) + "</invoke>\n</minimax:tool_call>",
+    }
+    return writers[fmt](), text
+
+
+def argument_stream_problems(fmt: str, text: str, written: str, piece: int = 4) -> list[str]:
+    """What is wrong with how one call's arguments stream when ``text`` is fed ``piece`` characters
+    at a time: announced late, arguments in fewer than three deltas or none before the arguments
+    were all written, or a concatenation that is not the whole parse's (nor, in JSON formats, the
+    text as written)."""
+    parser, pieces, fed = OutputParser(fmt, tools=TOOLS), [], 0
+    announced_at = first_arguments_at = None
+    for start in range(0, len(text), piece):
+        for delta in parser.feed(text[start:start + piece]):
+            for call in delta.get("tool_calls", ()):
+                announced_at = fed if announced_at is None else announced_at
+                if call["function"].get("arguments"):
+                    pieces.append(call["function"]["arguments"])
+                    first_arguments_at = fed if first_arguments_at is None else first_arguments_at
+        fed = start + piece
+    for delta in parser.feed("", final=True):
+        pieces += [call["function"].get("arguments", "") for call in delta.get("tool_calls", ())]
+    problems = []
+    arguments_end = text.index(written) + len(written) if written in text else len(text)
+    if announced_at is None or announced_at > len(text) // 4:
+        problems.append(f"announced only after {announced_at} of {len(text)} characters")
+    if len(pieces) < 3 or first_arguments_at is None or first_arguments_at > arguments_end // 2:
+        problems.append(f"arguments in {len(pieces)} deltas, the first after {first_arguments_at} characters")
+    (whole,) = parse_response(text, fmt, tools=TOOLS)["tool_calls"]
+    if "".join(pieces) != whole["function"]["arguments"]:
+        problems.append("the streamed arguments are not the whole parse's")
+    if fmt in JSON_ARGUMENT_FORMATS and "".join(pieces) != written:
+        problems.append("the streamed arguments are not the text as written")
+    return problems
+
+
+JSON_ARGUMENT_FORMATS = ("hermes", "llama3_json", "mistral", "deepseek_r1", "deepseek_v31", "gpt_oss", "kimi_k2")
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_arguments_stream_as_they_arrive(fmt):
+    text, written = written_call(fmt, "get_weather", LONG_ARGUMENTS)
+    assert argument_stream_problems(fmt, text, written) == []
+    message = parse_response(text, fmt, tools=TOOLS)
+    assert json.loads(message["tool_calls"][0]["function"]["arguments"]) == LONG_ARGUMENTS
+    assert "error" not in message["tool_calls"][0]
+
+
+def test_a_parser_that_repeats_argument_text_is_caught(monkeypatch):
+    from impl.tools.message import DeltaSink
+
+    original = DeltaSink.arguments
+
+    def twice(self, index, text, error=None):  # each piece of arguments sent in two deltas
+        original(self, index, text)
+        original(self, index, text, error)
+
+    monkeypatch.setattr(DeltaSink, "arguments", twice)
+    text, written = written_call("hermes", "get_weather", LONG_ARGUMENTS)
+    assert "the streamed arguments are not the text as written" in argument_stream_problems("hermes", text, written)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_truncated_anywhere_and_split_anywhere_the_stream_is_the_whole_parse(fmt):
+    text, _ = written_call(fmt, "get_weather", {"city": "Pa ris", "days": 3, "opts": {"a": [1]}})
+    text = "Sure. " + text
+    for cut in range(len(text) + 1):
+        truncated = text[:cut]
+        whole = parse_response(truncated, fmt, tools=TOOLS)
+        assert _malformed_calls_are_flagged_objects(whole) or "error" not in str(whole.get("tool_calls")), (fmt, cut)
+        for split in range(0, cut + 1, 7):
+            streamed = assemble(_streamed(truncated, fmt, [truncated[:split], truncated[split:]], tools=TOOLS))
+            assert streamed == whole, (fmt, cut, split)
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(alphabet=st.characters(blacklist_categories=("Cs",)) | st.sampled_from('"\\</>{}[]'), max_size=8),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=4), children, max_size=3),
+    max_leaves=12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(value=st.dictionaries(st.text(max_size=4), JSON_VALUES, max_size=4), ascii_only=st.booleans(),
+       indent=st.sampled_from([None, 1]), data=st.data())
+def test_every_closable_prefix_closes_into_valid_json(value, ascii_only, indent, data):
+    text = json.dumps(value, ensure_ascii=ascii_only, indent=indent)
+    if data.draw(st.booleans(), label="broken"):  # one character replaced by a piece of syntax
+        at = data.draw(st.integers(0, len(text) - 1), label="at")
+        text = text[:at] + data.draw(st.sampled_from('x"\\,:}] .e-1'), label="by") + text[at + 1:]
+    for cut in range(len(text) + 1):
+        whole = JsonPrefix(0)
+        whole.run(text[:cut])
+        if whole.closable:
+            closed = text[:whole.closable] + whole.closers()
+            json.loads(closed)  # valid JSON
+        split = data.draw(st.integers(0, cut), label="split") if cut == len(text) else cut // 2
+        pieces = JsonPrefix(0)
+        pieces.run(text[:split])
+        pieces.run(text[:cut])
+        assert (pieces.closable, pieces.closers()) == (whole.closable, whole.closers())
+    ends = JsonPrefix(0).run(text)
+    try:
+        json.loads(text)
+    except ValueError:
+        return
+    assert ends == len(text)  # a whole valid object is read to its end

@@ -39,15 +39,44 @@ format's own (kimi_k2's ``functions.NAME:IDX``, mistral's ``[CALL_ID]``/``"id"``
 Streaming
 ---------
 Content and reasoning are released as they arrive, holding back only the longest tail that may
-still become a tag. A call comes out when its block is complete: one delta with ``index``, ``id``,
-``type`` and the whole name (``arguments`` ""), then one with the arguments. Whitespace between two
-pieces of syntax (start of output, end of reasoning, calls, section tags, end of output) is
-dropped, so it is held until the next non-space character.
+still become a tag. Whitespace between two pieces of syntax (start of output, end of reasoning,
+calls, section tags, end of output) is dropped, so it is held until the next non-space character.
+
+A call is announced as soon as its header is read and its arguments have begun: one delta with
+``index``, ``id``, ``type`` and the whole name (``arguments`` ""); then its arguments follow in
+further deltas as they arrive (partial.py):
+
+- JSON formats (hermes, llama3_json, mistral ``[ARGS]``, deepseek_*, kimi_k2, gpt_oss): when the
+  name (and id) precede the arguments object and its ``{`` has been read; the arguments pass on
+  exactly as written, as far as closing characters alone would make them valid JSON (a partial key,
+  literal, number sign or escape waits for the rest). Calls written otherwise (name after the
+  arguments, arguments as a JSON-encoded string, mistral's list, whose ids follow the arguments)
+  come whole when their block ends.
+- XML formats (qwen3_coder, glm45, minimax_m2): at the function/invoke header (glm45: at the first
+  ``<arg_key>`` after the name); then one ``"key": value`` member per parameter as it closes,
+  typed by the tool's schema; ``}`` when the block ends. A call without arguments gets ``{}``.
+
+The concatenated arguments are byte for byte those of the whole parse, for every split.
+
+Announcing early, before a block is known to be well formed, is the trade-off every streaming
+engine makes: the announcement cannot be taken back. Here a block still decides as a whole when it
+ends. If it reads, announced calls get the rest of their arguments. If it does not (a JSON error
+after the ``{``, a stray piece of text, the stream ending inside the block), its text is content,
+exactly as written, as before; each call announced from it is closed into valid JSON with closing
+characters only (``{"city": "Par`` + ``"}``) and flagged ``"error": "malformed call: its block is
+content"`` in a last delta. So nothing is dropped, the content is the same as if nothing had been
+announced, and ``parse_response`` (the same machine fed the whole text) returns the same flagged
+calls, so split invariance holds for malformed output too. Likewise if the complete parse differs
+from what was announced (a key repeated later in the object), the announced call is flagged
+(``"malformed call: the complete call differs from the one streamed"``) and the parse's calls
+follow as new ones. Clients that ignore ``error`` would act on such a call, as with vLLM's
+announced-then-broken calls; the flag and the content say what happened.
 
 Malformed output: never dropped, never an exception
 ---------------------------------------------------
 - A call block that cannot be read (invalid JSON, no name, arguments that are not an object,
-  nested or repeated opening tags inside it) is content, exactly as written, tags included.
+  nested or repeated opening tags inside it) is content, exactly as written, tags included (plus
+  the flagged calls announced from it, see Streaming).
 - A call block still open when the stream ends is content, exactly as written (gpt_oss excepted:
   ``<|call|>`` is a stop token engines strip, so an unclosed call that reads well is a call).
 - A call of a tool not in ``tools`` (when ``tools`` is given) is returned flagged: the call carries
@@ -70,7 +99,7 @@ from .gpt_oss import GptOss
 from .hermes import Hermes
 from .kimi_k2 import KimiK2
 from .llama3_json import Llama3Json
-from .message import CALL_ERROR_KEY, assemble
+from .message import CALL_ERROR_KEY, MALFORMED_CALL, assemble
 from .minimax_m2 import MinimaxM2
 from .mistral import Mistral
 from .qwen3_coder import Qwen3Coder
@@ -141,5 +170,5 @@ def format_for_template(chat_template):
     return None
 
 
-__all__ = ["CALL_ERROR_KEY", "FORMATS", "OutputParser", "assemble", "format_for_template", "parse_response",
+__all__ = ["CALL_ERROR_KEY", "FORMATS", "MALFORMED_CALL", "OutputParser", "assemble", "format_for_template", "parse_response",
            "parse_tool_calls"]

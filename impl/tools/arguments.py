@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import json
 
-import regex
-
 _DECODER = json.JSONDecoder()
 _WHITESPACE = " \t\n\r"
 _CLOSERS = {"{": "}", "[": "]"}
@@ -167,9 +165,19 @@ def find_outside_spans(text: str, tag: str, span_open: str, span_close: str) -> 
 
 def xml_arguments(name: str, pairs, parameters: dict[str, dict] | None) -> str:
     """The JSON arguments of an XML-bodied call from its (key, value text) pairs, each value typed by
-    the tool's schema for that key."""
-    schemas = (parameters or {}).get(name) or {}
-    return json.dumps({key: typed_value(value, schemas.get(key)) for key, value in pairs}, ensure_ascii=False)
+    the tool's schema for that key: the members joined in the order written, as a stream passes them
+    on (a repeated key stays repeated; as JSON, the last one counts).
+
+    >>> xml_arguments("f", [("a", "1"), ("b", "x")], {"f": {"a": {"type": "integer"}}})
+    '{"a": 1, "b": "x"}'
+    """
+    return "{" + ", ".join(xml_member(name, key, value, parameters) for key, value in pairs) + "}"
+
+
+def xml_member(name: str, key: str, value: str, parameters: dict[str, dict] | None) -> str:
+    """One ``"key": value`` member of an XML-bodied call's JSON arguments."""
+    schema = ((parameters or {}).get(name) or {}).get(key)
+    return f"{json.dumps(key, ensure_ascii=False)}: {json.dumps(typed_value(value, schema), ensure_ascii=False)}"
 
 
 def call_from_json(text: str, name_key: str = "name", argument_keys=("arguments", "parameters")):

@@ -3,13 +3,15 @@
 Calls sit between ``<｜tool▁call▁begin｜>`` and ``<｜tool▁call▁end｜>``, usually inside a
 ``<｜tool▁calls▁begin｜>``...``<｜tool▁calls▁end｜>`` section; the section tags are pure syntax and are
 dropped wherever they appear (so an empty section vanishes). The two formats differ in the call
-body only.
+body only: each reads the call's header with ``header`` (groups ``name``), and a streamed call is
+announced once its header is read and its arguments object has begun.
 """
 from __future__ import annotations
 
 from .arguments import arguments_from_json
 from .engine import TaggedFormat
 from .message import ParsedCall
+from .partial import JsonCallReader
 
 CALL_BEGIN, CALL_END = "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>"
 CALLS_BEGIN, CALLS_END = "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>"
@@ -20,6 +22,10 @@ class DeepSeekFormat(TaggedFormat):
     call_tags = (CALL_BEGIN,)
     close_tag = CALL_END
     separator_tags = (CALLS_BEGIN, CALLS_END)
+    header = None  # the call's text up to its arguments object, the name in group ``name``
+
+    def call_reader(self, opener, parameters):
+        return JsonCallReader(self.header, lambda head: (head["name"].strip(), None) if head["name"].strip() else None)
 
     def parse_block(self, opener, block, parameters):
         head, separator, tail = block[:-len(CALL_END)].partition(SEPARATOR)

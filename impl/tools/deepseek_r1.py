@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import regex
 
-from .deepseek import DeepSeekFormat
+from .deepseek import SEPARATOR, DeepSeekFormat
 
+# As _BODY reads it, up to the arguments object.
+_HEADER = regex.compile(r"\s*\w*" + regex.escape(SEPARATOR) + r"(?P<name>[^\n]*?)[ \t]*\n(?:\s*```(?:json)?[ \t]*\n)?\s*(?=\{)")
 _BODY = regex.compile(r"([^\n]*?)[ \t]*\n(?:\s*```(?:json)?[ \t]*\n(.*)\n\s*```|(.*))\s*", regex.DOTALL)
 
 
 class DeepSeekR1(DeepSeekFormat):
     name = "deepseek_r1"
+    header = _HEADER
 
     def read_call(self, head, tail):
         body = _BODY.fullmatch(tail)

@@ -10,11 +10,14 @@ Arguments that are not a JSON object make the block content.
 """
 from __future__ import annotations
 
-from .deepseek import DeepSeekFormat
+import regex
+
+from .deepseek import SEPARATOR, DeepSeekFormat
 
 
 class DeepSeekV31(DeepSeekFormat):
     name = "deepseek_v31"
+    header = regex.compile(r"(?P<name>[^\n<]*)" + regex.escape(SEPARATOR) + r"\s*(?=\{)")
 
     def read_call(self, head, tail):
         return head.strip(), tail

@@ -8,10 +8,14 @@ call block and read the calls in it. ``TaggedStream`` does the rest, the same fo
   the prompt opened it (``starts_in_reasoning``); the first close tag ends reasoning for good.
   Everything in between is reasoning, tags of calls included.
 - Content: text is released as it arrives, except the longest tail that may still grow into a tag.
-  A call tag opens a block; the block is held whole until the format finds its end, then comes out
-  as calls (first delta: id, type, name; second: the arguments), or, if the format cannot read it,
-  as content exactly as written. A block still open when the stream ends is content too (unless
-  the format accepts it, as harmony's calls whose ``<|call|>`` the engine strips).
+  A call tag opens a block, whose text is held until the format finds its end. Meanwhile the
+  format's call reader (partial.py) announces each call as soon as its name is read and its
+  arguments have begun (first delta: id, type, name), then passes the arguments on as they grow
+  (``BlockCalls``). At the block's end its complete parse decides: the calls get the rest of their
+  arguments (calls not announced yet come whole), or, if the format cannot read the block, its text
+  is content exactly as written and the calls announced from it are closed and flagged
+  ``"malformed call: ..."``. A block still open when the stream ends is malformed too (unless the
+  format accepts it, as harmony's calls whose ``<|call|>`` the engine strips).
 - Separators: whitespace (and a format's separator characters) between two pieces of syntax (the
   start, the end of reasoning, a call, a section tag, the end) is template glue and is dropped;
   whitespace before text is content. So that is held until the next non-space character says which.
@@ -20,16 +24,18 @@ Worked example (hermes), fed in three pieces::
 
     feed("<think>hm</th")    -> [{"reasoning_content": "hm"}]                 # "</th" is held
     feed("ink>\\nSure <tool_") -> [{"content": "\\nSure "}]                     # "<tool_" held
-    feed('call>{"name": "f", "arguments": {}}</tool_call>', final=True)
+    feed('call>{"name": "f", "arguments": {"a": ')
       -> [{"tool_calls": [{"index": 0, "id": "call_0", "type": "function",
                            "function": {"name": "f", "arguments": ""}}]},
-          {"tool_calls": [{"index": 0, "function": {"arguments": "{}"}}]}]
+          {"tool_calls": [{"index": 0, "function": {"arguments": "{"}}]}]
+    feed('1}}</tool_call>', final=True)
+      -> [{"tool_calls": [{"index": 0, "function": {"arguments": "\"a\": 1}"}}]}]
 """
 from __future__ import annotations
 
 from .arguments import find_outside_spans, tool_parameters
-from .message import DeltaSink, ParsedCall, flag_unknown
-from .scanner import next_tag
+from .message import BlockCalls, DeltaSink, ParsedCall
+from .scanner import held_length, next_tag
 
 REJECT = -1  # block_end's answer when what follows an opener cannot be a call block
 _WHITESPACE = " \t\r\n"
@@ -63,6 +69,11 @@ class TaggedFormat:
             return position + len(self.close_tag)
         return len(body) if final and self.accepts_unterminated else None
 
+    def call_reader(self, opener: str, parameters: dict[str, dict] | None):
+        """A reader (partial.py) of the calls of a block still being written, or None: then the calls
+        come out when the block ends."""
+        return None
+
     @classmethod
     def stream(cls, tools=None, reasoning=True, starts_in_reasoning=False):
         """The state machine that parses one output in this format."""
@@ -94,7 +105,9 @@ class TaggedStream:
         self.opener = ""
         self.block_pending = ""  # the separator text before an open block, restored if it is malformed
         self.block_memo: dict = {}
+        self.reader = None  # the open block's call reader
         self.sink = DeltaSink()
+        self.block_calls = BlockCalls(self.sink, self.parameters)
         self.finished = False
 
     def feed(self, text: str, final: bool = False) -> list[dict]:
@@ -156,23 +169,31 @@ class TaggedStream:
             self.mode, self.at_boundary = CONTENT, False
             return True
         if end is None:
+            close = self.format.close_tag
+            self._read_calls(self.buffer, len(self.buffer) - (0 if final or not close else held_length(self.buffer, (close,))))
             if final:
+                self.block_calls.finish(None)
                 self._malformed(self.buffer)
                 self.buffer = ""
             return False
         block, self.buffer = self.buffer[:end], self.buffer[end:]
-        calls = self.format.parse_block(self.opener, block, self.parameters)
-        if not calls:
+        self._read_calls(block, end - len(self.format.close_tag) if block.endswith(self.format.close_tag) else end)
+        if not self.block_calls.finish(self.format.parse_block(self.opener, block, self.parameters)):
             self._malformed(block)
             return True
-        for call in calls:
-            self.sink.call(flag_unknown(call, self.parameters))
         self.mode, self.at_boundary = CONTENT, True
         return True
+
+    def _read_calls(self, body: str, limit: int) -> None:
+        """Passes on what the call reader can read of the open block up to ``limit`` (past it may be
+        the start of the closing tag)."""
+        if self.reader is not None:
+            self.block_calls.update(self.reader.read(body, limit))
 
     def _open_block(self, opener: str) -> None:
         self.block_pending = self.pending if self.at_boundary else ""
         self.pending, self.opener, self.mode, self.block_memo = "", opener, BLOCK, {}
+        self.reader = self.format.call_reader(opener, self.parameters)
 
     def _malformed(self, block: str) -> None:
         self.sink.content(self.block_pending + self.opener + block)

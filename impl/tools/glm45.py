@@ -12,6 +12,8 @@
 (the template writes strings raw and other values as JSON; without a schema a value stays a
 string). A ``</tool_call>`` inside an ``<arg_value>`` does not close the block. A block without a
 name, with a key lacking its value, or with stray text between pairs is content, as written.
+Streamed, the call is announced when its first ``<arg_key>`` follows the name (a call without
+arguments comes whole at the block's end), and each pair adds a member as its value closes.
 """
 from __future__ import annotations
 
@@ -20,9 +22,13 @@ import regex
 from .arguments import xml_arguments
 from .engine import TaggedFormat
 from .message import ParsedCall
+from .partial import XmlCallReader
 
 _PAIR = regex.compile(r"\s*<arg_key>(.*?)</arg_key>\s*<arg_value>(.*?)</arg_value>", regex.DOTALL)
 _NAME = regex.compile(r"\s*([^<\s][^<\n]*?)\s*(?=<arg_key>|\Z)", regex.DOTALL)
+# The call's and a pair's headers as a stream reads them.
+_NAME_HEADER = regex.compile(r"\s*([^<\s][^<\n]*?)\s*(?=<arg_key>)")
+_PAIR_HEADER = regex.compile(r"\s*<arg_key>(.*?)</arg_key>\s*<arg_value>", regex.DOTALL)
 
 
 class Glm45(TaggedFormat):
@@ -30,6 +36,9 @@ class Glm45(TaggedFormat):
     call_tags = ("<tool_call>",)
     value_span = ("<arg_value>", "</arg_value>")
     close_tag = "</tool_call>"
+
+    def call_reader(self, opener, parameters):
+        return XmlCallReader(_NAME_HEADER, _PAIR_HEADER, "</arg_value>", parameters)
 
     def parse_block(self, opener, block, parameters):
         body = block[:-len(self.close_tag)]

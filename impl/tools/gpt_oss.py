@@ -15,7 +15,9 @@ a call of the recipient less its ``functions.`` prefix, its body the JSON argume
 channel (final, commentary preambles) is content. Text outside messages is content; end tags
 outside a message and whitespace between messages are dropped. A call body may end the stream
 without ``<|call|>`` (engines strip that stop token). A header without a channel, a header still
-open at the end, and a call body that is not a JSON object are content, as written.
+open at the end, and a call body that is not a JSON object are content, as written. Streamed, a
+call is announced once its body's JSON object begins, and its arguments follow as written (a
+body that then fails to read is content, the call closed and flagged, as in engine).
 """
 from __future__ import annotations
 
@@ -23,7 +25,8 @@ import regex
 
 from .arguments import arguments_from_json, tool_parameters
 from .engine import TaggedFormat
-from .message import DeltaSink, ParsedCall, flag_unknown
+from .message import BlockCalls, DeltaSink, ParsedCall
+from .partial import JsonCallReader
 from .scanner import next_tag
 
 _HEADER_TAGS = ("<|start|>", "<|channel|>")
@@ -31,6 +34,7 @@ _END_TAGS = ("<|end|>", "<|call|>", "<|return|>")
 _CHANNEL = regex.compile(r"<\|channel\|>\s*(\w+)")
 _RECIPIENT = regex.compile(r"\bto=([^\s<]+)")
 _ROLE = regex.compile(r"<\|start\|>\s*(\w*)")
+_ARGUMENTS_START = regex.compile(r"\s*(?=\{)")
 _WHITESPACE = " \t\r\n"
 
 OUTSIDE, HEADER, TEXT, CALL = "outside", "header", "text", "call"
@@ -52,6 +56,7 @@ class HarmonyStream:
         self.parameters = tool_parameters(tools)
         self.reasoning = reasoning
         self.sink = DeltaSink()
+        self.block_calls = BlockCalls(self.sink, self.parameters)
         self.buffer = ""
         self.header = ""
         self.pending = ""  # whitespace between messages, dropped unless text follows
@@ -99,7 +104,9 @@ class HarmonyStream:
             self.sink.content(self.header + tag)
             self.mode, self.at_boundary = OUTSIDE, False
         elif recipient is not None:
-            self.mode, self.recipient, self.header = CALL, recipient[1], self.header + tag
+            self.mode, self.header = CALL, self.header + tag
+            self.name = recipient[1].removeprefix("functions.")
+            self.reader = JsonCallReader(_ARGUMENTS_START, lambda start: (self.name, None) if self.name else None)
         else:
             self.mode = TEXT
             self.emit = self.sink.reasoning if channel[1] == "analysis" and self.reasoning else self.sink.content
@@ -117,15 +124,14 @@ class HarmonyStream:
 
     def _call(self, final: bool) -> bool:
         body, tag, rest = next_tag(self.buffer, _END_TAGS, final)
+        self.block_calls.update(self.reader.read(self.buffer, len(body)))
         if tag is None and not final:
             return False
         self.buffer = rest
-        name = self.recipient.removeprefix("functions.")
         arguments = arguments_from_json(body.strip() or None)
+        calls = [ParsedCall(self.name, arguments)] if arguments is not None and self.name else None
         self.mode, self.at_boundary = OUTSIDE, True
-        if arguments is None or not name:
+        if not self.block_calls.finish(calls):
             self.sink.content(self.header + body + (tag or ""))
             self.at_boundary = False
-        else:
-            self.sink.call(flag_unknown(ParsedCall(name, arguments), self.parameters))
         return True

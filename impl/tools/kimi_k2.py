@@ -5,7 +5,8 @@
 -> get_weather with ``{"city": "Paris"}`` and the id ``functions.get_weather:0`` (the model's own,
 which the template writes back). The section tags (also their singular spelling) are syntax and
 are dropped. A call id not of the form ``[functions.]NAME:IDX``, or arguments that are not a JSON
-object, make the block content.
+object, make the block content. Streamed, a call is announced once its id and the opening of its
+arguments object are read.
 """
 from __future__ import annotations
 
@@ -14,9 +15,11 @@ import regex
 from .arguments import arguments_from_json
 from .engine import TaggedFormat
 from .message import ParsedCall
+from .partial import JsonCallReader
 
 _ARGUMENTS = "<|tool_call_argument_begin|>"
 _CALL_ID = regex.compile(r"\s*((?:functions\.)?([^\s:<]+):\d+)\s*")
+_HEADER = regex.compile(_CALL_ID.pattern + regex.escape(_ARGUMENTS) + r"\s*(?=\{)")
 
 
 class KimiK2(TaggedFormat):
@@ -25,6 +28,9 @@ class KimiK2(TaggedFormat):
     close_tag = "<|tool_call_end|>"
     separator_tags = ("<|tool_calls_section_begin|>", "<|tool_calls_section_end|>",
                       "<|tool_call_section_begin|>", "<|tool_call_section_end|>")
+
+    def call_reader(self, opener, parameters):
+        return JsonCallReader(_HEADER, lambda head: (head[2], head[1]))
 
     def parse_block(self, opener, block, parameters):
         head, separator, raw_arguments = block[:-len(self.close_tag)].partition(_ARGUMENTS)

@@ -7,7 +7,7 @@ counts only where a call may start: at the start of the output or right after an
 are separated by ``;`` and whitespace); ``<|python_tag|>`` may come anywhere. So content that opens
 with ``{`` is held until its object closes; if it does not read as a call, it is content, as
 written. ``<|python_tag|>`` followed by something other than an object (built-in tool code) is
-content text.
+content text. Streamed, a call is announced once ``{"name": "...", "parameters": {`` is read.
 """
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ import regex
 from .arguments import JsonScan, call_from_json
 from .engine import REJECT, TaggedFormat
 from .message import ParsedCall
+from .partial import JSON_OBJECT_HEADER, JsonCallReader, json_object_name
 
 _OBJECT_START = regex.compile(r'\s*\{\s*["}]')
 
@@ -37,6 +38,9 @@ class Llama3Json(TaggedFormat):
             return len(body) if final else None
         end = memo.setdefault("scan", JsonScan(start=body.index("{"))).run(body)
         return len(body) if end is None and final else end
+
+    def call_reader(self, opener, parameters):
+        return JsonCallReader(JSON_OBJECT_HEADER, json_object_name)
 
     def parse_block(self, opener, block, parameters):
         call = call_from_json(block)

@@ -14,8 +14,9 @@ with ``starts_in_reasoning=True``::
 
 -> reasoning "reasoning", get_weather with ``{"city": "Paris", "days": 3}`` when the schema types
 days as an integer (else "3"). One block holds any number of invokes (parallel calls); they come
-out together when the block closes. A block with no invoke, an unclosed invoke or parameter, or
-stray text is content, as written.
+out as they are read: each announced at its ``<invoke name=...>``, its arguments growing by one
+member as each parameter closes. A block with no invoke, an unclosed invoke or parameter, or stray
+text is content, as written.
 """
 from __future__ import annotations
 
@@ -24,9 +25,14 @@ import regex
 from .arguments import xml_arguments
 from .engine import TaggedFormat
 from .message import ParsedCall
+from .partial import XmlCallReader
 
 _INVOKE = regex.compile(r'\s*<invoke name=(?:"([^"]*)"|([^>\s"]+))>(.*?)</invoke>', regex.DOTALL)
 _PARAMETER = regex.compile(r'\s*<parameter name=(?:"([^"]*)"|([^>\s"]+))>(.*?)</parameter>', regex.DOTALL)
+# An invoke's and a parameter's headers, and an invoke's end, as a stream reads them.
+_INVOKE_HEADER = regex.compile(r'\s*<invoke name=(?:"([^"]*)"|([^>\s"]+))>')
+_PARAMETER_HEADER = regex.compile(r'\s*<parameter name=(?:"([^"]*)"|([^>\s"]+))>')
+_INVOKE_END = regex.compile(r"\s*</invoke>")
 
 
 class MinimaxM2(TaggedFormat):
@@ -34,6 +40,10 @@ class MinimaxM2(TaggedFormat):
     call_tags = ("<minimax:tool_call>",)
     value_span = ("<parameter name=", "</parameter>")
     close_tag = "</minimax:tool_call>"
+
+    def call_reader(self, opener, parameters):
+        return XmlCallReader(_INVOKE_HEADER, _PARAMETER_HEADER, "</parameter>", parameters, call_close=_INVOKE_END,
+                             name_of=str, key_of=str)
 
     def parse_block(self, opener, block, parameters):
         body = block[:-len(self.close_tag)]

@@ -8,7 +8,9 @@ arguments as written. Ids are the model's own when it writes them (``"id"`` in t
 ``[CALL_ID]``), else ``call_N``. The list, or the v11 arguments object, ends where its brackets
 balance (outside strings), so no closing tag is needed. ``[TOOL_CALLS]`` followed by something that
 cannot start either shape is content text; a list or object that does not read as calls is content,
-as written.
+as written. Streamed, a v11 call is announced at ``[ARGS]{`` (its name and id come first) and its
+arguments follow as written; a list's calls come whole when the list closes, since each call's
+``"id"`` follows its arguments.
 """
 from __future__ import annotations
 
@@ -17,9 +19,10 @@ import regex
 from .arguments import JsonScan, arguments_from_json, json_items, json_members, json_name
 from .engine import REJECT, TaggedFormat
 from .message import ParsedCall
+from .partial import JsonCallReader
 
-_LIST_START = regex.compile(r"\s*\[")
-_V11_HEAD = regex.compile(r"\s*(?P<name>[\w.\-]+)(?:\[CALL_ID\](?P<id>\w+))?(?:\[ARGS\])?\s*\{")
+_LIST_START = regex.compile(r"\s*(?=\[)")
+_V11_HEAD = regex.compile(r"\s*(?P<name>[\w.\-]+)(?:\[CALL_ID\](?P<id>\w+))?(?:\[ARGS\])?\s*(?=\{)")
 
 
 class Mistral(TaggedFormat):
@@ -35,8 +38,11 @@ class Mistral(TaggedFormat):
                 return REJECT
             if start.partial:
                 return len(body) if final else None
-        end = memo.setdefault("scan", JsonScan(start=start.end() - 1)).run(body)
+        end = memo.setdefault("scan", JsonScan(start=start.end())).run(body)
         return len(body) if end is None and final else end
+
+    def call_reader(self, opener, parameters):
+        return JsonCallReader(_V11_HEAD, lambda head: (head["name"], head["id"]))
 
     def parse_block(self, opener, block, parameters):
         if _LIST_START.match(block):
@@ -44,7 +50,7 @@ class Mistral(TaggedFormat):
             calls = [_list_call(item) for item in items or ()]
             return None if None in calls else calls
         head = _V11_HEAD.match(block)
-        arguments = arguments_from_json(block[head.end() - 1:]) if head else None
+        arguments = arguments_from_json(block[head.end():]) if head else None
         if arguments is None:
             return None
         return [ParsedCall(head["name"], arguments, id=head["id"])]

@@ -15,7 +15,8 @@
 an integer (``"3"`` without a schema: a value stays a string unless its schema types it). One
 newline on each side of a value is the template's and is removed. A ``</tool_call>`` inside a
 parameter value does not close the block. A block that is not exactly one ``<function=...>`` with
-parameters (and whitespace) is content, as written.
+parameters (and whitespace) is content, as written. Streamed, the call is announced at ``<function=NAME>`` and
+its arguments grow by one ``"key": value`` member as each parameter closes (``}`` at the end).
 """
 from __future__ import annotations
 
@@ -24,9 +25,12 @@ import regex
 from .arguments import xml_arguments
 from .engine import TaggedFormat
 from .message import ParsedCall
+from .partial import XmlCallReader
 
 _FUNCTION = regex.compile(r"\s*<function=([^>\n]+)>(.*)</function>\s*", regex.DOTALL)
 _PARAMETER = regex.compile(r"\s*<parameter=([^>\n]+)>(.*?)</parameter>", regex.DOTALL)
+# The two headers as a stream reads them.
+_FUNCTION_HEADER, _PARAMETER_HEADER = regex.compile(r"\s*<function=([^>\n]+)>"), regex.compile(r"\s*<parameter=([^>\n]+)>")
 
 
 class Qwen3Coder(TaggedFormat):
@@ -34,6 +38,10 @@ class Qwen3Coder(TaggedFormat):
     call_tags = ("<tool_call>",)
     value_span = ("<parameter=", "</parameter>")
     close_tag = "</tool_call>"
+
+    def call_reader(self, opener, parameters):
+        return XmlCallReader(_FUNCTION_HEADER, _PARAMETER_HEADER, "</parameter>", parameters,
+                             value_of=_strip_one_newline)
 
     def parse_block(self, opener, block, parameters):
         function = _FUNCTION.fullmatch(block[:-len(self.close_tag)])

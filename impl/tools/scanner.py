@@ -32,12 +32,16 @@ def find_tag(text: str, tags: Sequence[str], start: int = 0) -> tuple[int, str] 
 
 def held_length(text: str, tags: Sequence[str]) -> int:
     """Length of the longest suffix of ``text`` that is a proper prefix of one of ``tags``."""
-    longest = min(len(text), max((len(tag) - 1 for tag in tags), default=0))
-    for length in range(longest, 0, -1):
-        suffix = text[-length:]
-        if any(len(tag) > length and tag.startswith(suffix) for tag in tags):
-            return length
-    return 0
+    held = 0
+    for tag in tags:
+        # Candidates start with the tag's first character, within its length minus one of the end;
+        # the earliest that fits is the longest for this tag.
+        index = text.find(tag[:1], max(0, len(text) - len(tag) + 1)) if tag else -1
+        while index >= 0 and not tag.startswith(text[index:]):
+            index = text.find(tag[0], index + 1)
+        if index >= 0:
+            held = max(held, len(text) - index)
+    return held
 
 
 def tag_extends(text: str, position: int, tag: str, tags: Sequence[str]) -> bool:
