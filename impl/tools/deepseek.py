@@ -11,7 +11,7 @@ from __future__ import annotations
 from .arguments import arguments_from_json
 from .engine import TaggedFormat
 from .message import ParsedCall
-from .partial import JsonCallReader
+from .partial import JsonCallReader, header_identity
 
 CALL_BEGIN, CALL_END = "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>"
 CALLS_BEGIN, CALLS_END = "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>"
@@ -25,7 +25,7 @@ class DeepSeekFormat(TaggedFormat):
     header = None  # the call's text up to its arguments object, the name in group ``name``
 
     def call_reader(self, opener, parameters):
-        return JsonCallReader(self.header, lambda head: (head["name"].strip(), None) if head["name"].strip() else None)
+        return JsonCallReader(self.header, header_identity)
 
     def parse_block(self, opener, block, parameters):
         head, separator, tail = block[:-len(CALL_END)].partition(SEPARATOR)

@@ -15,11 +15,12 @@ import regex
 from .arguments import arguments_from_json
 from .engine import TaggedFormat
 from .message import ParsedCall
-from .partial import JsonCallReader
+from .partial import JsonCallReader, header_identity
 
 _ARGUMENTS = "<|tool_call_argument_begin|>"
 _CALL_ID = regex.compile(r"\s*((?:functions\.)?([^\s:<]+):\d+)\s*")
-_HEADER = regex.compile(_CALL_ID.pattern + regex.escape(_ARGUMENTS) + r"\s*(?=\{)")
+# The call id and the opening of the arguments, as a stream reads them.
+_HEADER = regex.compile(r"\s*(?P<id>(?:functions\.)?(?P<name>[^\s:<]+):\d+)\s*" + regex.escape(_ARGUMENTS) + r"\s*(?=\{)")
 
 
 class KimiK2(TaggedFormat):
@@ -30,7 +31,7 @@ class KimiK2(TaggedFormat):
                       "<|tool_call_section_begin|>", "<|tool_call_section_end|>")
 
     def call_reader(self, opener, parameters):
-        return JsonCallReader(_HEADER, lambda head: (head[2], head[1]))
+        return JsonCallReader(_HEADER, header_identity)
 
     def parse_block(self, opener, block, parameters):
         head, separator, raw_arguments = block[:-len(self.close_tag)].partition(_ARGUMENTS)

@@ -19,7 +19,7 @@ import regex
 from .arguments import JsonScan, arguments_from_json, json_items, json_members, json_name
 from .engine import REJECT, TaggedFormat
 from .message import ParsedCall
-from .partial import JsonCallReader
+from .partial import JsonCallReader, header_identity
 
 _LIST_START = regex.compile(r"\s*(?=\[)")
 _V11_HEAD = regex.compile(r"\s*(?P<name>[\w.\-]+)(?:\[CALL_ID\](?P<id>\w+))?(?:\[ARGS\])?\s*(?=\{)")
@@ -42,7 +42,7 @@ class Mistral(TaggedFormat):
         return len(body) if end is None and final else end
 
     def call_reader(self, opener, parameters):
-        return JsonCallReader(_V11_HEAD, lambda head: (head["name"], head["id"]))
+        return JsonCallReader(_V11_HEAD, header_identity)
 
     def parse_block(self, opener, block, parameters):
         if _LIST_START.match(block):

@@ -40,6 +40,13 @@ JSON_OBJECT_HEADER = regex.compile(
     rf'\s*\{{\s*"name"\s*:\s*(?P<name>{JSON_STRING})\s*,\s*"(?:arguments|parameters)"\s*:\s*(?=\{{)')
 
 
+def header_identity(match) -> tuple[str, str | None] | None:
+    """(name, id) from a header regex's ``name`` group (stripped) and ``id`` group if it has one; None
+    if the name is empty."""
+    name = match["name"].strip()
+    return (name, match.groupdict().get("id")) if name else None
+
+
 def json_object_name(match) -> tuple[str, None] | None:
     """(name, no id) from JSON_OBJECT_HEADER's match; None if the name is empty."""
     name = json.loads(match["name"])
