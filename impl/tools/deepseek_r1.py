@@ -16,7 +16,8 @@ import regex
 from .deepseek import SEPARATOR, DeepSeekFormat
 
 # As _BODY reads it, up to the arguments object.
-_HEADER = regex.compile(r"\s*\w*" + regex.escape(SEPARATOR) + r"(?P<name>[^\n]*?)[ \t]*\n(?:\s*```(?:json)?[ \t]*\n)?\s*(?=\{)")
+_HEADER = regex.compile(r"\s*\w*" + regex.escape(SEPARATOR)
+                        + r"(?P<name>[^\n]*?)[ \t]*\n(?:\s*```(?:json)?[ \t]*\n)?\s*(?=\{)")
 _BODY = regex.compile(r"([^\n]*?)[ \t]*\n(?:\s*```(?:json)?[ \t]*\n(.*)\n\s*```|(.*))\s*", regex.DOTALL)
 
 

@@ -29,7 +29,7 @@ Worked example (hermes), fed in three pieces::
                            "function": {"name": "f", "arguments": ""}}]},
           {"tool_calls": [{"index": 0, "function": {"arguments": "{"}}]}]
     feed('1}}</tool_call>', final=True)
-      -> [{"tool_calls": [{"index": 0, "function": {"arguments": "\"a\": 1}"}}]}]
+      -> [{"tool_calls": [{"index": 0, "function": {"arguments": '"a": 1}'}}]}]
 """
 from __future__ import annotations
 
@@ -170,7 +170,8 @@ class TaggedStream:
             return True
         if end is None:
             close = self.format.close_tag
-            self._read_calls(self.buffer, len(self.buffer) - (0 if final or not close else held_length(self.buffer, (close,))))
+            held = held_length(self.buffer, (close,)) if close and not final else 0  # may be the close tag
+            self._read_calls(self.buffer, len(self.buffer) - held)
             if final:
                 self.block_calls.finish(None)
                 self._malformed(self.buffer)

@@ -20,7 +20,8 @@ from .partial import JsonCallReader, header_identity
 _ARGUMENTS = "<|tool_call_argument_begin|>"
 _CALL_ID = regex.compile(r"\s*((?:functions\.)?([^\s:<]+):\d+)\s*")
 # The call id and the opening of the arguments, as a stream reads them.
-_HEADER = regex.compile(r"\s*(?P<id>(?:functions\.)?(?P<name>[^\s:<]+):\d+)\s*" + regex.escape(_ARGUMENTS) + r"\s*(?=\{)")
+_HEADER = regex.compile(r"\s*(?P<id>(?:functions\.)?(?P<name>[^\s:<]+):\d+)\s*"
+                        + regex.escape(_ARGUMENTS) + r"\s*(?=\{)")
 
 
 class KimiK2(TaggedFormat):

@@ -30,7 +30,8 @@ from .partial import XmlCallReader
 _FUNCTION = regex.compile(r"\s*<function=([^>\n]+)>(.*)</function>\s*", regex.DOTALL)
 _PARAMETER = regex.compile(r"\s*<parameter=([^>\n]+)>(.*?)</parameter>", regex.DOTALL)
 # The two headers as a stream reads them.
-_FUNCTION_HEADER, _PARAMETER_HEADER = regex.compile(r"\s*<function=([^>\n]+)>"), regex.compile(r"\s*<parameter=([^>\n]+)>")
+_FUNCTION_HEADER = regex.compile(r"\s*<function=([^>\n]+)>")
+_PARAMETER_HEADER = regex.compile(r"\s*<parameter=([^>\n]+)>")
 
 
 class Qwen3Coder(TaggedFormat):
