@@ -51,17 +51,28 @@ def test_markdown_summary_is_appended_for_the_step_summary(gate):
     assert text.endswith((root / "report" / "summary.md").read_text())
 
 
-def test_ci_logs_a_line_per_family_and_component_and_a_heartbeat(monkeypatch):
+def simulated_log(monkeypatch, seconds: int) -> list[str]:
+    """The CI log of a run of one family × component, one chunk checked every second."""
     now = [1000.0]
     monkeypatch.setattr(progress.time, "monotonic", lambda: now[0])
     monkeypatch.setenv("CI", "1")
     out = io.StringIO()
     log = progress.Progress(out)
-    for step in range(600):  # ten minutes of chunks, one a second
+    for _ in range(seconds):
         now[0] += 1
         log.checked("gpt2", "tokenizer", 1500, 0)
-    log.finished("gpt2", "tokenizer", 900_000, 0)
-    lines = out.getvalue().splitlines()
-    assert len(lines) == 600 // progress.HEARTBEAT_SECONDS + 1
+    log.finished("gpt2", "tokenizer", 1500 * seconds, 0)
+    return out.getvalue().splitlines()
+
+
+def test_ci_logs_a_line_per_family_and_component_and_a_heartbeat_at_most_every_30_s(monkeypatch):
+    lines = simulated_log(monkeypatch, 600)
     assert lines[-1].endswith("gpt2 tokenizer: 900,000 cases, 0 divergences")
     assert "... 45,000 cases checked, 0 divergences; checking gpt2 tokenizer" in lines[0]
+    times = [float(line[1:line.index(" s]")]) for line in lines]
+    assert times[0] == 30 and min(b - a for a, b in zip(times, times[1:-1])) >= 30
+    assert len(lines) <= 600 // 30 + 1
+
+
+def test_a_long_run_logs_fewer_heartbeats(monkeypatch):
+    assert len(simulated_log(monkeypatch, 10 * 3600)) < 70
