@@ -13,7 +13,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from impl.stops import StopChecker
-from oracles.stop_reference import apply_stops, held_back_reference
+from oracles.stop_reference import apply_stops, held_back_reference, stop_outcome
+from oracles.tokenizers_oracle import TokenizersOracle
+from textbound.checks import Subject, run_check
+from textbound.divergence import Case
+from textbound.families import build_family
+from textbound.implementation import Implementation
 
 # Few distinct pieces, so stops really occur; with newlines, multi-code-point emoji and
 # special-token text.
@@ -38,13 +43,6 @@ def split_text(draw: st.DrawFn, text: str) -> list[str]:
     cuts = sorted(draw(st.lists(st.integers(0, len(text)), max_size=12)))
     bounds = [0, *cuts, len(text)]
     return [text[start:end] for start, end in itertools.pairwise(bounds)]
-
-
-def expected_stop_string(text: str, stops: list[str]) -> str | None:
-    """The winning stop, read off the reference: the part include_stop adds to the output."""
-    without, stopped = apply_stops(text, stops)
-    with_stop, _ = apply_stops(text, stops, include_stop=True)
-    return with_stop[len(without):] if stopped else None
 
 
 def check_stream(deltas: list[str], stops: list[str], include_stop: bool) -> None:
@@ -73,7 +71,7 @@ def check_stream(deltas: list[str], stops: list[str], include_stop: bool) -> Non
         assert tail == ""
     assert emitted + tail == final_output
     assert checker.stopped == final_stopped
-    assert checker.stop_string == expected_stop_string(text, stops)
+    assert checker.stop_string == stop_outcome(text, stops).stop_string
 
 
 @settings(max_examples=400, deadline=None)
@@ -136,6 +134,37 @@ def test_targeted_cases_every_split(text: str, stops: list[str], include_stop: b
 )
 def test_reference_semantics(text: str, stops: list[str], include_stop: bool, expected: tuple[str, bool]):
     assert apply_stops(text, stops, include_stop) == expected
+
+
+@pytest.mark.parametrize(
+    "text, stops, expected",
+    [
+        ("xabcx", ["bc", "abc"], "abc"),  # same end: the longest is the one that cut
+        ("xabcd", ["abcd", "b"], "b"),  # the earliest end, though another starts first
+        ("abc", ["", "zz"], None),
+    ],
+)
+def test_reference_stop_string(text: str, stops: list[str], expected: str | None):
+    outcome = stop_outcome(text, stops)
+    assert outcome.stop_string == expected and outcome.stopped == (expected is not None)
+    # The stop reported is the one include_stop adds back.
+    assert apply_stops(text, stops, True)[0] == outcome.output + (expected or "")
+
+
+@pytest.mark.parametrize("prop, given", [
+    ("stream", {"text": "xabcx", "stops": ["bc", "abc"], "splits": [2]}),
+    ("pipeline", {"splits": [], "stops": ["bc", "abc"]}),
+])
+def test_check_compares_the_stop_string(prop: str, given: dict):
+    """A checker cutting the text right but naming the first listed stop that ends there is caught."""
+    family = build_family("gpt2")
+    if prop == "pipeline":
+        given = {**given, "ids": TokenizersOracle.from_dir(family).encode("xabcx")}
+    case = Case("stops", prop, "gpt2", given)
+    assert run_check(Subject("gpt2", family, Implementation("impl")), case) is None
+    found = run_check(Subject("gpt2", family, Implementation("mutants.stops_wrong_stop_string")), case)
+    assert found is not None and found.kind == "reports another stop string"
+    assert found.first_difference == {"expected_stop_string": "abc", "actual_stop_string": "bc"}
 
 
 def test_reference_held_back():

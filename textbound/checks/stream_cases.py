@@ -67,7 +67,15 @@ def _stops_for(rng: random.Random, text: str, specials: list[str]) -> list[str]:
         if kind == 2:
             return "never occurs \x00"
         return rng.choice(["\n", "\n\n", ".", " ", "User:", "```"])
-    return [pick() for _ in range(rng.randint(0, 4))]
+    stops = [pick() for _ in range(rng.randint(0, 4))]
+    # A stop's own head or tail beside it, anywhere in the list: stops that end (or start) at the
+    # same place, where which one cuts and which one is reported depend on the rules.
+    longer = [stop for stop in stops if len(stop) > 1]
+    if longer and rng.random() < 0.5:
+        stop = rng.choice(longer)
+        cut = rng.randrange(1, len(stop))
+        stops.insert(rng.randrange(len(stops) + 1), stop[cut:] if rng.random() < 0.5 else stop[:cut])
+    return stops
 
 
 def _sequences(subject: Subject, budget: Budget, rng: random.Random) -> Iterator[list[int]]:

@@ -1,0 +1,124 @@
+"""The mutation catalogue: implementations of the text boundary with one real-world bug each.
+
+Each mutant is a module here that re-exports impl's names and replaces one of them (mutants/base.py
+holds the shared plumbing), so ``textbound check --impl mutants.NAME`` checks it like any engine.
+``textbound mutate`` (textbound/mutate.py) checks every one at the quick budget: the harness is only
+as good as the share of these it catches.
+
+``drawn_from`` says where the bug was seen: an engine that shipped it where we know one, else the
+engineering mistake it stands for.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str  # module name under mutants/
+    component: str  # the component whose checks must catch it
+    bug: str
+    drawn_from: str
+
+    @property
+    def module(self) -> str:
+        return f"{__name__}.{self.name}"
+
+
+CATALOGUE: tuple[Mutant, ...] = (
+    # tokenizer: added tokens
+    Mutant("tokenizer_added_after_digit", "tokenizer", "added tokens not split off right after a digit",
+           "special-token splitters that only cut at word boundaries"),
+    Mutant("tokenizer_added_after_newline", "tokenizer", "added tokens not split off right after a newline",
+           "line-oriented splitters of added tokens"),
+    Mutant("tokenizer_added_before_punctuation", "tokenizer", "added tokens not split off before punctuation",
+           "splitters requiring a space or the end after an added token"),
+    Mutant("tokenizer_added_adjacent", "tokenizer", "an added token right after another one not split off",
+           "splitters resuming the search one character after a match"),
+    Mutant("tokenizer_lstrip_ignored", "tokenizer", "added tokens' lstrip ignored",
+           "llama.cpp before its token attributes (lstrip/rstrip, 2024)"),
+    Mutant("tokenizer_rstrip_ignored", "tokenizer", "added tokens' rstrip ignored",
+           "llama.cpp before its token attributes (lstrip/rstrip, 2024)"),
+    Mutant("tokenizer_single_word_ignored", "tokenizer", "added tokens' single_word ignored",
+           "reimplementations of tokenizers that read content and special only"),
+    Mutant("tokenizer_normalized_ignored", "tokenizer", "normalized: false ignored (tokens matched after normalization)",
+           "reimplementations matching every added token in one pass"),
+    # tokenizer: normalizers, pre-tokenizers, model
+    Mutant("tokenizer_nfc_skipped", "tokenizer", "the NFC normalizer skipped",
+           "llama.cpp, which does not run tokenizer.json normalizers (ggml-org/llama.cpp#6980, #2023)"),
+    Mutant("tokenizer_strip_accents_default", "tokenizer", "BertNormalizer strip_accents null read as false",
+           "ports of BertNormalizer missing that null follows lowercase"),
+    Mutant("tokenizer_split_behavior_ignored", "tokenizer", "a Split pre-tokenizer's behavior ignored (always isolated)",
+           "engines translating only the Split regex of tokenizer.json"),
+    Mutant("tokenizer_split_invert_ignored", "tokenizer", "a Split pre-tokenizer's invert ignored",
+           "engines translating only the Split regex of tokenizer.json"),
+    Mutant("tokenizer_ignore_merges_ignored", "tokenizer", "BPE ignore_merges ignored (Llama 3)",
+           "llama.cpp before it honoured ignore_merges for Llama 3 vocabularies"),
+    Mutant("tokenizer_prepend_first_as_always", "tokenizer", 'Metaspace prepend_scheme "first" read as "always"',
+           "transformers' legacy Llama/T5 tokenizers (a space after special tokens; legacy=False fixed it)"),
+    Mutant("tokenizer_prefix_space_ignored", "tokenizer", "ByteLevel add_prefix_space ignored",
+           "RoBERTa-style vocabularies through GPT-2 byte-level code"),
+    Mutant("tokenizer_no_special_tokens", "tokenizer", "add_special_tokens ignored: no BOS/CLS added",
+           "servers tokenizing prompts without the post-processor (a missing BOS)"),
+    # tokenizer: decode
+    Mutant("tokenizer_byte_fallback_subparts", "tokenizer", "byte fallback decoded by the maximal-subpart rule",
+           "decoders joining byte tokens then decoding with from_utf8_lossy / errors='replace'"),
+    Mutant("tokenizer_trailing_whitespace_collapsed", "tokenizer", "trailing whitespace of decoded text collapsed",
+           "servers cleaning decoded text (strip/collapse of trailing blank lines)"),
+    Mutant("tokenizer_skip_special_ignored", "tokenizer", "skip_special_tokens ignored when decoding",
+           "decoders that drop the flag between the API and the tokenizer"),
+    # detokenizer
+    Mutant("detokenizer_per_token", "detokenizer", "per-token decoding of byte-level text",
+           "naive streaming servers (the reason vLLM and TGI decode with prefix offsets)"),
+    Mutant("detokenizer_no_context", "detokenizer", "the SentencePiece leading-space strip applied to every delta",
+           "streamed Llama 2 text without spaces between deltas (TGI and vLLM, before prefix offsets)"),
+    Mutant("detokenizer_prompt_ignored", "detokenizer", "prompt ids not used as context for the first ids",
+           "detokenizers started empty for every request"),
+    Mutant("detokenizer_unfinished_released", "detokenizer", "an unfinished character released as U+FFFD",
+           "streams showing U+FFFD for emoji and CJK split across tokens"),
+    Mutant("detokenizer_skip_special_ignored", "detokenizer", "the stream ignores skip_special_tokens",
+           "streaming paths that differ from the non-streaming one"),
+    # stops
+    Mutant("stops_fixed_holdback", "stops", "a fixed-size stop hold-back (longest stop - 1 characters)",
+           "servers holding back a fixed window instead of a possible stop prefix"),
+    Mutant("stops_earliest_start", "stops", "earliest-start instead of earliest-completion stops",
+           "stop search by str.find over the text so far, the lowest index winning"),
+    Mutant("stops_wrong_stop_string", "stops", "the wrong stop string reported (first listed that ends there)",
+           "loops over the request's stops that report the first one found"),
+    Mutant("stops_within_delta", "stops", "a stop string split across deltas missed",
+           "stop checks run on each new piece of text alone"),
+    Mutant("stops_include_stop_ignored", "stops", "include_stop ignored",
+           "servers that always strip the stop string"),
+    # chat
+    Mutant("chat_trim_blocks_off", "chat", "trim_blocks off", "engines rendering with Jinja's default Environment"),
+    Mutant("chat_lstrip_blocks_off", "chat", "lstrip_blocks off", "engines rendering with Jinja's default Environment"),
+    Mutant("chat_tojson_ascii", "chat", "tojson escaping non-ASCII", "Jinja's own tojson (json.dumps' ensure_ascii default)"),
+    Mutant("chat_tojson_sorted", "chat", "tojson sorting keys", "Jinja's own tojson (htmlsafe_json_dumps sorts keys)"),
+    Mutant("chat_raise_exception_swallowed", "chat", "raise_exception swallowed",
+           "engines defining raise_exception as a no-op so that templates always render"),
+    Mutant("chat_continue_not_trimmed", "chat", "continue_final_message not trimmed (the final turn is closed)",
+           "prefill requests rendered as ordinary conversations"),
+    Mutant("chat_generation_prompt_ignored", "chat", "add_generation_prompt ignored",
+           "servers that drop the flag on its way to the template"),
+    # tools
+    Mutant("tools_tag_split_leaks", "tools", "a tag split across deltas leaks into content",
+           "streaming parsers assuming a tag is one token (vLLM's hermes parser on untokenized tags)"),
+    Mutant("tools_close_tag_in_string", "tools", "</tool_call> inside a JSON string ends the call",
+           "vLLM's hermes parser (non-greedy <tool_call>(.*?)</tool_call>)"),
+    Mutant("tools_index_from_one", "tools", "tool-call indexes from 1", "OpenAI-compatible servers numbering calls from 1"),
+    Mutant("tools_arguments_repeated", "tools", "the whole arguments sent again at the end of the stream",
+           "streaming parsers flushing the complete arguments in their last delta"),
+    Mutant("tools_empty_content", "tools", 'content "" instead of null beside tool calls',
+           "servers that default content to an empty string"),
+    # structured
+    Mutant("structured_optional_required", "structured", "a schema's optional property made required",
+           "early JSON-schema-to-regex translations that required every property"),
+    Mutant("structured_required_ignored", "structured", "an object's required ignored",
+           "grammars making every property optional"),
+    Mutant("structured_length_ignored", "structured", "string minLength/maxLength ignored",
+           "schema translators supporting type and enum only"),
+    Mutant("structured_bounds_ignored", "structured", "numeric minimum/maximum ignored",
+           "schema translators supporting type and enum only"),
+)
+
+BY_NAME = {mutant.name: mutant for mutant in CATALOGUE}

@@ -1,0 +1,8 @@
+"""prompt_ids are ignored: the first ids decode as the start of a text, not after the prompt."""
+import impl
+from impl import *  # noqa: F403 - a mutant re-exports impl's names
+
+
+class IncrementalDetokenizer(impl.IncrementalDetokenizer):
+    def __init__(self, tokenizer, skip_special_tokens=True, prompt_ids=None):
+        super().__init__(tokenizer, skip_special_tokens)

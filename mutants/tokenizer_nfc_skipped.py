@@ -1,0 +1,6 @@
+"""The NFC normalizer is skipped: decomposed text reaches the model as written."""
+from impl import *  # noqa: F403 - a mutant re-exports impl's names
+
+from .base import drop_normalizer, spec_rewritten
+
+Tokenizer = spec_rewritten(drop_normalizer("NFC"))

@@ -1,0 +1,8 @@
+"""add_special_tokens is ignored: BOS/CLS and friends are never added."""
+import impl
+from impl import *  # noqa: F403 - a mutant re-exports impl's names
+
+
+class Tokenizer(impl.Tokenizer):
+    def encode(self, text, add_special_tokens=False):
+        return super().encode(text, add_special_tokens=False)
