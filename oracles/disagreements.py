@@ -7,12 +7,14 @@ properties/sweeps.py) to encode without special tokens, and the ids tokenizers g
 snippets plus sampled vocabulary ids alone to decode. Each input on which they differ is an
 *oracle disagreement*: recorded with both outputs and a classification of where they part, never
 counted as an impl failure. One JSON line each in ``oracle_disagreements.jsonl`` (beside a run's
-divergences.jsonl):
+divergences.jsonl), at most PER_CLASS per classification (the shortest inputs: a full sweep puts a
+control token before every code point, which would be 170,000 lines alike), each with
+``class_count``, how many its classification had in all:
 
     {"family": "mistral-v3", "operation": "encode", "input": {"text": "[INST] hi"},
      "oracle_a": "tokenizers 0.23.3", "output_a": [3, 29473, 12782],
      "oracle_b": "sentencepiece 0.2.3", "output_b": [1501, 17057, 29561, 12782],
-     "classification": "control tokens", "first_difference": {"index": 0, ...}}
+     "classification": "control tokens", "first_difference": {"index": 0, ...}, "class_count": 695}
 
 Classifications, the first that applies: ``control tokens`` (the text holds an added token's
 content, or the ids a special token), ``runs of spaces``, ``leading space``, ``trailing space``,
@@ -25,6 +27,7 @@ content, or the ids a special token), ``runs of spaces``, ``leading space``, ``t
 from __future__ import annotations
 
 import argparse
+import heapq
 import json
 import re
 import sys
@@ -40,6 +43,7 @@ from .tokenizers_oracle import TokenizersOracle
 FILE_NAME = "oracle_disagreements.jsonl"
 WINDOW = 8  # characters or pieces of context shown around the first difference
 CHUNK = 4096  # texts encoded by tokenizers at a time
+PER_CLASS = 100  # lines kept per family x oracle x operation x classification
 
 
 @dataclass(frozen=True)
@@ -163,16 +167,30 @@ def _outcome(function, argument) -> tuple[Any, str | None]:
         return None, f"raised {type(exc).__name__}: {exc}"
 
 
-def write(records: Iterable[OracleDisagreement], out_dir: str | Path) -> tuple[Path, int]:
-    """Appends the records to ``out_dir/oracle_disagreements.jsonl``; the path and how many."""
+def write(records: Iterable[OracleDisagreement], out_dir: str | Path,
+          per_class: int = PER_CLASS) -> tuple[Path, Counter]:
+    """Appends the records to ``out_dir/oracle_disagreements.jsonl``, at most ``per_class`` of
+    each family x second oracle x operation x classification (those with the shortest inputs),
+    each line carrying ``class_count``, how many its class had in all. Returns the path and the
+    counts per class."""
+    counts: Counter = Counter()
+    kept: dict[tuple, list] = {}
+    for order, record in enumerate(records):
+        key = (record.family, record.oracle_b, record.operation, record.classification)
+        counts[key] += 1
+        smallest = kept.setdefault(key, [])
+        # a max-heap by input size (negated) of the smallest inputs so far
+        heapq.heappush(smallest, (-len(json.dumps(record.input)), -order, record))
+        if len(smallest) > per_class:
+            heapq.heappop(smallest)
     path = Path(out_dir) / FILE_NAME
     path.parent.mkdir(parents=True, exist_ok=True)
-    count = 0
     with path.open("a", encoding="utf-8") as file:
-        for record in records:
-            file.write(json.dumps(asdict(record), ensure_ascii=False) + "\n")
-            count += 1
-    return path, count
+        for key, smallest in kept.items():
+            for _, _, record in sorted(smallest, reverse=True):
+                line = {**asdict(record), "class_count": counts[key]}
+                file.write(json.dumps(line, ensure_ascii=False) + "\n")
+    return path, counts
 
 
 def read(path: str | Path) -> list[dict]:
@@ -188,7 +206,8 @@ def summary(records: Iterable[dict]) -> list[dict]:
         key = (record["family"], record["oracle_b"], record["operation"], record["classification"])
         groups.setdefault(key, []).append(record)
     rows = [{"family": family, "oracle_b": oracle, "operation": operation, "classification": classification,
-             "count": len(members), "example": min(members, key=lambda r: len(json.dumps(r["input"])))}
+             "count": members[0].get("class_count", len(members)),
+             "example": min(members, key=lambda r: len(json.dumps(r["input"])))}
             for (family, oracle, operation, classification), members in groups.items()]
     return sorted(rows, key=lambda row: (row["family"], -row["count"], row["classification"]))
 
@@ -242,11 +261,9 @@ def main(argv: list[str] | None = None) -> int:
         if not oracles:
             print(f"{family.name}: no second oracle (no SentencePiece model; tiktoken cannot express it)")
             continue
-        records = list(family_disagreements(family.name, family.path, BUDGETS[args.budget], oracles))
-        write(records, args.out)
-        counts = Counter((r.oracle_b, r.operation, r.classification) for r in records)
-        print(f"{family.name}: {len(records)} oracle disagreements"
-              + "".join(f"\n  {n:6d}  {o} {op}: {c}" for (o, op, c), n in counts.most_common()))
+        _, counts = write(family_disagreements(family.name, family.path, BUDGETS[args.budget], oracles), args.out)
+        print(f"{family.name}: {sum(counts.values())} oracle disagreements"
+              + "".join(f"\n  {n:6d}  {o} {op}: {c}" for (_, o, op, c), n in counts.most_common()))
     print(f"written to {path}")
     return 0
 

@@ -128,19 +128,22 @@ def test_agreeing_oracles_record_nothing():
 def test_control_tokens_are_where_sentencepiece_and_tokenizers_part(mistral_v3, tmp_path):
     assert disagreements.main(["--family", "mistral-v3", "--out", str(tmp_path)]) == 0
     records = disagreements.read(tmp_path / disagreements.FILE_NAME)
-    assert records and set(records[0]) == {field for field in OracleDisagreement.__dataclass_fields__}
+    assert records and set(records[0]) == {*OracleDisagreement.__dataclass_fields__, "class_count"}
     assert {r["classification"] for r in records} == {"control tokens"}
     assert {r["oracle_b"].split()[0] for r in records} == {"sentencepiece"}
     section = disagreements.markdown(records)
     assert "## Oracle disagreements" in section and "| mistral-v3 |" in section and "control tokens" in section
 
 
-def test_summary_counts_each_classification_with_its_smallest_example():
+def test_each_classification_keeps_its_shortest_inputs_and_its_count(tmp_path):
     def record(text, classification):
-        return {"family": "f", "oracle_b": "b", "operation": "encode", "classification": classification,
-                "input": {"text": text}, "oracle_a": "a", "output_a": [], "output_b": [1]}
-    rows = disagreements.summary([record("long text", "x"), record("t", "x"), record("y", "y")])
-    assert [(r["classification"], r["count"], r["example"]["input"]["text"]) for r in rows] == [("x", 2, "t"), ("y", 1, "y")]
+        return OracleDisagreement("f", "encode", {"text": text}, "a", [], "b", [1], classification, {})
+    texts = ["a long text", "t", "medium", "text four"]
+    path, counts = disagreements.write([*(record(t, "x") for t in texts), record("y", "y")], tmp_path, per_class=2)
+    assert sorted(counts.values()) == [1, 4]
+    rows = disagreements.summary(disagreements.read(path))
+    assert [(r["classification"], r["count"], r["example"]["input"]["text"]) for r in rows] == [("x", 4, "t"), ("y", 1, "y")]
+    assert [r["input"]["text"] for r in disagreements.read(path) if r["classification"] == "x"] == ["t", "medium"]
 
 
 # -- tiktoken as an --impl -------------------------------------------------------------------------
