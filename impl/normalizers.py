@@ -14,7 +14,7 @@ import regex
 
 from . import unicode_tables
 from .byte_level import bytes_to_chars
-from .errors import build_component, build_components, child, field, optional
+from .errors import ANY_TYPE, build_component, build_components, child, field, optional
 from .patterns import compile_pattern, match_spans
 
 
@@ -253,7 +253,7 @@ class Sequence(Normalizer):
 
     @classmethod
     def from_json(cls, node: dict, where: str) -> Sequence:
-        return cls(build_components(node, "normalizers", where, "normalizer", NORMALIZERS))
+        return cls(build_components(node, "normalizers", where, "normalizer", NORMALIZERS, UNTAGGED_NORMALIZERS))
 
     def normalize(self, text: str) -> str:
         for normalizer in self.normalizers:
@@ -268,26 +268,32 @@ class Sequence(Normalizer):
         return text, keeps_start
 
 
+from .precompiled import Precompiled  # noqa: E402 (a Normalizer, defined above)
+
+# The oracle's "type" names; "Bert" is BertNormalizer's.
 NORMALIZERS: dict[str, type[Normalizer]] = {
+    "Bert": BertNormalizer,
+    "Strip": Strip,
+    "StripAccents": StripAccents,
     "NFC": NFC,
     "NFD": NFD,
     "NFKC": NFKC,
     "NFKD": NFKD,
+    "Sequence": Sequence,
     "Lowercase": Lowercase,
-    "Strip": Strip,
-    "StripAccents": StripAccents,
+    "Nmt": Nmt,
+    "Precompiled": Precompiled,
     "Replace": Replace,
     "Prepend": Prepend,
     "ByteLevel": ByteLevel,
-    "Nmt": Nmt,
-    "BertNormalizer": BertNormalizer,
-    # tokenizers also reads "Bert" as BertNormalizer's type name.
-    "Bert": BertNormalizer,
-    "Sequence": Sequence,
 }
-
+# What the oracle tries, in order, for any other "type" or none: the normalizers with fields,
+# whatever their "type" says. So {"type": "BertNormalizer", ...} is a BertNormalizer too.
+UNTAGGED_NORMALIZERS = tuple((name, shape, ANY_TYPE) for name, shape in (
+    ("BertNormalizer", BertNormalizer), ("Strip", Strip), ("Sequence", Sequence), ("Replace", Replace),
+    ("Prepend", Prepend)))
 
 
 def normalizer_from_json(node: dict | None, where: str) -> Normalizer | None:
     """The normalizer a tokenizer.json ``normalizer`` node describes, or None for null."""
-    return None if node is None else build_component(node, where, "normalizer", NORMALIZERS)
+    return None if node is None else build_component(node, where, "normalizer", NORMALIZERS, UNTAGGED_NORMALIZERS)

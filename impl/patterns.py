@@ -39,7 +39,7 @@ def _version_key(version: str) -> tuple[int, ...]:
 
 
 @functools.cache
-def _assigned_after(version: str) -> str:
+def assigned_after(version: str) -> str:
     """Every code point first assigned after Unicode ``version``, as one string."""
     return "".join(
         chr(cp)
@@ -65,9 +65,9 @@ def unicode_class(item: str, version: str) -> str:
     properties changed since as they were (impl.unicode_age.PROPERTY_CHANGES)."""
     pattern = regex.compile(item, FLAGS)
     takes_unassigned = pattern.match(UNASSIGNED_PROBE) is not None
-    newer = {ord(c) for c in pattern.findall(_assigned_after(version))}
+    newer = {ord(c) for c in pattern.findall(assigned_after(version))}
     if takes_unassigned:
-        added, removed = {ord(c) for c in _assigned_after(version)} - newer, set()
+        added, removed = {ord(c) for c in assigned_after(version)} - newer, set()
     else:
         added, removed = set(), newer
     for cp, twin, changed_in in unicode_age.PROPERTY_CHANGES:
