@@ -14,6 +14,7 @@ import re
 from . import normalizers
 from .byte_level import chars_to_bytes
 from .errors import (
+    ANY_TYPE,
     TokenizerFileError,
     build_component,
     build_components,
@@ -295,7 +296,7 @@ class Sequence(Decoder):
 
     @classmethod
     def from_json(cls, node: dict, where: str) -> "Sequence":
-        return cls(build_components(node, "decoders", where, "decoder", DECODERS))
+        return cls(build_components(node, "decoders", where, "decoder", DECODERS, UNTAGGED_DECODERS))
 
 
 DECODERS: dict[str, type[Decoder]] = {
@@ -312,9 +313,15 @@ DECODERS: dict[str, type[Decoder]] = {
 }
 
 
+# What the oracle tries, in order, for any other "type" or none: the decoders with fields that
+# serde reads whatever their "type" says.
+UNTAGGED_DECODERS = tuple((name, DECODERS[name], ANY_TYPE) for name in ("BPEDecoder", "WordPiece", "CTC", "Replace",
+                                                                         "Strip"))
+
+
 def decoder_from_json(node: dict | None, where: str) -> Decoder | None:
     """The decoder a tokenizer.json ``decoder`` node describes; None when it is null."""
-    return None if node is None else build_component(node, where, "decoder", DECODERS)
+    return None if node is None else build_component(node, where, "decoder", DECODERS, UNTAGGED_DECODERS)
 
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from .errors import TokenizerFileError, build_component, build_components, child, field
+from .errors import ANY_TYPE, NAMED, TokenizerFileError, build_component, build_components, child, field
 
 Encodings = list[list[int]]
 
@@ -60,12 +60,7 @@ class BertProcessing(PostProcessor):
 
     @classmethod
     def from_json(cls, node: dict, where: str) -> "BertProcessing":
-        # tokenizers tells the two apart by shape, not by "type": a node with boolean
-        # trim_offsets and add_prefix_space is RobertaProcessing, any other is BertProcessing.
-        # (They differ only on encodings after the first.)
-        is_roberta = all(isinstance(node.get(key), bool) for key in ("trim_offsets", "add_prefix_space"))
-        shape = RobertaProcessing if is_roberta else BertProcessing
-        return shape(_token_and_id(node, "sep", where), _token_and_id(node, "cls", where))
+        return cls(_token_and_id(node, "sep", where), _token_and_id(node, "cls", where))
 
 
 class RobertaProcessing(BertProcessing):
@@ -73,6 +68,13 @@ class RobertaProcessing(BertProcessing):
 
     def _later(self, ids: list[int]) -> list[int]:
         return [self.sep, *ids, self.sep]
+
+    @classmethod
+    def from_json(cls, node: dict, where: str) -> "RobertaProcessing":
+        # Only its options tell it from BertProcessing: they only move offsets.
+        field(node, "trim_offsets", where, bool)
+        field(node, "add_prefix_space", where, bool)
+        return super().from_json(node, where)
 
 
 class Input(NamedTuple):
@@ -164,16 +166,19 @@ class Sequence(PostProcessor):
 
     @classmethod
     def from_json(cls, node: dict, where: str) -> "Sequence":
-        return cls(build_components(node, "processors", where, "post-processor", POST_PROCESSORS))
+        return cls(build_components(node, "processors", where, "post-processor", {}, POST_PROCESSORS))
 
 
-POST_PROCESSORS: dict[str, type[PostProcessor]] = {
-    "BertProcessing": BertProcessing,
-    "ByteLevel": ByteLevel,
-    "RobertaProcessing": RobertaProcessing,
-    "Sequence": Sequence,
-    "TemplateProcessing": TemplateProcessing,
-}
+# The oracle reads a post-processor by shape alone, trying these in order: Roberta, Bert and
+# Template whatever their "type" says (a BertProcessing with Roberta's options is a Roberta one,
+# a node without a "type" is one of them), ByteLevel and Sequence only when named.
+POST_PROCESSORS = (
+    ("RobertaProcessing", RobertaProcessing, ANY_TYPE),
+    ("BertProcessing", BertProcessing, ANY_TYPE),
+    ("ByteLevel", ByteLevel, NAMED),
+    ("TemplateProcessing", TemplateProcessing, ANY_TYPE),
+    ("Sequence", Sequence, NAMED),
+)
 
 
 def post_processor_from_json(node: dict | None, where: str) -> PostProcessor | None:
@@ -182,7 +187,7 @@ def post_processor_from_json(node: dict | None, where: str) -> PostProcessor | N
     Like tokenizers, the processors use the ids written in the node, even where the vocabulary
     disagrees.
     """
-    return None if node is None else build_component(node, where, "post-processor", POST_PROCESSORS)
+    return None if node is None else build_component(node, where, "post-processor", {}, POST_PROCESSORS)
 
 
 

@@ -198,6 +198,9 @@ def test_every_decoder_type_is_exercised() -> None:
 BAD_NODES = [
     ({"type": "Nope"}, f"{WHERE}.type", "unsupported decoder type 'Nope'"),
     ({"decoders": []}, f"{WHERE}.type", "required field is missing"),
+    ({}, f"{WHERE}.type", "required field is missing"),
+    ([{"type": "Fuse"}], WHERE, "expected an object"),
+    ({"type": "Foo", "replacement": "▁"}, f"{WHERE}.type", "unsupported decoder type 'Foo'"),
     ({"type": "BPEDecoder"}, f"{WHERE}.suffix", "required field is missing"),
     ({"type": "ByteLevel"}, f"{WHERE}.add_prefix_space", "required field is missing"),
     ({"type": "ByteLevel", "add_prefix_space": 1, "trim_offsets": True}, f"{WHERE}.add_prefix_space", "expected bool"),
@@ -232,6 +235,25 @@ BAD_NODES = [
 @pytest.mark.parametrize(("node", "path", "message"), BAD_NODES, ids=lambda v: node_id(v) if isinstance(v, dict) else "")
 def test_faulty_node_is_refused_with_its_path(node: dict, path: str, message: str) -> None:
     assert_refused_by_both(lambda: oracle_tokenizer(node), lambda: decoder_from_json(node, WHERE), path, message)
+
+
+# Nodes whose "type" names no decoder (or is missing): the oracle reads those with fields by shape.
+BY_SHAPE = [
+    ({"suffix": "</w>"}, "BPEDecoder"),
+    ({"type": "Foo", "prefix": "##", "cleanup": True}, "WordPiece"),
+    ({"type": None, "pad_token": "<pad>", "word_delimiter_token": "|", "cleanup": False}, "CTC"),
+    ({"pattern": {"String": "▁"}, "content": " "}, "Replace"),
+    ({"type": 3, "content": " ", "start": 1, "stop": 0}, "Strip"),
+]
+
+
+@pytest.mark.parametrize(("node", "kind"), BY_SHAPE, ids=[node_id(node) for node, _ in BY_SHAPE])
+def test_decoder_chosen_by_shape(node: dict, kind: str) -> None:
+    oracle = oracle_tokenizer(node)
+    decoder = decoder_from_json(node, WHERE)
+    assert type(decoder).__name__ == json.loads(oracle.to_str())["decoder"]["type"] == kind
+    tokens = ["a</w>", "##b", "<pad>", "<pad>", "|", "▁c", " d"]
+    assert decoder.decode(tokens) == oracle.decoder.decode(tokens)
 
 
 def test_null_decoder_is_none() -> None:

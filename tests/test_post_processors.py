@@ -143,7 +143,7 @@ def test_empty_input(node: dict, add: bool) -> None:
 
 
 def test_every_post_processor_type_is_exercised() -> None:
-    assert {node["type"] for node in NODES} == POST_PROCESSORS.keys()
+    assert {node["type"] for node in NODES} == {name for name, _, _ in POST_PROCESSORS}
 
 
 def test_ids_come_from_the_file_not_the_vocabulary() -> None:
@@ -183,7 +183,35 @@ BAD_NODES = [
     ({**LLAMA_TEMPLATE, SP: {"<s>": {"id": "<s>", "ids": [1]}}}, f"{WHERE}.{SP}.<s>.tokens", "required field"),
     ({"type": "Sequence"}, f"{WHERE}.processors", "required field is missing"),
     ({"type": "Sequence", "processors": [BERT, {"type": "Bert"}]}, f"{WHERE}.processors[1].type", "unsupported"),
+    ({"sep": ["[SEP]", 102]}, f"{WHERE}.type", "matches no post-processor shape"),
+    ({"add_prefix_space": True, "trim_offsets": True, "use_regex": True}, f"{WHERE}.type", "matches no"),
+    ({"processors": []}, f"{WHERE}.type", "matches no"),
+    ([BERT], WHERE, "expected an object"),
 ]
+
+
+# The oracle reads post-processors by shape: Roberta, Bert and Template whatever their "type".
+BY_SHAPE = [
+    ({k: v for k, v in BERT.items() if k != "type"}, "BertProcessing"),
+    ({k: v for k, v in ROBERTA.items() if k != "type"}, "RobertaProcessing"),
+    ({**ROBERTA, "type": "BertProcessing"}, "RobertaProcessing"),
+    ({**BERT, "type": "RobertaProcessing"}, "BertProcessing"),
+    ({**ROBERTA, "type": "RobertaProcessing", "add_prefix_space": None}, "BertProcessing"),
+    ({**BERT, "type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True}, "RobertaProcessing"),
+    ({**LLAMA_TEMPLATE, "type": "Foo"}, "TemplateProcessing"),
+    ({k: v for k, v in LLAMA_TEMPLATE.items() if k != "type"}, "TemplateProcessing"),
+]
+
+
+@pytest.mark.parametrize(("node", "kind"), BY_SHAPE, ids=[node_id(node) for node, _ in BY_SHAPE])
+def test_post_processor_chosen_by_shape(node: dict, kind: str) -> None:
+    oracle = oracle_tokenizer(node)
+    assert json.loads(oracle.to_str())["post_processor"]["type"] == kind
+    processor = post_processor_from_json(node, WHERE)
+    assert type(processor).__name__ == kind
+    for ids, pair in (([5, 6], [7]), ([5], None)):
+        for add in (True, False):
+            assert impl_process(node, ids, pair, add) == oracle_process(node, ids, pair, add)
 
 
 @pytest.mark.parametrize(("node", "path", "message"), BAD_NODES, ids=lambda v: node_id(v) if isinstance(v, dict) else "")
