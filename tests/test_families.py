@@ -25,7 +25,8 @@ CHILDREN = ("normalizers", "pretokenizers", "processors", "decoders")
 # "stage:Type" alone means the component is used; "stage:Type:field=value" a particular setting.
 REQUIRED = {
     *(f"normalizer:{t}" for t in ("NFC", "NFD", "NFKC", "NFKD", "Lowercase", "Strip", "StripAccents",
-                                  "Prepend", "Sequence")),
+                                  "Prepend", "Sequence", "Precompiled", "Nmt", "BertNormalizer")),
+    *(f"model:{t}" for t in ("BPE", "Unigram", "WordPiece", "WordLevel")),
     "normalizer:Replace:pattern=String", "normalizer:Replace:pattern=Regex",
     "pre_tokenizer:ByteLevel:add_prefix_space=True", "pre_tokenizer:ByteLevel:add_prefix_space=False",
     "pre_tokenizer:ByteLevel:use_regex=True", "pre_tokenizer:ByteLevel:use_regex=False",
@@ -34,7 +35,8 @@ REQUIRED = {
     "pre_tokenizer:Split:invert=True", "pre_tokenizer:Split:invert=False",
     *(f"pre_tokenizer:Metaspace:prepend_scheme={s}" for s in ("always", "first", "never")),
     "pre_tokenizer:Metaspace:split=True", "pre_tokenizer:Metaspace:split=False",
-    *(f"pre_tokenizer:{t}" for t in ("Whitespace", "WhitespaceSplit", "Punctuation", "Digits", "Sequence")),
+    *(f"pre_tokenizer:{t}" for t in ("Whitespace", "WhitespaceSplit", "Punctuation", "Digits", "Sequence",
+                                     "BertPreTokenizer", "CharDelimiterSplit")),
     "model:byte_fallback", "model:ignore_merges", "model:unk_token", "model:fuse_unk",
     "model:continuing_subword_prefix", "model:end_of_word_suffix",
     "added:special=True", "added:special=False", "added:normalized=True", "added:normalized=False",
@@ -42,7 +44,7 @@ REQUIRED = {
     *(f"post_processor:{t}" for t in ("TemplateProcessing", "ByteLevel", "RobertaProcessing",
                                       "BertProcessing", "Sequence")),
     *(f"decoder:{t}" for t in ("ByteLevel", "Metaspace", "Replace", "ByteFallback", "Fuse", "Strip",
-                               "BPEDecoder", "Sequence")),
+                               "BPEDecoder", "Sequence", "WordPiece", "CTC")),
 }
 
 
@@ -84,9 +86,10 @@ def components(stage: str, node: dict[str, Any] | None) -> Iterator[str]:
 def covered(tokenizer_json: dict[str, Any]) -> set[str]:
     found = {c for stage in (*STAGES, "post_processor") for c in components(stage, tokenizer_json[stage])}
     model = tokenizer_json["model"]
+    found.add(f"model:{model['type']}")
     found |= {f"model:{option}" for option in ("byte_fallback", "ignore_merges", "fuse_unk", "unk_token",
                                                "continuing_subword_prefix", "end_of_word_suffix")
-              if model[option]}
+              if model["type"] == "BPE" and model[option]}
     for token in tokenizer_json["added_tokens"]:
         found |= {f"added:special={token['special']}", f"added:normalized={token['normalized']}"}
         found |= {f"added:{flag}" for flag in ("lstrip", "rstrip", "single_word") if token[flag]}
@@ -95,9 +98,9 @@ def covered(tokenizer_json: dict[str, Any]) -> set[str]:
 
 def test_family_names_and_specs() -> None:
     assert len(NAMES) >= 8
-    assert {"qwen", "llama3", "gpt2", "sentencepiece", "metaspace"} <= set(NAMES)
+    assert {"qwen", "llama3", "gpt2", "sentencepiece", "metaspace", "unigram", "wordpiece", "wordlevel"} <= set(NAMES)
     for name in NAMES:
-        assert families.load_spec(name)["model"]["type"] == "BPE"
+        assert families.load_spec(name)["model"]["type"] in families.EMPTY_MODELS
     with pytest.raises(ValueError, match="unknown family 'nope'"):
         families.load_spec("nope")
 
@@ -108,21 +111,24 @@ def test_saved_tokenizer_contains_the_spec(built: dict[str, Path], name: str) ->
     saved = saved_json(built[name])
     tokenizer = Tokenizer.from_file(str(built[name] / "tokenizer.json"))
     for stage in STAGES:
-        assert contains(spec[stage], saved[stage]), stage
+        assert contains(families.resolve_charsmaps(spec[stage]), saved[stage]), stage
     expected_post = families.resolve_token_ids(spec["post_processor"], tokenizer.token_to_id)
     assert contains(expected_post, saved["post_processor"])
     assert contains(spec["model"], {k: v for k, v in saved["model"].items() if k not in ("vocab", "merges")})
-    assert saved["model"]["merges"], "training produced no merges"
+    assert saved["model"].get("merges", True), "training produced no merges"
     added = {token["content"]: token for token in saved["added_tokens"]}
     assert len(added) == len(spec["added_tokens"])
     for token in spec["added_tokens"]:
         assert contains(token, added[token["content"]])
     vocab = saved["model"]["vocab"]
+    if isinstance(vocab, list):  # Unigram's pieces and scores
+        assert saved["model"]["unk_id"] == [piece for piece, _ in vocab].index(spec["trainer"]["unk_token"])
+        vocab = {piece for piece, _ in vocab}
     for reserved in spec["trainer"].get("special_tokens", []):
         assert reserved in vocab
-    if spec["model"]["unk_token"]:
+    if spec["model"].get("unk_token"):
         assert spec["model"]["unk_token"] in vocab
-    if spec["model"]["byte_fallback"]:
+    if spec["model"].get("byte_fallback"):
         assert all(f"<0x{b:02X}>" in vocab for b in range(256))
     if spec["trainer"].get("initial_alphabet") == "byte_level":
         assert all(tokenizer.encode(chr(c), add_special_tokens=False).ids for c in range(0x20, 0x2FF))

@@ -1,12 +1,18 @@
-"""Embedded tokenizer families: small BPE tokenizers trained by `tokenizers` on the project's corpora.
+"""Embedded tokenizer families: small tokenizers trained by `tokenizers` on the project's corpora.
 
 Each family is a spec in ``corpora/tokenizer_specs/<name>.json``. Its pipeline stages (normalizer,
 pre_tokenizer, decoder, post_processor) and added tokens are written exactly as they appear in a
-tokenizer.json; ``model`` holds the BPE options; ``trainer`` the BpeTrainer parameters plus:
+tokenizer.json; ``model`` holds the model's type (BPE, Unigram, WordPiece or WordLevel) and
+options, its vocabulary left out; ``trainer`` the parameters of that model's trainer plus:
 
 - ``special_tokens``: strings reserved at the start of the vocabulary (ids 0, 1, ...);
 - ``initial_alphabet``: ``"byte_level"`` for the 256 ByteLevel characters, or absent;
 - ``exclude_categories``: corpus files left out of training, so their characters stay unknown.
+
+A model with ``byte_fallback`` gets the 256 ``<0xXX>`` tokens after the trained ones. A Precompiled
+normalizer may name SentencePiece's built-in rules instead of spelling its charsmap:
+``"precompiled_charsmap": {"sentencepiece_rule": "nmt_nfkc"}`` (built with the `sentencepiece`
+package, which compiles the rules).
 
 Post-processors name their special tokens and leave the ids out (``"sep": ["</s>", null]``, a
 template's ``{"id": "<s>", "tokens": ["<s>"]}``); they are filled in from the trained vocabulary.
@@ -17,8 +23,11 @@ concurrent builders never see or leave a half-written family.
 """
 from __future__ import annotations
 
+import base64
 import hashlib
+import io
 import json
+import math
 import os
 import shutil
 import tempfile
@@ -32,6 +41,13 @@ import corpora
 # Bump when the build procedure changes what it writes for an unchanged spec.
 BUILD_FORMAT = 1
 
+# The untrained model node of each type: the spec's options plus an empty vocabulary.
+EMPTY_MODELS = {
+    "BPE": {"vocab": {}, "merges": []},
+    "WordPiece": {"vocab": {}},
+    "WordLevel": {"vocab": {}},
+    "Unigram": {"vocab": [], "unk_id": None},
+}
 SPEC_KEYS = frozenset({"description", "normalizer", "pre_tokenizer", "model", "decoder", "post_processor",
                        "added_tokens", "trainer", "tokenizer_config"})
 TRAINER_EXTRAS = frozenset({"special_tokens", "initial_alphabet", "exclude_categories"})
@@ -84,28 +100,37 @@ def build_family(name: str, cache_dir: Path | None = None) -> Path:
 
 def train(spec: dict[str, Any]) -> str:
     """The tokenizer.json text of ``spec`` trained on the corpora; the same bytes on every run."""
-    from tokenizers import AddedToken, Tokenizer
+    from tokenizers import AddedToken, Tokenizer, trainers
     from tokenizers.pre_tokenizers import ByteLevel
-    from tokenizers.trainers import BpeTrainer
 
+    spec = {**spec, "normalizer": resolve_charsmaps(spec["normalizer"])}
     model = spec["model"]
     trainer_spec = spec["trainer"]
-    untrained = Tokenizer.from_str(_tokenizer_json(spec, model={**model, "vocab": {}, "merges": []}))
+    untrained = Tokenizer.from_str(_tokenizer_json(spec, model={**model, **EMPTY_MODELS[model["type"]]}))
     alphabet = ByteLevel.alphabet() if trainer_spec.get("initial_alphabet") == "byte_level" else []
     lines = list(_training_lines(trainer_spec.get("exclude_categories", [])))
-    trainer = BpeTrainer(
-        **{k: v for k, v in trainer_spec.items() if k not in TRAINER_EXTRAS},
-        show_progress=False,
-        initial_alphabet=alphabet,
-        special_tokens=[*trainer_spec.get("special_tokens", []), *_subword_variants(untrained, model, lines)],
+    options = {k: v for k, v in trainer_spec.items() if k not in TRAINER_EXTRAS}
+    special_tokens = [*trainer_spec.get("special_tokens", []), *_subword_variants(untrained, model, lines)]
+    if model["type"] == "WordLevel":
+        trainer = trainers.WordLevelTrainer(**options, show_progress=False, special_tokens=special_tokens)
+    else:
+        trainer_class = {"BPE": trainers.BpeTrainer, "WordPiece": trainers.WordPieceTrainer,
+                         "Unigram": trainers.UnigramTrainer}[model["type"]]
         # The trainer, not the model, decides what the trained model's prefix and suffix are.
-        **{option: model[option] for option in ("continuing_subword_prefix", "end_of_word_suffix")
-           if model[option] is not None},
-    )
+        affixes = {option: model[option] for option in ("continuing_subword_prefix", "end_of_word_suffix")
+                   if model.get(option) is not None}
+        trainer = trainer_class(**options, show_progress=False, initial_alphabet=alphabet,
+                                special_tokens=special_tokens, **affixes)
     untrained.train_from_iterator(lines, trainer=trainer)
     trained_model = json.loads(untrained.to_str())["model"]
-    if model["byte_fallback"]:
-        _append_missing(trained_model["vocab"], BYTE_TOKENS)
+    if model["type"] == "Unigram":
+        trained_model["vocab"] = _rescored_pieces(trained_model["vocab"], trainer_spec.get("special_tokens", []),
+                                                  _pre_tokenized(untrained, lines))
+        trained_model["unk_id"] = next((i for i, (piece, _) in enumerate(trained_model["vocab"])
+                                        if piece == trainer_spec.get("unk_token")), None)
+    if model.get("byte_fallback"):
+        _append_missing(trained_model, BYTE_TOKENS)
+        trained_model["byte_fallback"] = True
 
     tokenizer = Tokenizer.from_str(_tokenizer_json(spec, model=trained_model))
     for token in spec["added_tokens"]:
@@ -117,6 +142,75 @@ def train(spec: dict[str, Any]) -> str:
     final["post_processor"] = post_processor
     # Loading the finished JSON proves tokenizers accepts it; its own serialization is canonical.
     return Tokenizer.from_str(json.dumps(final)).to_str(pretty=True)
+
+
+def resolve_charsmaps(node: Any) -> Any:
+    """``node`` with each ``{"sentencepiece_rule": name}`` charsmap compiled and base64-encoded."""
+    if isinstance(node, list):
+        return [resolve_charsmaps(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    charsmap = node.get("precompiled_charsmap")
+    if node.get("type") == "Precompiled" and isinstance(charsmap, dict):
+        return {**node, "precompiled_charsmap": base64.b64encode(sentencepiece_charsmap(
+            charsmap["sentencepiece_rule"])).decode("ascii")}
+    return {key: resolve_charsmaps(value) for key, value in node.items()}
+
+
+@cache
+def sentencepiece_charsmap(rule: str) -> bytes:
+    """SentencePiece's compiled charsmap of a built-in normalization rule ("nmt_nfkc", "nfkc_cf"...).
+
+    The `sentencepiece` package compiles it only into a trained model, so this trains a tiny one
+    and reads ``normalizer_spec.precompiled_charsmap`` out of the model's protobuf.
+    """
+    import sentencepiece
+
+    model = io.BytesIO()
+    sentencepiece.SentencePieceTrainer.train(
+        sentence_iterator=iter(["ab"] * 10), model_writer=model, vocab_size=8, normalization_rule_name=rule,
+        minloglevel=2, hard_vocab_limit=False)
+    charsmap = _protobuf_field(_protobuf_field(model.getvalue(), NORMALIZER_SPEC_FIELD), PRECOMPILED_CHARSMAP_FIELD)
+    if not charsmap:
+        raise ValueError(f"sentencepiece rule {rule!r} compiles to no charsmap")
+    return charsmap
+
+
+# Field numbers in sentencepiece_model.proto: ModelProto.normalizer_spec, NormalizerSpec.precompiled_charsmap.
+NORMALIZER_SPEC_FIELD = 3
+PRECOMPILED_CHARSMAP_FIELD = 2
+
+
+def _protobuf_field(message: bytes, number: int) -> bytes:
+    """The bytes of length-delimited field ``number`` in a protobuf message (b"" when absent)."""
+    position = 0
+
+    def varint() -> int:
+        nonlocal position
+        value = shift = 0
+        while True:
+            byte = message[position]
+            position += 1
+            value |= (byte & 0x7F) << shift
+            shift += 7
+            if byte < 0x80:
+                return value
+
+    while position < len(message):
+        key = varint()
+        wire_type = key & 7
+        if wire_type == 0:
+            varint()
+        elif wire_type in (1, 5):  # fixed 64 and 32 bits
+            position += 8 if wire_type == 1 else 4
+        elif wire_type == 2:
+            length = varint()
+            if key >> 3 == number:
+                return message[position:position + length]
+            position += length
+        else:
+            raise ValueError(f"unexpected protobuf wire type {wire_type}")
+    return b""
 
 
 def resolve_token_ids(node: Any, token_to_id: Callable[[str], int | None]) -> Any:
@@ -158,6 +252,27 @@ def _training_lines(excluded: list[str]) -> Iterator[str]:
             yield from corpora.split_lines(text)
 
 
+def _rescored_pieces(trained: list[list], special_tokens: list[str], words: list[str]) -> list[list]:
+    """The trained pieces with scores of our own: UnigramTrainer's pieces are the same on every
+    run, but their scores and order are not (it sums in hash order, and may list a special token
+    twice). Each piece scores the log of its frequency in the training words, rounded so that
+    some tie; special tokens come first, scoring 0, as SentencePiece's control pieces do."""
+    text = "\n".join(words)
+    pieces = sorted({piece for piece, _ in trained} - set(special_tokens))
+    scored = [[piece, round(math.log((text.count(piece) + 1) / len(text)), 4)] for piece in pieces]
+    return [[token, 0.0] for token in special_tokens] + sorted(scored, key=lambda entry: (-entry[1], entry[0]))
+
+
+def _pre_tokenized(tokenizer: Any, lines: list[str]) -> list[str]:
+    """The words the model is trained on: each line normalized and pre-tokenized."""
+    words = []
+    for line in lines:
+        normalized = tokenizer.normalizer.normalize_str(line) if tokenizer.normalizer else line
+        words += [w for w, _ in tokenizer.pre_tokenizer.pre_tokenize_str(normalized)] if tokenizer.pre_tokenizer \
+            else [normalized]
+    return words
+
+
 def _subword_variants(tokenizer: Any, model: dict[str, Any], lines: list[str]) -> list[str]:
     """Every prefixed/suffixed character the trainer will make, in a fixed order.
 
@@ -165,23 +280,26 @@ def _subword_variants(tokenizer: Any, model: dict[str, Any], lines: list[str]) -
     merges whose counts tie, change from run to run. Reserving them up front, sorted, makes
     training deterministic; they stay ordinary vocabulary entries, not added tokens.
     """
-    prefix = model["continuing_subword_prefix"] or ""
-    suffix = model["end_of_word_suffix"] or ""
+    prefix = model.get("continuing_subword_prefix") or ""
+    suffix = model.get("end_of_word_suffix") or ""
     if not prefix and not suffix:
         return []
     variants: set[str] = set()
-    for line in lines:
-        normalized = tokenizer.normalizer.normalize_str(line) if tokenizer.normalizer else line
-        words = [w for w, _ in tokenizer.pre_tokenizer.pre_tokenize_str(normalized)] if tokenizer.pre_tokenizer \
-            else [normalized]
-        for word in filter(None, words):
-            variants.update(prefix + char for char in word[1:])
-            variants.add((prefix if len(word) > 1 else "") + word[-1] + suffix)
+    for word in filter(None, _pre_tokenized(tokenizer, lines)):
+        variants.update(prefix + char for char in word[1:])
+        variants.add((prefix if len(word) > 1 else "") + word[-1] + suffix)
     # A bare character (a one-character word without a suffix) is already in the sorted alphabet.
     return sorted(variant for variant in variants if len(variant) > 1)
 
 
-def _append_missing(vocab: dict[str, int], tokens: tuple[str, ...]) -> None:
+def _append_missing(model: dict[str, Any], tokens: tuple[str, ...]) -> None:
+    """Adds the tokens a trained model lacks after its last id (a Unigram piece scores 0, as
+    SentencePiece's byte pieces do)."""
+    vocab = model["vocab"]
+    if isinstance(vocab, list):
+        known = {piece for piece, _ in vocab}
+        vocab += [[token, 0.0] for token in tokens if token not in known]
+        return
     next_id = max(vocab.values(), default=-1) + 1
     for token in tokens:
         if token not in vocab:
