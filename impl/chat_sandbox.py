@@ -376,7 +376,7 @@ def _width(value: Any) -> int:
     return value if isinstance(value, int) else len(value) if isinstance(value, str) else 0
 
 
-def _materialize(arguments: dict, name: str, budget: _Budget) -> list:
+def _materialize(arguments: dict, name: str) -> list:
     """Turn an iterable argument into a list (so it can be sized and still be passed on)."""
     items = arguments[name]
     if not isinstance(items, (str, list, tuple, dict)):
@@ -385,7 +385,7 @@ def _materialize(arguments: dict, name: str, budget: _Budget) -> list:
 
 
 def _check_join(arguments: dict, budget: _Budget, separator: str) -> int:
-    items = _materialize(arguments, "value" if "value" in arguments else "iterable", budget)
+    items = _materialize(arguments, "value" if "value" in arguments else "iterable")
     return sum(text_size(item, budget) for item in items) + len(arguments.get(separator) or "") * len(items)
 
 
@@ -402,7 +402,7 @@ def _check_tojson(arguments: dict, budget: _Budget) -> int:
 _FILTER_RESULT_SIZES: dict[str, Callable[[dict, _Budget], int]] = {
     "center": lambda a, b: max(text_size(a["value"], b), _width(a.get("width", 80))),
     "indent": lambda a, b: (len(str(a["s"])) + (str(a["s"]).count("\n") + 1) * _width(a.get("width", 4))),
-    "wordwrap": lambda a, b: len(a["s"]) * (1 + len(a.get("wrapstring") or "\n")),
+    "wordwrap": lambda a, b: len(str(a["s"])) * (1 + len(str(a.get("wrapstring") or "\n"))),
     "format": lambda a, b: percent_format_size(str(a["value"]), a.get("kwargs") or a.get("args"), b),
     "join": lambda a, b: _check_join(a, b, "d"),
     "replace": lambda a, b: _replace_size(str(a["s"]), str(a["old"]), str(a["new"]), a.get("count")),
