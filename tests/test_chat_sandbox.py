@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import json
 import resource
+import threading
 import time
 from pathlib import Path
 
@@ -148,6 +149,27 @@ def test_memory_limit_trips_on_many_live_values_each_within_the_size_limit():
     limits = RenderLimits(seconds=5, max_output_chars=1_000_000, max_memory_bytes=64 * 2**20)
     error = assert_refused(sandbox_like_oracle(limits), source, limits=limits)
     assert isinstance(error, RenderLimitError) and error.limit == "max_memory_bytes"
+
+
+def test_concurrent_renders_keep_their_own_limits():
+    # Each render's budget is its own (a context variable): a bomb in one thread trips its own short
+    # deadline while a legitimate render in another thread, sharing the environment, completes.
+    environment = sandbox_like_oracle()
+    bomb = environment.from_string("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}")
+    legitimate = environment.from_string("{% for m in messages %}{{ m.role }}{% endfor %}")
+    outcomes = {}
+
+    def render(name, template, limits):
+        outcomes[name] = outcome(lambda: render_within_limits(template, copy.deepcopy(INDEX["context"]), limits))
+
+    threads = [threading.Thread(target=render, args=("bomb", bomb, RenderLimits(seconds=0.5))),
+               threading.Thread(target=render, args=("legitimate", legitimate, RenderLimits(seconds=30)))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert outcomes["legitimate"] == ("systemuserassistanttool", None)
+    assert outcomes["bomb"][1].error_class == "impl.chat_sandbox.RenderLimitError"
 
 
 def test_render_limits_must_be_positive():
