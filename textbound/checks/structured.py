@@ -1,1 +1,563 @@
-"""Checks of the ``structured`` component (being written)."""
+"""Checks of the ``structured`` component: impl's schema regexes and token masks against jsonschema,
+outlines-core and llguidance (oracles/structured_oracles.py).
+
+- structured/sound: every string Hypothesis draws from impl's regex is JSON valid for the schema.
+- structured/complete: every json.dumps form of every instance Hypothesis draws fullmatches it.
+- structured/differential: impl's language against outlines-core's and llguidance's on the same
+  schema, string by string (dumps forms of instances, strings of outlines-core's regex).
+- structured/mask: impl's Constraint against outlines-core's Index and llguidance's matcher for
+  impl's own pattern on the family's vocabulary, after the same token prefix.
+- structured/guarantee: decoding with seeded random logits masked by the Constraint for a forced
+  tool call ends in text that parse_response reads as a call of the right tool, valid arguments.
+- structured/errors: an unknown tool name and an unsupported keyword raise ValueError naming them.
+Every check also fails when impl mutates the schema it was given.
+
+Oracle disagreements. Where impl is right (judged by jsonschema, impl's whitespace policy and a
+``regex`` partial match of impl's own pattern) and an oracle is not, the divergence's kind starts
+with ``ORACLE_DISAGREEMENT``: it is the oracle's bug or a documented difference of policy (its
+kind says which), recorded apart from impl's divergences.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import random
+import re
+from collections.abc import Callable
+
+import regex
+from hypothesis import HealthCheck, Phase, given, seed, settings
+from hypothesis import strategies as st
+
+from oracles.structured_oracles import (DUMPS_SETTINGS, OutlinesMask, TokenVocabulary, dumps_forms, failing_keywords,
+                                        regex_masks, schema_acceptors, schema_errors)
+from properties.schemas import draw_examples, in_key_policy, instances
+
+from ..divergence import Case, Divergence
+from .registry import Subject, check, impl_call, oracle_call
+
+ORACLE_DISAGREEMENT = "oracle disagreement: "
+# A decoded token ending in the middle of a character is completed with these continuation bytes
+# to ask the regex referee whether some character could follow.
+CONTINUATION_PROBES = (0x80, 0x9F, 0xA0, 0xBF)
+# Bytes that close a string, a container or a value: a sampler preferring tokens with one ends runs.
+CLOSING_BYTES = frozenset(b'"}],')
+DEFAULT_EXAMPLES = 20
+MATCH_SECONDS = 2.0
+ORACLE_TEXT_BYTES = 2000  # longest random member of an oracle's language tried
+WALK_TOKENS = 64
+# outlines-core's Index can take seconds per pattern on a large vocabulary: cases name their oracles.
+MASK_ORACLES = ("llguidance", "outlines-core")  # a masked random walk compared step by step when no instance text fits the pattern
+
+
+class _Found(Exception):
+    """Carries a divergence out of a Hypothesis test, after Hypothesis has shrunk its example."""
+
+
+def search(strategy: st.SearchStrategy, probe: Callable[[object], Divergence | None], examples: int,
+           seed_value: int) -> Divergence | None:
+    """The divergence ``probe`` finds on the first failing example Hypothesis draws, or None.
+
+    Hypothesis's own shrinking is off: with a probe that validates and matches, it can spend minutes
+    on one long string; the runner's delta debugging of the recorded ``text`` is bounded instead."""
+    @seed(seed_value)
+    @settings(max_examples=examples, database=None, deadline=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    @given(strategy)
+    def explore(example) -> None:
+        found = probe(example)
+        if found is not None:
+            raise _Found(found)
+
+    try:
+        explore()
+    except _Found as exc:
+        return exc.args[0]
+    return None
+
+
+def with_input(case: Case, **fields) -> Case:
+    """The case with ``fields`` added: what a replay needs to see the same failure at once."""
+    return Case(case.component, case.property, case.family, {**case.input, **fields})
+
+
+def _unchanged(case: Case, given_value, before: str, what: str) -> Divergence | None:
+    after = json.dumps(given_value, ensure_ascii=False)
+    if after != before:
+        return Divergence(case, before, after, f"mutated the {what} it was given")
+    return None
+
+
+def impl_pattern(subject: Subject, case: Case) -> tuple[str | None, Divergence | None]:
+    """impl's pattern for the case's schema, or for its tool call ("tools", "name", "format")."""
+    if "tools" in case.input:
+        given_value, what = copy.deepcopy(case.input["tools"]), "tools"
+        build = lambda: subject.impl.tool_call_pattern(given_value, name=case.input.get("name"),
+                                                       format=case.input.get("format", "hermes"))
+    else:
+        given_value, what = copy.deepcopy(case.input["schema"]), "schema"
+        build = lambda: subject.impl.json_schema_to_regex(given_value)
+    before = json.dumps(given_value, ensure_ascii=False)
+    pattern, failure = impl_call(case, "a pattern", build)
+    if failure:
+        return None, failure
+    mutated = _unchanged(case, given_value, before, what)
+    if mutated:
+        return None, mutated
+    try:
+        re.compile(pattern)
+    except (re.error, TypeError) as exc:
+        return None, Divergence(case, "a pattern Python's re compiles", repr(pattern), "pattern does not compile",
+                                {"error": str(exc)})
+    return pattern, None
+
+
+class SlowMatch(Exception):
+    """Matching impl's pattern took longer than MATCH_SECONDS: catastrophic backtracking."""
+
+
+def matches(pattern: str, text: str) -> bool:
+    """``re.fullmatch`` semantics, through ``regex`` for its timeout: a pattern that backtracks for
+    seconds on one text would hang every caller that uses it as documented."""
+    try:
+        return regex.fullmatch(pattern, text, timeout=MATCH_SECONDS) is not None
+    except TimeoutError:
+        raise SlowMatch(text) from None
+
+
+def slow_match(case: Case, pattern: str, text: str) -> Divergence:
+    return Divergence(with_input(case, text=text), f"a match decided within {MATCH_SECONDS:g} s", "still matching",
+                      "matching the pattern backtracks for seconds", {"pattern_length": len(pattern)})
+
+
+def _examples(case: Case) -> int:
+    return case.input.get("examples", DEFAULT_EXAMPLES)
+
+
+def _setting_name(text: str, instance) -> str:
+    """Which json.dumps setting wrote ``text``: "separators (',', ':'), ensure_ascii=False"."""
+    for (separators, ensure_ascii), form in zip(DUMPS_SETTINGS, dumps_forms(instance)):
+        if form == text:
+            return f"separators {separators!r}, ensure_ascii={ensure_ascii}"
+    return "not a json.dumps form"
+
+
+def _canonical(schema: dict, text: str, instance) -> bool:
+    """Whether impl's policy admits ``text``: json.dumps output, declared keys in schema order."""
+    return text in dumps_forms(instance) and in_key_policy(schema, instance)
+
+
+def _json(text: str):
+    try:
+        return json.loads(text), None
+    except (json.JSONDecodeError, RecursionError) as exc:
+        return None, str(exc)
+
+
+# -- sound and complete ----------------------------------------------------------------------------
+
+@check("structured", "sound", minimize="text")
+def check_sound(subject: Subject, case: Case) -> Divergence | None:
+    schema = case.input["schema"]
+    pattern, failure = impl_pattern(subject, case)
+    if failure:
+        return failure
+
+    def probe(text: str) -> Divergence | None:
+        try:
+            if not matches(pattern, text):
+                return None  # a shrunk or replayed text the pattern no longer admits says nothing
+        except SlowMatch:
+            return slow_match(case, pattern, text)
+        instance, error = _json(text)
+        found = with_input(case, text=text)
+        if error:
+            return Divergence(found, "JSON", text, "admits text that is not JSON", {"error": error})
+        errors = schema_errors(schema, instance)
+        if errors:
+            return Divergence(found, "an instance valid for the schema", text,
+                              f"admits an instance breaking {'/'.join(failing_keywords(schema, instance))}",
+                              {"errors": errors[:3], "pattern": pattern})
+        return None
+
+    if "text" in case.input:
+        return probe(case.input["text"])
+    return search(st.from_regex(pattern, fullmatch=True), probe, _examples(case), case.input.get("seed", 0))
+
+
+@check("structured", "complete", minimize="text")
+def check_complete(subject: Subject, case: Case) -> Divergence | None:
+    schema = case.input["schema"]
+    pattern, failure = impl_pattern(subject, case)
+    if failure:
+        return failure
+
+    def probe_text(text: str) -> Divergence | None:
+        instance, error = _json(text)
+        if error or schema_errors(schema, instance) or not _canonical(schema, text, instance):
+            return None  # only json.dumps output of a valid instance, keys in schema order, must match
+        try:
+            if matches(pattern, text):
+                return None
+        except SlowMatch:
+            return slow_match(case, pattern, text)
+        return Divergence(with_input(case, text=text), "a match", "no match",
+                          f"rejects json.dumps output ({_setting_name(text, instance)})", {"pattern": pattern})
+
+    if "text" in case.input:
+        return probe_text(case.input["text"])
+
+    def probe(instance) -> Divergence | None:
+        return next(filter(None, map(probe_text, dumps_forms(instance))), None)
+    return search(instances(schema), probe, _examples(case), case.input.get("seed", 0))
+
+
+# -- differential ---------------------------------------------------------------------------------
+
+def _differential_verdict(case: Case, schema: dict, pattern: str, acceptors: dict, text: str) -> Divergence | None:
+    """Who is wrong about ``text``: impl (a divergence), an oracle (a disagreement), or nobody."""
+    instance, error = _json(text)
+    valid = error is None and not schema_errors(schema, instance)
+    canonical = valid and _canonical(schema, text, instance)
+    try:
+        impl_accepts = matches(pattern, text)
+    except SlowMatch:
+        return slow_match(case, pattern, text)
+    found = with_input(case, text=text)
+    if impl_accepts and not valid:
+        return Divergence(found, "reject", "accept", "admits an invalid instance another oracle rejects",
+                          {"errors": schema_errors(schema, instance) if error is None else [error]})
+    if canonical and not impl_accepts:
+        return Divergence(found, "accept", "reject",
+                          f"rejects json.dumps output ({_setting_name(text, instance)})", {"pattern": pattern})
+    for name, acceptor in acceptors.items():
+        accepts = acceptor.accepts(text)
+        if accepts and not valid:
+            broken = "/".join(failing_keywords(schema, instance)) if error is None else "JSON syntax"
+            return Divergence(found, "reject", "accept", f"{ORACLE_DISAGREEMENT}{name} admits what {broken} forbids",
+                              {"oracle": name})
+        if canonical and not accepts:
+            return Divergence(found, "accept", "reject",
+                              f"{ORACLE_DISAGREEMENT}{name} rejects {_policy(text, instance, acceptor)}", {"oracle": name})
+    return None
+
+
+def _policy(text: str, instance, acceptor) -> str:
+    """The documented policy a valid json.dumps text breaks in an oracle, or "valid json.dumps output"."""
+    forms = dumps_forms(instance)
+    if any(acceptor.accepts(form) for form in forms):
+        return f"json.dumps output ({_setting_name(text, instance)})"  # whitespace or escaping policy
+    if re.search(r"\\u[0-9a-fA-F]{4}", text) or re.search(r"[\x7f-\x9f\u2028\u2029]", text):
+        return "strings with these characters or escapes"
+    if re.search(r"[0-9][eE.]", text):
+        return "this number format"
+    return "valid json.dumps output"
+
+
+@check("structured", "differential", minimize="text")
+def check_differential(subject: Subject, case: Case) -> Divergence | None:
+    schema = case.input["schema"]
+    pattern, failure = impl_pattern(subject, case)
+    if failure:
+        return failure
+    built = subject.cached(f"structured:acceptors:{json.dumps(schema, sort_keys=True)}", lambda: {
+        name: oracle_call(build) for name, build in schema_acceptors(schema).items()})
+    acceptors = {name: acceptor for name, (acceptor, error) in built.items() if error is None}
+    disagreements = [Divergence(case, "a compiled schema", error, f"{ORACLE_DISAGREEMENT}{name} cannot compile")
+                     for name, (_, error) in built.items() if error]
+    if "text" in case.input:
+        return _differential_verdict(case, schema, pattern, acceptors, case.input["text"])
+
+    def probe(text: str) -> Divergence | None:
+        found = _differential_verdict(case, schema, pattern, acceptors, text)
+        if found is not None and found.kind.startswith(ORACLE_DISAGREEMENT):
+            disagreements.append(found)  # kept aside: an impl divergence on a later text comes first
+            return None
+        return found
+
+    texts = instances(schema).flatmap(lambda instance: st.sampled_from(dumps_forms(instance)))
+    found = search(texts, probe, _examples(case), case.input.get("seed", 0))
+    # Strings of outlines-core's language, drawn by walking its automaton (not its regex: Python's
+    # backtracking takes minutes on its email pattern), may be strings impl wrongly admits or rejects.
+    walker, rng = acceptors.get(OutlinesMask.name), random.Random(case.input.get("seed", 0))
+    for _ in range(_examples(case) if walker and found is None else 0):
+        text = walker.random_member(rng, ORACLE_TEXT_BYTES)
+        found = probe(text) if text is not None else None
+        if found:
+            break
+    return found or (min(disagreements, key=lambda d: len(d.case.input.get("text", ""))) if disagreements else None)
+
+
+# -- token masks ----------------------------------------------------------------------------------
+
+def vocabulary(subject: Subject) -> TokenVocabulary:
+    """The family's vocabulary as both token-level oracles see it: impl's bytes, the oracle's specials."""
+    return subject.cached("structured:vocabulary", lambda: TokenVocabulary(
+        tuple(subject.tokenizer.vocab_bytes()), frozenset(subject.oracle.special_ids), subject.oracle.encode))
+
+
+def constraint(subject: Subject, pattern: str):
+    """impl's Constraint for ``pattern`` over the family's vocabulary, built once per family."""
+    return subject.cached(f"structured:constraint:{pattern}", lambda: subject.impl.Constraint(pattern, subject.tokenizer))
+
+
+def oracle_masks(subject: Subject, pattern: str, names: tuple[str, ...]) -> dict:
+    """The named token-level oracles' masks for ``pattern`` (or the error each gave), built once per family."""
+    def build() -> dict:
+        return {name: oracle_call(make) for name, make in regex_masks(pattern, vocabulary(subject), names).items()}
+    return subject.cached(f"structured:oracle-masks:{names}:{pattern}", build)
+
+
+def viable(pattern: str, data: bytes) -> bool | None:
+    """Whether some match of ``pattern`` starts with ``data`` (``regex`` partial matching); None when
+    ``data`` is not UTF-8 even allowing a character cut at its end."""
+    for cut in range(4):
+        head, tail = data[:len(data) - cut], data[len(data) - cut:]
+        try:
+            text = head.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        try:
+            return _viable_cut(pattern, text, tail) if tail else regex.fullmatch(
+                pattern, text, partial=True, timeout=MATCH_SECONDS) is not None
+        except TimeoutError:
+            return None
+    return None
+
+
+def _viable_cut(pattern: str, text: str, tail: bytes) -> bool | None:
+    lead = tail[0]
+    width = 2 if 0xC0 <= lead < 0xE0 else 3 if 0xE0 <= lead < 0xF0 else 4 if 0xF0 <= lead < 0xF8 else None
+    if width is None or width <= len(tail):
+        return None
+    missing = width - len(tail)
+    for probes in _probe_bytes(missing):
+        try:
+            char = (tail + bytes(probes)).decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        if regex.fullmatch(pattern, text + char, partial=True, timeout=MATCH_SECONDS):
+            return True
+    return False
+
+
+def _probe_bytes(count: int) -> list[tuple[int, ...]]:
+    combos: list[tuple[int, ...]] = [()]
+    for _ in range(count):
+        combos = [combo + (byte,) for combo in combos for byte in CONTINUATION_PROBES]
+    return combos
+
+
+def _mask_difference(case: Case, pattern: str, vocab: TokenVocabulary, prefix: list[int], text: bytes,
+                     impl_allowed: frozenset[int], name: str, oracle_allowed: frozenset[int]) -> Divergence | None:
+    """The first token impl and oracle ``name`` disagree on, judged by the regex referee."""
+    for token_id in sorted(impl_allowed ^ oracle_allowed):
+        verdict = viable(pattern, text + vocab.token_bytes[token_id])
+        impl_says = token_id in impl_allowed
+        if verdict is None or verdict == impl_says:
+            if verdict is None and token_id in oracle_allowed:
+                continue  # neither the referee nor impl calls it text: nothing to judge
+            wrong, kind = name, (f"{ORACLE_DISAGREEMENT}{name} allows a token the pattern forbids" if not impl_says
+                                 else f"{ORACLE_DISAGREEMENT}{name} forbids a token the pattern allows")
+        else:
+            wrong, kind = "impl", ("Constraint allows a token the pattern forbids" if impl_says
+                                   else "Constraint forbids a token the pattern allows")
+        return Divergence(with_input(case, prefix=prefix), {"oracle": name, "allows": token_id in oracle_allowed},
+                          {"impl allows": impl_says}, kind, {
+                              "token": token_id, "token_bytes": repr(vocab.token_bytes[token_id]),
+                              "text_so_far": text.decode("utf-8", "replace"), "wrong": wrong,
+                              "impl_allowed": len(impl_allowed), "oracle_allowed": len(oracle_allowed)})
+    return None
+
+
+def _walk_ids(subject: Subject, case: Case, pattern: str, vocab: TokenVocabulary) -> list[int]:
+    """The prefix to compare along: given, or the oracle's tokens of a json.dumps form the pattern admits."""
+    if "prefix" in case.input:
+        return list(case.input["prefix"])
+    schema = case.input.get("schema")
+    texts = case.input.get("texts") or []
+    if schema is not None and not texts:
+        rng = random.Random(case.input.get("seed", 0))
+        texts = [rng.choice(dumps_forms(instance)) for instance in _some_instances(schema, case)]
+    for text in texts:
+        if oracle_call(lambda: matches(pattern, text))[0]:
+            return subject.oracle.encode(text)
+    ids, _ = decode_masked(subject, constraint(subject, pattern), random.Random(case.input.get("seed", 0)), WALK_TOKENS)
+    return ids
+
+
+def _some_instances(schema: dict, case: Case) -> list:
+    drawn, _ = oracle_call(lambda: draw_examples(instances(schema), 2, case.input.get("seed", 0)))
+    return drawn or []
+
+
+@check("structured", "mask", minimize="prefix")
+def check_mask(subject: Subject, case: Case) -> Divergence | None:
+    pattern, failure = impl_pattern(subject, case)
+    if failure:
+        return failure
+    vocab = vocabulary(subject)
+    masks = oracle_masks(subject, pattern, tuple(case.input.get("oracles", MASK_ORACLES)))
+    for name, (mask, error) in masks.items():
+        if error:
+            return Divergence(case, "a mask", error, f"{ORACLE_DISAGREEMENT}{name} cannot compile impl's pattern")
+    built, failure = impl_call(case, "a Constraint", lambda: constraint(subject, pattern))
+    if failure:
+        return failure
+    ids = _walk_ids(subject, case, pattern, vocab)
+    states = {name: mask.start() for name, (mask, _) in masks.items()}
+    state, text = built.start(), b""
+    for step in range(len(ids) + 1):
+        prefix = ids[:step]
+        allowed, failure = impl_call(with_input(case, prefix=prefix), "allowed ids",
+                                     lambda: frozenset(built.allowed_tokens(state)))
+        if failure:
+            return failure
+        special = allowed - vocab.text_ids
+        if special:
+            return Divergence(with_input(case, prefix=prefix), "text tokens only", sorted(special)[:5],
+                              "Constraint allows a special or empty token")
+        for name, (mask, _) in masks.items():
+            oracle_allowed = mask.allowed(states[name]) if states[name] is not None else None
+            if oracle_allowed is None:
+                continue
+            found = _mask_difference(case, pattern, vocab, prefix, text, allowed, name, oracle_allowed & vocab.text_ids)
+            if found:
+                return found
+        if step == len(ids):
+            break
+        token_id = ids[step]
+        if token_id not in allowed:
+            return None  # the given prefix left the pattern: nothing more to compare along it
+        state, failure = impl_call(with_input(case, prefix=ids[:step + 1]), "a state",
+                                   lambda: built.advance(state, token_id))
+        if failure:
+            return failure
+        text += vocab.token_bytes[token_id]
+        states = {name: masks[name][0].advance(s, token_id) if s is not None else None for name, s in states.items()}
+    complete, failure = impl_call(with_input(case, prefix=ids), "is_complete", lambda: built.is_complete(state))
+    if failure:
+        return failure
+    try:
+        should = matches(pattern, text.decode("utf-8", "replace"))
+    except SlowMatch:
+        return slow_match(case, pattern, text.decode("utf-8", "replace"))
+    if ids and complete != should:
+        return Divergence(with_input(case, prefix=ids), should, complete, "is_complete disagrees with the pattern",
+                          {"text": text.decode("utf-8", "replace")})
+    return None
+
+
+# -- guarantee ------------------------------------------------------------------------------------
+
+def closing_ids(subject: Subject) -> frozenset[int]:
+    vocab = vocabulary(subject)
+    return subject.cached("structured:closing-ids", lambda: frozenset(
+        i for i in vocab.text_ids if CLOSING_BYTES.intersection(vocab.token_bytes[i])))
+
+
+def decode_masked(subject: Subject, built, rng: random.Random, max_tokens: int) -> tuple[list[int], str]:
+    """One run: random logits masked by ``built``, EOS when complete. Returns the ids and how it ended
+    ("eos", "cap" or "dead end").
+
+    The logits are i.i.d. noise plus a bonus for EOS and for tokens holding a closing byte, so the
+    sampled token is uniform within the winning group; the bonus makes runs end in a few hundred
+    tokens instead of wandering inside an unbounded string."""
+    closing = closing_ids(subject)
+    state, ids = built.start(), []
+    while len(ids) < max_tokens:
+        if built.is_complete(state) and rng.random() < 0.7:
+            return ids, "eos"
+        allowed = built.allowed_tokens(state)
+        if not allowed:
+            return ids, "eos" if built.is_complete(state) else "dead end"
+        preferred = closing.intersection(allowed) if rng.random() < 0.5 else ()
+        token_id = rng.choice(sorted(preferred) if preferred else list(allowed))
+        state = built.advance(state, token_id)
+        ids.append(token_id)
+    return ids, "cap"
+
+
+def _call_problem(subject: Subject, case: Case, text: str) -> tuple[str, dict] | None:
+    """Why ``text`` is not a call of the right tool with valid arguments (kind, details), or None."""
+    tools, name, fmt = case.input["tools"], case.input.get("name"), case.input.get("format", "hermes")
+    message, failure = impl_call(case, "a message", lambda: subject.impl.parse_response(text, fmt, tools=tools))
+    if failure:
+        return f"parse_response {failure.kind}", {"error": failure.actual}
+    calls = message.get("tool_calls") or []
+    if not calls:
+        return "decoded text is not a tool call", {"content": message.get("content")}
+    schemas = {tool["function"]["name"]: tool["function"].get("parameters", {}) for tool in tools}
+    for call in calls:
+        called = call["function"]["name"]
+        if called not in schemas or (name is not None and called != name):
+            return "called the wrong tool", {"called": called, "forced": name}
+        arguments, error = _json(call["function"]["arguments"] or "{}")
+        errors = [error] if error else schema_errors(schemas[called], arguments)
+        if errors:
+            return "arguments invalid for the tool", {"errors": errors[:3], "arguments": call["function"]["arguments"]}
+    return None
+
+
+@check("structured", "guarantee", minimize="ids")
+def check_guarantee(subject: Subject, case: Case) -> Divergence | None:
+    pattern, failure = impl_pattern(subject, case)
+    if failure:
+        return failure
+    built, failure = impl_call(case, "a Constraint", lambda: constraint(subject, pattern))
+    if failure:
+        return failure
+    rng = random.Random(f"{case.input.get('seed', 0)}/{case.family}")
+    runs = [case.input["ids"]] if "ids" in case.input else None
+    for run in range(len(runs) if runs else case.input.get("runs", 1)):
+        if runs:
+            ids, ending = runs[run], "eos"
+        else:
+            result, failure = impl_call(case, "a decoding run", lambda: decode_masked(
+                subject, built, rng, case.input.get("max_tokens", 400)))
+            if failure:
+                return failure
+            ids, ending = result
+        found = with_input(case, ids=ids)
+        if ending == "dead end":
+            return Divergence(found, "a token or EOS", "nothing allowed", "Constraint left no way to continue")
+        if ending == "cap":
+            continue  # a length cap cuts any call short: not a broken guarantee
+        text, error = oracle_call(lambda: subject.oracle.decode(ids))
+        if error:
+            return None
+        problem = _call_problem(subject, found, text)
+        if problem:
+            kind, details = problem
+            return Divergence(found, "a call of the right tool with valid arguments", text, kind, details)
+    return None
+
+
+# -- errors -------------------------------------------------------------------------------------
+
+def _names_all(message: str, words: list[str]) -> bool:
+    return all(word in message for word in words)
+
+
+@check("structured", "errors")
+def check_errors(subject: Subject, case: Case) -> Divergence | None:
+    """``{"tools", "name"}``: an unknown name raises ValueError listing the known ones;
+    ``{"schema", "keyword", "path"}``: an unsupported keyword raises ValueError naming it and where."""
+    if "tools" in case.input:
+        tools = copy.deepcopy(case.input["tools"])
+        words = [tool["function"]["name"] for tool in tools]
+        call = lambda: subject.impl.tool_call_pattern(tools, name=case.input["name"])
+        what = "ValueError listing the known tool names"
+    else:
+        words = [case.input["keyword"], *case.input["path"]]
+        call = lambda: subject.impl.json_schema_to_regex(copy.deepcopy(case.input["schema"]))
+        what = "ValueError naming the keyword and its path"
+    try:
+        call()
+    except ValueError as exc:
+        if _names_all(str(exc), words):
+            return None
+        return Divergence(case, what, str(exc), "ValueError does not name what it should", {"expected_words": words})
+    except Exception as exc:  # the implementation under test may fail in any way
+        return Divergence(case, what, f"{type(exc).__name__}: {exc}", f"raised {type(exc).__name__}")
+    return Divergence(case, what, "no error", "accepted what it should refuse")

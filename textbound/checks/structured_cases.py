@@ -1,1 +1,86 @@
-"""Cases of the ``structured`` component (being written)."""
+"""Cases of the ``structured`` component: the corpus's tool schemas and generated schemas, drawn
+deterministically from the seed.
+
+sound, complete and differential do not depend on the vocabulary, so at the quick budget each family
+takes its own seeded sample of the corpus (together the families cover it) and at default every
+family takes all of it. mask and guarantee walk the vocabulary; a large one (Qwen3's 151k tokens)
+gets fewer cases, since each step of every engine costs in proportion to it.
+"""
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+
+from oracles.structured_oracles import outlines_can_build
+from properties.schemas import draw_examples, schemas, tool_corpus, tool_schemas
+
+from ..budget import Budget
+from ..divergence import Case
+from ..sources import Family
+from .registry import Subject, cases
+
+FORMATS = ("hermes", "llama3_json", "mistral")
+LARGE_VOCABULARY = 60_000
+# Keywords outside impl's subset, each with a value that is valid JSON Schema.
+UNSUPPORTED = {"not": {"type": "null"}, "if": {"type": "string"}, "patternProperties": {"^x": {}},
+               "dependentSchemas": {"a": {}}, "propertyNames": {"maxLength": 3}, "unevaluatedProperties": False,
+               "contains": {"type": "string"}}
+
+
+def _share(budget: Budget) -> dict[str, int]:
+    """How much of each kind of case one family gets, from the budget's generated_cases (30 quick)."""
+    generated = budget.generated_cases
+    return {"corpus": 60 if generated >= 300 else generated // 5, "generated": generated // 10,
+            "examples": 20 if generated >= 300 else 8, "mask": generated // 10, "guarantee": generated // 10,
+            "runs": max(2, generated // 30)}
+
+
+def _unsupported_variant(schema: dict, rng: random.Random) -> tuple[dict, str, list[str]]:
+    """The schema with one unsupported keyword added at its root or in one of its properties."""
+    keyword = rng.choice(sorted(UNSUPPORTED))
+    names = sorted(schema.get("properties", {}))
+    if names and rng.random() < 0.7:
+        name = rng.choice(names)
+        inner = {**schema["properties"][name], keyword: UNSUPPORTED[keyword]}
+        return {**schema, "properties": {**schema["properties"], name: inner}}, keyword, ["properties", name]
+    return {**schema, keyword: UNSUPPORTED[keyword]}, keyword, []
+
+
+@cases("structured")
+def structured_cases(family: Family, budget: Budget, seed: int, subject: Subject) -> Iterator[Case]:
+    rng = random.Random(f"{seed}/{family.name}/structured")
+    share = _share(budget)
+    large = subject.oracle.vocab_size > LARGE_VOCABULARY
+    corpus = tool_schemas()
+    sampled = rng.sample(sorted(corpus), min(share["corpus"], len(corpus)))
+    generated = draw_examples(schemas(), share["generated"], rng.randrange(2**32)) if share["generated"] else []
+    named = [(name, corpus[name]["function"]["parameters"]) for name in sampled]
+    named += [(f"generated-{index}", schema) for index, schema in enumerate(generated)]
+
+    def case(prop: str, **fields) -> Case:
+        return Case("structured", prop, family.name, {**fields, "seed": rng.randrange(2**32)})
+
+    for source, schema in named:
+        for prop in ("sound", "complete", "differential"):
+            yield case(prop, source=source, schema=schema, examples=share["examples"])
+    # outlines-core's Index takes seconds per pattern even on small vocabularies: on the first case only.
+    for index, (source, schema) in enumerate(named[: max(1, share["mask"] // (4 if large else 1))]):
+        oracles = ["llguidance", "outlines-core"] if index == 0 and not large and outlines_can_build(schema) else ["llguidance"]
+        yield case("mask", source=source, schema=schema, oracles=oracles)
+
+    groups = tool_corpus()
+    for index in range(max(1, share["guarantee"] // (4 if large else 1))):
+        group = rng.choice(sorted(groups))
+        tools = groups[group]
+        forced = rng.choice([None, *(tool["function"]["name"] for tool in tools)])
+        fmt = FORMATS[index % len(FORMATS)]
+        yield case("guarantee", source=group, tools=tools, name=forced, format=fmt,
+                   runs=max(1, share["runs"] // (4 if large else 1)))
+        if index == 0:
+            yield case("mask", source=group, tools=tools, name=forced, format=fmt, oracles=["llguidance"])
+
+    for group, tools in sorted(groups.items())[: max(1, share["corpus"] // 6)]:
+        yield case("errors", source=group, tools=tools, name="no_such_tool")
+    for source, schema in named[: max(1, share["corpus"] // 6)]:
+        variant, keyword, path = _unsupported_variant(schema, rng)
+        yield case("errors", source=source, schema=variant, keyword=keyword, path=path)

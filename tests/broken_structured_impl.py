@@ -1,0 +1,82 @@
+"""Deliberately broken variants of the structured component, one bug each, for the tests that every
+structured check fires: ``variant("minimum_ignored")`` is a module exposing impl's public names
+with that one bug, registered in sys.modules so ``Implementation(variant_name(...))`` imports it.
+
+- optional_required: every property of the root object is treated as required.
+- minimum_ignored: ``minimum`` is dropped from every schema before it becomes a pattern.
+- extra_byte: Constraint.allowed_tokens also allows one token the pattern never admits.
+- colon_space_rejected: the pattern refuses text with a space after ``":``.
+
+The base is the module named by $TEXTBOUND_IMPL (default ``impl``), as in tests/families.py.
+"""
+from __future__ import annotations
+
+import copy
+import importlib
+import os
+import sys
+from types import ModuleType
+
+BASE = os.environ.get("TEXTBOUND_IMPL", "impl")
+VARIANTS = ("optional_required", "minimum_ignored", "extra_byte", "colon_space_rejected")
+# Never in a JSON text outside a string, and never inside one unescaped: a control character.
+EXTRA_BYTE = b"\x01"
+
+
+def _without(schema, keyword: str):
+    if isinstance(schema, dict):
+        return {key: _without(value, keyword) for key, value in schema.items() if key != keyword}
+    if isinstance(schema, list):
+        return [_without(item, keyword) for item in schema]
+    return schema
+
+
+def _all_required(schema: dict) -> dict:
+    schema = copy.deepcopy(schema)
+    if isinstance(schema.get("properties"), dict):
+        schema["required"] = list(schema["properties"])
+    return schema
+
+
+def _extra_byte_constraint(base: ModuleType):
+    class Constraint(base.Constraint):
+        """Allows one more token than the pattern does: the one spelling EXTRA_BYTE."""
+
+        def __init__(self, pattern, tokenizer):
+            super().__init__(pattern, tokenizer)
+            spelled = [i for i, data in enumerate(tokenizer.vocab_bytes()) if data == EXTRA_BYTE]
+            if not spelled:
+                raise ValueError("the vocabulary has no token for the extra byte")
+            self.extra_id = spelled[0]
+
+        def allowed_tokens(self, state):
+            return {*super().allowed_tokens(state), self.extra_id}
+    return Constraint
+
+
+def variant_name(name: str) -> str:
+    return f"{__name__}_{name}"
+
+
+def variant(name: str) -> ModuleType:
+    """The module for one broken variant (built once, then found in sys.modules)."""
+    if name not in VARIANTS:
+        raise ValueError(f"unknown variant {name!r}; known: {', '.join(VARIANTS)}")
+    module_name = variant_name(name)
+    if module_name in sys.modules:
+        return sys.modules[module_name]
+    base = importlib.import_module(BASE)
+    module = ModuleType(module_name, f"{BASE} with the structured bug {name!r}")
+    module.__dict__.update({key: getattr(base, key) for key in dir(base) if not key.startswith("__")})
+    module.__version__ = f"{getattr(base, '__version__', '?')}+{name}"
+    to_regex = base.json_schema_to_regex
+    if name == "optional_required":
+        module.json_schema_to_regex = lambda schema, **kw: to_regex(_all_required(schema), **kw)
+    elif name == "minimum_ignored":
+        module.json_schema_to_regex = lambda schema, **kw: to_regex(_without(schema, "minimum"), **kw)
+    elif name == "colon_space_rejected":
+        module.json_schema_to_regex = lambda schema, **kw: '(?!.*": )' + to_regex(schema, **kw)
+    else:
+        module.Constraint = _extra_byte_constraint(base)
+    sys.modules[module_name] = module
+    return module
