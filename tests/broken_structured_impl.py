@@ -6,6 +6,7 @@ with that one bug, registered in sys.modules so ``Implementation(variant_name(..
 - minimum_ignored: ``minimum`` is dropped from every schema before it becomes a pattern.
 - extra_byte: Constraint.allowed_tokens also allows one token the pattern never admits.
 - colon_space_rejected: the pattern refuses text with a space after ``":``.
+- unknown_name_accepted: tool_call_pattern ignores a ``name`` that no tool has.
 
 The base is the module named by $TEXTBOUND_IMPL (default ``impl``), as in tests/families.py.
 """
@@ -18,7 +19,7 @@ import sys
 from types import ModuleType
 
 BASE = os.environ.get("TEXTBOUND_IMPL", "impl")
-VARIANTS = ("optional_required", "minimum_ignored", "extra_byte", "colon_space_rejected")
+VARIANTS = ("optional_required", "minimum_ignored", "extra_byte", "colon_space_rejected", "unknown_name_accepted")
 # Never in a JSON text outside a string, and never inside one unescaped: a control character.
 EXTRA_BYTE = b"\x01"
 
@@ -70,12 +71,19 @@ def variant(name: str) -> ModuleType:
     module.__dict__.update({key: getattr(base, key) for key in dir(base) if not key.startswith("__")})
     module.__version__ = f"{getattr(base, '__version__', '?')}+{name}"
     to_regex = base.json_schema_to_regex
-    if name == "optional_required":
-        module.json_schema_to_regex = lambda schema, **kw: to_regex(_all_required(schema), **kw)
-    elif name == "minimum_ignored":
-        module.json_schema_to_regex = lambda schema, **kw: to_regex(_without(schema, "minimum"), **kw)
+    if name in ("optional_required", "minimum_ignored"):
+        change = _all_required if name == "optional_required" else lambda schema: _without(schema, "minimum")
+        module.json_schema_to_regex = lambda schema, **kw: to_regex(change(schema), **kw)
+        module.tool_call_pattern = lambda tools, **kw: base.tool_call_pattern(
+            [{**tool, "function": {**tool["function"], "parameters": change(tool["function"]["parameters"])}}
+             for tool in tools], **kw)
     elif name == "colon_space_rejected":
         module.json_schema_to_regex = lambda schema, **kw: '(?!.*": )' + to_regex(schema, **kw)
+    elif name == "unknown_name_accepted":
+        def tool_call_pattern(tools, *, name=None, format="hermes"):
+            known = {tool["function"]["name"] for tool in tools}
+            return base.tool_call_pattern(tools, name=name if name in known else None, format=format)
+        module.tool_call_pattern = tool_call_pattern
     else:
         module.Constraint = _extra_byte_constraint(base)
     sys.modules[module_name] = module
