@@ -74,6 +74,16 @@ class Task:
     def group(self) -> tuple[str, str]:
         return self.family.name, self.component
 
+    def __reduce__(self):
+        # Cases travel to a worker as tuples: pickling dataclass instances costs three times as much
+        # (66 against 22 microseconds a tokenizer case, rebuilding included), paid by the parent.
+        fields = [(c.component, c.property, c.family, c.input) for c in self.cases]
+        return _rebuilt_task, (self.family, self.component, fields)
+
+
+def _rebuilt_task(family: Family, component: str, fields: list[tuple]) -> Task:
+    return Task(family, component, [Case(*f) for f in fields])
+
 
 # What a worker writes into the slots it shares with its parent: which job, which case of it,
 # doing what, since when.
