@@ -103,7 +103,7 @@ OPS = {
     "encode": Engine.encode,
     "decode": Engine.decode,
     "token_to_id": lambda e, r: e._tok().token_to_id(r["token"]),
-    "id_to_token": lambda e, r: e._tok().id_to_token(r["id"]),
+    "id_to_token": lambda e, r: e._tok().id_to_token(r["token_id"]),
     "vocab_size": lambda e, r: e._tok().vocab_size,
     "vocab_bytes": lambda e, r: [base64.b64encode(data).decode("ascii") for data in e._tok().vocab_bytes()],
     "apply_chat_template": Engine.apply_chat_template,

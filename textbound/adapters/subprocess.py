@@ -35,7 +35,7 @@ provided" elsewhere. The ops, their arguments and results (see textbound.adapter
     encode                text, add_special_tokens                 -> [id]
     decode                ids, skip_special_tokens                 -> str
     token_to_id           token                                    -> id | null
-    id_to_token           id                                       -> str | null
+    id_to_token           token_id                                 -> str | null
     vocab_size                                                     -> int
     vocab_bytes                                                    -> [base64 str]  (per id from 0)
     apply_chat_template   conversation, chat_template, sanitize_control_tokens, tools, documents,
@@ -159,6 +159,8 @@ class EngineProcess:
         if len(self._unreleased) >= RELEASE_BATCH:
             handles, self._unreleased = self._unreleased, []
             self.request("release", handles=handles)
+        if "id" in arguments or "op" in arguments:
+            raise ValueError(f"the arguments of {op!r} may not be named id or op: {sorted(arguments)}")
         self._next_id += 1
         line = json.dumps({"id": self._next_id, "op": op, **arguments}, ensure_ascii=True) + "\n"
         try:
@@ -221,9 +223,9 @@ class EngineProcess:
             self._process.wait()
 
 
-# Engines of this process, by family folder (None: the family-less one). Keyed by process id too:
-# a forked worker must start its own rather than write into its parent's pipes.
-_ENGINES: dict[tuple[int, Path | None], EngineProcess] = {}
+# Engines of this process, by command and family folder (None: the family-less one). Keyed by
+# process id too: a forked worker must start its own rather than write into its parent's pipes.
+_ENGINES: dict[tuple[int, tuple[str, ...], Path | None], EngineProcess] = {}
 
 
 def engine_command() -> list[str]:
@@ -237,16 +239,17 @@ def engine_command() -> list[str]:
 def engine(family: Path | None = None) -> EngineProcess:
     """The engine of this process for ``family`` (None: family-less requests), started (again, if
     it died) when needed."""
-    key = (os.getpid(), Path(family).resolve() if family is not None else None)
+    command = engine_command()
+    key = (os.getpid(), tuple(command), Path(family).resolve() if family is not None else None)
     running = _ENGINES.get(key)
     if running is None or not running.alive:
-        running = _ENGINES[key] = EngineProcess(engine_command(), key[1])
+        running = _ENGINES[key] = EngineProcess(command, key[2])
     return running
 
 
 @atexit.register
 def _close_engines() -> None:
-    for (pid, _), running in list(_ENGINES.items()):
+    for (pid, _, _), running in list(_ENGINES.items()):
         if pid == os.getpid():
             running.close()
 
@@ -300,7 +303,7 @@ class EngineTokenizer:
         return self.engine.request("token_to_id", token=token)
 
     def id_to_token(self, token_id: int) -> str | None:
-        return self.engine.request("id_to_token", id=token_id)
+        return self.engine.request("id_to_token", token_id=token_id)
 
     @property
     def vocab_size(self) -> int:

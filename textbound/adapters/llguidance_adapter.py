@@ -1,0 +1,17 @@
+"""llguidance's token masks as an ``--impl`` of the structured component, on impl's schema regexes
+(llguidance compiles schemas to grammars, never regexes); see textbound.adapters.structured_adapters.
+
+    textbound check --impl textbound.adapters.llguidance_adapter --component structured
+"""
+from __future__ import annotations
+
+import functools
+
+from impl import Tokenizer, json_schema_to_regex, parse_response  # noqa: F401 - see the docstring
+
+from . import engine_version
+from .structured_adapters import LlguidanceConstraint as Constraint  # noqa: F401
+from .structured_adapters import tool_call_pattern as _tool_call_pattern
+
+__version__ = engine_version("llguidance")
+tool_call_pattern = functools.partial(_tool_call_pattern, json_schema_to_regex)
