@@ -28,6 +28,7 @@ from .errors import (
 )
 from .patterns import (
     FLAGS,
+    assigned_after,
     RUST_REGEX_SPACE,
     RUST_REGEX_WORD,
     compile_oniguruma,
@@ -287,6 +288,49 @@ class CharDelimiterSplit(PreTokenizer):
         return cut(piece, self.pattern, _removed)
 
 
+class UnicodeScripts(PreTokenizer):
+    """Cuts where the script changes, as SentencePiece's Unigram trainer does, with its table of
+    Unicode 9.0 scripts. Hiragana, Katakana and the prolonged sound mark count as Han; a space,
+    and any code point 9.0 had not assigned (private use too), has no script: it never cuts, and
+    the oracle drops such characters at the start of a piece.
+
+    Example: ``" abαβ ひらカタ漢"`` -> ``"ab"``, ``"αβ "``, ``"ひらカタ漢"``.
+    """
+
+    def split(self, piece: Piece) -> list[Piece]:
+        starts: list[int] = []
+        last = None
+        for index, char in enumerate(piece.text):
+            script = _script(char)
+            if script is not None:
+                if script != last:
+                    starts.append(index)
+                last = script
+        ends = [*starts[1:], len(piece.text)]
+        return [Piece(piece.text[start:end], piece.at_start and start == 0) for start, end in zip(starts, ends)]
+
+
+SCRIPTS_UNICODE = "9.0"  # of tokenizers' unicode_scripts/scripts.rs
+# regex's Script values by number (0 is Unknown), with one of the names each goes by.
+_SCRIPT_VALUES = regex._regex.get_properties()["SCRIPT"][1]
+_SCRIPT_CLASSES = [(value, regex.compile(rf"\p{{Script={name}}}"))
+                   for value, name in sorted({value: name for name, value in _SCRIPT_VALUES.items() if value}.items())]
+_NO_SCRIPT = regex.compile(union(f"[{regex.escape(assigned_after(SCRIPTS_UNICODE))}]", r"\p{Script=Unknown}", " "), FLAGS)
+_HAN = _SCRIPT_VALUES["HAN"]
+_KANA = {_SCRIPT_VALUES["HIRAGANA"], _SCRIPT_VALUES["KATAKANA"]}
+_SCRIPT_OF = {"\u30fc": _HAN}  # the prolonged sound mark, Common in Unicode, goes with kana and Han
+
+
+def _script(char: str) -> int | None:
+    """The script the oracle's table gives ``char`` (None for none), Japanese kana as Han."""
+    if char not in _SCRIPT_OF:
+        script = None
+        if not _NO_SCRIPT.match(char):
+            script = next(value for value, pattern in _SCRIPT_CLASSES if pattern.match(char))
+        _SCRIPT_OF[char] = _HAN if script in _KANA else script
+    return _SCRIPT_OF[char]
+
+
 class FixedLength(PreTokenizer):
     """Cuts into chunks of ``length`` characters."""
 
@@ -331,6 +375,7 @@ PRE_TOKENIZERS: dict[str, type[PreTokenizer]] = {
     "Punctuation": Punctuation,
     "Sequence": Sequence,
     "Split": Split,
+    "UnicodeScripts": UnicodeScripts,
     "Whitespace": Whitespace,
     "WhitespaceSplit": WhitespaceSplit,
 }

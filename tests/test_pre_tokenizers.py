@@ -80,6 +80,7 @@ NODES = [
     {"type": "Punctuation"}, *({"type": "Punctuation", "behavior": b} for b in BEHAVIORS),
     {"type": "Digits", "individual_digits": False}, {"type": "Digits", "individual_digits": True},
     {"type": "CharDelimiterSplit", "delimiter": "o"}, {"type": "FixedLength"}, {"type": "FixedLength", "length": 2},
+    {"type": "UnicodeScripts"},
     # Every behavior, inverted or not, on a literal and on a regex whose matches can touch.
     *(split(pattern, behavior, invert, kind) for kind, pattern in (("String", " "), ("Regex", r"\p{N}+|a"))
       for behavior in BEHAVIORS for invert in (False, True)),
@@ -187,7 +188,8 @@ SAMPLED_CODEPOINTS = sorted({*range(0x300), *SCALAR_VALUES[0x300::1999], *NEWER[
 # The nodes whose cuts depend on character classes.
 SWEPT = [byte_level(), {"type": "Whitespace"}, {"type": "WhitespaceSplit"}, {"type": "BertPreTokenizer"},
          {"type": "Punctuation"}, {"type": "Digits", "individual_digits": False},
-         {"type": "Digits", "individual_digits": True}, metaspace(), *(split(p) for p in PUBLIC_PATTERNS.values())]
+         {"type": "Digits", "individual_digits": True}, metaspace(), {"type": "UnicodeScripts"},
+         *(split(p) for p in PUBLIC_PATTERNS.values())]
 
 
 @pytest.mark.parametrize("node", SWEPT, ids=node_id)
