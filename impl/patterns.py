@@ -149,7 +149,7 @@ class OnigurumaTranslation:
     ESCAPE = regex.compile(
         r"\\(?:(?P<property>[pP])\{(?P<caret>\^?)(?P<name>[^}]*)\}"
         r"|x\{(?P<hex>[0-9A-Fa-f]{1,8})\}|o\{(?P<octal>[0-7]{1,11})\}|c(?P<control>.)"
-        r"|k<(?P<backreference>\w+)>|(?P<verbatim>x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{4}|[0-7]{1,3})"
+        r"|k<(?P<backreference>\w+)>|g<(?P<call>[-+]?\w+)>|(?P<verbatim>x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{4}|[0-7]{1,3})"
         r"|(?P<letter>.))", regex.DOTALL)
 
     def __init__(self, source: str):
@@ -275,6 +275,11 @@ class OnigurumaTranslation:
             self._emit(f"\\x{ord(escape['control']) & 0x1F:02X}", consumed, atom=True)
         elif escape["backreference"]:
             self._emit(f"\\g<{escape['backreference']}>", consumed, atom=True)
+        elif escape["call"]:
+            # Oniguruma's \g<name> runs the group's pattern again (regex's (?&name)); regex's own
+            # \g<name> would be a backreference, matching only the same text.
+            call = escape["call"]
+            self._emit(f"(?{call})" if call.lstrip("+-").isdigit() else f"(?&{call})", consumed, atom=True)
         elif escape["verbatim"]:
             self._emit(escape.group(), consumed, atom=True)
         elif letter.lower() in ONIG_CLASS_ESCAPES:

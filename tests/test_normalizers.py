@@ -307,3 +307,21 @@ def main() -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+@pytest.mark.parametrize("pattern", [r"(?<n>a|b)\g<n>", r"(?<n>a|b\g<n>c)", r"(a|b)\g<1>", r"(a|b)(c)\g<-1>"])
+def test_subexpression_calls_rerun_the_group(pattern: str) -> None:
+    """Oniguruma's \\g<name> matches the group's pattern again, not the text it matched."""
+    for text in ["ab aa ba bc abbacc abc xx", "abcc"]:
+        assert_same(replace("Regex", pattern, "|"), text)
+
+
+@pytest.mark.parametrize("pattern", [r"a\yb", r"\Y", r"(?~abc)", r"(?W)\w", r"(?y{g})\X"])
+def test_oniguruma_features_impl_lacks_are_refused(pattern: str) -> None:
+    """Text-segment boundaries, the absent operator and ASCII-only options: the oracle takes them,
+    impl refuses the file, naming the pattern."""
+    node = replace("Regex", pattern, "|")
+    oracle_tokenizer(node)
+    with pytest.raises(TokenizerFileError) as refused:
+        normalizer_from_json(node, WHERE)
+    assert refused.value.where == f"{WHERE}.pattern.Regex"
