@@ -1,8 +1,8 @@
 """Pipeline fuzzing: random tokenizer.json pipelines, trained with `tokenizers`, as new families.
 
 A pipeline is drawn as a family spec in the format of corpora/tokenizer_specs (see
-textbound.families): every stage written as in a tokenizer.json, the BPE model's options, added
-tokens, and trainer parameters. textbound.families.train trains it on the corpora, so fuzzed and
+textbound.families): every stage written as in a tokenizer.json, the model's type and options, added
+tokens, and trainer parameters, for any model type. textbound.families.train trains it on the corpora, so fuzzed and
 embedded families are built the same, deterministic way. Every part of a spec is optional or has
 its simplest choice first, so Hypothesis shrinks a failing pipeline towards the fewest components.
 
@@ -18,7 +18,7 @@ import tokenizers
 from hypothesis import strategies as st
 
 from corpora import text_files
-from textbound.families import train
+from textbound.families import resolve_charsmaps, train
 
 from .strategies import draw_examples
 
@@ -45,6 +45,7 @@ ADDED_TOKEN_CONTENTS = (
     "<pad>", "<mask>", " ", "\n\n", "ab", "the", "▁the", "Hello World", "😀", "é", "É", "<0x41>", "  ",
 )
 UNK = "<unk>"
+SENTENCEPIECE_RULES = ("nmt_nfkc", "nfkc_cf")
 ADDED_TOKEN_DEFAULTS = {"single_word": False, "lstrip": False, "rstrip": False, "normalized": True, "special": False}
 
 
@@ -71,6 +72,12 @@ def normalizers() -> st.SearchStrategy[dict]:
         node("Strip", strip_left=st.booleans(), strip_right=st.booleans()),
         replace(),
         node("Prepend", prepend=st.sampled_from(["▁", " ", "_", "xy"])),
+        st.just({"type": "Nmt"}),
+        node("BertNormalizer", clean_text=st.booleans(), handle_chinese_chars=st.booleans(),
+             strip_accents=st.sampled_from([None, True, False]), lowercase=st.booleans()),
+        # Built from SentencePiece's rules when the family is trained (textbound.families).
+        node("Precompiled", precompiled_charsmap=st.sampled_from(SENTENCEPIECE_RULES).map(
+            lambda rule: {"sentencepiece_rule": rule})),
     )
     return sequences(leaf, "normalizers", max_leaves=6)
 
@@ -102,12 +109,16 @@ def pre_tokenizers() -> st.SearchStrategy[dict]:
              invert=st.booleans()),
         node("Punctuation", behavior=st.sampled_from(SPLIT_BEHAVIORS)),
         node("Digits", individual_digits=st.booleans()),
+        st.sampled_from([{"type": "BertPreTokenizer"}, {"type": "UnicodeScripts"}]),
+        node("CharDelimiterSplit", delimiter=st.sampled_from([" ", "a", "▁", "\n"])),
     )
     return sequences(leaf, "pretokenizers", max_leaves=4)
 
 
-def model_options() -> st.SearchStrategy[dict]:
+def bpe_models() -> st.SearchStrategy[dict]:
     return st.fixed_dictionaries({
+        "type": st.just("BPE"),
+        "dropout": st.none(),
         "byte_fallback": st.booleans(),
         "ignore_merges": st.booleans(),
         "unk_token": st.sampled_from([None, UNK]),
@@ -115,6 +126,18 @@ def model_options() -> st.SearchStrategy[dict]:
         "continuing_subword_prefix": st.sampled_from([None, "##", "@@"]),
         "end_of_word_suffix": st.sampled_from([None, "</w>", "_"]),
     })
+
+
+def models() -> st.SearchStrategy[dict]:
+    """A model spec (no vocabulary); BPE first, as most tokenizers are. The others always have an
+    unknown token: without one, an unknown character fails the oracle's encode."""
+    return st.one_of(
+        bpe_models(),
+        node("Unigram", byte_fallback=st.booleans()),
+        node("WordPiece", unk_token=st.just(UNK), continuing_subword_prefix=st.sampled_from(["##", "@@"]),
+             max_input_chars_per_word=st.sampled_from([100, 8, 3])),
+        node("WordLevel", unk_token=st.just(UNK)),
+    )
 
 
 def added_token(content: str, **flags: bool) -> dict:
@@ -136,6 +159,9 @@ def decoders() -> st.SearchStrategy[dict]:
         # stop > 0 makes tokenizers panic on tokens shorter than stop, which no check can judge.
         node("Strip", content=st.sampled_from([" ", "▁", "a"]), start=st.integers(0, 2), stop=st.just(0)),
         node("BPEDecoder", suffix=st.sampled_from(["</w>", "_", ""])),
+        node("WordPiece", prefix=st.sampled_from(["##", "@@"]), cleanup=st.booleans()),
+        node("CTC", pad_token=st.sampled_from(["<pad>", UNK]), word_delimiter_token=st.sampled_from(["|", "▁"]),
+             cleanup=st.booleans()),
     )
     return sequences(leaf, "decoders", max_leaves=5)
 
@@ -145,14 +171,16 @@ def matching_decoder(pre_tokenizer: dict | None, model: dict) -> dict | None:
     found = {part["type"]: part for part in _flatten(pre_tokenizer, "pretokenizers")}
     if "ByteLevel" in found:
         return byte_level(True, True, True)
+    if model["type"] == "WordPiece":
+        return {"type": "WordPiece", "prefix": model["continuing_subword_prefix"], "cleanup": True}
     if "Metaspace" in found:
         space = found["Metaspace"]
-        if model["byte_fallback"]:  # llama 2
+        if model.get("byte_fallback"):  # llama 2
             return {"type": "Sequence", "decoders": [
                 {"type": "Replace", "pattern": {"String": space["replacement"]}, "content": " "},
                 {"type": "ByteFallback"}, {"type": "Fuse"}, {"type": "Strip", "content": " ", "start": 1, "stop": 0}]}
         return dict(space)
-    if model["end_of_word_suffix"]:
+    if model.get("end_of_word_suffix"):
         return {"type": "BPEDecoder", "suffix": model["end_of_word_suffix"]}
     return None
 
@@ -204,25 +232,30 @@ def _sequence_piece(name: str, type_id: int) -> dict:
 @st.composite
 def fuzz_specs(draw) -> dict:
     """A family spec (the format of corpora/tokenizer_specs) for a random pipeline."""
-    model = {"type": "BPE", "dropout": None, **draw(model_options())}
+    model = draw(models())
     pre_tokenizer = draw(st.none() | pre_tokenizers())
     coherent = not draw(st.booleans())
     decoder = matching_decoder(pre_tokenizer, model) if coherent else draw(st.none() | decoders())
     normalizer = draw(st.none() | normalizers())
     added = [_without_oracle_panics(token, normalizer) for token in draw(added_tokens())]
-    if model["unk_token"]:
+    has_unk = model["type"] != "BPE" or model["unk_token"]
+    if has_unk:
         added = [added_token(UNK, special=True, normalized=False), *added]
     # The trainer reserves the first added tokens at the start of the vocabulary (the unknown token
     # must be there); the others get ids after it, unless training made them tokens already.
-    reserved = draw(st.integers(1 if model["unk_token"] else 0, len(added)))
+    reserved = draw(st.integers(1 if has_unk else 0, len(added)))
     corpus = sorted(text_files())
     trained_on = draw(st.lists(st.sampled_from(corpus), min_size=1, max_size=5, unique=True))
     trainer = {
         "vocab_size": draw(st.integers(60, 800)),
-        "min_frequency": draw(st.integers(1, 3)),
         "special_tokens": [token["content"] for token in added[:reserved]],
         "exclude_categories": [name for name in corpus if name not in trained_on],
     }
+    if model["type"] == "Unigram":
+        # UnigramTrainer needs room for every character it saw.
+        trainer.update(vocab_size=draw(st.integers(2000, 3000)), unk_token=UNK)
+    else:
+        trainer["min_frequency"] = draw(st.integers(1, 3))
     # A GPT-2 style tokenizer starts from every byte; elsewhere a partial alphabet tests unknown text.
     if (coherent and decoder == byte_level(True, True, True)) or draw(st.booleans()):
         trainer["initial_alphabet"] = "byte_level"
@@ -250,7 +283,8 @@ def _normalize(normalizer: dict | None, text: str) -> str:
     if normalizer is None:
         return text
     tokenizer = tokenizers.Tokenizer.from_str(json.dumps({
-        "version": "1.0", "normalizer": normalizer, "model": {"type": "WordLevel", "vocab": {}, "unk_token": "?"}}))
+        "version": "1.0", "normalizer": resolve_charsmaps(normalizer),
+        "model": {"type": "WordLevel", "vocab": {}, "unk_token": "?"}}))
     return tokenizer.normalizer.normalize_str(text)
 
 
