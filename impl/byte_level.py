@@ -33,3 +33,10 @@ def chars_to_bytes(text: str) -> bytes | None:
         return bytes(CHAR_TO_BYTE[c] for c in text)
     except KeyError:
         return None
+
+
+def byte_token_ids(vocab: dict[str, int], text: str) -> list[int] | None:
+    """The ids of the ``<0xXX>`` tokens spelling ``text``'s UTF-8 bytes (byte fallback), or None
+    when the vocabulary lacks one of them. ``"é"`` -> the ids of ``<0xC3>`` and ``<0xA9>``."""
+    ids = [vocab.get(f"<0x{byte:02X}>") for byte in text.encode()]
+    return None if None in ids else ids

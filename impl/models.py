@@ -10,6 +10,7 @@ import math
 import struct
 
 from .errors import UNTYPED, TokenizerFileError, UnsupportedError, build_component, child, field, optional
+from .byte_level import byte_token_ids
 from .unigram import Unigram
 
 # A merge rule: (left id, right id) -> (rank, id of the merged token). Lower rank merges first.
@@ -122,12 +123,11 @@ class BPE(VocabModel):
                     pending_unk = False
                 ids.append(token_id)
                 continue
-            if self.byte_fallback:
-                byte_ids = [self.vocab.get(f"<0x{byte:02X}>") for byte in token.encode()]
-                if None not in byte_ids:
-                    # As in HF, a pending unk is not flushed here: it lands after these bytes.
-                    ids.extend(byte_ids)
-                    continue
+            byte_ids = byte_token_ids(self.vocab, token) if self.byte_fallback else None
+            if byte_ids is not None:
+                # As in HF, a pending unk is not flushed here: it lands after these bytes.
+                ids.extend(byte_ids)
+                continue
             if self.unk_token is not None:
                 if pending_unk and not self.fuse_unk:
                     ids.append(self._unk_id())

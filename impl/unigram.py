@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 
+from .byte_level import byte_token_ids
 from .errors import TokenizerFileError, child, defaulted, field, optional
 
 UNKNOWN_PENALTY = 10.0  # K_UNK_PENALTY in model.rs
@@ -66,12 +67,8 @@ class Unigram:
             if token_id is not None:
                 ids.append(token_id)
                 continue
-            if self.byte_fallback:
-                byte_ids = [self.vocab.get(f"<0x{byte:02X}>") for byte in segment.encode()]
-                if None not in byte_ids:
-                    ids.extend(byte_ids)
-                    continue
-            ids.append(self._required_unk_id())
+            byte_ids = byte_token_ids(self.vocab, segment) if self.byte_fallback else None
+            ids.extend(byte_ids if byte_ids is not None else [self._required_unk_id()])
         return ids
 
     def _required_unk_id(self) -> int:
