@@ -109,7 +109,9 @@ def build_component(node: Any, where: str, stage: str, registry: dict,
     raise unknown_type(where, stage, type_name, {**registry, **{name: shape for name, shape, _ in untagged}})
 
 
-def build_components(node: Any, key: str, where: str, stage: str, registry: dict) -> list:
+def build_components(node: Any, key: str, where: str, stage: str, registry: dict,
+                     untagged: tuple[tuple[str, type, str], ...] = ()) -> list:
     """The components listed under ``node[key]`` (a Sequence's members), each built with its path."""
     members = field(node, key, where, list)
-    return [build_component(m, child(child(where, key), i), stage, registry) for i, m in enumerate(members)]
+    return [build_component(m, child(child(where, key), i), stage, registry, untagged)
+            for i, m in enumerate(members)]
