@@ -147,8 +147,8 @@ def hunt(mutant: Mutant, families: list[Family], budget: Budget = BUDGETS["quick
 
 
 def _minimized(subject, base_subject, divergence: Divergence) -> Divergence:
-    """The divergence minimized as ``check`` minimizes it, then its other list fields (splits, stops,
-    prompt ids, tools) shrunk too, so the example reads; every smaller case still diverges the same
+    """The divergence minimized as ``check`` minimizes it, then its other list and dict fields (splits,
+    stops, prompt ids, tools, template variables) shrunk too, so the example reads; every smaller case still diverges the same
     way on the mutant and passes on the base."""
     from .checks import MINIMIZED_FIELD, run_check
     from .minimize import minimize, shrink
@@ -167,7 +167,7 @@ def _minimized(subject, base_subject, divergence: Divergence) -> Divergence:
         smaller, case = divergence, divergence.case
     inputs = dict(case.input)
     for name, value in case.input.items():
-        if name != MINIMIZED_FIELD.get((case.component, case.property)) and isinstance(value, list) and value:
+        if name != MINIMIZED_FIELD.get((case.component, case.property)) and isinstance(value, (list, dict)) and value:
             inputs[name] = shrink(value, lambda shorter: diverges(replace(case, input={**inputs, name: shorter})))
     if inputs != case.input:
         tidy = replace(case, input=inputs)
@@ -236,9 +236,9 @@ def _parser() -> argparse.ArgumentParser:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``textbound mutate`` (also what cli.py's subcommand adds)."""
     parser.add_argument("--mutant", action="append", default=[], metavar="NAME",
-                        help="a mutant of the catalogue (repeatable; default: all)")
+                        help="a mutant of the catalogue (repeatable; with neither this nor --component: all)")
     parser.add_argument("--component", action="append", default=[], metavar="NAME",
-                        help="only the mutants of this component (repeatable)")
+                        help="every mutant of this component too (repeatable)")
     parser.add_argument("--family", action="append", default=[], metavar="NAME",
                         help="check on these families only (default: every family of a quick check)")
     parser.add_argument("--budget", choices=sorted(BUDGETS), default="quick")
@@ -277,8 +277,12 @@ def run_command(args: argparse.Namespace) -> int:
     if unknown:
         print(f"textbound mutate: unknown mutant {', '.join(unknown)} (see --list)", file=sys.stderr)
         return EXIT_SETUP
-    chosen = [BY_NAME[name] for name in args.mutant] if args.mutant else list(CATALOGUE)
-    chosen = [m for m in chosen if not args.component or m.component in args.component]
+    chosen = [m for m in CATALOGUE if m.name in args.mutant or m.component in args.component]
+    if not (args.mutant or args.component):
+        chosen = list(CATALOGUE)
+    if not chosen:
+        print(f"textbound mutate: no mutant of component {', '.join(args.component)} (see --list)", file=sys.stderr)
+        return EXIT_SETUP
     budget = BUDGETS[args.budget]
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="textbound-mutate-") as fuzz_dir:

@@ -1,4 +1,5 @@
-"""Cases of the ``tokenizer`` component: corpus snippets, exhaustive sweeps and seeded random ids."""
+"""Cases of the ``tokenizer`` component: corpus snippets, exhaustive sweeps, every added token in
+every context, and seeded random ids."""
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -10,6 +11,28 @@ from ..sources import Family
 from .registry import Subject, cases
 
 FUZZ_SWEEP_STRIDE = 17
+# One character of each class an added token's neighbour may belong to.
+CHARACTER_CLASSES = {"letter": "a", "digit": "7", "space": " ", "newline": "\n", "punctuation": ".",
+                     "CJK": "中", "emoji": "😀"}
+
+
+def added_token_texts(contents: list[str]) -> list[str]:
+    """Each added token in every context class, at every budget (there are few, and splitting them
+    off is where engines go wrong most): alone (at the start and the end), at the start before and
+    at the end after each character class, between two of a class, and next to another added
+    token (itself and the next one in the list, on each side).
+
+    >>> added_token_texts(["<s>"])[:4]
+    ['<s>', '<s>a', 'a<s>', 'a<s>a']
+    """
+    texts = []
+    for index, token in enumerate(contents):
+        texts.append(token)
+        for char in CHARACTER_CLASSES.values():
+            texts += [token + char, char + token, char + token + char]
+        neighbour = contents[(index + 1) % len(contents)]
+        texts += [token + token, token + neighbour, neighbour + token]
+    return list(dict.fromkeys(texts))
 
 
 @cases("tokenizer")
@@ -28,6 +51,10 @@ def tokenizer_cases(family: Family, budget: Budget, seed: int, subject: Subject)
     for text in snippets:
         yield encode(text, False)
         yield encode(text, True)
+    added = sorted(token.content for token in oracle.tokenizer.get_added_tokens_decoder().values() if token.content)
+    in_context = added_token_texts(added)
+    for text in in_context:
+        yield encode(text, False)
     # A fuzzed pipeline is there to exercise how components compose, which corpora and a sampled
     # sweep show as well as a full one; the full sweeps are for the families users ship.
     stride = budget.sweep_stride if family.origin != "fuzz" else max(budget.sweep_stride, FUZZ_SWEEP_STRIDE)
@@ -37,7 +64,7 @@ def tokenizer_cases(family: Family, budget: Budget, seed: int, subject: Subject)
     # are not valid UTF-8), drawn deterministically from the seed.
     facts = strategies.FamilyFacts.of(oracle)
     random_ids = strategies.draw_examples(facts.id_sequences(), budget.random_id_sequences, seed)
-    for ids in [oracle.encode(t) for t in snippets] + [ids for ids in random_ids if ids]:
+    for ids in [oracle.encode(t) for t in snippets + in_context] + [ids for ids in random_ids if ids]:
         yield decode(ids, False)
         yield decode(ids, True)
     every_id = sorted(oracle.vocab().values())[::stride]
