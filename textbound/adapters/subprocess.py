@@ -88,6 +88,7 @@ ENGINE_CMD_ENV = "TEXTBOUND_ENGINE_CMD"
 PROTOCOL = 1
 HANDSHAKE_SECONDS = 120.0  # hello and load: an engine that never answers them fails the run's setup
 RELEASE_BATCH = 64  # handles of collected objects sent back to the engine together
+EXIT_WAIT_SECONDS = 1.0  # how long a failed engine is given to exit, so its exit status can be quoted
 STDERR_TAIL = 2000  # characters of the engine's stderr quoted when it fails
 
 # The ops each public name needs from the engine.
@@ -201,7 +202,10 @@ class EngineProcess:
         return answer
 
     def _failure(self, what: str) -> EngineFailure:
-        code = self._process.poll()
+        try:
+            code = self._process.wait(timeout=EXIT_WAIT_SECONDS)  # one that closed its stdout is exiting
+        except subprocess.TimeoutExpired:
+            code = None
         status = f" (exit status {code})" if code is not None else ""
         self._stderr.seek(0)
         stderr = self._stderr.read().decode("utf-8", "replace")[-STDERR_TAIL:]
