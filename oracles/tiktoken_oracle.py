@@ -18,10 +18,12 @@ is applied with Python's ``unicodedata`` first) raises NotExpressible naming the
 """
 from __future__ import annotations
 
+import itertools
 import json
+import re
 import unicodedata
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -128,9 +130,24 @@ class TiktokenVocabulary:
 
     def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
         if self.normalization:
-            text = unicodedata.normalize(self.normalization, text)
+            text = self._normalized(text)
         ids = self.encoding.encode(text, allowed_special="all")
         return [*self.prefix_ids, *ids, *self.suffix_ids] if add_special_tokens else ids
+
+    def _normalized(self, text: str) -> str:
+        """``text`` normalized between added tokens, which tokenizers matches on the raw text first
+        (whole-text NFC would fuse "<|endoftext|>" and a following U+0338 into "<|endoftext|≯")."""
+        added = self._added_pattern
+        if added is None:
+            return unicodedata.normalize(self.normalization, text)
+        parts = added.split(text)  # the pattern's group keeps each added token, at odd positions
+        return "".join(part if odd else unicodedata.normalize(self.normalization, part)
+                       for odd, part in zip(itertools.cycle((False, True)), parts))
+
+    @cached_property
+    def _added_pattern(self) -> re.Pattern | None:
+        contents = sorted(self.encoding.special_tokens_set, key=len, reverse=True)
+        return re.compile("(" + "|".join(map(re.escape, contents)) + ")") if contents else None
 
     def decode_bytes(self, ids: list[int], skip_special_tokens: bool = False) -> bytes:
         for position, token_id in enumerate(ids):

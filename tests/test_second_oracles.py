@@ -73,6 +73,16 @@ def test_what_tiktoken_cannot_express_is_refused_naming_the_part(name, why):
     assert TiktokenOracle.for_family(build_family(name)) is None
 
 
+def test_nfc_applies_between_added_tokens_as_tokenizers_does():
+    from properties.sweeps import first_special_token
+
+    path = build_family("qwen")  # NFC, and added tokens matched on the raw text
+    reference = TokenizersOracle.from_dir(path)
+    special = first_special_token(reference)
+    text = f"e\u0301{special}\u0338"  # whole-text NFC would fuse the token's ">" with U+0338
+    assert special.endswith(">") and TiktokenVocabulary.from_dir(path).encode(text) == reference.encode(text)
+
+
 def test_merges_out_of_id_order_are_refused():
     spec = json.loads((build_family("gpt2") / "tokenizer.json").read_text(encoding="utf-8"))
     merges = spec["model"]["merges"]
