@@ -164,13 +164,16 @@ class Tokenizer:
         return ids
 
     def tokens_for(self, ids: list[int], skip_special_tokens: bool = False) -> list[str]:
-        """The token strings decode joins: invalid ids raise, special tokens drop when asked."""
+        """The token strings decode joins: an id the vocabulary lacks drops silently, as tokenizers
+        drops it; what cannot be an id at all (negative, 2**32 or more, not an int) raises."""
         tokens = []
         for position, token_id in enumerate(ids):
-            token = self.id_to_token(token_id) if isinstance(token_id, int) else None
-            if token is None:
+            if not isinstance(token_id, int) or isinstance(token_id, bool) or not 0 <= token_id < 2**32:
                 raise ValueError(f"invalid token id {token_id!r} at position {position} "
                                  f"(this tokenizer has ids 0..{self.max_id})")
+            token = self.id_to_token(token_id)
+            if token is None:
+                continue
             if skip_special_tokens and token in self.added.special_contents:
                 continue
             tokens.append(token)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import tokenizers
 
 from impl import Tokenizer, TokenizerFileError
 
@@ -41,7 +42,7 @@ def test_not_a_tokenizer_json(text, message):
 
 @pytest.mark.parametrize("changes, where", [
     ({"model": {"type": "Unigram", "vocab": [], "unk_id": 0}}, r"\$\.model\.unk_id"),
-    ({"normalizer": {"type": "Precompiled", "precompiled_charsmap": ""}}, r"\$\.normalizer\.type"),
+    ({"normalizer": {"type": "Precompiled", "precompiled_charsmap": ""}}, r"\$\.normalizer\.precompiled_charsmap"),
     ({"normalizer": {"type": "Sequence", "normalizers": [{"type": "NFC"}, {"type": "Bogus"}]}},
      r"\$\.normalizer\.normalizers\[1\]\.type"),
     ({"pre_tokenizer": {"type": "Split", "pattern": {"Regex": "("}, "behavior": "Isolated", "invert": False}},
@@ -80,13 +81,21 @@ def test_missing_folder_and_file(tmp_path):
 
 
 @pytest.mark.parametrize("ids, message", [
-    ([0, 99], "invalid token id 99 at position 1"),
     ([-1], "invalid token id -1 at position 0"),
+    ([0, 2**32], "invalid token id 4294967296 at position 1"),
     (["a"], "invalid token id 'a' at position 0"),
+    ([True], "invalid token id True at position 0"),
 ])
 def test_invalid_ids(ids, message):
     with pytest.raises(ValueError, match=message):
         load(minimal_spec()).decode(ids)
+
+
+def test_ids_the_vocabulary_lacks_drop_as_the_oracle_drops_them():
+    spec = minimal_spec()
+    oracle = tokenizers.Tokenizer.from_str(json.dumps(spec))
+    ids = [0, 99, 1, 12345]
+    assert load(spec).decode(ids) == oracle.decode(ids)
 
 
 def test_text_that_is_not_valid_unicode():
