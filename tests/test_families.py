@@ -203,8 +203,8 @@ def test_other_processes_build_the_same_bytes(built: dict[str, Path], tmp_path: 
 
 def test_losing_a_publish_race_keeps_the_winner(tmp_path: Path) -> None:
     target = tmp_path / "families" / "x-0"
-    families._publish(target, {"tokenizer.json": "first", "tokenizer_config.json": "{}"})
-    families._publish(target, {"tokenizer.json": "second", "tokenizer_config.json": "{}"})
+    families.publish(target, {"tokenizer.json": "first", "tokenizer_config.json": "{}"})
+    families.publish(target, {"tokenizer.json": "second", "tokenizer_config.json": "{}"})
     assert (target / "tokenizer.json").read_text() == "first"
     assert [p.name for p in target.parent.iterdir()] == ["x-0"]
 

@@ -93,7 +93,7 @@ def build_family(name: str, cache_dir: Path | None = None) -> Path:
         sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()[:20]
     target = (cache_dir or default_cache_dir()) / "families" / f"{name}-{key}"
     if not _is_complete(target):
-        _publish(target, {"tokenizer.json": train(spec),
+        publish(target, {"tokenizer.json": train(spec),
                           "tokenizer_config.json": json.dumps(spec["tokenizer_config"], indent=2, ensure_ascii=False)})
     return target
 
@@ -311,7 +311,7 @@ def _is_complete(directory: Path) -> bool:
     return all((directory / filename).is_file() for filename in FILES)
 
 
-def _publish(target: Path, files: dict[str, str]) -> None:
+def publish(target: Path, files: dict[str, str]) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     try:

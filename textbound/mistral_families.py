@@ -32,7 +32,7 @@ from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from .families import _publish, default_cache_dir
+from .families import publish, default_cache_dir
 from .sources import Family, FamilyError
 
 ORIGIN = "mistral"
@@ -110,7 +110,7 @@ def build_mistral_family(name: str, cache_dir: Path | None = None) -> Path:
         files = convert(source)
         files[SOURCE_MANIFEST] = json.dumps({"family": name, "source": source.name, "sha256": _sha256(source),
                                              "kind": source_kind(source), "versions": versions}, indent=2)
-        _publish(target, files)
+        publish(target, files)
     return target
 
 

@@ -18,7 +18,7 @@ class FamilyError(Exception):
 class Family:
     name: str
     path: Path
-    origin: str  # "embedded", "models", "folder", "hub" or "fuzz"
+    origin: str  # "embedded", "models", "mistral", "folder", "hub" or "fuzz"
 
 
 def models_dir() -> Path | None:
@@ -72,12 +72,16 @@ def resolve(family_names: list[str], model_dirs: list[str], hub_repos: list[str]
         root = models_dir()
         return embedded_families() + (folder_families(root) if root else [])
     from .families import embedded_family_names
+    from .mistral_families import mistral_family, mistral_family_names
     shared = {f.name: f for f in folder_families(models_dir())} if models_dir() else {}
     embedded = [n for n in family_names if n in embedded_family_names()]
-    unknown = [n for n in family_names if n not in embedded and n not in shared]
+    # Converted from mistral-common's vocabularies on first use; named only, never in the default run.
+    mistral = [n for n in family_names if n in mistral_family_names()]
+    unknown = [n for n in family_names if n not in embedded and n not in shared and n not in mistral]
     if unknown:
         hint = "" if models_dir() else f" (set ${MODELS_ENV} to reach a models folder)"
         raise FamilyError(f"unknown family {', '.join(unknown)}{hint}; embedded: {', '.join(embedded_family_names())}"
-                          + (f"; in ${MODELS_ENV}: {', '.join(shared)}" if shared else ""))
+                          + (f"; in ${MODELS_ENV}: {', '.join(shared)}" if shared else "")
+                          + (f"; from mistral-common: {', '.join(mistral_family_names())}" if mistral_family_names() else ""))
     return (embedded_families(embedded) if embedded else []) + [shared[n] for n in family_names if n in shared] \
-        + [folder_family(d) for d in model_dirs] + [hub_family(r) for r in hub_repos]
+        + [mistral_family(n) for n in mistral] + [folder_family(d) for d in model_dirs] + [hub_family(r) for r in hub_repos]
