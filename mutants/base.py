@@ -173,23 +173,13 @@ class ReleasingStopChecker(impl.StopChecker):
         return new
 
 
-# -- chat: a renderer of its own, its Jinja environment or its request changed ----------------------
+# -- chat: a renderer of its own, in a Jinja environment changed ------------------------------------
 
-def render_chat_with(configure: Callable[[object], None] | None = None,
-                     request: Callable[[dict], dict] | None = None,
-                     text: Callable[[str, dict], str] | None = None) -> Callable:
-    """A ``render_chat`` on a fresh environment: ``configure(jinja_environment)`` changes it,
-    ``request(arguments)`` the keyword arguments, ``text(rendered, arguments)`` the result."""
+def render_chat_with(configure: Callable[[object], None]) -> Callable:
+    """A ``render_chat`` on a fresh Jinja environment that ``configure(environment)`` changes."""
     renderer = impl_chat.ChatRenderer(limits=impl_chat.DEFAULT_ENVIRONMENT.limits)
-    if configure is not None:
-        configure(renderer.environment.jinja)
-
-    def render_chat(template, messages, **arguments):
-        if request is not None:
-            arguments = request(dict(arguments))
-        rendered = renderer.render_chat(template, messages, **arguments)
-        return rendered if text is None else text(rendered, arguments)
-    return render_chat
+    configure(renderer.environment.jinja)
+    return renderer.render_chat
 
 
 # -- tools: a parser whose stream, format or deltas are changed -------------------------------------

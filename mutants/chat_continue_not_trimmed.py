@@ -1,14 +1,11 @@
-"""continue_final_message renders the whole conversation: the end of the final turn is not cut off."""
+"""continue_final_message renders the whole conversation: the end of the final turn is not cut off
+(the request is still checked as impl checks it)."""
+import impl
 from impl import *  # noqa: F403 - a mutant re-exports impl's names
 
-from .base import render_chat_with
 
-
-def closed_turn(arguments):
-    # Still refused beside add_generation_prompt, as the flags are checked; only the cut is missing.
-    if arguments.get("add_generation_prompt"):
-        return arguments
-    return {**arguments, "continue_final_message": False}
-
-
-render_chat = render_chat_with(request=closed_turn)
+def render_chat(template, messages, **arguments):
+    cut = impl.render_chat(template, messages, **arguments)
+    if not arguments.get("continue_final_message"):
+        return cut
+    return impl.render_chat(template, messages, **{**arguments, "continue_final_message": False})

@@ -1,14 +1,9 @@
-"""add_generation_prompt is ignored: the assistant's header is never appended."""
+"""add_generation_prompt is ignored: the assistant's header is never appended (the request is still
+checked as impl checks it)."""
+import impl
 from impl import *  # noqa: F403 - a mutant re-exports impl's names
 
-from .base import render_chat_with
 
-
-def no_prompt(arguments):
-    # Still refused beside continue_final_message, as the flags are checked; only the header is missing.
-    if arguments.get("continue_final_message"):
-        return arguments
-    return {**arguments, "add_generation_prompt": False}
-
-
-render_chat = render_chat_with(request=no_prompt)
+def render_chat(template, messages, **arguments):
+    impl.render_chat(template, messages, **arguments)
+    return impl.render_chat(template, messages, **{**arguments, "add_generation_prompt": False})

@@ -40,6 +40,7 @@ from .sources import Family, FamilyError, resolve
 EXIT_OK, EXIT_MISSED, EXIT_SETUP = 0, 1, 2
 DEFAULT_EXAMPLES = 2  # divergences minimized per mutant; the smallest is reported
 DEFAULT_TIME_LIMIT = 900.0  # seconds per mutant before it is reported undecided
+LONG_TEXT = 40  # characters: a text field longer than this is shrunk in an example, a shorter one is a name
 SHOWN_CHARACTERS = 400  # of a minimized input, in the printed summary (the JSON report has it whole)
 
 
@@ -148,7 +149,7 @@ def hunt(mutant: Mutant, families: list[Family], budget: Budget = BUDGETS["quick
 
 def _minimized(subject, base_subject, divergence: Divergence) -> Divergence:
     """The divergence minimized as ``check`` minimizes it, then its other list and dict fields (splits,
-    stops, prompt ids, tools, template variables) shrunk too, so the example reads; every smaller case still diverges the same
+    stops, prompt ids, tools, template variables) and long texts shrunk too, so the example reads; every smaller case still diverges the same
     way on the mutant and passes on the base."""
     from .checks import MINIMIZED_FIELD, run_check
     from .minimize import minimize, shrink
@@ -167,13 +168,18 @@ def _minimized(subject, base_subject, divergence: Divergence) -> Divergence:
         smaller, case = divergence, divergence.case
     inputs = dict(case.input)
     for name, value in case.input.items():
-        if name != MINIMIZED_FIELD.get((case.component, case.property)) and isinstance(value, (list, dict)) and value:
+        if name != MINIMIZED_FIELD.get((case.component, case.property)) and _shrinkable(value):
             inputs[name] = shrink(value, lambda shorter: diverges(replace(case, input={**inputs, name: shorter})))
     if inputs != case.input:
         tidy = replace(case, input=inputs)
         smaller = run_check(subject, tidy) or smaller
         smaller.case, smaller.minimized = divergence.case, tidy
     return smaller
+
+
+def _shrinkable(value) -> bool:
+    """A list, a dict or a long text; short texts are names (a template, a format) that must stay."""
+    return isinstance(value, (list, dict)) and bool(value) or isinstance(value, str) and len(value) > LONG_TEXT
 
 
 def _report_smallest(verdict: Verdict, found: list[Divergence]) -> None:
