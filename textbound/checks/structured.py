@@ -147,6 +147,14 @@ def _canonical(schema: dict, text: str, instance) -> bool:
     return text in dumps_forms(instance) and in_key_policy(schema, instance)
 
 
+def _has_float(value) -> bool:
+    if isinstance(value, dict):
+        return any(map(_has_float, value.values()))
+    if isinstance(value, list):
+        return any(map(_has_float, value))
+    return isinstance(value, float)
+
+
 def _json(text: str):
     try:
         return json.loads(text), None
@@ -249,7 +257,7 @@ def _policy(text: str, instance, acceptor) -> str:
         return f"json.dumps output ({_setting_name(text, instance)})"  # whitespace or escaping policy
     if re.search(r"\\u[0-9a-fA-F]{4}", text) or re.search(r"[\x7f-\x9f\u2028\u2029]", text):
         return "strings with these characters or escapes"
-    if re.search(r"[0-9][eE.]", text):
+    if _has_float(instance):
         return "this number format"
     return "valid json.dumps output"
 

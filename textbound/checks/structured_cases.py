@@ -30,7 +30,7 @@ UNSUPPORTED = {"not": {"type": "null"}, "if": {"type": "string"}, "patternProper
 def _share(budget: Budget) -> dict[str, int]:
     """How much of each kind of case one family gets, from the budget's generated_cases (30 quick)."""
     generated = budget.generated_cases
-    return {"corpus": 60 if generated >= 300 else generated // 5, "generated": generated // 10,
+    return {"corpus": 60 if generated >= 300 else generated // 10, "generated": generated // 10 if generated >= 300 else 1,
             "examples": 20 if generated >= 300 else 8, "mask": generated // 10, "guarantee": generated // 10,
             "runs": max(2, generated // 30)}
 
