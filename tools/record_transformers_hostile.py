@@ -23,6 +23,7 @@ import resource
 import signal
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -72,9 +73,12 @@ def _render_in_child(side: str, name: str) -> None:
 def outcome_of(side: str, name: str) -> dict:
     """Render ``name`` on ``side`` ("transformers" or "impl") in a limited child process."""
     command = [sys.executable, __file__, "--child", side, name]
-    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT) as child:
+    with tempfile.TemporaryFile("w+") as errors, \
+            subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors, text=True, cwd=ROOT) as child:
         if child.stdout.readline().strip() != READY:
-            raise RuntimeError(f"the {side} child for {name} failed before rendering")
+            child.wait()
+            errors.seek(0)
+            raise RuntimeError(f"the {side} child for {name} failed before rendering:\n{errors.read()[-2000:]}")
         try:
             child.wait(timeout=WALL_SECONDS)
         except subprocess.TimeoutExpired:
