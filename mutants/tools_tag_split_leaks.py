@@ -10,7 +10,7 @@ class LeakingStream(engine.TaggedStream):
     def _content(self, final):
         more = super()._content(final)
         if not more and self.mode == engine.CONTENT and self.buffer:
-            self._text(self.buffer)
+            self.sink.content(self.buffer)
             self.buffer = ""
         return more
 

@@ -66,3 +66,14 @@ def test_run_mutants_in_workers_and_the_command(tmp_path, capsys):
     assert "mutation score: 1/1 caught (100.0%)" in out
     assert json.loads(report.read_text())["verdicts"][0]["outcome"] == "caught"
     assert main(["--mutant", "no_such_mutant"]) == 2
+
+
+def test_an_exception_in_the_mutant_itself_is_no_catch():
+    """impl changing under a mutant breaks the mutant's own code: that is reported, not counted."""
+    from textbound.divergence import Case, Divergence
+    from textbound.mutate import _raised_in_mutants
+    case = Case("tools", "stream", "gpt2", {})
+    broken = Divergence(case, None, "AttributeError: no _text", "raised AttributeError",
+                        {"where": "tools_tag_split_leaks.py:14"})
+    assert _raised_in_mutants(broken)
+    assert not _raised_in_mutants(Divergence(case, None, "ValueError", "raised ValueError", {"where": "engine.py:3"}))

@@ -30,6 +30,7 @@ from dataclasses import asdict, dataclass, replace
 from multiprocessing import get_context
 from pathlib import Path
 
+import mutants
 from mutants import BY_NAME, CATALOGUE, Mutant
 
 from .budget import BUDGETS, Budget
@@ -38,6 +39,7 @@ from .implementation import Implementation, ImplementationError
 from .sources import Family, FamilyError, resolve
 
 EXIT_OK, EXIT_MISSED, EXIT_SETUP = 0, 1, 2
+MUTANT_FILES = frozenset(path.name for path in Path(mutants.__file__).parent.glob("*.py"))
 DEFAULT_EXAMPLES = 2  # divergences minimized per mutant; the smallest is reported
 DEFAULT_TIME_LIMIT = 900.0  # seconds per mutant before it is reported undecided
 LONG_TEXT = 40  # characters: a text field longer than this is shrunk in an example, a shorter one is a name
@@ -126,6 +128,9 @@ def hunt(mutant: Mutant, families: list[Family], budget: Budget = BUDGETS["quick
             for case in _cases(family, mutant.component, budget, seed):
                 verdict.cases += 1
                 divergence = run_check(subject, case)
+                if divergence is not None and _raised_in_mutants(divergence):
+                    raise MutantBroken(f"the mutant itself raised ({divergence.first_difference['where']}): "
+                                       f"{divergence.actual}")
                 if divergence is not None and run_check(base_subject, case) is None:
                     found.append(divergence)
                     if len(found) >= examples:
@@ -145,6 +150,16 @@ def hunt(mutant: Mutant, families: list[Family], budget: Budget = BUDGETS["quick
         verdict.error = f"not caught on {len(families)} families: {mutant.bug}"
     verdict.seconds = round(time.monotonic() - started, 1)
     return verdict
+
+
+class MutantBroken(Exception):
+    """The mutant's own code failed (impl changed under it): no catch can count."""
+
+
+def _raised_in_mutants(divergence: Divergence) -> bool:
+    """Whether the exception a divergence records was raised in a mutant's module, not in impl."""
+    where = divergence.first_difference.get("where", "") if divergence.kind.startswith("raised ") else ""
+    return where.split(":")[0] in MUTANT_FILES
 
 
 def _minimized(subject, base_subject, divergence: Divergence) -> Divergence:
