@@ -197,7 +197,7 @@ class ChatRequest:
 
 
 @functools.cache
-def _bare_tokenizer():
+def bare_tokenizer():
     # A tokenizer with no special tokens: apply_chat_template then adds no variables of its own.
     import tokenizers
     from transformers import PreTrainedTokenizerFast
@@ -206,7 +206,7 @@ def _bare_tokenizer():
 
 def render(template: str, messages: list, **arguments) -> str:
     """What ``render_chat(template, messages, **arguments)`` must return, by transformers."""
-    return _bare_tokenizer().apply_chat_template(copy.deepcopy(messages), chat_template=template, tokenize=False,
+    return bare_tokenizer().apply_chat_template(copy.deepcopy(messages), chat_template=template, tokenize=False,
                                                  **arguments)
 
 
