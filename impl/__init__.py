@@ -3,11 +3,13 @@
 Public names (a contract: the harness and users reach impl only through these):
 - tokenizer: Tokenizer, TokenizerFileError
 - detokenizer, stops: IncrementalDetokenizer, StopChecker
-- chat: render_chat, CHATML_TEMPLATE (and Tokenizer.apply_chat_template)
+- chat: render_chat, CHATML_TEMPLATE (and Tokenizer.apply_chat_template); ChatRenderer, RenderLimits and
+  RenderLimitError for renders under limits other than the defaults
 - tools: OutputParser, parse_response, parse_tool_calls, assemble, FORMATS, format_for_template
 - structured: json_schema_to_regex, regex_escape, tool_call_pattern, Constraint
 """
-from .chat import CHATML_TEMPLATE, render_chat
+from .chat import CHATML_TEMPLATE, ChatRenderer, render_chat
+from .chat_sandbox import RenderLimitError, RenderLimits
 from .detokenizer import IncrementalDetokenizer
 from .errors import TokenizerFileError
 from .stops import StopChecker
@@ -17,7 +19,8 @@ from .tools import FORMATS, OutputParser, assemble, format_for_template, parse_r
 
 __version__ = "0.1.0"
 __all__ = [
-    "CHATML_TEMPLATE", "Constraint", "FORMATS", "IncrementalDetokenizer", "OutputParser", "StopChecker",
-    "Tokenizer", "TokenizerFileError", "assemble", "format_for_template", "json_schema_to_regex",
-    "parse_response", "parse_tool_calls", "regex_escape", "render_chat", "tool_call_pattern",
+    "CHATML_TEMPLATE", "ChatRenderer", "Constraint", "FORMATS", "IncrementalDetokenizer", "OutputParser",
+    "RenderLimitError", "RenderLimits", "StopChecker", "Tokenizer", "TokenizerFileError", "assemble",
+    "format_for_template", "json_schema_to_regex", "parse_response", "parse_tool_calls", "regex_escape",
+    "render_chat", "tool_call_pattern",
 ]
