@@ -1,4 +1,5 @@
-"""nox sessions: tests, one check per family, gate (check against the committed baseline), bench.
+"""nox sessions: tests, one check per family, gate (check against the committed baseline), bench,
+mutants (the harness's own mutation score).
 
 The shared models and templates are found through $TEXTBOUND_MODELS and $TEXTBOUND_TEMPLATES; when
 they are unset, the folders beside the repository (../shared) are used if they exist.
@@ -47,10 +48,19 @@ def tests(session: nox.Session) -> None:
     session.run("pytest", "-n", "auto", *session.posargs, env=_shared_env())
 
 
+def _mistral_names() -> list[str]:
+    """mistral-common's vocabularies, converted on first use; none where nox runs without the project."""
+    try:
+        from textbound.mistral_families import mistral_family_names
+    except ImportError:
+        return []
+    return mistral_family_names()
+
+
 @nox.session
-@nox.parametrize("family", _embedded_names() + _shared_names())
+@nox.parametrize("family", _embedded_names() + _shared_names() + _mistral_names())
 def check(session: nox.Session, family: str) -> None:
-    """textbound check on one family (embedded or under $TEXTBOUND_MODELS)."""
+    """textbound check on one family (embedded, under $TEXTBOUND_MODELS, or from mistral-common)."""
     _install(session)
     session.run("textbound", "check", "--family", family,
                 "--report-dir", f"reports/runs/nox-{family}", *session.posargs, env=_shared_env())
@@ -68,3 +78,11 @@ def gate(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     _install(session)
     session.run("textbound", "bench", *session.posargs, env=_shared_env())
+
+
+@nox.session
+def mutants(session: nox.Session) -> None:
+    """The mutation score: every mutant of mutants/ checked at the quick budget."""
+    _install(session)
+    session.run("textbound", "mutate", "--jobs", str(os.cpu_count() or 1),
+                "--report", "reports/runs/mutants.json", *session.posargs, env=_shared_env())
