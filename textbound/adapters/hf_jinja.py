@@ -46,7 +46,7 @@ CHAT_PACKAGE = "@huggingface/jinja"
 _NODE_ENGINES: dict = {}  # (pid, script, family) -> subprocess.EngineProcess
 
 
-def _protocol():
+def protocol():
     """textbound.adapters.subprocess, imported. Importing it starts the engine $TEXTBOUND_ENGINE_CMD
     names (and fails without one): unless one is set, it is given the chat engine's command for the
     import (one idle process more), so that its EngineProcess serves the engines of engines/js."""
@@ -76,7 +76,7 @@ def node_engine(script: str, package: str, family: Path | None = None):
     key = (os.getpid(), script, Path(family).resolve() if family is not None else None)
     running = _NODE_ENGINES.get(key)
     if running is None or not running.alive:
-        running = _NODE_ENGINES[key] = _protocol().EngineProcess(node_command(script, package), key[2])
+        running = _NODE_ENGINES[key] = protocol().EngineProcess(node_command(script, package), key[2])
     return running
 
 
