@@ -63,6 +63,14 @@ def test_a_hanging_case_times_out_is_minimized_and_the_run_goes_on(tmp_path):
     assert time.monotonic() - started < 60  # minimization of a hang is bounded (10 case timeouts)
 
 
+def test_a_case_that_hangs_only_after_others_gets_a_signature_of_its_own(tmp_path, monkeypatch):
+    monkeypatch.setenv("HANGS_ONLY_AFTER_ANOTHER_TEXT", "1")
+    summary, records = run_impl(tmp_path, "tests.hanging_impl", FAST)
+    assert {r["signature"] for r in records} == {"tokenizer/encode/timed out, not when checked alone"}
+    assert all(r["first_difference"]["checked alone"] == "agrees with the oracle" for r in records)
+    assert all(r["minimized_input"] == r["input"] for r in records)  # nothing to shrink: alone it passes
+
+
 def test_a_crashing_case_is_recorded_with_its_signal_and_the_run_goes_on(tmp_path):
     summary, records = run_impl(tmp_path, "tests.crashing_impl", FAST, jobs=1)
     assert_recorded_and_went_on(summary, records, "crashed (SIGSEGV)")

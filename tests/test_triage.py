@@ -52,6 +52,13 @@ def test_nested_values_are_aligned_where_they_first_differ():
     assert stops.path == "[0]" and stops.first == 2
 
 
+def test_lists_of_objects_align_item_by_item():
+    calls = [{"name": "f", "arguments": {"x": 1}}, {"name": "g", "arguments": {}}]
+    alignment = align(calls, calls[:1])
+    assert alignment.columns == ("item",) and alignment.first == 1
+    assert alignment.rows[1].expected == (json.dumps(calls[1]),) and alignment.rows[1].actual is None
+
+
 def test_long_sequences_show_a_window_around_the_first_difference():
     expected = list(range(100))
     actual = expected[:60] + [999] + expected[61:]

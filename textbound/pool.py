@@ -13,8 +13,9 @@ parent, so the parent needs no message per case:
   "out of memory" when Python sees a MemoryError, "crashed" when native code aborts on it.
 
 Either way a fresh worker replaces the dead one and checks the rest of the chunk; after
-``MAX_STUCK_PER_GROUP`` such cases a family × component is abandoned. ``minimize_stuck`` checks a
-timed-out or crashed case again alone in a fresh process and shrinks it there, every try bounded.
+``MAX_STUCK_PER_GROUP`` such cases a family × component is abandoned. ``recheck_alone`` checks a
+timed-out or crashed case again alone in a fresh process, and ``minimize_stuck`` shrinks it there,
+every try bounded.
 
 Each worker has up to ``JOBS_IN_FLIGHT`` chunks sent to it, so it goes on checking while the parent
 generates the next chunk; a thread in the worker receives them, so the parent never blocks on a
@@ -339,8 +340,12 @@ class Pool:
         if rest:
             retries.appendleft(Job(job.task, index + 1))
 
-    def probe(self, family: Family, case: Case) -> str | None:
-        """The signature of checking ``case`` alone in a worker (not minimized): None when it agrees."""
+    def probe(self, family: Family, case: Case, fresh: bool = False) -> str | None:
+        """The signature of checking ``case`` alone in a worker (not minimized): None when it agrees.
+        The worker is kept for the next probe, unless it hangs or dies, or ``fresh`` asks for a new one."""
+        if fresh and self.prober is not None:
+            self.prober.stop()
+            self.prober = None
         if self.prober is None:
             self.prober = self._new_worker()
         worker = self.prober
@@ -377,18 +382,27 @@ class Pool:
         return left
 
 
+def recheck_alone(pool: Pool, family: Family, divergence: Divergence) -> bool:
+    """Checks a timed-out or crashed case again alone in a fresh worker: True when it hangs or
+    crashes the same way. Otherwise it was slow or crashed only after other cases (a loaded machine,
+    state left behind), and gets a signature of its own, so that a gate can tell it from a case that
+    hangs or crashes every time."""
+    alone = pool.probe(family, divergence.case, fresh=True)
+    if alone == divergence.signature:
+        return True
+    divergence.first_difference["checked alone"] = alone or "agrees with the oracle"
+    divergence.kind += ", not when checked alone"
+    return False
+
+
 def minimize_stuck(pool: Pool, family: Family, divergence: Divergence) -> Divergence:
-    """Checks a timed-out or crashed case again alone, then shrinks it with ddmin while it still hangs
-    or crashes the same way; every try runs in a worker under the case timeout, and all of them
-    together within ``minimize_timeout``."""
+    """Shrinks a case that hangs or crashes alone with ddmin while it still hangs or crashes the same
+    way; every try runs in a worker under the case timeout, all of them within ``minimize_timeout``
+    (a try that passes leaves its worker for the next one: loading a family for each would cost more)."""
     from .checks import MINIMIZED_FIELD
     from .minimize import ddmin
 
     case, signature = divergence.case, divergence.signature
-    alone = pool.probe(family, case)
-    if alone != signature:
-        divergence.first_difference["checked alone"] = alone or "agrees with the oracle"
-        return divergence
     name = MINIMIZED_FIELD.get((case.component, case.property))
     if name is None:
         return divergence

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import sys
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -147,10 +148,15 @@ def write_outputs(report_dir: Path, summary: dict, records: list[dict]) -> None:
 
     report_dir = Path(report_dir)
     write_atomically(report_dir / "summary.json", json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
-    write_atomically(report_dir / "report.md", markdown_report(summary, records))
-    write_atomically(report_dir / "summary.md", ci_markdown(summary, records))
-    write_atomically(report_dir / "junit.xml", junit.render(summary, records))
-    write_atomically(report_dir / "report.html", html_report.render(summary, records))
+    renderers = {"report.md": markdown_report, "summary.md": ci_markdown, "junit.xml": junit.render,
+                 "report.html": html_report.render}
+    for name, render in renderers.items():
+        try:
+            text = render(summary, records)
+        except Exception as exc:  # noqa: BLE001 - a report that fails must not take the verdict with it
+            text = f"{name} could not be written: {type(exc).__name__}: {exc}\n"
+            print(f"textbound: {report_dir / name}: {text}", end="", file=sys.stderr)
+        write_atomically(report_dir / name, text)
 
 
 def run_state(summary: dict) -> str:

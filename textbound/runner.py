@@ -21,7 +21,7 @@ from .baseline import BaselineEntry, judge
 from .budget import Budget
 from .divergence import Case, Divergence
 from .implementation import Implementation
-from .pool import Found, Limits, Pool, Stuck, Task, minimize_stuck
+from .pool import Found, Limits, Pool, Stuck, Task, minimize_stuck, recheck_alone
 from .progress import Progress
 from .report import Recorder
 from .sources import Family
@@ -205,15 +205,14 @@ def run(impl: Implementation, families: list[Family], components: list[str], bud
 
 def _minimize_stuck(pool: Pool, families: list[Family], stuck: list[Divergence],
                     keep: Callable[[Divergence], None]) -> None:
-    """Minimizes the first timed-out or crashed case of each signature and family (each costs up to
-    ``minimize_timeout``); the others are kept as found."""
+    """Checks every timed-out or crashed case again alone, and minimizes the first of each signature
+    and family that hangs or crashes alone too (each costs up to ``minimize_timeout``)."""
     by_name = {f.name: f for f in families}
     minimized: set[tuple[str, str]] = set()
     while stuck:
-        divergence = stuck[0]
-        key = (divergence.case.family, divergence.signature)
-        if key not in minimized:
+        divergence, family = stuck[0], by_name[stuck[0].case.family]
+        if recheck_alone(pool, family, divergence) and (key := (family.name, divergence.signature)) not in minimized:
             minimized.add(key)
-            divergence = minimize_stuck(pool, by_name[divergence.case.family], divergence)
+            divergence = minimize_stuck(pool, family, divergence)
         keep(divergence)
         stuck.pop(0)

@@ -53,7 +53,8 @@ def load_run(path: Path) -> Run:
     if not jsonl.is_file() and not summary.is_file():
         raise TriageError(f"{path}: no divergences.jsonl or summary.json there (not a report folder)")
     try:
-        records = [json.loads(line) for line in jsonl.read_text(encoding="utf-8").splitlines()
+        # split("\n"), not splitlines(): records keep U+2028, U+0085 and the like as they are
+        records = [json.loads(line) for line in jsonl.read_text(encoding="utf-8").split("\n")
                    if line.strip()] if jsonl.is_file() else []
         data = json.loads(summary.read_text(encoding="utf-8")) if summary.is_file() else {}
     except json.JSONDecodeError as exc:
@@ -209,6 +210,13 @@ def _item_cells(item) -> tuple[str, ...]:
     return (json.dumps(item, ensure_ascii=False),)
 
 
+def _hashable(items: list | str) -> list | str:
+    """What difflib can compare: items as they are, or as JSON when they are lists or dicts."""
+    if isinstance(items, str) or all(isinstance(i, (str, int, float, bool, type(None))) for i in items):
+        return items
+    return [json.dumps(i, sort_keys=True, ensure_ascii=False) for i in items]
+
+
 def align(expected, actual, vocab: Vocabulary | None = None) -> Alignment:
     """Expected and actual aligned item by item (difflib), with the first difference marked."""
     path, expected, actual = _descend(expected, actual)
@@ -223,7 +231,7 @@ def align(expected, actual, vocab: Vocabulary | None = None) -> Alignment:
         row = Row(_item_cells(expected), _item_cells(actual), expected != actual)
         return Alignment(path, ("value",), [row], 0 if row.differs else None)
     rows: list[Row] = []
-    matcher = difflib.SequenceMatcher(None, expected, actual, autojunk=False)
+    matcher = difflib.SequenceMatcher(None, _hashable(expected), _hashable(actual), autojunk=False)
     for tag, a0, a1, b0, b1 in matcher.get_opcodes():
         for offset in range(max(a1 - a0, b1 - b0)):
             left = expected[a0 + offset] if a0 + offset < a1 else MISSING
