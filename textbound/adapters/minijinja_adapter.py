@@ -15,9 +15,9 @@ allows:
   ``indent``, ``separators``, ``sort_keys``) instead of MiniJinja's HTML-escaping one;
 - ``{% generation %}`` blocks (transformers' extension, which MiniJinja cannot parse) rendered
   as plain blocks, as transformers does when no assistant mask is asked for;
-- errors named as jinja2 names them where the cause is the same (an undefined value:
-  ``jinja2.exceptions.UndefinedError``; a syntax error: ``TemplateSyntaxError``); other MiniJinja
-  errors stay ``minijinja.TemplateError``.
+- errors named as jinja2 names them where the cause is the same (an undefined value, or a method
+  a value lacks: ``jinja2.exceptions.UndefinedError``; a syntax error: ``TemplateSyntaxError``);
+  other MiniJinja errors stay ``minijinja.TemplateError``.
 
 Everything else (how values print, which methods and filters exist, undefined values) is
 MiniJinja's own: that is what the field report measures.
@@ -43,9 +43,7 @@ minijinja = require("minijinja")
 __version__ = engine_version("minijinja")
 # ``{%- generation -%}`` and its end, whitespace control kept: they become an always-true if.
 GENERATION_TAG = re.compile(r"(\{%[-+]?\s*)(end)?generation(\s*[-+]?%\})")
-# MiniJinja's error kinds (the start of its message) that jinja2 names with a class of its own.
-JINJA2_ERRORS = {"undefined value": jinja2.exceptions.UndefinedError,
-                 "syntax error": jinja2.exceptions.TemplateSyntaxError}
+LINE_NUMBER = re.compile(r"\(in [^:()]*:(\d+)\)")  # where MiniJinja's message says the error is
 
 
 def _raise_exception(message):
@@ -100,10 +98,15 @@ class MiniJinjaEnvironment:
         try:
             return call()
         except minijinja.TemplateError as exc:
-            kind = str(exc).split(":", 1)[0]
-            if kind in JINJA2_ERRORS:
-                raise JINJA2_ERRORS[kind](str(exc).splitlines()[0]) from exc
+            kind, first_line = str(exc).split(":", 1)[0], str(exc).splitlines()[0]
+            if kind == "syntax error":
+                line = LINE_NUMBER.search(first_line)
+                raise jinja2.exceptions.TemplateSyntaxError(first_line, int(line[1]) if line else 1) from exc
+            if kind == "undefined value":
+                raise jinja2.exceptions.UndefinedError(first_line) from exc
             raise
+        except AttributeError as exc:  # a method a Python value lacks (pycompat calls into Python)
+            raise jinja2.exceptions.UndefinedError(str(exc)) from exc
 
 
 _RENDERER = ChatRenderer()

@@ -19,7 +19,8 @@ and raises ValueError for a family none matches.
 - chat/render: not applicable (mistral-common builds ids, never text): ``render_chat`` raises
   NotImplementedError, so those cases are recorded apart, under that one kind.
 
-A request mistral-common refuses (its validation: roles out of order, an empty message...) raises
+A request mistral-common refuses (its validation, or its pydantic models': roles out of order, an
+empty message...) raises
 jinja2's TemplateError, the class a template's ``raise_exception`` raises for the same refusal;
 the message keeps mistral-common's words.
 """
@@ -29,6 +30,7 @@ import functools
 from pathlib import Path
 
 import jinja2
+from pydantic import ValidationError
 
 from . import engine_version, require
 
@@ -70,7 +72,7 @@ def matching_tokenizer(family_vocab: dict[str, int]) -> tuple[Path, MistralToken
 def _refusals_as_template_errors(call):
     try:
         return call()
-    except MistralCommonException as exc:
+    except (MistralCommonException, ValidationError) as exc:  # its validation: the request is refused
         raise jinja2.exceptions.TemplateError(f"{type(exc).__name__}: {exc}") from exc
 
 
@@ -102,8 +104,17 @@ class Tokenizer:
         return self.inner.encode(text, bos=add_special_tokens, eos=False)
 
     def decode(self, ids: list[int], skip_special_tokens: bool = False) -> str:
-        policy = SpecialTokenPolicy.IGNORE if skip_special_tokens else SpecialTokenPolicy.KEEP
-        return self.inner.decode(list(ids), special_token_policy=policy)
+        """Text runs decoded as mistral-common decodes (special tokens ignored); kept special tokens
+        written as their pieces between them (its KEEP policy would spell every piece raw)."""
+        parts, run = [], []
+        for token_id in ids:
+            if self.inner.is_special(token_id):
+                parts.append(self.inner.decode(run, special_token_policy=SpecialTokenPolicy.IGNORE))
+                parts.append("" if skip_special_tokens else self.inner.id_to_piece(token_id))
+                run = []
+            else:
+                run.append(token_id)
+        return "".join(parts) + self.inner.decode(run, special_token_policy=SpecialTokenPolicy.IGNORE)
 
     def id_to_token(self, token_id: int) -> str | None:
         return self.inner.id_to_piece(token_id) if 0 <= token_id < self.inner.n_words else None

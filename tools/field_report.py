@@ -1,0 +1,268 @@
+"""Regenerates reports/field/: every adapter (textbound/adapters) checked on every family it applies to.
+
+    python tools/field_report.py                      # run every engine, then write the report
+    python tools/field_report.py --engines minijinja  # rerun one engine, keep the others' runs
+    python tools/field_report.py --write-only         # rewrite README.md from the runs and triage.json
+
+For each engine it runs ``textbound check --impl MODULE --component ...`` once over the embedded
+families, the shared ones ($TEXTBOUND_MODELS) and the Mistral families (mistral-common's vocabularies,
+as --model-dir), at the quick budget unless told otherwise, into ``--work-dir`` (one folder per
+engine). A family whose tokenizer the engine cannot load at all (tiktoken and a SentencePiece
+model, mistral-common and a vocabulary it does not ship) is listed as not applicable with the
+engine's own words, not run. Then it writes
+
+- reports/field/field.json: per engine its version, and per family × component the cases and
+  divergences; per root-cause signature its count, families and smallest example;
+- reports/field/README.md: the same as tables, each signature with its minimized example, the
+  replay command and its triage line from reports/field/triage.json (keyed ``ENGINE | SIGNATURE``:
+  ``{"verdict": "engine bug" | "policy" | "not applicable" | "textbound bug", "note": ...,
+  "upstream": URL}``), written by hand and kept across regenerations. A signature without one
+  is marked untriaged.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from textbound.families import build_family, embedded_family_names  # noqa: E402
+from textbound.implementation import Implementation  # noqa: E402
+from textbound.sources import folder_families, models_dir  # noqa: E402
+
+FIELD_DIR = ROOT / "reports" / "field"
+TRIAGE_FILE = FIELD_DIR / "triage.json"
+EXAMPLE_CHARS = 400  # of a minimized input, expected or actual value quoted in the README
+NOT_PROVIDED = "not provided"  # the kind of a property whose names the engine lacks
+SETUP_FILE = "field_setup.json"  # in an engine's run folder: the families not run, and why
+VERDICTS = ("engine bug", "policy", "not applicable", "textbound bug")
+
+
+@dataclass(frozen=True)
+class Engine:
+    name: str
+    module: str
+    components: tuple[str, ...]
+    loads_tokenizer: bool  # families are tried by loading the engine's Tokenizer first
+
+
+ENGINES = (
+    Engine("tokenizers", "textbound.adapters.tokenizers_adapter", ("tokenizer", "detokenizer"), True),
+    Engine("tiktoken", "textbound.adapters.tiktoken_adapter", ("tokenizer", "detokenizer"), True),
+    Engine("minijinja", "textbound.adapters.minijinja_adapter", ("chat",), False),
+    Engine("mistral-common", "textbound.adapters.mistral_common_adapter", ("tokenizer", "chat"), True),
+    Engine("outlines-core", "textbound.adapters.outlines_core_adapter", ("structured",), False),
+    Engine("llguidance", "textbound.adapters.llguidance_adapter", ("structured",), False),
+)
+
+
+@dataclass(frozen=True)
+class FieldFamily:
+    name: str
+    path: Path
+    option: tuple[str, str]  # how `textbound check` is told of it
+
+
+def field_families() -> list[FieldFamily]:
+    """The embedded families, the shared ones, and the Mistral families (when mistral-common is installed)."""
+    families = [FieldFamily(name, build_family(name), ("--family", name)) for name in embedded_family_names()]
+    models = models_dir()
+    if models:
+        families += [FieldFamily(f.name, f.path, ("--family", f.name)) for f in folder_families(models)]
+    try:
+        from textbound.mistral_families import build_mistral_family, mistral_family_names
+    except ImportError:
+        return families
+    for name in mistral_family_names():
+        path = build_mistral_family(name)
+        families.append(FieldFamily(path.name, path, ("--model-dir", str(path))))
+    return families
+
+
+def applicable(engine: Engine, family: FieldFamily) -> str | None:
+    """None when ``engine`` can be run on ``family``, else why not (the engine's own error)."""
+    if not engine.loads_tokenizer:
+        return None
+    try:
+        Implementation(engine.module).Tokenizer.from_dir(family.path)
+    except Exception as exc:  # noqa: BLE001 - whatever the engine says is the reason
+        return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+    return None
+
+
+def run_engine(engine: Engine, families: list[FieldFamily], work_dir: Path, budget: str, jobs: int) -> dict:
+    """Runs the engine's check over the families it applies to; returns what was not run and why."""
+    try:
+        Implementation(engine.module)
+    except Exception as exc:  # noqa: BLE001 - a missing engine skips, saying why
+        return {"missing": f"{type(exc).__name__}: {exc}", "not_applicable": {}}
+    out = work_dir / engine.name
+    not_applicable = {f.name: reason for f in families if (reason := applicable(engine, f))}
+    chosen = [f for f in families if f.name not in not_applicable]
+    out.mkdir(parents=True, exist_ok=True)
+    command = [sys.executable, "-m", "textbound.cli", "check", "--impl", engine.module, "--component",
+               ",".join(engine.components), "--budget", budget, "--jobs", str(jobs), "--report-dir", str(out)]
+    for family in chosen:
+        command += family.option
+    print(f"field: {engine.name} on {len(chosen)} families ({len(not_applicable)} not applicable)", flush=True)
+    subprocess.run(command, cwd=ROOT, check=False)
+    setup = {"missing": None, "not_applicable": not_applicable}
+    (out / SETUP_FILE).write_text(json.dumps(setup, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return setup
+
+
+def _clip(value) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= EXAMPLE_CHARS else text[:EXAMPLE_CHARS] + f"... ({len(text)} characters)"
+
+
+def collect(engine: Engine, work_dir: Path, setup: dict) -> dict:
+    """One engine's part of field.json, from its run folder."""
+    out = work_dir / engine.name
+    entry = {"module": engine.module, "components": list(engine.components), **setup}
+    summary_file = out / "summary.json"
+    if setup.get("missing") or not summary_file.is_file():
+        return {**entry, "version": None, "counts": [], "signatures": {}}
+    summary = json.loads(summary_file.read_text(encoding="utf-8"))
+    # Lines end in "\n" only: a record may hold U+2028 and the like, which splitlines() would split at.
+    records = [json.loads(line) for line in (out / "divergences.jsonl").read_text(encoding="utf-8").split("\n")
+               if line.strip()]
+    signatures: dict[str, dict] = {}
+    for record in records:
+        group = signatures.setdefault(record["signature"], {"count": 0, "families": [], "example": None})
+        group["count"] += 1
+        if record["family"] not in group["families"]:
+            group["families"].append(record["family"])
+        size = len(json.dumps(record["minimized_input"] or record["input"], ensure_ascii=False))
+        if group["example"] is None or size < group["example"]["size"]:
+            group["example"] = {"size": size, "family": record["family"],
+                                "input": record["minimized_input"] or record["input"],
+                                "expected": record["expected"], "actual": record["actual"],
+                                "first_difference": record.get("first_difference"),
+                                "reproduce": record.get("reproduce")}
+    return {**entry, "version": summary.get("impl_version"), "oracles": summary.get("oracles"),
+            "budget": summary.get("budget"), "completed": summary.get("completed"),
+            "harness_errors": summary.get("harness_errors"), "skipped": summary.get("skipped"),
+            "counts": summary.get("counts", []), "signatures": dict(sorted(signatures.items()))}
+
+
+def triage_line(triage: dict, engine: str, signature: str) -> str:
+    entry = triage.get(f"{engine} | {signature}")
+    if not entry:
+        return "**untriaged**"
+    upstream = f" ([upstream]({entry['upstream']}))" if entry.get("upstream") else ""
+    return f"**{entry['verdict']}**: {entry['note']}{upstream}"
+
+
+def cell(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def markdown(field: dict, triage: dict) -> str:
+    lines = ["# Engines in the field", "",
+             "Every adapter in `textbound/adapters` checked with `textbound check --impl MODULE` on every "
+             "family it applies to (embedded, shared under `$TEXTBOUND_MODELS`, and the Mistral families). "
+             "Regenerate with `nox -s field` (`python tools/field_report.py`); triage lines come from "
+             "`triage.json`, written by hand.", "",
+             "Divergences of kind `not provided` are properties whose names the engine lacks (e.g. chat ids "
+             "for a template engine): counted apart.", "",
+             "| engine | version | components | families run | cases | divergences | not provided | signatures "
+             "| untriaged |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for name, entry in field["engines"].items():
+        if entry.get("missing"):
+            lines.append(f"| {name} | not installed | {', '.join(entry['components'])} | skipped: "
+                         f"{cell(entry['missing'])} | | | | | |")
+            continue
+        cases = sum(c["cases"] for c in entry["counts"])
+        divergences = sum(c["divergences"] for c in entry["counts"])
+        families = sorted({c["family"] for c in entry["counts"]})
+        absent = sum(g["count"] for s, g in entry["signatures"].items() if s.split("/", 2)[2].startswith(NOT_PROVIDED))
+        untriaged = sum(1 for s in entry["signatures"] if f"{name} | {s}" not in triage)
+        lines.append(f"| {name} | {entry['version']} | {', '.join(entry['components'])} | {len(families)} | {cases} | "
+                     f"{divergences - absent} | {absent} | {len(entry['signatures'])} | {untriaged} |")
+    lines += ["", f"Budget `{field['budget']}`, seed 0.", ""]
+    for name, entry in field["engines"].items():
+        lines += _engine_section(name, entry, triage)
+    return "\n".join(lines) + "\n"
+
+
+def _engine_section(name: str, entry: dict, triage: dict) -> list[str]:
+    oracles = ", ".join(f"{component}: {version}" for component, version in (entry.get("oracles") or {}).items())
+    lines = [f"## {name}", "", f"`--impl {entry['module']}`, version {entry.get('version')}; oracles: {oracles}.", ""]
+    if entry.get("missing"):
+        return lines + [f"Not run: {entry['missing']}", ""]
+    if not entry.get("completed", True):
+        lines += ["**The run did not complete**; counts are what it checked.", ""]
+    if entry.get("harness_errors"):
+        lines += [f"Harness errors: {cell(json.dumps(entry['harness_errors'], ensure_ascii=False)[:EXAMPLE_CHARS])}", ""]
+    lines += ["| family | component | cases | divergences |", "| --- | --- | --- | --- |"]
+    lines += [f"| {c['family']} | {c['component']} | {c['cases']} | {c['divergences']} |" for c in entry["counts"]]
+    for family, reason in sorted(entry.get("not_applicable", {}).items()):
+        lines.append(f"| {family} | {', '.join(entry['components'])} | not applicable | {cell(reason)} |")
+    lines.append("")
+    if not entry["signatures"]:
+        return lines + ["No divergence.", ""]
+    lines += ["### Root causes", ""]
+    for signature, group in entry["signatures"].items():
+        example = group["example"]
+        lines += [f"#### `{signature}`", "",
+                  f"{group['count']} divergences on {', '.join(group['families'])}. "
+                  f"Triage: {triage_line(triage, name, signature)}", "",
+                  "```", f"family:   {example['family']}", f"input:    {_clip(example['input'])}",
+                  f"expected: {_clip(example['expected'])}", f"actual:   {_clip(example['actual'])}",
+                  f"first difference: {_clip(example['first_difference'] or {})}", "```", ""]
+        if example.get("reproduce"):
+            lines += ["Replay:", "", "```sh", example["reproduce"], "```", ""]
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--engines", help="comma-separated engine names (default: all): "
+                        + ", ".join(e.name for e in ENGINES))
+    parser.add_argument("--budget", default="quick", choices=["quick", "default"])
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--work-dir", type=Path, default=ROOT / "reports" / "runs" / "field")
+    parser.add_argument("--write-only", action="store_true", help="rewrite the report from the runs already made")
+    options = parser.parse_args(argv)
+    chosen = set(options.engines.split(",")) if options.engines else {e.name for e in ENGINES}
+    unknown = chosen - {e.name for e in ENGINES}
+    if unknown:
+        parser.error(f"unknown engines {sorted(unknown)}")
+    field_file = FIELD_DIR / "field.json"
+    previous = json.loads(field_file.read_text(encoding="utf-8")) if field_file.is_file() else {"engines": {}}
+    families = [] if options.write_only else field_families()
+    engines = {}
+    for engine in ENGINES:
+        if engine.name not in chosen:
+            if engine.name in previous["engines"]:
+                engines[engine.name] = previous["engines"][engine.name]
+            continue
+        if options.write_only:
+            setup_file = options.work_dir / engine.name / SETUP_FILE
+            setup = json.loads(setup_file.read_text(encoding="utf-8")) if setup_file.is_file() else {
+                "missing": "not run (no run folder)", "not_applicable": {}}
+        else:
+            setup = run_engine(engine, families, options.work_dir, options.budget, options.jobs)
+        engines[engine.name] = collect(engine, options.work_dir, setup)
+    field = {"budget": options.budget, "engines": engines}
+    triage = json.loads(TRIAGE_FILE.read_text(encoding="utf-8")) if TRIAGE_FILE.is_file() else {}
+    bad = {key: entry.get("verdict") for key, entry in triage.items() if entry.get("verdict") not in VERDICTS}
+    if bad:
+        parser.error(f"{TRIAGE_FILE}: verdicts must be one of {VERDICTS}: {bad}")
+    FIELD_DIR.mkdir(parents=True, exist_ok=True)
+    field_file.write_text(json.dumps(field, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    (FIELD_DIR / "README.md").write_text(markdown(field, triage), encoding="utf-8")
+    print(f"field: wrote {FIELD_DIR / 'README.md'}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
