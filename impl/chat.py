@@ -102,9 +102,13 @@ CHATML_TEMPLATE = r"""{#- ChatML with tools and switchable thinking, in the styl
 {%- endfor -%}
 {%- if add_generation_prompt -%}
     {{- '<|im_start|>assistant\n' -}}
-    {%- if enable_thinking is defined and enable_thinking is false -%}
-        {{- '<think>\n\n</think>\n\n' -}}
-    {%- endif -%}
+    {#- Plain tags from here on: what they render depends on trim_blocks and lstrip_blocks. -#}
+    {% if enable_thinking is defined and enable_thinking is false %}
+<think>
+
+</think>
+
+    {% endif %}
 {%- endif -%}
 """
 
