@@ -97,3 +97,15 @@ def test_baseline_marks_known_and_fixed(tmp_path):
     assert code == EXIT_OK
     assert summary["known"] == sorted(signatures)
     assert [e["reason"] for e in summary["fixed"]] == ["long gone"]
+
+
+def test_mutate_subcommand_exit_codes(capsys):
+    """``textbound mutate``: 0 when the mutant is caught, 1 when missed (checked against itself as
+    the base, nothing it does is new), 2 for an unknown mutant."""
+    mutant = ("--mutant", "stops_within_delta", "--family", FAMILY, "--time-limit", "120")
+    assert run_cli("mutate", *mutant) == EXIT_OK
+    assert "mutation score: 1/1 caught" in capsys.readouterr().out
+    assert run_cli("mutate", *mutant, "--base", "mutants.stops_within_delta") == EXIT_DIVERGED
+    assert "NOT CAUGHT (missed) stops_within_delta" in capsys.readouterr().out
+    assert run_cli("mutate", "--mutant", "no_such_mutant") == EXIT_SETUP
+    assert "unknown mutant no_such_mutant" in capsys.readouterr().err

@@ -1,9 +1,10 @@
-"""The ``textbound`` command: check, replay, bench, triage, diff, merge.
+"""The ``textbound`` command: check, replay, bench, triage, diff, merge, mutate.
 
 Exit codes of ``check``: 0 no divergence beyond the baseline, 1 new divergences, 2 the run could
 not be set up (unknown family or component, unimportable --impl, unreadable baseline), 128 + the
 signal's number when interrupted (130 for Ctrl-C, 143 for SIGTERM; the report is written first).
-``diff`` exits 1 when NEW has signatures OLD had not.
+``diff`` exits 1 when NEW has signatures OLD had not. ``mutate`` (textbound.mutate) exits 0 when
+every mutant of mutants/ is caught, 1 when some are missed, 2 when the run could not be set up.
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from .budget import BUDGETS
 from .divergence import COMPONENTS, Case
 from .implementation import Implementation, ImplementationError
 from .merge import MergeError
+from .mutate import add_arguments as add_mutate_arguments, run_command as run_mutate
 from .pool import DEFAULT_CASE_TIMEOUT
 from .runner import Shard
 from .sources import FamilyError, resolve
@@ -91,6 +93,8 @@ def _parser() -> argparse.ArgumentParser:
     merge = commands.add_parser("merge", help="combine the reports of --shard runs into one")
     merge.add_argument("out", type=Path)
     merge.add_argument("shard_dirs", type=Path, nargs="+")
+    mutate = commands.add_parser("mutate", help="mutation score: each mutant of mutants/ checked at the quick budget")
+    add_mutate_arguments(mutate)
     return parser
 
 
@@ -157,7 +161,8 @@ def _merge(args) -> int:
     return EXIT_DIVERGED if summary["new"] or summary["errors"] else EXIT_OK
 
 
-REPORT_COMMANDS = {"triage": _triage, "diff": _diff, "merge": _merge}
+# Commands that need no --impl of their own (mutate loads each mutant itself).
+REPORT_COMMANDS = {"triage": _triage, "diff": _diff, "merge": _merge, "mutate": run_mutate}
 
 
 def _check(args, impl: Implementation) -> int:
