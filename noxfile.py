@@ -1,5 +1,5 @@
-"""nox sessions: tests, one check per family, gate (check against the committed baseline), bench,
-mutants (the harness's own mutation score).
+"""nox sessions: tests, one check per family, fuzz (the fuzzed pipelines), gate (check against the
+committed baseline), bench, mutants (the harness's own mutation score).
 
 The shared models and templates are found through $TEXTBOUND_MODELS and $TEXTBOUND_TEMPLATES; when
 they are unset, the folders beside the repository (../shared) are used if they exist.
@@ -64,6 +64,14 @@ def check(session: nox.Session, family: str) -> None:
     _install(session)
     session.run("textbound", "check", "--family", family,
                 "--report-dir", f"reports/runs/nox-{family}", *session.posargs, env=_shared_env())
+
+
+@nox.session
+def fuzz(session: nox.Session) -> None:
+    """textbound check on the budget's fuzzed pipelines alone (families have sessions of their own)."""
+    _install(session)
+    session.run("textbound", "check", "--fuzzed-only", "--report-dir", "reports/runs/nox-fuzz",
+                *session.posargs, env=_shared_env())
 
 
 @nox.session

@@ -22,10 +22,10 @@ from tests.families import FAMILIES as TEST_FAMILIES
 from tests.families import impl_subject, implementation
 
 PROFILES = {
-    "default": {"settings": settings(max_examples=20, deadline=None, derandomize=True, database=None,
+    "default": {"settings": settings(max_examples=20, deadline=None, derandomize=True,
                                      suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]),
                 "fuzzed_pipelines": 8, "sweep_stride": 997},
-    "deep": {"settings": settings(max_examples=400, deadline=None, database=None,
+    "deep": {"settings": settings(max_examples=400, deadline=None,
                                   suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]),
              "fuzzed_pipelines": 100, "sweep_stride": 37},
 }
