@@ -112,6 +112,16 @@ def test_the_pattern_admits_every_style_of_valid_instances_and_rejects_invalid_o
             assert matches(pattern, json.dumps(instance, **style)) == (False, False, False), (instance, style)
 
 
+@pytest.mark.parametrize("year", [0, 1, 445, 1368, 1900, 2000, 2023, 2024, 2100, 9999])
+def test_the_date_format_admits_exactly_the_dates_jsonschema_checks(year):
+    pattern = json_schema_to_regex({"type": "string", "format": "date"})
+    check = validator({"type": "string", "format": "date"})
+    for month in range(0, 14):
+        for day in range(0, 33):
+            text = f"{year:04d}-{month:02d}-{day:02d}"
+            assert bool(re.fullmatch(pattern, json.dumps(text))) == check.is_valid(text), text
+
+
 def test_whitespace_policy():
     instance = {"location": "x", "unit": "celsius", "options": {"lang": "de"}}
     default = json_schema_to_regex(WEATHER)
