@@ -70,3 +70,23 @@ def test_ddmin_finds_a_one_minimal_subsequence():
         return "x" in items and "y" in items
     assert "".join(ddmin("aaaaxbbbbbbbbybbbb", fails)) == "xy"
     assert ddmin([1, 2, 3, 4, 5, 6, 7, 8], lambda s: sum(s) >= 15) in ([7, 8],)
+
+
+@pytest.mark.parametrize("expected, actual", [
+    ([{"name": "f", "arguments": {"x": [1]}}], [{"name": "f", "arguments": {"x": [2]}}, {"name": "g"}]),
+    ([[1, 2], {"x": 1}, None], [[1, 3], "text"]),
+    ([5, 6], [-1, 2 ** 70]),  # ids outside the vocabulary
+    ({"calls": [{"a": 1}]}, None),
+])
+def test_report_md_shows_every_json_value(tmp_path, expected, actual):
+    from collections import Counter
+
+    from textbound.report import build_summary, markdown_report
+    header = {"impl": "impl", "impl_version": "1", "oracles": {}, "seed": 0, "budget": "quick",
+              "families": {"gpt2": str(build_family("gpt2"))}}
+    record = {"family": "gpt2", "component": "tools", "property": "parse", "signature": "tools/parse/x",
+              "input": {}, "minimized_input": {}, "expected": expected, "actual": actual,
+              "first_difference": {}, "reproduce": "textbound replay ..."}
+    summary = build_summary(header, Counter(), [record], {"new": ["tools/parse/x"]}, [], {})
+    report = markdown_report(summary, [record])
+    assert "### `tools/parse/x`" in report and f"actual:   {actual!r}" in report

@@ -8,7 +8,8 @@ import pytest
 
 from textbound.cli import EXIT_DIVERGED, EXIT_OK, main
 from textbound.families import build_family
-from textbound.triage import Vocabulary, align, diff_runs, load_run, render_alignment, triage_text
+from textbound.triage import (Vocabulary, align, diff_runs, load_run, record_alignment, render_alignment,
+                              triage_text)
 
 FAMILY = "gpt2"
 
@@ -58,6 +59,22 @@ def test_lists_of_objects_align_item_by_item():
     assert alignment.columns == ("item",) and alignment.first == 1
     assert alignment.rows[1].expected == (json.dumps(calls[1]),) and alignment.rows[1].actual is None
 
+
+
+def test_ids_outside_the_vocabulary_align_without_a_piece(gpt2):
+    alignment = align([5], [-1, 2 ** 70], gpt2)  # an implementation may emit any integer
+    assert [row.actual for row in alignment.rows] == [("-1", "?", "?"), (str(2 ** 70), "?", "?")]
+
+
+def test_a_record_whose_alignment_fails_is_shown_plainly(monkeypatch):
+    def broken_align(*args):
+        raise TypeError("unhashable type: 'dict'")
+
+    monkeypatch.setattr("textbound.triage.align", broken_align)
+    record = {"family": FAMILY, "expected": [{"name": "f"}], "actual": []}
+    lines = render_alignment(record_alignment(record, {}))
+    assert any("[{'name': 'f'}]" in line for line in lines)
+    assert lines[-1] == "   (no aligned view: TypeError: unhashable type: 'dict')"
 
 def test_long_sequences_show_a_window_around_the_first_difference():
     expected = list(range(100))

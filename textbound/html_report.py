@@ -56,7 +56,8 @@ def _alignment(alignment: Alignment) -> str:
     if alignment.hidden_after:
         rows.append(f'<tr><td colspan="{2 * width}">… {alignment.hidden_after} more row(s)</td></tr>')
     where = f"<p>at <code>{_e(alignment.path)}</code></p>" if alignment.path else ""
-    return f'{where}<table class="alignment">{"".join(rows)}</table>'
+    notes = "".join(f"<p>{_e(note)}</p>" for note in alignment.notes)
+    return f'{where}<table class="alignment">{"".join(rows)}</table>{notes}'
 
 
 def render(summary: dict, records: list[dict]) -> str:

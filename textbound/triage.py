@@ -118,7 +118,11 @@ class Vocabulary:
         self.byte_level = '"ByteLevel"' in decoder
 
     def piece(self, token_id: int) -> str | None:
-        return self.tokenizer.id_to_token(token_id)
+        """The token's piece; None for an id outside the vocabulary (negative or huge ones too)."""
+        try:
+            return self.tokenizer.id_to_token(token_id)
+        except OverflowError:
+            return None
 
     def token_bytes(self, token_id: int) -> bytes | None:
         piece = self.piece(token_id)
@@ -246,9 +250,15 @@ def align(expected, actual, vocab: Vocabulary | None = None) -> Alignment:
 
 
 def record_alignment(record: dict, families: dict[str, str]) -> Alignment:
-    """The alignment of a record's expected and actual, with the pieces of its family's vocabulary."""
-    folder = families.get(record["family"])
-    return align(record["expected"], record["actual"], vocabulary(folder) if folder else None)
+    """The alignment of a record's expected and actual, with the pieces of its family's vocabulary;
+    should aligning fail on some value, both sides plainly, so a report never loses an entry to it."""
+    folder = families.get(record.get("family"))
+    expected, actual = record.get("expected"), record.get("actual")
+    try:
+        return align(expected, actual, vocabulary(folder) if folder else None)
+    except Exception as exc:  # noqa: BLE001 - the aligned view is a convenience; the values must still show
+        return Alignment("", ("value",), [Row((repr(expected),), (repr(actual),), expected != actual)], 0,
+                         notes=[f"no aligned view: {type(exc).__name__}: {exc}"])
 
 
 def render_alignment(alignment: Alignment) -> list[str]:
@@ -269,6 +279,7 @@ def render_alignment(alignment: Alignment) -> list[str]:
         lines.append(f"{mark} {joined(row.expected).ljust(width)} | {joined(row.actual)}".rstrip())
     if alignment.hidden_after:
         lines.append(f"   ... {alignment.hidden_after} more row(s)")
+    lines += [f"   ({note})" for note in alignment.notes]
     return [line for line in lines if line is not None]
 
 
