@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from textbound.budget import BUDGETS
+from textbound.checks import MINIMIZED_FIELD
 from textbound.divergence import Case
 from textbound.families import build_family
 from textbound.implementation import Implementation
@@ -108,3 +109,13 @@ def test_an_interrupted_run_writes_its_report_and_says_so(tmp_path, signum):
     assert summary["completed"] is False and summary["interrupted"] == signal.Signals(signum).name
     assert f"INTERRUPTED ({signal.Signals(signum).name})" in (report / "report.md").read_text()
     assert 'data-completed="false"' in (report / "report.html").read_text()
+
+
+def test_a_hanging_case_without_the_minimized_field_is_recorded_whole(tmp_path, monkeypatch):
+    # The check of tokenizer/encode shrinks "absent" here, a field these cases are built without
+    # (as optional fields of some builders are): the hang is recorded as it is, not a KeyError.
+    monkeypatch.setitem(MINIMIZED_FIELD, ("tokenizer", "encode"), "absent")
+    summary, records = run_impl(tmp_path, "tests.hanging_impl", FAST)
+    assert summary["completed"] is True and summary["errors"] == []
+    assert {r["signature"] for r in records} == {"tokenizer/encode/timed out"}
+    assert all(r["minimized_input"] == r["input"] for r in records)

@@ -134,7 +134,7 @@ def _worker_main(impl_name: str, conn, slot, max_memory_mb: int | None) -> None:
                 slowest = max(slowest, (time.monotonic() - slot[STARTED], index))
                 if found is None:
                     continue
-                if minimizing:
+                if minimizing and minimized_field(found.case):
                     conn.send(("found", index, _memory_named(found)))
                     slot[PHASE], slot[STARTED] = MINIMIZING, time.monotonic()
                     found = minimize(subject, found)
@@ -396,14 +396,14 @@ def recheck_alone(pool: Pool, family: Family, divergence: Divergence) -> bool:
 
 
 def minimize_stuck(pool: Pool, family: Family, divergence: Divergence) -> Divergence:
-    """Shrinks a case that hangs or crashes alone with ddmin while it still hangs or crashes the same
-    way; every try runs in a worker under the case timeout, all of them within ``minimize_timeout``
+    """Shrinks a case that hangs or crashes alone, as ``textbound.minimize.shrink`` shrinks its check's
+    field (ddmin on a text or list, then the members of structured ones), while it still hangs or
+    crashes the same way; a case without that field is kept whole. Every try runs in a worker under the case timeout, all of them within ``minimize_timeout``
     (a try that passes leaves its worker for the next one: loading a family for each would cost more)."""
-    from .checks import MINIMIZED_FIELD
-    from .minimize import ddmin
+    from .minimize import shrink
 
     case, signature = divergence.case, divergence.signature
-    name = MINIMIZED_FIELD.get((case.component, case.property))
+    name = minimized_field(case)
     if name is None:
         return divergence
     deadline = time.monotonic() + pool.limits.minimize_timeout
@@ -414,7 +414,15 @@ def minimize_stuck(pool: Pool, family: Family, divergence: Divergence) -> Diverg
     def still_fails(value) -> bool:
         return time.monotonic() < deadline and pool.probe(family, with_value(value)) == signature
 
-    smallest = ddmin(case.input[name], still_fails)
-    if len(smallest) < len(case.input[name]):
+    smallest = shrink(case.input[name], still_fails)
+    if smallest != case.input[name]:
         divergence.minimized = with_value(smallest)
     return divergence
+
+
+def minimized_field(case: Case) -> str | None:
+    """The input field its check shrinks (``@check(..., minimize=NAME)``), when the case has it:
+    a case built without the optional field (or a check with none) is kept as it is."""
+    from .checks import MINIMIZED_FIELD
+    name = MINIMIZED_FIELD.get((case.component, case.property))
+    return name if name in case.input else None
