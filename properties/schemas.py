@@ -27,12 +27,19 @@ __all__ = ["draw_examples", "in_key_policy", "instances", "schemas", "tool_corpu
 
 # Deeper than any corpus schema nests, shallow enough that recursive $refs stay small.
 MAX_DEPTH = 5
+# How many times one $ref unfolds along a path of an instance: the recursion depth every
+# implementation must support (impl's bound is impl.structured.REF_DEPTH, 3: its regex
+# matches nothing past it). A branch that would need more is left out, so a recursive tree
+# ends in a leaf within the bound.
+REF_DEPTH = 3
 FORMATS = {
     "date": st.dates().map(lambda d: d.isoformat()),
     "time": st.builds(lambda h, m, s, zone: f"{h:02d}:{m:02d}:{s:02d}{zone}", st.integers(0, 23), st.integers(0, 59),
                       st.integers(0, 59), st.sampled_from(["Z", "+01:00", "-05:30", "+00:00"])),
     "uuid": st.uuids().map(str),
-    "email": st.from_regex(r"[a-z0-9._%+-]{1,12}@[a-z0-9-]{1,10}\.[a-z]{2,6}", fullmatch=True),
+    # A dot-atom local part (RFC 5321: no leading, trailing or doubled dot), as impl's email policy has it.
+    "email": st.from_regex(r"[a-z0-9_%+-]{1,8}(?:\.[a-z0-9_%+-]{1,6})?@[a-z0-9][a-z0-9-]{0,9}\.[a-z]{2,6}",
+                           fullmatch=True),
 }
 # Characters that JSON writes in several ways: quotes, backslashes, controls (escaped), DEL and C1
 # controls (raw unless ensure_ascii), non-ASCII (escaped under ensure_ascii), astral (a surrogate pair).
@@ -75,7 +82,7 @@ def _resolve(reference: str, root: dict) -> dict:
     return node
 
 
-def _of_type(kind: str, schema: dict, root: dict, depth: int) -> st.SearchStrategy:
+def _of_type(kind: str, schema: dict, root: dict, depth: int, refs: tuple[str, ...]) -> st.SearchStrategy:
     if kind == "string":
         return _strings(schema)
     if kind in ("integer", "number"):
@@ -87,42 +94,43 @@ def _of_type(kind: str, schema: dict, root: dict, depth: int) -> st.SearchStrate
     if kind == "array":
         low = schema.get("minItems", 0)
         high = low if depth >= MAX_DEPTH else schema.get("maxItems", low + 3)
-        return st.lists(_values(schema.get("items", {}), root, depth + 1), min_size=low, max_size=high)
+        return st.lists(_values(schema.get("items", {}), root, depth + 1, refs), min_size=low, max_size=high)
     if kind == "object":
-        return _objects(schema, root, depth)
+        return _objects(schema, root, depth, refs)
     raise ValueError(f"unknown type {kind!r}")
 
 
-def _objects(schema: dict, root: dict, depth: int) -> st.SearchStrategy[dict]:
-    """Required properties always, optional ones sometimes (never past MAX_DEPTH), in schema order."""
+def _objects(schema: dict, root: dict, depth: int, refs: tuple[str, ...]) -> st.SearchStrategy[dict]:
+    """Required properties always, optional ones sometimes (never past MAX_DEPTH, nor past
+    REF_DEPTH), in schema order. Empty (``is_empty``) when a required property has no instance."""
     properties = schema.get("properties", {})
     required = set(schema.get("required", ()))
-
-    @st.composite
-    def build(draw) -> dict:
-        instance = {}
-        for name, subschema in properties.items():
-            if name in required or (depth < MAX_DEPTH and draw(st.booleans())):
-                instance[name] = draw(_values(subschema, root, depth + 1))
-        return instance
-    return build()
+    values = {name: _values(subschema, root, depth + 1, refs) for name, subschema in properties.items()
+              if name in required or depth < MAX_DEPTH}
+    optional = {name: value for name, value in values.items() if name not in required and not value.is_empty}
+    return st.fixed_dictionaries({name: values[name] for name in properties if name in required},
+                                 optional=optional).map(
+        lambda drawn: {name: drawn[name] for name in properties if name in drawn})
 
 
-def _values(schema: dict | bool, root: dict, depth: int) -> st.SearchStrategy:
+def _values(schema: dict | bool, root: dict, depth: int, refs: tuple[str, ...] = ()) -> st.SearchStrategy:
     if schema is True or schema == {}:
         return st.none() | st.booleans() | st.integers(-9, 99) | st.text(STRING_CHARACTERS, max_size=4)
     if "$ref" in schema:
-        return st.deferred(lambda: _values(_resolve(schema["$ref"], root), root, depth))
+        reference = schema["$ref"]
+        if refs.count(reference) >= REF_DEPTH:
+            return st.nothing()
+        return _values(_resolve(reference, root), root, depth, refs + (reference,))
     if "const" in schema:
         return st.just(schema["const"])
     if "enum" in schema:
         return st.sampled_from(schema["enum"])
     branches = schema.get("anyOf") or schema.get("oneOf")
     if branches:
-        return st.one_of([_values(branch, root, depth) for branch in branches])
+        return st.one_of([_values(branch, root, depth, refs) for branch in branches])
     kinds = schema.get("type", "object" if "properties" in schema else "string")
     kinds = kinds if isinstance(kinds, list) else [kinds]
-    return st.one_of([_of_type(kind, schema, root, depth) for kind in kinds])
+    return st.one_of([_of_type(kind, schema, root, depth, refs) for kind in kinds])
 
 
 def instances(schema: dict) -> st.SearchStrategy:

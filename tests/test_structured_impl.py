@@ -16,7 +16,9 @@ import pytest
 import regex
 
 from impl import Constraint, Tokenizer, json_schema_to_regex, regex_escape, tool_call_pattern
+from impl.structured import REF_DEPTH
 from impl.structured.automaton import DEAD, ByteDFA
+from properties import schemas as instance_strategies
 from tests.families import NEEDS_MODELS, SHARED, family_path
 
 WEATHER = {
@@ -120,6 +122,16 @@ def test_the_date_format_admits_exactly_the_dates_jsonschema_checks(year):
         for day in range(0, 33):
             text = f"{year:04d}-{month:02d}-{day:02d}"
             assert bool(re.fullmatch(pattern, json.dumps(text))) == check.is_valid(text), text
+
+
+def test_a_recursive_ref_unfolds_ref_depth_times_and_instance_strategies_stay_within():
+    def tree(levels: int) -> dict:
+        return {"label": "a", **({"children": [tree(levels - 1)]} if levels > 1 else {})}
+    pattern = json_schema_to_regex(TREE)
+    assert matches(pattern, json.dumps(tree(REF_DEPTH))) == (True, True, True)
+    assert matches(pattern, json.dumps(tree(REF_DEPTH + 1))) == (False, False, False)
+    assert validator(TREE).is_valid(tree(REF_DEPTH + 1))  # a policy: JSON Schema itself has no bound
+    assert instance_strategies.REF_DEPTH <= REF_DEPTH
 
 
 def test_whitespace_policy():

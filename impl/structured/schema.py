@@ -13,6 +13,12 @@ call needs, where JSON Schema itself is looser:
   matches nothing (so a recursive tree ends in an empty array or an omitted optional property).
 - ``oneOf`` is written as ``anyOf``: exact when its branches are disjoint (different types, enums).
 - ``minimum``/``maximum`` on ``number`` must be integers (``exclusive*`` only on ``integer``).
+- Formats are written stricter than jsonschema's checker where it is loose: ``date`` is a calendar
+  date of years 0001-9999 (as the checker); ``time`` is RFC 3339 ``HH:MM:SS[.frac](Z|+HH:MM)``
+  (uppercase ``Z``, no leap second); ``email`` is an unquoted RFC 5321 dot-atom local part of
+  letters, digits and ``_%+-`` (no leading, trailing or doubled dot), ``@``, dot-separated domain
+  labels ending in a top-level domain of two or more letters (the checker asks only for an ``@``);
+  ``uuid`` is 8-4-4-4-12 hex digits.
 
 Example: ``json_schema_to_regex({"type": "object", "properties": {"a": {"type": "integer"}}})`` ->
 ``\\{(?:"a":[ ]?-?(?:0|[1-9][0-9]*))?\\}`` (modulo grouping).
