@@ -5,22 +5,31 @@ text is split, must assemble to what this says about the whole text.
     >>> parse('<think>hm</think>Hi<tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call>', "hermes").message()
     {'content': 'Hi', 'reasoning_content': 'hm', 'calls': [{'name': 'f', 'arguments': {'a': 1}}]}
 
-Rules shared by every format (each format's module says how its calls are written):
+Rules shared by every format (each format's module says how its calls are written). Where
+transformers' response parser can express a rule, it is transformers' (oracles/response_templates);
+elsewhere the engines' parsers decided, cited where the rule is written.
 
-- Text outside tags is content, wherever it stands (before, between and after calls); whitespace is
-  kept (comparisons strip the ends of content and reasoning, which engines treat differently).
-- A reasoning block runs from its open tag (recognised anywhere in content) to its close tag, or to
-  the end of the text; ``starts_in_reasoning`` means the prompt opened it. ``reasoning=False``:
-  reasoning tags are plain content. A close tag with no open block is content. Calls inside
-  reasoning are reasoning text.
-- A call block runs from its open tag to the first close tag outside a JSON string (JSON bodies) or
-  to the first close tag (text bodies), or to the end of the text. It becomes calls when its body
-  parses completely (an unterminated block at the end too), else its whole text is content
-  ("fallback"): invalid JSON, a missing or empty name, arguments that are not an object, nested or
-  repeated open tags. Section tags around a run of calls are markup next to a call (whitespace
-  between them too); away from any call they are kept as content.
-- Arguments are compared as JSON values; a call without arguments has ``{}``. A call of a tool the
-  request does not list is still a call (impl may flag it; flags are not compared).
+- Content is every character outside reasoning and markup, verbatim: whitespace is kept wherever it
+  stands (transformers' templates keep it, ``strip: false``; vLLM does too), so messages are compared
+  exactly. The only whitespace that is markup glues a section tag to its call (``<｜tool▁calls▁begin｜>
+  \\n<｜tool▁call▁begin｜>``) and llama3_json's calls to each other.
+- A reasoning block runs from its open tag, wherever it stands in content (after text, after another
+  block: transformers opens a region at its tag anywhere, and vLLM's reasoning parsers take the first
+  open tag anywhere), to its close tag, or to the end of the text; blocks add up. ``starts_in_reasoning``
+  means the prompt opened one. ``reasoning=False``: reasoning tags are plain content. A close tag with no
+  open block is content. Tags inside reasoning (calls, another open tag) are reasoning text.
+- A call block runs from its open tag to its first close tag (hermes: the first outside a JSON string,
+  its tags being plain text a string may hold; elsewhere close tags are special tokens and the first
+  one counts), or to where its JSON ends (mistral, llama3_json), or to the end of the text. It becomes
+  calls when its body parses completely, an unterminated block at the end too (transformers and vLLM's
+  hermes parser read it), else its whole text is content ("fallback"): invalid JSON, a missing or empty
+  name, arguments that are not a JSON object, a stray open tag or text inside it.
+- A section tag (deepseek, kimi) is markup only next to a call: an opening one followed (after
+  whitespace) by a call, a closing one following (after whitespace) a call; anywhere else it is
+  content. Whitespace between two calls of a section is content (transformers' templates say so).
+- Names: a JSON string in the JSON-object formats; written as text elsewhere, stripped, non-empty and
+  without ``<``. Arguments are compared as JSON values; a call without arguments has ``{}``. A call of
+  a tool the request does not list is still a call (impl may flag it; flags are not compared).
 - Arguments written as text (qwen3_coder, glm45, minimax_m2) are typed by the tool's schema:
   the JSON value when the text is JSON of a non-string type the parameter allows, else the text.
 """
@@ -28,7 +37,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .tool_reference_core import TagFormat, parse_tagged
+from .tool_reference_core import JSON_WHITESPACE, TagFormat, parse_tagged
 from .tool_reference_core import Parsed  # noqa: F401  (re-exported: the reference's answer)
 from .tool_reference_harmony import HARMONY_TAGS, parse_harmony
 from .tool_reference_json import (DEEPSEEK_R1, DEEPSEEK_V31, HERMES, KIMI_K2, LLAMA3_TAGS, MISTRAL,
@@ -44,6 +53,10 @@ FORMATS = ("hermes", "qwen3_coder", "llama3_json", "mistral", "deepseek_r1", "de
            "glm45", "minimax_m2")
 # Formats whose arguments are the model's own JSON text, so a streamed call can pass it on byte for byte.
 JSON_ARGUMENT_FORMATS = frozenset(FORMATS) - {"qwen3_coder", "glm45", "minimax_m2"}
+# Characters that may glue a call to the syntax after it, so a stream may hold them after a call until
+# the next character says whether they are markup or content.
+GLUE = {"deepseek_r1": JSON_WHITESPACE, "deepseek_v31": JSON_WHITESPACE, "kimi_k2": JSON_WHITESPACE,
+        "llama3_json": JSON_WHITESPACE + ";"}
 
 
 def _known(format: str) -> str:
@@ -65,3 +78,18 @@ def tags(format: str, reasoning: bool = True) -> tuple[str, ...]:
     if _known(format) in TAGGED:
         return TAGGED[format].tags(reasoning)
     return WHOLE[format][1]
+
+
+def held_back(format: str, text: str, reasoning: bool = True) -> int:
+    """How much of the end of ``text`` (a stream so far) may be held back: the longest tail that is a
+    proper beginning of a tag, after (where the format has glue) a run of glue characters.
+
+    >>> held_back("hermes", "Hi <tool"), held_back("llama3_json", '{"name": "f"}; '), held_back("hermes", "Hi ")
+    (5, 2, 0)
+    """
+    every = tags(format, reasoning)
+    tag_part = max((n for n in range(1, max(map(len, every), default=0)) if n <= len(text)
+                    and any(len(tag) > n and tag.startswith(text[-n:]) for tag in every)), default=0)
+    glue = GLUE.get(format, "")
+    before = text[:len(text) - tag_part]
+    return tag_part + len(before) - len(before.rstrip(glue)) if glue else tag_part

@@ -4,10 +4,11 @@ whose calls sit between tags.
 
 The reference sees the whole text at once and says, for every character, what it became:
 
-- ``content`` and ``reasoning``: text of the message's content or reasoning;
-- ``markup``: tags and call blocks that became calls (with the section tags and whitespace around them);
-- ``fallback``: malformed markup (invalid JSON, a missing name, an unterminated block, nested tags)
-  kept as content, never dropped.
+- ``content`` and ``reasoning``: text of the message's content or reasoning, verbatim;
+- ``markup``: tags, and call blocks that became calls (with the section tags and the whitespace that
+  glues them to their calls);
+- ``fallback``: malformed markup (invalid JSON, a missing name, nested tags, a section tag away from
+  any call) kept as content, never dropped.
 
 The rules every format shares are listed in oracles.tool_reference's docstring.
 """
@@ -69,7 +70,7 @@ class Parsed:
     def released_before(self, position: int, kind: str) -> str:
         """The text of ``kind`` (content or reasoning) from spans before ``position`` and before any
         fallback span: what a stream must have released once it has seen ``text[:position]`` and no
-        tag can start in what it holds (fallback waits for the end, and everything behind it too)."""
+        tag can start in what it holds (fallback waits for its block's end, and everything behind it too)."""
         released = []
         for span in self.spans:
             if span.kind == FALLBACK or span.start >= position:
@@ -138,32 +139,23 @@ def find_outside_json_strings(text: str, tag: str, start: int) -> int:
     return -1
 
 
-def arguments_object(value: object) -> dict | None:
-    """A call's arguments: a JSON object; an absent value means no arguments (``{}``)."""
-    if value is None:
-        return {}
-    return value if isinstance(value, dict) else None
-
-
 def call_from_object(value: object, arguments_keys: tuple[str, ...] = ("arguments",)) -> Call | None:
-    """``{"name": "f", "arguments": {...}}`` as a Call; None when the name or the arguments are malformed."""
+    """``{"name": "f", "arguments": {...}}`` as a Call (arguments left out: ``{}``); None when the name
+    is not a non-empty string, the arguments are not an object, or two arguments keys are given."""
     if not isinstance(value, dict) or not isinstance(value.get("name"), str) or not value["name"]:
         return None
     present = [key for key in arguments_keys if key in value]
     if len(present) > 1:
         return None
-    if present and value[present[0]] is None:
-        return None
-    arguments = arguments_object(value[present[0]] if present else None)
-    return None if arguments is None else Call(value["name"], arguments)
+    arguments = value[present[0]] if present else {}
+    return Call(value["name"], arguments) if isinstance(arguments, dict) else None
 
 
 def json_object_call(name: str, body: str) -> list[Call] | None:
-    """A call named ``name`` whose body is its arguments as a JSON object (empty body: no arguments)."""
-    if not name:
+    """A call named ``name`` (stripped; no ``<`` in it) whose body is its arguments as a JSON object."""
+    name = name.strip()
+    if not name or "<" in name:
         return None
-    if not body.strip(JSON_WHITESPACE):
-        return [Call(name, {})]
     try:
         arguments = strict_json(body)
     except NotJson:
@@ -232,32 +224,28 @@ def typed_value(raw: str, schema: object) -> object:
 
 @dataclass(frozen=True)
 class TagFormat:
-    """A format whose calls are blocks opened by ``call_open``: the block's body runs to ``call_close``
-    (outside JSON strings when ``json_body``) or, when the format says so, to where ``block_end`` finds
-    it ends; ``body`` turns the body into calls (None: malformed, kept as content)."""
+    """A format whose calls are blocks opened by ``call_open``: the block's body runs to the first
+    ``call_close`` (outside JSON strings when ``close_outside_strings``) or, where the format says so,
+    to where ``block_end`` finds it ends; without either, to the end of the text. ``body`` turns the
+    body into calls (None: malformed, kept as content)."""
 
     name: str
     think: tuple[str, str] | None
     call_open: str
     call_close: str | None
     body: Callable[[str, list | None], list[Call] | None]
-    json_body: bool = True
-    section: tuple[str, str] | None = None  # tags around a run of calls (markup only next to a call)
+    close_outside_strings: bool = False
+    sections: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())  # (opening, closing) tags around calls
     block_end: Callable[[str, int], tuple[int, int]] | None = None  # (body end, block end) for close-less formats
 
     def tags(self, reasoning: bool = True) -> tuple[str, ...]:
-        found = [self.call_open, *([self.call_close] if self.call_close else []), *(self.section or ())]
+        found = [self.call_open, *([self.call_close] if self.call_close else []), *self.sections[0], *self.sections[1]]
         return tuple(found + list(self.think if reasoning and self.think else ()))
-
-    def nests(self, body: str) -> bool:
-        """Whether the body opens another call (outside JSON strings): a nested or repeated open tag."""
-        find = find_outside_json_strings if self.json_body else str.find
-        return find(body, self.call_open, 0) >= 0
 
     def find_block_end(self, text: str, body_start: int) -> tuple[int, int]:
         if self.block_end is not None:
             return self.block_end(text, body_start)
-        find = find_outside_json_strings if self.json_body else str.find
+        find = find_outside_json_strings if self.close_outside_strings else str.find
         close = find(text, self.call_close, body_start)
         return (len(text), len(text)) if close < 0 else (close, close + len(self.call_close))
 
@@ -265,7 +253,9 @@ class TagFormat:
 def parse_tagged(fmt: TagFormat, text: str, tools: list | None = None, reasoning: bool = True,
                  starts_in_reasoning: bool = False) -> Parsed:
     """The whole text, left to right: content until the earliest tag; a reasoning block to its close
-    tag (or the end); a call block to its end, as calls or, when malformed, as fallback content."""
+    tag (or the end); a call block to its end, as calls or, when malformed, as fallback content; a
+    section opening tag is markup only when (after whitespace) a call opens, a section closing tag
+    only when (after whitespace) it follows a call."""
     parsed = Parsed(text)
     think = fmt.think if reasoning else None
 
@@ -277,9 +267,9 @@ def parse_tagged(fmt: TagFormat, text: str, tools: list | None = None, reasoning
         return parsed.add(close, close + len(think[1]), MARKUP)
 
     position = reasoning_block(0) if think and starts_in_reasoning else 0
-    section = fmt.section or ()
-    openers = [(fmt.call_open, "call"), *((tag, "section") for tag in section), *([(think[0], "think")] if think else [])]
-    block_start = None  # where a section open tag right before the next call began
+    openers = [(fmt.call_open, "call"), *((tag, "section") for tag in fmt.sections[0]),
+               *([(think[0], "think")] if think else [])]
+    block_start = None  # where a section opening tag right before the next call began
     while position < len(text):
         found = [(at, -len(tag), tag, kind) for tag, kind in openers if (at := text.find(tag, position)) >= 0]
         if not found:
@@ -292,20 +282,25 @@ def parse_tagged(fmt: TagFormat, text: str, tools: list | None = None, reasoning
             position = reasoning_block(parsed.add(at, after, MARKUP))
         elif kind == "section":
             next_call = _skip_whitespace(text, after)
-            if tag == section[0] and text.startswith(fmt.call_open, next_call):
+            if text.startswith(fmt.call_open, next_call):
                 block_start, position = at, next_call
             else:  # a section tag away from any call is kept as content
                 position = parsed.add(at, after, FALLBACK)
         else:
             body_end, end = fmt.find_block_end(text, after)
-            calls = None if fmt.nests(text[after:body_end]) else fmt.body(text[after:body_end], tools)
-            parsed.calls += calls or []
-            if section and text.startswith(section[1], close := _skip_whitespace(text, end)):
-                end = close + len(section[1])
-            position = parsed.add(at if block_start is None else block_start, end, FALLBACK if calls is None else MARKUP)
+            calls = fmt.body(text[after:body_end], tools)
+            start = at if block_start is None else block_start
             block_start = None
+            if calls is None:
+                position = parsed.add(start, end, FALLBACK)
+                continue
+            parsed.calls += calls
+            close = _skip_whitespace(text, end)
+            section_close = next((tag for tag in fmt.sections[1] if text.startswith(tag, close)), None)
+            position = parsed.add(start, close + len(section_close) if section_close else end, MARKUP)
     return parsed
 
 
 def _skip_whitespace(text: str, position: int) -> int:
-    return len(text) - len(text[position:].lstrip())
+    """Past the JSON whitespace (space, tab, line feed, carriage return) at ``position``."""
+    return len(text) - len(text[position:].lstrip(JSON_WHITESPACE))

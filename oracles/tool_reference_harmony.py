@@ -6,9 +6,12 @@ token (``<|end|>``, ``<|call|>`` or ``<|return|>``; the end of the text ends the
 
 - channel ``analysis`` is reasoning (content when reasoning is off); ``final`` and ``commentary``
   without a recipient (a preamble) are content;
-- a message to ``functions.NAME``, on any channel, is a call whose body is the JSON arguments object
-  (its end token counts only outside JSON strings); to any other recipient, or malformed, it is kept
-  whole as content, as is text outside messages.
+- a message to ``functions.NAME``, on any channel, is a call whose body is the JSON arguments object;
+  to any other recipient, or malformed, it is kept whole as content, as is text outside messages
+  (stray end tokens and whitespace between messages included: nothing is dropped);
+- a header with anything but the channel, a recipient and ``<|constrain|>`` in it is not one: its first
+  tag is content and reading goes on after it;
+- the first end token ends any message (they are special tokens, so inside a JSON string too).
 
     >>> parse_harmony('<|channel|>analysis<|message|>hm<|end|><|start|>assistant<|channel|>commentary '
     ...               'to=functions.f <|constrain|>json<|message|>{"a": 1}<|call|>').message()
@@ -18,8 +21,7 @@ from __future__ import annotations
 
 import regex
 
-from .tool_reference_core import (CONTENT, FALLBACK, MARKUP, REASONING, Parsed, find_outside_json_strings,
-                                  json_object_call)
+from .tool_reference_core import CONTENT, FALLBACK, MARKUP, REASONING, Parsed, json_object_call
 
 START, CHANNEL, MESSAGE, CONSTRAIN = "<|start|>", "<|channel|>", "<|message|>", "<|constrain|>"
 ENDS = ("<|end|>", "<|call|>", "<|return|>")
@@ -30,10 +32,9 @@ RECIPIENT = regex.compile(r"\bto=(?P<recipient>[^\s<]+)")
 FUNCTIONS = "functions."
 
 
-def _body_end(text: str, start: int, json_body: bool) -> tuple[int, int]:
+def _body_end(text: str, start: int) -> tuple[int, int]:
     """(end of the body, end of the message): the first end token, or the end of the text."""
-    find = find_outside_json_strings if json_body else str.find
-    found = [(at, at + len(end)) for end in ENDS if (at := find(text, end, start)) >= 0]
+    found = [(at, at + len(end)) for end in ENDS if (at := text.find(end, start)) >= 0]
     return min(found) if found else (len(text), len(text))
 
 
@@ -43,7 +44,7 @@ def parse_harmony(text: str, tools: list | None = None, reasoning: bool = True,
     parsed = Parsed(text)
     position = 0
     if starts_in_reasoning:
-        end, position = _body_end(text, 0, json_body=False)
+        end, position = _body_end(text, 0)
         parsed.add(0, end, REASONING if reasoning else CONTENT)
         parsed.add(end, position, MARKUP)
     while position < len(text):
@@ -62,7 +63,7 @@ def parse_harmony(text: str, tools: list | None = None, reasoning: bool = True,
         body += len(MESSAGE)
         recipient = RECIPIENT.search(header["before"] + " " + header["after"])
         recipient = recipient["recipient"] if recipient else None
-        body_end, position = _body_end(text, body, json_body=recipient is not None)
+        body_end, position = _body_end(text, body)
         if recipient is None:
             kind = REASONING if header["channel"] == "analysis" and reasoning else CONTENT
             parsed.add(start, body, MARKUP)

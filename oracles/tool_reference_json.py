@@ -24,23 +24,25 @@ def _object_call(body: str, tools: list | None = None) -> list[Call] | None:
     return None if call is None else [call]
 
 
-# <tool_call>{"name": "f", "arguments": {...}}</tool_call>, reasoning in <think>...</think>.
-HERMES = TagFormat("hermes", THINK, "<tool_call>", "</tool_call>", _object_call)
+# <tool_call>{"name": "f", "arguments": {...}}</tool_call>, reasoning in <think>...</think>. Its tags are
+# plain text a JSON string may hold, so the close tag counts only outside JSON strings (llama.cpp reads
+# the JSON body before the close tag: common/chat-parser.cpp).
+HERMES = TagFormat("hermes", THINK, "<tool_call>", "</tool_call>", _object_call, close_outside_strings=True)
 
 # DeepSeek V3/R1: <｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\n```json\n{...}\n```<｜tool▁call▁end｜>,
 # the calls inside <｜tool▁calls▁begin｜>...<｜tool▁calls▁end｜>.
-DEEPSEEK_SECTION = ("<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>")
+DEEPSEEK_SECTIONS = (("<｜tool▁calls▁begin｜>",), ("<｜tool▁calls▁end｜>",))
 DEEPSEEK_R1_BODY = regex.compile(r"\A(?:function)?<｜tool▁sep｜>(?P<name>[^\n]*)\n```(?:json)?\n(?P<arguments>.*)\n```\Z",
                                  regex.DOTALL)
 
 
 def _deepseek_r1_call(body: str, tools: list | None = None) -> list[Call] | None:
     match = DEEPSEEK_R1_BODY.match(body)
-    return match and json_object_call(match["name"].strip(), match["arguments"])
+    return match and json_object_call(match["name"], match["arguments"])
 
 
 DEEPSEEK_R1 = TagFormat("deepseek_r1", THINK, "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>", _deepseek_r1_call,
-                        section=DEEPSEEK_SECTION)
+                        sections=DEEPSEEK_SECTIONS)
 
 # DeepSeek V3.1: <｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{...}<｜tool▁call▁end｜>.
 TOOL_SEP = "<｜tool▁sep｜>"
@@ -48,14 +50,15 @@ TOOL_SEP = "<｜tool▁sep｜>"
 
 def _deepseek_v31_call(body: str, tools: list | None = None) -> list[Call] | None:
     name, sep, arguments = body.partition(TOOL_SEP)
-    return json_object_call(name.strip(), arguments) if sep else None
+    return json_object_call(name, arguments) if sep else None
 
 
 DEEPSEEK_V31 = TagFormat("deepseek_v31", THINK, "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>", _deepseek_v31_call,
-                         section=DEEPSEEK_SECTION)
+                         sections=DEEPSEEK_SECTIONS)
 
 # Kimi K2: <|tool_call_begin|>functions.NAME:0<|tool_call_argument_begin|>{...}<|tool_call_end|>, the id naming
-# the function, inside <|tool_calls_section_begin|>...<|tool_calls_section_end|>.
+# the function, inside <|tool_calls_section_begin|>...<|tool_calls_section_end|> (vLLM also reads the singular
+# spelling the model sometimes writes: vllm/tool_parsers/kimi_k2_tool_parser.py).
 KIMI_ID = regex.compile(r"\A\s*(?:functions\.)?(?P<name>.+?)(?::\d+)?\s*\Z", regex.DOTALL)
 ARGUMENT_BEGIN = "<|tool_call_argument_begin|>"
 
@@ -66,31 +69,32 @@ def _kimi_call(body: str, tools: list | None = None) -> list[Call] | None:
     return json_object_call(match["name"], arguments) if sep and match else None
 
 
-KIMI_K2 = TagFormat("kimi_k2", THINK, "<|tool_call_begin|>", "<|tool_call_end|>", _kimi_call,
-                    section=("<|tool_calls_section_begin|>", "<|tool_calls_section_end|>"))
+KIMI_K2 = TagFormat("kimi_k2", THINK, "<|tool_call_begin|>", "<|tool_call_end|>", _kimi_call, sections=(
+    ("<|tool_calls_section_begin|>", "<|tool_call_section_begin|>"),
+    ("<|tool_calls_section_end|>", "<|tool_call_section_end|>")))
 
 # Mistral: [TOOL_CALLS] then either a JSON list of {"name", "arguments"} objects or NAME[ARGS]{...}
 # (NAME[CALL_ID]ID[ARGS]{...} too); a call ends where its JSON does. Reasoning in [THINK]...[/THINK].
 MISTRAL_NAMED = regex.compile(r"\A(?P<name>[^\[\]]+?)(?:\[CALL_ID\][^\[\]]*)?\[ARGS\](?P<arguments>.*)\Z", regex.DOTALL)
-ARGS_TAG = "[ARGS]"
+TOOL_CALLS, ARGS_TAG = "[TOOL_CALLS]", "[ARGS]"
 
 
 def _mistral_block_end(text: str, body_start: int) -> tuple[int, int]:
-    """The end of the JSON list, or of the JSON object after [ARGS]; else the next [TOOL_CALLS] or the
-    end of the text (a malformed call)."""
-    next_call = text.find(MISTRAL.call_open, body_start)
-    malformed = (next_call, next_call) if next_call >= 0 else (len(text), len(text))
+    """The end of the JSON list, or of the JSON value after [ARGS]; where no JSON value stands there,
+    the block is malformed and runs to the next [TOOL_CALLS] or the end of the text."""
+    next_call = text.find(TOOL_CALLS, body_start)
+    limit = next_call if next_call >= 0 else len(text)
     if text[body_start:].lstrip(JSON_WHITESPACE).startswith("["):
         json_start = body_start
     else:
         args = text.find(ARGS_TAG, body_start)
-        if args < 0 or 0 <= next_call < args:
-            return malformed
+        if args < 0 or args > limit:
+            return limit, limit
         json_start = args + len(ARGS_TAG)
     try:
         _, end = json_prefix(text, json_start)
     except NotJson:
-        return malformed
+        return limit, limit
     return end, end
 
 
@@ -103,49 +107,59 @@ def _mistral_calls(body: str, tools: list | None = None) -> list[Call] | None:
         calls = [call_from_object(item) for item in items]
         return calls if calls and None not in calls else None
     match = MISTRAL_NAMED.match(body)
-    return match and json_object_call(match["name"].strip(), match["arguments"])
+    return match and json_object_call(match["name"], match["arguments"])
 
 
-MISTRAL = TagFormat("mistral", ("[THINK]", "[/THINK]"), "[TOOL_CALLS]", None, _mistral_calls,
-                    block_end=_mistral_block_end)
+MISTRAL = TagFormat("mistral", ("[THINK]", "[/THINK]"), TOOL_CALLS, None, _mistral_calls, block_end=_mistral_block_end)
 
-# Llama 3.1-3.3: the whole output is one or more {"name", "parameters"} objects separated by ';', or
-# whatever follows <|python_tag|> is. Anything else is content.
+# Llama 3.1-3.3: calls are {"name", "parameters"} objects, where a call may begin: at the start of the output
+# (after whitespace), after <|python_tag|> (anywhere, after whitespace), or right after another call and
+# whitespace with at most one ';' (vLLM separates calls by '; ': vllm/tool_parsers/llama_tool_parser.py).
 PYTHON_TAG = "<|python_tag|>"
 LLAMA3_TAGS = (PYTHON_TAG,)
+LLAMA3_SEPARATOR = regex.compile(r"[ \t\n\r]*(?:;[ \t\n\r]*)?")
 
 
-def _llama3_calls(text: str, start: int) -> list[Call] | None:
-    calls, position = [], start
+def _llama3_calls(parsed: Parsed, markup_from: int, brace: int) -> int:
+    """The calls from the ``{`` at ``brace`` on (their markup from ``markup_from``); returns where content
+    resumes. A call that does not read makes everything from ``markup_from`` to the end content."""
+    text = parsed.text
     while True:
         try:
-            value, position = json_prefix(text, position)
+            value, end = json_prefix(text, brace)
         except NotJson:
-            return None
+            value, end = None, len(text)
         call = call_from_object(value, ("parameters", "arguments"))
         if call is None:
-            return None
-        calls.append(call)
-        rest = text[position:].lstrip(JSON_WHITESPACE)
-        if not rest:
-            return calls
-        if not rest.startswith(";"):
-            return None
-        position = len(text) - len(rest) + 1
+            return parsed.add(markup_from, len(text), FALLBACK)
+        parsed.calls.append(call)
+        parsed.add(markup_from, end, MARKUP)
+        following = LLAMA3_SEPARATOR.match(text, end).end()
+        if not text.startswith("{", following):
+            return end
+        markup_from, brace = end, following
 
 
 def parse_llama3_json(text: str, tools: list | None = None, reasoning: bool = True,
                       starts_in_reasoning: bool = False) -> Parsed:
-    """No reasoning in this format: the flags change nothing."""
+    """No reasoning in this format: the flags change nothing. <|python_tag|> followed by anything but a
+    JSON object (built-in tool code) is content, tag included."""
     parsed = Parsed(text)
-    tag = text.find(PYTHON_TAG)
-    start = parsed.add(0, tag, CONTENT) if tag >= 0 else 0
-    calls = _llama3_calls(text, start + len(PYTHON_TAG) if tag >= 0 else start)
-    if calls is None:
-        # Text that may still have become calls (from the tag, or a JSON object from the start) waits for the end.
-        maybe_calls = tag >= 0 or text.lstrip(JSON_WHITESPACE).startswith("{")
-        parsed.add(start, len(text), FALLBACK if maybe_calls else CONTENT)
-    else:
-        parsed.add(start, len(text), MARKUP)
-        parsed.calls = calls
+    first = len(text) - len(text.lstrip(JSON_WHITESPACE))
+    position = 0
+    if text.startswith("{", first):
+        parsed.add(0, first, CONTENT)
+        position = _llama3_calls(parsed, first, first)
+    while position < len(text):
+        tag = text.find(PYTHON_TAG, position)
+        if tag < 0:
+            parsed.add(position, len(text), CONTENT)
+            break
+        parsed.add(position, tag, CONTENT)
+        after = tag + len(PYTHON_TAG)
+        brace = len(text) - len(text[after:].lstrip(JSON_WHITESPACE))
+        if text.startswith("{", brace):
+            position = _llama3_calls(parsed, tag, brace)
+        else:
+            position = parsed.add(tag, after, FALLBACK)
     return parsed

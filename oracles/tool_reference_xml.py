@@ -1,6 +1,8 @@
 """Whole-text references of the formats whose arguments are written as text in XML-like tags, typed
 by the called tool's schema (tool_reference_core.typed_value): qwen3_coder, glm45 and minimax_m2.
-A value is the text between its tags, unescaped; a closing tag inside a value ends it.
+A block runs to the first close tag (values included: vLLM's and transformers' parsers end a block
+there too); a value is the text between its tags, and its close tag ends it. Keys are taken as
+written, names stripped (without ``<``).
 
     >>> from oracles.tool_reference_core import parse_tagged
     >>> tools = [{"type": "function", "function": {"name": "f", "parameters": {"properties": {"n": {"type": "integer"}}}}}]
@@ -9,7 +11,7 @@ A value is the text between its tags, unescaped; a closing tag inside a value en
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
 import regex
 
@@ -18,47 +20,67 @@ from .tool_reference_core import Call, TagFormat, parameter_schemas, typed_value
 THINK = ("<think>", "</think>")
 
 
-def _typed_call(name: str, pairs: Iterable[tuple[str, str]], tools: list | None) -> list[Call]:
+def _pairs(text: str, parameter: regex.Pattern, trim: str = "") -> list[tuple[str, str]] | None:
+    """The (key, value) of each parameter ``text`` holds, with only whitespace around them; None if
+    anything else stands there. ``trim``: one such character taken off each end of a value (the line
+    breaks a template puts around it)."""
+    pairs, position = [], 0
+    while text[position:].strip():
+        found = parameter.match(text, position)
+        if not found:
+            return None
+        value = found["value"]
+        if trim:
+            value = value.removeprefix(trim).removesuffix(trim)
+        pairs.append((found["key"], value))
+        position = found.end()
+    return pairs
+
+
+def _typed_call(name: str, pairs: list[tuple[str, str]] | None, tools: list | None) -> Call | None:
+    name = name.strip()
+    if pairs is None or not name or "<" in name:
+        return None
     schemas = parameter_schemas(tools, name) or {}
-    return [Call(name, {key: typed_value(value, schemas.get(key)) for key, value in pairs})]
+    return Call(name, {key: typed_value(value, schemas.get(key)) for key, value in pairs})
 
 
-def _xml_call(call: regex.Pattern, parameter: regex.Pattern, trim: str = "") -> Callable[[str, list | None], list[Call] | None]:
-    """A body parser: ``call`` matches the whole body (groups ``name`` and ``parameters``), ``parameter``
-    matches each parameter (groups ``key`` and ``value``) with only whitespace around them; ``trim``:
-    one such character taken off each end of a value (the line breaks a template puts around it)."""
+def _one_call(call: regex.Pattern, parameter: regex.Pattern, trim: str = "") -> Callable[[str, list | None], list[Call] | None]:
+    """A body parser for one call: ``call`` matches the whole body (groups ``name`` and ``parameters``)."""
     def parse(body: str, tools: list | None = None) -> list[Call] | None:
         match = call.match(body)
-        if not match or not match["name"].strip():
-            return None
-        pairs, position, text = [], 0, match["parameters"]
-        while text[position:].strip():
-            found = parameter.match(text, position)
-            if not found:
-                return None
-            value = found["value"]
-            if trim:
-                value = value.removeprefix(trim).removesuffix(trim)
-            pairs.append((found["key"], value))
-            position = found.end()
-        return _typed_call(match["name"].strip(), pairs, tools)
+        found = match and _typed_call(match["name"], _pairs(match["parameters"], parameter, trim), tools)
+        return [found] if found else None
     return parse
 
 
 # <tool_call>\n<function=NAME>\n<parameter=KEY>\nVALUE\n</parameter>\n</function>\n</tool_call>
-QWEN3_CODER = TagFormat("qwen3_coder", THINK, "<tool_call>", "</tool_call>", _xml_call(
+QWEN3_CODER = TagFormat("qwen3_coder", THINK, "<tool_call>", "</tool_call>", _one_call(
     regex.compile(r"\A\s*<function=(?P<name>[^>\n]*)>(?P<parameters>.*?)</function>\s*\Z", regex.DOTALL),
-    regex.compile(r"\s*<parameter=(?P<key>[^>\n]+)>(?P<value>.*?)</parameter>\s*", regex.DOTALL), trim="\n"),
-    json_body=False)
+    regex.compile(r"\s*<parameter=(?P<key>[^>\n]+)>(?P<value>.*?)</parameter>\s*", regex.DOTALL), trim="\n"))
 
 # <tool_call>NAME\n<arg_key>KEY</arg_key>\n<arg_value>VALUE</arg_value>\n</tool_call>
-GLM45 = TagFormat("glm45", THINK, "<tool_call>", "</tool_call>", _xml_call(
+GLM45 = TagFormat("glm45", THINK, "<tool_call>", "</tool_call>", _one_call(
     regex.compile(r"\A(?P<name>[^<\n]*)(?P<parameters>.*)\Z", regex.DOTALL),
-    regex.compile(r"\s*<arg_key>(?P<key>.*?)</arg_key>\s*<arg_value>(?P<value>.*?)</arg_value>\s*", regex.DOTALL)),
-    json_body=False)
+    regex.compile(r"\s*<arg_key>(?P<key>.*?)</arg_key>\s*<arg_value>(?P<value>.*?)</arg_value>\s*", regex.DOTALL)))
 
-# <minimax:tool_call>\n<invoke name="NAME">\n<parameter name="KEY">VALUE</parameter>\n</invoke>\n</minimax:tool_call>
-MINIMAX_M2 = TagFormat("minimax_m2", THINK, '<invoke name="', "</invoke>", _xml_call(
-    regex.compile(r'\A(?P<name>[^"<>]*)">(?P<parameters>.*)\Z', regex.DOTALL),
-    regex.compile(r'\s*<parameter name="(?P<key>[^"]*)">(?P<value>.*?)</parameter>\s*', regex.DOTALL)),
-    json_body=False, section=("<minimax:tool_call>", "</minimax:tool_call>"))
+# <minimax:tool_call>\n<invoke name="NAME">\n<parameter name="KEY">VALUE</parameter>\n</invoke>\n</minimax:tool_call>:
+# the block holds one or more invokes; an <invoke> outside a block is text (vLLM reads invokes inside
+# <minimax:tool_call> only: vllm/tool_parsers/minimax_m2_tool_parser.py).
+MINIMAX_INVOKE = regex.compile(r'\s*<invoke name="(?P<name>[^"<>]*)">(?P<parameters>.*?)</invoke>\s*', regex.DOTALL)
+MINIMAX_PARAMETER = regex.compile(r'\s*<parameter name="(?P<key>[^"]*)">(?P<value>.*?)</parameter>\s*', regex.DOTALL)
+
+
+def _minimax_calls(body: str, tools: list | None = None) -> list[Call] | None:
+    calls, position = [], 0
+    while position < len(body) or not calls:
+        invoke = MINIMAX_INVOKE.match(body, position)
+        call = invoke and _typed_call(invoke["name"], _pairs(invoke["parameters"], MINIMAX_PARAMETER), tools)
+        if not call:
+            return None
+        calls.append(call)
+        position = invoke.end()
+    return calls
+
+
+MINIMAX_M2 = TagFormat("minimax_m2", THINK, "<minimax:tool_call>", "</minimax:tool_call>", _minimax_calls)

@@ -3,8 +3,10 @@ the response templates in ``oracles/response_templates/`` (one JSON file per for
 ``format``, ``limits`` — what it cannot express, named so a disagreement has a reason —, maybe
 ``applies_when`` — a regex on the text choosing between a format's forms — and ``response_template``).
 
-It runs whole (``parse_response``) or streamed (``ResponseParser.feed`` per piece, then ``finalize``)
-and answers in oracles.tool_reference's message shape, or says why it has no answer:
+It parses the whole text (``parse_response``): a stream of impl's must assemble to that answer too
+(split invariance), and transformers' own streaming has limits of its own (the templates' "streamed,
+..." entries) that say nothing about the text. It answers in oracles.tool_reference's message shape,
+or says why it has no answer:
 
     >>> parse('<tool_call>{"name": "f", "arguments": {}}</tool_call>', "hermes").message
     {'content': '', 'reasoning_content': '', 'calls': [{'name': 'f', 'arguments': {}}]}
@@ -83,22 +85,16 @@ def _message(parsed: dict) -> dict:
 
 
 def parse(text: str, format: str, *, tools: list | None = None, reasoning: bool = True,
-          starts_in_reasoning: bool = False, pieces: list[str] | None = None) -> TransformersAnswer:
-    """transformers' message for ``text`` (fed as ``pieces`` when given, else whole)."""
-    from transformers.utils.chat_parsing import ResponseParser, parse_response
+          starts_in_reasoning: bool = False) -> TransformersAnswer:
+    """transformers' message for the whole ``text``."""
+    from transformers.utils.chat_parsing import parse_response
 
     found = template_for(format, text)
     if found is None:
         return TransformersAnswer(None, f"transformers cannot express {format}")
     template, prefix = found.for_request(reasoning, starts_in_reasoning)
     try:
-        if pieces is None:
-            parsed = parse_response(text, template, prefix=prefix, tools=tools)
-        else:
-            parser = ResponseParser(template, prefix=prefix, tools=tools)
-            for piece in pieces:
-                parser.feed(piece)
-            parsed, _ = parser.finalize()
+        parsed = parse_response(text, template, prefix=prefix, tools=tools)
     except Exception as exc:  # the parser raises on what its template cannot parse (invalid JSON, ...)
         return TransformersAnswer(None, f"transformers raised {type(exc).__name__}", found.name, found.limits)
     return TransformersAnswer(_message(parsed), None, found.name, found.limits)
