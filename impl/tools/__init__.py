@@ -12,35 +12,36 @@ the same machine fed the whole text at once, so whole and streamed parses agree 
 
 Formats (details and worked examples in each module)
 ----------------------------------------------------
-============  ====================  ========  =============  ===============================
-format        reasoning             parallel  typed by tools ids
-============  ====================  ========  =============  ===============================
-hermes        <think>               yes       no (JSON)      call_N
-qwen3_coder   <think>               yes       yes (XML)      call_N
-llama3_json   none                  yes (;)   no (JSON)      call_N
-mistral       [THINK]               yes       no (JSON)      model's "id"/[CALL_ID], else call_N
-deepseek_r1   <think>               yes       no (JSON)      call_N
-deepseek_v31  <think> (prompt)      yes       no (JSON)      call_N
-gpt_oss       analysis channel      yes       no (JSON)      call_N
-kimi_k2       <think>               yes       no (JSON)      functions.NAME:IDX
-glm45         <think>               yes       yes (XML)      call_N
-minimax_m2    <think> (prompt)      yes       yes (XML)      call_N
-============  ====================  ========  =============  ===============================
+============  ====================  =========  =============  ===============================
+format        reasoning             parallel   typed by tools ids
+============  ====================  =========  =============  ===============================
+hermes        <think>               yes        no (JSON)      call_N
+qwen3_coder   <think>               yes        yes (XML)      call_N
+llama3_json   none                  yes (;)    no (JSON)      call_N
+mistral       [THINK]               yes        no (JSON)      model's "id"/[CALL_ID], else call_N
+deepseek_r1   <think>               yes        no (JSON)      call_N
+deepseek_v31  <think> (prompt)      yes        no (JSON)      call_N
+gpt_oss       analysis channel      yes        no (JSON)      call_N
+kimi_k2       <think>               yes        no (JSON)      the model's functions.NAME:IDX
+glm45         <think>               yes        yes (XML)      call_N
+minimax_m2    <think> (prompt)      yes        yes (XML)      call_N
+============  ====================  =========  =============  ===============================
 
 The message
 -----------
-``role`` is "assistant". ``content`` is the text outside reasoning and calls; None when the answer
-is tool calls alone (as OpenAI and vLLM), "" when there is nothing at all. ``reasoning_content`` is
-None when there is no reasoning. ``tool_calls`` is present only when there are calls; each has
-``id``, ``type`` "function", ``function.name`` and ``function.arguments`` (JSON text; ``{}`` for a
-call without arguments). Ids are ``call_0``, ``call_1``... by position in the output, or the
-format's own (kimi_k2's ``functions.NAME:IDX``, mistral's ``[CALL_ID]``/``"id"``).
+``role`` is "assistant". ``content`` is every character outside reasoning and call syntax,
+verbatim (whitespace included, as transformers' response parser and vLLM keep it); None when the
+answer is tool calls alone (as OpenAI and vLLM), "" when there is nothing at all.
+``reasoning_content`` is None when there is no reasoning. ``tool_calls`` is present only when there
+are calls; each has ``id``, ``type`` "function", ``function.name`` and ``function.arguments`` (JSON
+text; ``{}`` for a call without arguments). Ids are ``call_0``, ``call_1``... by position in the
+output, or the format's own (kimi_k2's ``functions.NAME:IDX``, mistral's ``[CALL_ID]``/``"id"``).
 
 Streaming
 ---------
 Content and reasoning are released as they arrive, holding back only the longest tail that may
-still become a tag. Whitespace between two pieces of syntax (start of output, end of reasoning,
-calls, section tags, end of output) is dropped, so it is held until the next non-space character.
+still become a tag, and, after a call, the whitespace (llama3_json: and ``;``) that may still glue it
+to the syntax that follows (a section's closing tag, the next call).
 
 A call is announced as soon as its header is read and its arguments have begun: one delta with
 ``index``, ``id``, ``type`` and the whole name (``arguments`` ""); then its arguments follow in
@@ -50,8 +51,7 @@ further deltas as they arrive (partial.py):
   name (and id) precede the arguments object and its ``{`` has been read; the arguments pass on
   exactly as written, as far as closing characters alone would make them valid JSON (a partial key,
   literal, number sign or escape waits for the rest). Calls written otherwise (name after the
-  arguments, arguments as a JSON-encoded string, mistral's list, whose ids follow the arguments)
-  come whole when their block ends.
+  arguments, mistral's list, whose ids follow the arguments) come whole when their block ends.
 - XML formats (qwen3_coder, glm45, minimax_m2): at the function/invoke header (glm45: at the first
   ``<arg_key>`` after the name); then one ``"key": value`` member per parameter as it closes,
   typed by the tool's schema; ``}`` when the block ends. A call without arguments gets ``{}``.
@@ -61,32 +61,40 @@ The concatenated arguments are byte for byte those of the whole parse, for every
 Announcing early, before a block is known to be well formed, is the trade-off every streaming
 engine makes: the announcement cannot be taken back. Here a block still decides as a whole when it
 ends. If it reads, announced calls get the rest of their arguments. If it does not (a JSON error
-after the ``{``, a stray piece of text, the stream ending inside the block), its text is content,
-exactly as written, as before; each call announced from it is closed into valid JSON with closing
-characters only (``{"city": "Par`` + ``"}``) and flagged ``"error": "malformed call: its block is
-content"`` in a last delta. So nothing is dropped, the content is the same as if nothing had been
-announced, and ``parse_response`` (the same machine fed the whole text) returns the same flagged
-calls, so split invariance holds for malformed output too. Likewise if the complete parse differs
-from what was announced (a key repeated later in the object), the announced call is flagged
-(``"malformed call: the complete call differs from the one streamed"``) and the parse's calls
-follow as new ones. Clients that ignore ``error`` would act on such a call, as with vLLM's
-announced-then-broken calls; the flag and the content say what happened.
+after the ``{``, a stray piece of text), its text is content, exactly as written, as before; each
+call announced from it is closed into valid JSON with closing characters only (``{"city": "Par`` +
+``"}``) and flagged ``"error": "malformed call: its block is content"`` (``MALFORMED_CALL``) in a last
+delta. So nothing is dropped, the content is the same as if nothing had been announced, and
+``parse_response`` (the same machine fed the whole text) returns the same flagged calls, so split
+invariance holds for malformed output too. Likewise if the complete parse differs from what was
+announced (a key repeated later in the object), the announced call is flagged (``"malformed call:
+the complete call differs from the one streamed"``) and the parse's calls follow as new ones.
+Clients that ignore ``error`` would act on such a call, as with vLLM's announced-then-broken calls;
+the flag and the content say what happened: a flagged call is not a call.
 
-Malformed output: never dropped, never an exception
----------------------------------------------------
-- A call block that cannot be read (invalid JSON, no name, arguments that are not an object,
-  nested or repeated opening tags inside it) is content, exactly as written, tags included (plus
-  the flagged calls announced from it, see Streaming).
-- A call block still open when the stream ends is content, exactly as written (gpt_oss excepted:
-  ``<|call|>`` is a stop token engines strip, so an unclosed call that reads well is a call).
+Rules (the same as oracles.tool_reference's, written independently)
+-------------------------------------------------------------------
+Where transformers' response parser can express a rule, the rule is transformers'; elsewhere the
+engines' parsers decided (each format module cites the file).
+
+- Reasoning: the open tag opens a reasoning block wherever it stands in content (after text, after
+  another block: transformers opens a region at its tag anywhere; vLLM's reasoning parsers take the
+  first open tag anywhere), up to the first close tag or the end; blocks add up. A close tag outside
+  reasoning is content. Tags inside reasoning, calls included, are reasoning text.
+  ``reasoning=False``: reasoning tags are ordinary content (gpt_oss: analysis is content).
+- A call block runs from its tag to the first close tag (hermes: the first outside a JSON string,
+  its tags being plain text; elsewhere close tags are special tokens, or end values as vLLM's regexes
+  do), to where its JSON ends (mistral, llama3_json), or to the end of the stream. A block still open
+  at the end is read as it stands (transformers and vLLM's hermes parser do): calls if it reads.
+- A block that cannot be read (invalid JSON, no or empty name, arguments that are not a JSON object,
+  an open tag or stray text where the format has none) is content, exactly as written, tags included
+  (plus the flagged calls announced from it).
+- Section tags (deepseek, kimi) are syntax only next to a call: an opening one followed (after
+  whitespace) by a call tag, a closing one following (after whitespace) a call; anywhere else
+  content. Whitespace between two calls is content.
+- Names written as text (not JSON strings) are stripped, non-empty and without ``<``.
 - A call of a tool not in ``tools`` (when ``tools`` is given) is returned flagged: the call carries
   the non-OpenAI key ``"error": "unknown tool 'NAME'"`` (in its first delta).
-- A call inside reasoning stays reasoning text: reasoning ends only at its close tag.
-- Unterminated reasoning is reasoning to the end. A reasoning open tag anywhere but the start, and a
-  close tag after reasoning has ended, are content text.
-- A close tag inside a JSON string does not close a block in JSON-bodied formats (hermes,
-  llama3_json, mistral); in the others the first close tag closes the block.
-- ``reasoning=False``: reasoning tags are ordinary content text (gpt_oss: analysis is content).
 Per-format details are in each format module's docstring.
 """
 from __future__ import annotations

@@ -6,8 +6,8 @@
     ```<｜tool▁call▁end｜><｜tool▁calls▁end｜>
 
 -> reasoning "reasoning", content "Sure.", get_weather with ``{"city": "Paris"}`` as written. The
-type before ``<｜tool▁sep｜>`` must be a word (``function``) or nothing; the fence may be missing. A
-body that is not that shape, or arguments that are not a JSON object, make the block content.
+body is exactly ``[function]<｜tool▁sep｜>NAME\\n```[json]\\n`` + a JSON object + ``\\n````` (the shape
+the template writes, and transformers' response template reads); anything else makes the block content.
 """
 from __future__ import annotations
 
@@ -15,18 +15,16 @@ import regex
 
 from .deepseek import SEPARATOR, DeepSeekFormat
 
+_SEP = regex.escape(SEPARATOR)
+_BODY = regex.compile(rf"(?:function)?{_SEP}(?P<name>[^\n]*)\n```(?:json)?\n(?P<arguments>.*)\n```", regex.DOTALL)
 # As _BODY reads it, up to the arguments object.
-_HEADER = regex.compile(r"\s*\w*" + regex.escape(SEPARATOR)
-                        + r"(?P<name>[^\n]*?)[ \t]*\n(?:\s*```(?:json)?[ \t]*\n)?\s*(?=\{)")
-_BODY = regex.compile(r"([^\n]*?)[ \t]*\n(?:\s*```(?:json)?[ \t]*\n(.*)\n\s*```|(.*))\s*", regex.DOTALL)
+_HEADER = regex.compile(rf"(?:function)?{_SEP}(?P<name>[^\n]*)\n```(?:json)?\n[ \t\r\n]*(?=\{{)")
 
 
 class DeepSeekR1(DeepSeekFormat):
     name = "deepseek_r1"
     header = _HEADER
 
-    def read_call(self, head, tail):
-        body = _BODY.fullmatch(tail)
-        if not regex.fullmatch(r"\s*\w*", head) or body is None:
-            return None
-        return body[1].strip(), body[2] if body[2] is not None else body[3]
+    def read_call(self, body):
+        match = _BODY.fullmatch(body)
+        return match and (match["name"], match["arguments"])

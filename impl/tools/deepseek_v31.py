@@ -5,8 +5,8 @@ The template opens ``<think>`` in the prompt when thinking, so a thinking stream
 
     reasoning</think>Sure.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": "Paris"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>
 
--> reasoning "reasoning", content "Sure.", get_weather with ``{"city": "Paris"}`` as written.
-Arguments that are not a JSON object make the block content.
+-> reasoning "reasoning", content "Sure.", get_weather with ``{"city": "Paris"}`` as written. The name
+is the text before the first ``<｜tool▁sep｜>``; arguments that are not a JSON object make the block content.
 """
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ from .deepseek import SEPARATOR, DeepSeekFormat
 
 class DeepSeekV31(DeepSeekFormat):
     name = "deepseek_v31"
-    header = regex.compile(r"(?P<name>[^\n<]*)" + regex.escape(SEPARATOR) + r"\s*(?=\{)")
+    header = regex.compile(r"(?P<name>[^\n<]*)" + regex.escape(SEPARATOR) + r"[ \t\r\n]*(?=\{)")
 
-    def read_call(self, head, tail):
-        return head.strip(), tail
+    def read_call(self, body):
+        name, separator, arguments = body.partition(SEPARATOR)
+        return (name, arguments) if separator else None

@@ -1,24 +1,23 @@
-"""The shared streaming core: a reasoning splitter and a content scanner that hands call blocks to
-a format's parser.
+"""The shared streaming core: one state machine for every format whose calls sit in tagged blocks.
 
 A format (one module each, see ``TaggedFormat``) names its tags and knows how to find the end of a
 call block and read the calls in it. ``TaggedStream`` does the rest, the same for every format:
 
-- Reasoning: the reasoning open tag counts only at the start of the output (after whitespace), or
-  the prompt opened it (``starts_in_reasoning``); the first close tag ends reasoning for good.
-  Everything in between is reasoning, tags of calls included.
-- Content: text is released as it arrives, except the longest tail that may still grow into a tag.
-  A call tag opens a block, whose text is held until the format finds its end. Meanwhile the
-  format's call reader (partial.py) announces each call as soon as its name is read and its
-  arguments have begun (first delta: id, type, name), then passes the arguments on as they grow
-  (``BlockCalls``). At the block's end its complete parse decides: the calls get the rest of their
-  arguments (calls not announced yet come whole), or, if the format cannot read the block, its text
-  is content exactly as written and the calls announced from it are closed and flagged
-  ``"malformed call: ..."``. A block still open when the stream ends is malformed too (unless the
-  format accepts it, as harmony's calls whose ``<|call|>`` the engine strips).
-- Separators: whitespace (and a format's separator characters) between two pieces of syntax (the
-  start, the end of reasoning, a call, a section tag, the end) is template glue and is dropped;
-  whitespace before text is content. So that is held until the next non-space character says which.
+- Content is released as it arrives, verbatim, except the longest tail that may still grow into a
+  tag (scanner.py), and the glue a format holds after a call (see below).
+- Reasoning: the reasoning open tag opens a reasoning block wherever it stands in content (or the
+  prompt opened one: ``starts_in_reasoning``); the first close tag ends it. Everything in between is
+  reasoning, tags of calls included.
+- Calls: a call tag opens a block, whose text is held until the format finds its end (its close
+  tag, the end of its JSON, or the end of the stream). Meanwhile the format's call reader
+  (partial.py) announces each call as soon as its name is read and its arguments have begun, then
+  passes the arguments on as they grow (message.BlockCalls). At the block's end its complete parse
+  decides: the calls get the rest of their arguments (calls not announced yet come whole), or, if
+  the format cannot read the block, its text is content exactly as written and the calls announced
+  from it are closed and flagged ``"malformed call: ..."``.
+- Sections: a section opening tag is syntax only when a call tag follows it (after whitespace), a
+  section closing tag only when it follows a call (after whitespace); so after either, whitespace is
+  held until the next character says which. Anywhere else they are content.
 
 Worked example (hermes), fed in three pieces::
 
@@ -33,12 +32,15 @@ Worked example (hermes), fed in three pieces::
 """
 from __future__ import annotations
 
-from .arguments import find_outside_spans, tool_parameters
+from .arguments import tool_parameters
 from .message import BlockCalls, DeltaSink, ParsedCall
 from .scanner import held_length, next_tag
 
 REJECT = -1  # block_end's answer when what follows an opener cannot be a call block
-_WHITESPACE = " \t\r\n"
+WHITESPACE = " \t\r\n"  # the whitespace that glues syntax together (JSON's)
+WAIT, CONTENT_FOLLOWS = "wait", "content"  # glue's answers besides a length to drop or a block to open
+
+START, CONTENT, REASONING, SECTION, BLOCK, AFTER_CALL = "start", "content", "reasoning", "section", "block", "after"
 
 
 class TaggedFormat:
@@ -48,26 +50,35 @@ class TaggedFormat:
     reasoning_tags: tuple[str, str] | None = ("<think>", "</think>")
     call_tags: tuple[str, ...] = ()  # each opens a call block
     close_tag = ""  # ends a call block, for the default block_end
-    separator_tags: tuple[str, ...] = ()  # pure syntax between calls (section begin/end): dropped
-    separator_chars = ""  # characters that may sit between calls besides whitespace
-    accepts_unterminated = False  # a block open at the end of the stream is still read
-    value_span: tuple[str, str] | None = None  # XML value tags, inside which the close tag does not count
+    section_tags: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())  # (opening, closing) around calls
+    bare_start = False  # a block may open without a tag at the start of the output (llama3_json)
 
-    def bare_block(self, text: str) -> bool:
-        """Whether ``text`` (at a boundary, non-empty) starts a block that has no opening tag."""
-        return False
+    def block_end(self, opener: str, body: str, final: bool, memo: dict):
+        """(end of the body, end of the block's text) in ``body``, None while unknown, ``REJECT`` if it
+        cannot be a block (then the opener is content text). At the end of the stream (``final``) a
+        block still open runs to the end. ``body`` grows between calls for one block; ``memo`` (empty
+        when the block opens) keeps a scan's state across them."""
+        position = body.find(self.close_tag, memo.get("searched", 0))  # the first close tag counts
+        memo["searched"] = max(0, len(body) - len(self.close_tag) + 1)
+        return self.found_close(body, position if position >= 0 else None, final)
 
-    def block_end(self, opener: str, body: str, final: bool, memo: dict) -> int | None:
-        """Where the block's text ends (past its closing tag) in ``body``, None while unknown,
-        ``REJECT`` if it cannot be a block (then the opener is content text). ``body`` grows between
-        calls for one block; ``memo`` (empty when the block opens) keeps a scan's state across them."""
-        if self.value_span is None:
-            position = body.find(self.close_tag)
-        else:
-            position = find_outside_spans(body, self.close_tag, *self.value_span)
-        if position >= 0:
-            return position + len(self.close_tag)
-        return len(body) if final and self.accepts_unterminated else None
+    def found_close(self, body: str, position: int | None, final: bool):
+        """block_end's answer once the close tag was looked for: found at ``position``, or not (None)."""
+        if position is not None:
+            return position, position + len(self.close_tag)
+        return (len(body), len(body)) if final else None
+
+    def glue(self, text: str, final: bool):
+        """What the text right after a call is: ``WAIT`` (it may still be syntax), ``CONTENT_FOLLOWS``,
+        or the length of syntax to drop (a section closing tag and the whitespace before it)."""
+        closing = self.section_tags[1]
+        rest = text.lstrip(WHITESPACE)
+        tag = next((tag for tag in closing if rest.startswith(tag)), None)
+        if tag is not None:
+            return len(text) - len(rest) + len(tag)
+        if not final and any(tag.startswith(rest) for tag in closing):
+            return WAIT
+        return CONTENT_FOLLOWS
 
     def call_reader(self, opener: str, parameters: dict[str, dict] | None):
         """A reader (partial.py) of the calls of a block still being written, or None: then the calls
@@ -79,31 +90,27 @@ class TaggedFormat:
         """The state machine that parses one output in this format."""
         return TaggedStream(cls(), tools, reasoning, starts_in_reasoning)
 
-    def parse_block(self, opener: str, block: str, parameters: dict[str, dict] | None) -> list[ParsedCall] | None:
-        """The calls in a block (its text up to and including the closing tag), or None if the block
-        is malformed. ``parameters`` maps tool names to their properties' schemas (None: no tools)."""
+    def parse_block(self, opener: str, body: str, parameters: dict[str, dict] | None) -> list[ParsedCall] | None:
+        """The calls in a block's body (its text without the closing tag), or None if the block
+        cannot be read (it is then content)."""
         raise NotImplementedError
 
 
-START, REASONING, CONTENT, BLOCK = "start", "reasoning", "content", "block"
-
-
 class TaggedStream:
-    """The state machine that turns fed text into deltas for one ``TaggedFormat``."""
+    """Feeds text through reasoning, content, sections and call blocks (see the module docstring)."""
 
     def __init__(self, fmt: TaggedFormat, tools=None, reasoning=True, starts_in_reasoning=False):
         self.format = fmt
         self.parameters = tool_parameters(tools)
         self.reasoning_tags = fmt.reasoning_tags if reasoning else None
-        self.content_tags = fmt.call_tags + fmt.separator_tags
-        self.mode = CONTENT
-        if self.reasoning_tags:
-            self.mode = REASONING if starts_in_reasoning else START
+        self.content_tags = fmt.call_tags + fmt.section_tags[0] + (self.reasoning_tags or ())[:1]
+        self.glued = bool(fmt.section_tags[1]) or fmt.bare_start  # whether text after a call may be syntax
+        self.mode = START if fmt.bare_start else CONTENT
+        if self.reasoning_tags and starts_in_reasoning:
+            self.mode = REASONING
         self.buffer = ""
-        self.pending = ""  # separator text held at a boundary
-        self.at_boundary = True
         self.opener = ""
-        self.block_pending = ""  # the separator text before an open block, restored if it is malformed
+        self.block_prefix = ""  # the section tag and glue before an open block, content again if it is malformed
         self.block_memo: dict = {}
         self.reader = None  # the open block's call reader
         self.sink = DeltaSink()
@@ -114,7 +121,8 @@ class TaggedStream:
         if self.finished:
             raise RuntimeError("feed() after the stream was finished with final=True")
         self.buffer += text
-        step = {START: self._start, REASONING: self._reasoning, CONTENT: self._content, BLOCK: self._block}
+        step = {START: self._start, CONTENT: self._content, REASONING: self._reasoning, SECTION: self._section,
+                BLOCK: self._block, AFTER_CALL: self._after_call}
         while step[self.mode](final):
             pass
         if final:
@@ -122,15 +130,28 @@ class TaggedStream:
         return self.sink.take()
 
     def _start(self, final: bool) -> bool:
-        opening = self.reasoning_tags[0]
-        rest = self.buffer.lstrip(_WHITESPACE)
-        if rest.startswith(opening):
-            self.buffer = rest[len(opening):]
-            self.mode = REASONING
-            return True
-        if not final and opening.startswith(rest):
-            return False  # only whitespace and perhaps the start of the tag so far
+        """The start of a bare-block format: whitespace is content; a block may open at the first character."""
+        rest = self.buffer.lstrip(WHITESPACE)
+        self.sink.content(self.buffer[:len(self.buffer) - len(rest)])
+        self.buffer = rest
+        if not rest and not final:
+            return False
         self.mode = CONTENT
+        if self.format.bare_start and rest.startswith("{"):
+            self._open_block("", "")
+        return True
+
+    def _content(self, final: bool) -> bool:
+        text, tag, self.buffer = next_tag(self.buffer, self.content_tags, final)
+        self.sink.content(text)
+        if tag is None:
+            return False
+        if self.reasoning_tags and tag == self.reasoning_tags[0]:
+            self.mode = REASONING
+        elif tag in self.format.call_tags:
+            self._open_block(tag, "")
+        else:
+            self.mode, self.opener = SECTION, tag
         return True
 
     def _reasoning(self, final: bool) -> bool:
@@ -138,69 +159,63 @@ class TaggedStream:
         self.sink.reasoning(text)
         if tag is None:
             return False
-        self.mode, self.at_boundary = CONTENT, True
+        self.mode = CONTENT
         return True
 
-    def _content(self, final: bool) -> bool:
-        if self.at_boundary:
-            separators = _WHITESPACE + self.format.separator_chars
-            rest = self.buffer.lstrip(separators)
-            self.pending += self.buffer[:len(self.buffer) - len(rest)]
-            self.buffer = rest
-            if not rest:
-                return False
-            if self.format.bare_block(rest):
-                self._open_block("")
-                return True
-        text, tag, self.buffer = next_tag(self.buffer, self.content_tags, final)
-        self._text(text)
-        if tag is None:
+    def _section(self, final: bool) -> bool:
+        """After a section opening tag (``self.opener``): a call tag after whitespace makes it syntax."""
+        rest = self.buffer.lstrip(WHITESPACE)
+        glue = self.buffer[:len(self.buffer) - len(rest)]
+        tag = next((tag for tag in self.format.call_tags if rest.startswith(tag)), None)
+        if tag is not None:
+            self.buffer = rest[len(tag):]
+            self._open_block(tag, self.opener + glue)
+            return True
+        if not final and any(tag.startswith(rest) for tag in self.format.call_tags):
             return False
-        if tag in self.format.call_tags:
-            self._open_block(tag)
-        else:
-            self.pending, self.at_boundary = "", True
+        self.sink.content(self.opener)
+        self.mode = CONTENT
         return True
 
     def _block(self, final: bool) -> bool:
         end = self.format.block_end(self.opener, self.buffer, final, self.block_memo)
         if end == REJECT:  # not a block after all: its opener is text, and what follows is scanned again
-            self.sink.content(self.block_pending + self.opener)
-            self.mode, self.at_boundary = CONTENT, False
+            self.sink.content(self.block_prefix + self.opener)
+            self.mode = CONTENT
             return True
         if end is None:
             close = self.format.close_tag
-            held = held_length(self.buffer, (close,)) if close and not final else 0  # may be the close tag
-            self._read_calls(self.buffer, len(self.buffer) - held)
-            if final:
-                self.block_calls.finish(None)
-                self._malformed(self.buffer)
-                self.buffer = ""
+            held = held_length(self.buffer, (close,)) if close else 0  # may be the start of the close tag
+            self._read_calls(self.buffer[:len(self.buffer) - held])
             return False
-        block, self.buffer = self.buffer[:end], self.buffer[end:]
-        self._read_calls(block, end - len(self.format.close_tag) if block.endswith(self.format.close_tag) else end)
-        if not self.block_calls.finish(self.format.parse_block(self.opener, block, self.parameters)):
-            self._malformed(block)
-            return True
-        self.mode, self.at_boundary = CONTENT, True
+        body_end, block_end = end
+        body, block, self.buffer = self.buffer[:body_end], self.buffer[:block_end], self.buffer[block_end:]
+        self._read_calls(body)
+        if self.block_calls.finish(self.format.parse_block(self.opener, body, self.parameters)):
+            self.mode = AFTER_CALL if self.glued else CONTENT
+        else:
+            self.sink.content(self.block_prefix + self.opener + block)
+            self.mode = CONTENT
         return True
 
-    def _read_calls(self, body: str, limit: int) -> None:
-        """Passes on what the call reader can read of the open block up to ``limit`` (past it may be
-        the start of the closing tag)."""
+    def _after_call(self, final: bool) -> bool:
+        answer = self.format.glue(self.buffer, final)
+        if answer == WAIT:
+            return False
+        self.mode = CONTENT
+        if isinstance(answer, tuple):  # glue, then a block that opens without a tag
+            glue_length, = answer
+            glue, self.buffer = self.buffer[:glue_length], self.buffer[glue_length:]
+            self._open_block("", glue)
+        elif answer != CONTENT_FOLLOWS:
+            self.buffer = self.buffer[answer:]
+        return True
+
+    def _read_calls(self, body: str) -> None:
+        """Passes on what the call reader can read of the open block's body so far."""
         if self.reader is not None:
-            self.block_calls.update(self.reader.read(body, limit))
+            self.block_calls.update(self.reader.read(body, len(body)))
 
-    def _open_block(self, opener: str) -> None:
-        self.block_pending = self.pending if self.at_boundary else ""
-        self.pending, self.opener, self.mode, self.block_memo = "", opener, BLOCK, {}
+    def _open_block(self, opener: str, prefix: str) -> None:
+        self.opener, self.block_prefix, self.mode, self.block_memo = opener, prefix, BLOCK, {}
         self.reader = self.format.call_reader(opener, self.parameters)
-
-    def _malformed(self, block: str) -> None:
-        self.sink.content(self.block_pending + self.opener + block)
-        self.mode, self.at_boundary = CONTENT, False
-
-    def _text(self, text: str) -> None:
-        if text:
-            self.sink.content(self.pending + text)
-            self.pending, self.at_boundary = "", False

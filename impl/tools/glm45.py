@@ -10,45 +10,45 @@
 
 -> get_weather with ``{"city": "Paris", "days": 3}`` when the schema types days as an integer
 (the template writes strings raw and other values as JSON; without a schema a value stays a
-string). A ``</tool_call>`` inside an ``<arg_value>`` does not close the block. A block without a
-name, with a key lacking its value, or with stray text between pairs is content, as written.
-Streamed, the call is announced when its first ``<arg_key>`` follows the name (a call without
-arguments comes whole at the block's end), and each pair adds a member as its value closes.
+string). The name is the text up to the first line break or ``<``; keys and values are taken as
+written. The first ``</tool_call>`` ends the block, inside a value too (transformers' close tag). A
+block without a name, with a key lacking its value, or with stray text between pairs is content, as
+written. Streamed, the call is announced when its first ``<arg_key>`` follows the name (a call
+without arguments comes whole at the block's end), and each pair adds a member as its value closes.
 """
 from __future__ import annotations
 
 import regex
 
-from .arguments import xml_arguments
+from .arguments import text_name, xml_arguments
 from .engine import TaggedFormat
 from .message import ParsedCall
 from .partial import XmlCallReader
 
+_NAME = regex.compile(r"[^<\n]*")
 _PAIR = regex.compile(r"\s*<arg_key>(.*?)</arg_key>\s*<arg_value>(.*?)</arg_value>", regex.DOTALL)
-_NAME = regex.compile(r"\s*([^<\s][^<\n]*?)\s*(?=<arg_key>|\Z)", regex.DOTALL)
 # The call's and a pair's headers as a stream reads them.
-_NAME_HEADER = regex.compile(r"\s*([^<\s][^<\n]*?)\s*(?=<arg_key>)")
+_NAME_HEADER = regex.compile(r"([^<\n]*)\s*(?=<arg_key>)")
 _PAIR_HEADER = regex.compile(r"\s*<arg_key>(.*?)</arg_key>\s*<arg_value>", regex.DOTALL)
 
 
 class Glm45(TaggedFormat):
     name = "glm45"
     call_tags = ("<tool_call>",)
-    value_span = ("<arg_value>", "</arg_value>")
     close_tag = "</tool_call>"
 
     def call_reader(self, opener, parameters):
         return XmlCallReader(_NAME_HEADER, _PAIR_HEADER, "</arg_value>", parameters)
 
-    def parse_block(self, opener, block, parameters):
-        body = block[:-len(self.close_tag)]
-        name = _NAME.match(body)
+    def parse_block(self, opener, body, parameters):
+        written = _NAME.match(body)
+        name = text_name(written[0])
         if name is None:
             return None
-        pairs, index = [], name.end()
+        pairs, index = [], written.end()
         while (pair := _PAIR.match(body, index)) is not None:
-            pairs.append((pair[1].strip(), pair[2]))
+            pairs.append((pair[1], pair[2]))
             index = pair.end()
         if body[index:].strip():
             return None
-        return [ParsedCall(name[1], xml_arguments(name[1], pairs, parameters))]
+        return [ParsedCall(name, xml_arguments(name, pairs, parameters))]

@@ -8,34 +8,37 @@
 
 -> reasoning "Easy.", content "Hi!".
 
-A message is a header (``<|start|>ROLE``, ``<|channel|>NAME``, ``to=RECIPIENT``, ``<|constrain|>...``
-in any order) up to ``<|message|>``, then a body up to ``<|end|>``, ``<|call|>`` or ``<|return|>``.
-The analysis channel is reasoning (content with ``reasoning=False``); a message with a recipient is
-a call of the recipient less its ``functions.`` prefix, its body the JSON arguments; any other
-channel (final, commentary preambles) is content. Text outside messages is content; end tags
-outside a message and whitespace between messages are dropped. A call body may end the stream
-without ``<|call|>`` (engines strip that stop token). A header without a channel, a header still
-open at the end, and a call body that is not a JSON object are content, as written. Streamed, a
-call is announced once its body's JSON object begins, and its arguments follow as written (a
-body that then fails to read is content, the call closed and flagged, as in engine).
+A message is a header from ``<|start|>`` or ``<|channel|>`` to ``<|message|>`` (``<|start|>ROLE``,
+then text, ``<|channel|>NAME``, text, an optional ``<|constrain|>...``: no other tag), then a body up
+to the first end tag (``<|end|>``, ``<|call|>`` or ``<|return|>``; special tokens, so inside a JSON
+string too) or the end of the output (engines strip the stop token). The analysis channel is
+reasoning (content with ``reasoning=False``); a message with a recipient ``to=functions.NAME`` (in
+the header's text, on any channel) is a call whose body is its JSON arguments object; any other
+channel (final, commentary preambles) is content. Text outside messages is content, verbatim (stray
+end tags and whitespace between messages too). A header that is not one (as soon as its text
+cannot become one) leaves its opening tag as content, and reading goes on right after it. A call
+body that is not a JSON object, or a message to any other recipient, is content, as written.
+Streamed, a call is announced once its body's JSON object begins, and its arguments follow as
+written (a body that then fails to read is content, the call closed and flagged, as in engine).
 """
 from __future__ import annotations
 
 import regex
 
-from .arguments import arguments_from_json, tool_parameters
+from .arguments import object_arguments, text_name, tool_parameters
 from .engine import TaggedFormat
 from .message import BlockCalls, DeltaSink, ParsedCall
 from .partial import JsonCallReader
-from .scanner import next_tag
+from .scanner import held_length, next_tag
 
 _HEADER_TAGS = ("<|start|>", "<|channel|>")
 _END_TAGS = ("<|end|>", "<|call|>", "<|return|>")
-_CHANNEL = regex.compile(r"<\|channel\|>\s*(\w+)")
+_MESSAGE = "<|message|>"
+_HEADER = regex.compile(r"(?:<\|start\|>)?(?:assistant)?(?P<before>[^<]*)<\|channel\|>(?P<channel>[^\s<]+)"
+                        r"(?P<after>[^<]*)(?:<\|constrain\|>[^<]*)?")
 _RECIPIENT = regex.compile(r"\bto=([^\s<]+)")
-_ROLE = regex.compile(r"<\|start\|>\s*(\w*)")
-_ARGUMENTS_START = regex.compile(r"\s*(?=\{)")
-_WHITESPACE = " \t\r\n"
+_FUNCTIONS = "functions."
+_ARGUMENTS_START = regex.compile(r"[ \t\r\n]*(?=\{)")
 
 OUTSIDE, HEADER, TEXT, CALL = "outside", "header", "text", "call"
 
@@ -58,12 +61,10 @@ class HarmonyStream:
         self.sink = DeltaSink()
         self.block_calls = BlockCalls(self.sink, self.parameters)
         self.buffer = ""
-        self.header = ""
-        self.pending = ""  # whitespace between messages, dropped unless text follows
-        self.at_boundary = True
+        self.header = ""  # the open message's header, its opening tag first
         self.mode, self.emit = OUTSIDE, self.sink.content
-        if starts_in_reasoning and reasoning:  # the prompt ended inside an analysis message
-            self.mode, self.emit = TEXT, self.sink.reasoning
+        if starts_in_reasoning:  # the prompt ended inside an analysis message
+            self.mode, self.emit = TEXT, self.sink.reasoning if reasoning else self.sink.content
         self.finished = False
 
     def feed(self, text: str, final: bool = False) -> list[dict]:
@@ -77,61 +78,53 @@ class HarmonyStream:
         return self.sink.take()
 
     def _outside(self, final: bool) -> bool:
-        if self.at_boundary:
-            rest = self.buffer.lstrip(_WHITESPACE)
-            self.pending += self.buffer[:len(self.buffer) - len(rest)]
-            self.buffer = rest
-        text, tag, self.buffer = next_tag(self.buffer, _HEADER_TAGS + _END_TAGS, final)
-        if text:
-            self.sink.content(self.pending + text)
-            self.pending, self.at_boundary = "", False
+        text, tag, self.buffer = next_tag(self.buffer, _HEADER_TAGS, final)
+        self.sink.content(text)
         if tag is None:
             return False
-        self.pending, self.at_boundary = "", True
-        if tag in _HEADER_TAGS:
-            self.mode, self.header = HEADER, tag
+        self.mode, self.header = HEADER, tag
         return True
 
     def _header(self, final: bool) -> bool:
-        header, tag, self.buffer = next_tag(self.buffer, ("<|message|>",), final)
-        self.header += header
-        if tag is None:
-            if final:
-                self.sink.content(self.header)
-            return False
-        channel, recipient, role = _CHANNEL.search(self.header), _RECIPIENT.search(self.header), _ROLE.search(self.header)
-        if channel is None or (role is not None and role[1] not in ("", "assistant")):
-            self.sink.content(self.header + tag)
-            self.mode, self.at_boundary = OUTSIDE, False
-        elif recipient is not None:
-            self.mode, self.header = CALL, self.header + tag
-            self.name = recipient[1].removeprefix("functions.")
-            self.reader = JsonCallReader(_ARGUMENTS_START, lambda start: (self.name, None) if self.name else None)
-        else:
-            self.mode = TEXT
-            self.emit = self.sink.reasoning if channel[1] == "analysis" and self.reasoning else self.sink.content
+        position = self.buffer.find(_MESSAGE)
+        header = self.header + (self.buffer if position < 0 else self.buffer[:position])
+        if position < 0:
+            so_far = header[:len(header) - held_length(header, (_MESSAGE,))]
+            if not final and _HEADER.fullmatch(so_far, partial=True) is not None:
+                return False  # it may still become a header
+        match = _HEADER.fullmatch(header) if position >= 0 else None
+        if match is None:  # not a header: its opening tag is text, and what follows is read again
+            self.sink.content(self.header)
+            self.mode = OUTSIDE
+            return True
+        self.header, self.buffer = header + _MESSAGE, self.buffer[position + len(_MESSAGE):]
+        recipient = _RECIPIENT.search(match["before"] + " " + match["after"])
+        if recipient is None:
+            reasoning = match["channel"] == "analysis" and self.reasoning
+            self.mode, self.emit = TEXT, self.sink.reasoning if reasoning else self.sink.content
+            return True
+        name = recipient[1][len(_FUNCTIONS):] if recipient[1].startswith(_FUNCTIONS) else None
+        self.name = name and text_name(name)
+        self.mode = CALL
+        self.reader = JsonCallReader(_ARGUMENTS_START, lambda match: (self.name, None) if self.name else None)
         return True
 
     def _text(self, final: bool) -> bool:
-        text, tag, self.buffer = next_tag(self.buffer, _END_TAGS + _HEADER_TAGS, final)
+        text, tag, self.buffer = next_tag(self.buffer, _END_TAGS, final)
         self.emit(text)
         if tag is None:
             return False
-        self.mode, self.at_boundary = OUTSIDE, True
-        if tag in _HEADER_TAGS:
-            self.mode, self.header = HEADER, tag
+        self.mode = OUTSIDE
         return True
 
     def _call(self, final: bool) -> bool:
         body, tag, rest = next_tag(self.buffer, _END_TAGS, final)
-        self.block_calls.update(self.reader.read(self.buffer, len(body)))
+        self.block_calls.update(self.reader.read(body, len(body)))
         if tag is None and not final:
             return False
         self.buffer = rest
-        arguments = arguments_from_json(body.strip() or None)
-        calls = [ParsedCall(self.name, arguments)] if arguments is not None and self.name else None
-        self.mode, self.at_boundary = OUTSIDE, True
-        if not self.block_calls.finish(calls):
+        arguments = object_arguments(body) if self.name else None
+        self.mode = OUTSIDE
+        if not self.block_calls.finish(None if arguments is None else [ParsedCall(self.name, arguments)]):
             self.sink.content(self.header + body + (tag or ""))
-            self.at_boundary = False
         return True

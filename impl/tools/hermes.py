@@ -6,19 +6,21 @@
     {"name": "get_weather", "arguments": {"city": "Paris"}}
     </tool_call>
 
--> reasoning "reasoning", content "Sure.\\n", one call get_weather with arguments
-``{"city": "Paris"}`` exactly as written. ``"parameters"`` is accepted for ``"arguments"``, and
-arguments given as a JSON-encoded string are decoded. A ``</tool_call>`` inside a JSON string does
-not close the block. A block whose text is not one such object is content, tags and all.
-Streamed, the call is announced once ``{"name": "...", "arguments": {`` is read (name first, the
-arguments an object), and the arguments follow as written.
+-> reasoning "reasoning", content "\\nSure.\\n", one call get_weather with arguments
+``{"city": "Paris"}`` exactly as written (``"arguments"`` left out: ``{}``). The tags are plain text
+that a JSON string may hold, so a ``</tool_call>`` inside a JSON string does not close the block
+(llama.cpp reads the JSON body before the close tag: common/chat-parser.cpp). A block whose text is
+not one such object is content, tags and all. Streamed, the call is announced once
+``{"name": "...", "arguments": {`` is read, and the arguments follow as written.
 """
 from __future__ import annotations
 
 from .arguments import JsonScan, call_from_json
 from .engine import TaggedFormat
 from .message import ParsedCall
-from .partial import JSON_OBJECT_HEADER, JsonCallReader, json_object_name
+from .partial import JsonCallReader, json_object_header, json_object_name
+
+_HEADER = json_object_header(("arguments",))
 
 
 class Hermes(TaggedFormat):
@@ -27,12 +29,11 @@ class Hermes(TaggedFormat):
     close_tag = "</tool_call>"
 
     def block_end(self, opener, body, final, memo):
-        position = memo.setdefault("scan", JsonScan(tag=self.close_tag)).run(body)
-        return None if position is None else position + len(self.close_tag)
+        return self.found_close(body, memo.setdefault("scan", JsonScan(tag=self.close_tag)).run(body), final)
 
     def call_reader(self, opener, parameters):
-        return JsonCallReader(JSON_OBJECT_HEADER, json_object_name)
+        return JsonCallReader(_HEADER, json_object_name)
 
-    def parse_block(self, opener, block, parameters):
-        call = call_from_json(block[:-len(self.close_tag)])
+    def parse_block(self, opener, body, parameters):
+        call = call_from_json(body)
         return None if call is None else [ParsedCall(*call)]

@@ -37,16 +37,19 @@ _NUMBER_END = frozenset({ZERO, INTEGER, FRACTION, EXPONENT_DIGITS})  # a number 
 
 
 class JsonPrefix:
-    """Reads one JSON object that starts at ``start`` of a text that grows between calls to ``run``
-    (each text extends the one before), once per character however often it is called.
+    """Reads one JSON object (with ``any_value``, any JSON value) that starts at ``start`` of a text
+    that grows between calls to ``run`` (each text extends the one before), once per character
+    however often it is called.
 
     ``closable`` is the end of the longest prefix that ``closers()`` make valid JSON (``start`` while
     there is none); reading stops for good at the object's end or at the first character that JSON
     does not allow there (the prefix read until then stays closable)."""
 
-    def __init__(self, start: int):
+    def __init__(self, start: int, any_value: bool = False):
         self.start = self.position = self.closable = start
+        self.any_value = any_value  # any JSON value may stand at the top, not only an object
         self.state = TOP
+        self._last_unread = False  # the character that ended a top-level number is not the value's
         self.brackets: list[str] = []  # the closing bracket of each open container, innermost last
         self.string_return = AFTER_VALUE  # where a string's closing quote leads
         self.pending = ""  # the characters a literal (true, false, null) or a \\u escape still needs
@@ -57,6 +60,16 @@ class JsonPrefix:
     @property
     def done(self) -> bool:
         return self.state == DONE
+
+    @property
+    def broken(self) -> bool:
+        """Whether a character JSON does not allow there has been read."""
+        return self.state == BROKEN
+
+    @property
+    def number_at_end(self) -> bool:
+        """Whether the text read so far ends a whole top-level number (it is a value if the text ends)."""
+        return self.state in _NUMBER_END and not self.brackets
 
     def closers(self) -> str:
         """What closes the text up to ``closable`` (a quote if it ends inside a string, then brackets)."""
@@ -77,7 +90,7 @@ class JsonPrefix:
                 if special is None:
                     break
             self._step(text[index])
-            index += 1
+            index += 1 - self._last_unread
             if self.state in _CLOSABLE:
                 self._mark_closable(index)
         self.position = index
@@ -111,13 +124,16 @@ class JsonPrefix:
             else:
                 self.pending = self.pending[1:]
                 if not self.pending:
-                    self.state = AFTER_VALUE
+                    self._value_done()
         elif state in (MINUS, ZERO, INTEGER, DOT, FRACTION, EXPONENT, EXPONENT_SIGN, EXPONENT_DIGITS):
             self._number(char)
         elif char in _WHITESPACE:
             return
         elif state == TOP:
-            self._open(char) if char == "{" else self._break()
+            if self.any_value:
+                self._value(char)
+            else:
+                self._open(char) if char == "{" else self._break()
         elif state in (VALUE, VALUE_OR_END):
             if state == VALUE_OR_END and char == "]":
                 self._close(char)
@@ -144,7 +160,7 @@ class JsonPrefix:
         if char in "{[":
             self._open(char)
         elif char == '"':
-            self.string_return, self.state = AFTER_VALUE, STRING
+            self.string_return, self.state = AFTER_VALUE if self.brackets else DONE, STRING
         elif char == "-":
             self.state = MINUS
         elif char in _DIGITS:
@@ -168,6 +184,8 @@ class JsonPrefix:
             self.state = EXPONENT
         elif char in "+-" and state == EXPONENT:
             self.state = EXPONENT_SIGN
+        elif state in _NUMBER_END and not self.brackets:
+            self.state, self._last_unread = DONE, True  # a top-level number ended before this character
         elif state in _NUMBER_END:
             self.state = AFTER_VALUE  # the number ended; the character belongs to what follows
             self._step(char)
@@ -177,6 +195,9 @@ class JsonPrefix:
     def _open(self, char: str) -> None:
         self.brackets.append("}" if char == "{" else "]")
         self.state = KEY_OR_END if char == "{" else VALUE_OR_END
+
+    def _value_done(self) -> None:
+        self.state = AFTER_VALUE if self.brackets else DONE
 
     def _close(self, char: str) -> None:
         self.brackets.pop()

@@ -5,64 +5,76 @@
 
 -> reasoning "reasoning" (Magistral's ``[THINK]``), content "Sure.", and the calls with their
 arguments as written. Ids are the model's own when it writes them (``"id"`` in the list,
-``[CALL_ID]``), else ``call_N``. The list, or the v11 arguments object, ends where its brackets
-balance (outside strings), so no closing tag is needed. ``[TOOL_CALLS]`` followed by something that
-cannot start either shape is content text; a list or object that does not read as calls is content,
-as written. Streamed, a v11 call is announced at ``[ARGS]{`` (its name and id come first) and its
-arguments follow as written; a list's calls come whole when the list closes, since each call's
-``"id"`` follows its arguments.
+``[CALL_ID]``), else ``call_N``. The list, or the JSON value after ``[ARGS]``, ends where that JSON
+value ends, so no closing tag is needed; a list or value that does not read as calls is content,
+as written. Where no JSON value stands (no ``[ARGS]``, or JSON that breaks), the block is content up
+to the next ``[TOOL_CALLS]`` or the end of the output. Streamed, a v11 call is announced at
+``[ARGS]{`` (its name and id come first) and its arguments follow as written; a list's calls come
+whole when the list closes, since each call's ``"id"`` follows its arguments.
 """
 from __future__ import annotations
 
+import json
+
 import regex
 
-from .arguments import JsonScan, arguments_from_json, json_items, json_members, json_name
-from .engine import REJECT, TaggedFormat
+from .arguments import call_from_json, json_items, json_members, object_arguments, text_name
+from .engine import WHITESPACE, TaggedFormat
+from .json_prefix import JsonPrefix
 from .message import ParsedCall
 from .partial import JsonCallReader, header_identity
 
-_LIST_START = regex.compile(r"\s*(?=\[)")
-_V11_HEAD = regex.compile(r"\s*(?P<name>[\w.\-]+)(?:\[CALL_ID\](?P<id>\w+))?(?:\[ARGS\])?\s*(?=\{)")
+_TOOL_CALLS, _ARGS = "[TOOL_CALLS]", "[ARGS]"
+_NAMED = regex.compile(r"(?P<name>[^\[\]]+?)(?:\[CALL_ID\](?P<id>[^\[\]]*))?\[ARGS\](?P<arguments>.*)", regex.DOTALL)
+# A v11 call's header as a stream reads it, up to its arguments object.
+_NAMED_HEADER = regex.compile(r"(?P<name>[^\[\]]+?)(?:\[CALL_ID\](?P<id>[^\[\]]*))?\[ARGS\][ \t\r\n]*(?=\{)")
 
 
 class Mistral(TaggedFormat):
     name = "mistral"
     reasoning_tags = ("[THINK]", "[/THINK]")
-    call_tags = ("[TOOL_CALLS]",)
+    call_tags = (_TOOL_CALLS,)
 
     def block_end(self, opener, body, final, memo):
-        start = _LIST_START.match(body)
-        if start is None:
-            start = _V11_HEAD.match(body, partial=True)
-            if start is None:
-                return REJECT
-            if start.partial:
-                return len(body) if final else None
-        end = memo.setdefault("scan", JsonScan(start=start.end())).run(body)
-        return len(body) if end is None and final else end
+        next_call = body.find(_TOOL_CALLS)
+        malformed = (next_call, next_call) if next_call >= 0 else (len(body), len(body)) if final else None
+        first = body.lstrip(WHITESPACE)[:1]
+        if not first:
+            return (len(body), len(body)) if final else None
+        if first == "[":
+            json_start = 0
+        else:
+            arguments = body.find(_ARGS)
+            if arguments < 0 or 0 <= next_call < arguments:
+                return malformed
+            json_start = arguments + len(_ARGS)
+        scan = memo.setdefault("scan", JsonPrefix(json_start, any_value=True))
+        end = scan.run(body)
+        if end is not None:
+            return end, end
+        if final and scan.number_at_end:
+            return len(body), len(body)
+        return malformed if scan.broken or final else None
 
     def call_reader(self, opener, parameters):
-        return JsonCallReader(_V11_HEAD, header_identity)
+        return JsonCallReader(_NAMED_HEADER, header_identity)
 
-    def parse_block(self, opener, block, parameters):
-        if _LIST_START.match(block):
-            items = json_items(block)
-            calls = [_list_call(item) for item in items or ()]
-            return None if None in calls else calls
-        head = _V11_HEAD.match(block)
-        arguments = arguments_from_json(block[head.end():]) if head else None
+    def parse_block(self, opener, body, parameters):
+        if body.lstrip(WHITESPACE).startswith("["):
+            calls = [_list_call(item) for item in json_items(body) or ()]
+            return calls if calls and None not in calls else None
+        named = _NAMED.fullmatch(body)
+        name = named and text_name(named["name"])
+        arguments = object_arguments(named["arguments"]) if name else None
         if arguments is None:
             return None
-        return [ParsedCall(head["name"], arguments, id=head["id"])]
+        return [ParsedCall(name, arguments, id=(named["id"] or "").strip() or None)]
 
 
 def _list_call(item: str) -> ParsedCall | None:
-    members = json_members(item)
-    if members is None:
+    call = call_from_json(item)
+    if call is None:
         return None
-    name = json_name(members.get("name"))
-    arguments = arguments_from_json(members.get("arguments"))
-    call_id = json_name(members.get("id"))
-    if name is None or arguments is None:
-        return None
-    return ParsedCall(name, arguments, id=call_id)
+    raw_id = json_members(item).get("id")
+    call_id = json.loads(raw_id) if raw_id is not None else None
+    return ParsedCall(*call, id=call_id if isinstance(call_id, str) and call_id else None)

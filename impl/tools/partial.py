@@ -9,7 +9,7 @@ text is a prefix of what it reports for any longer text, so every split streams 
 
 JSON arguments pass on as written, as far as they can be closed (json_prefix):
 
->>> reader = JsonCallReader(JSON_OBJECT_HEADER, json_object_name)
+>>> reader = JsonCallReader(json_object_header(("arguments",)), json_object_name)
 >>> body = '{"name": "get_weather", "arguments": {"city": "Par'
 >>> reader.read(body, len(body))
 [ParsedCall(name='get_weather', arguments='{"city": "Par', id=None, error=None)]
@@ -29,26 +29,30 @@ from collections.abc import Callable
 
 import regex
 
-from .arguments import xml_member
+from .arguments import text_name, xml_member
 from .json_prefix import JsonPrefix
 from .message import ParsedCall
 
 # A JSON string, as the header regexes capture a name written in JSON.
 JSON_STRING = r'"(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*"'
-# {"name": "...", "arguments": {  (or "parameters"), up to the arguments object: hermes, llama3_json.
-JSON_OBJECT_HEADER = regex.compile(
-    rf'\s*\{{\s*"name"\s*:\s*(?P<name>{JSON_STRING})\s*,\s*"(?:arguments|parameters)"\s*:\s*(?=\{{)')
+
+
+def json_object_header(argument_keys: tuple[str, ...]) -> regex.Pattern:
+    """``{"name": "...", "arguments": {`` (one of ``argument_keys``), up to the arguments object."""
+    keys = "|".join(regex.escape(key) for key in argument_keys)
+    return regex.compile(rf'\s*\{{\s*"name"\s*:\s*(?P<name>{JSON_STRING})\s*,\s*"(?:{keys})"\s*:\s*(?=\{{)')
 
 
 def header_identity(match) -> tuple[str, str | None] | None:
-    """(name, id) from a header regex's ``name`` group (stripped) and ``id`` group if it has one; None
-    if the name is empty."""
-    name = match["name"].strip()
-    return (name, match.groupdict().get("id")) if name else None
+    """(name, id) from a header regex's ``name`` group (a name written as text) and ``id`` group if it
+    has one (stripped; empty: none); None if the name is not a valid one."""
+    name = text_name(match["name"])
+    call_id = (match.groupdict().get("id") or "").strip()
+    return (name, call_id or None) if name else None
 
 
 def json_object_name(match) -> tuple[str, None] | None:
-    """(name, no id) from JSON_OBJECT_HEADER's match; None if the name is empty."""
+    """(name, no id) from a json_object_header match; None if the name is empty."""
     name = json.loads(match["name"])
     return (name, None) if name else None
 
@@ -79,15 +83,15 @@ class JsonCallReader:
 class XmlCallReader:
     """Calls written as XML: a call header regex (the name in its first group that matched), then
     parameters, each a header regex (the key in its first group that matched) and a value up to
-    ``value_close``; ``call_close`` (a regex) ends a call where a block may hold several.
-    ``name_of``/``key_of``/``value_of`` clean up the raw text as the format's complete parse does."""
+    ``value_close``; ``call_close`` (a regex) ends a call where a block may hold several. Names are
+    read as text (arguments.text_name), keys as written; ``value_of`` cleans up a value as the
+    format's complete parse does."""
 
     def __init__(self, header: regex.Pattern, parameter: regex.Pattern, value_close: str,
                  parameters: dict[str, dict] | None, call_close: regex.Pattern | None = None,
-                 name_of: Callable[[str], str] = str.strip, key_of: Callable[[str], str] = str.strip,
                  value_of: Callable[[str], str] = str):
         self.header, self.parameter, self.value_close, self.call_close = header, parameter, value_close, call_close
-        self.parameters, self.name_of, self.key_of, self.value_of = parameters, name_of, key_of, value_of
+        self.parameters, self.value_of = parameters, value_of
         self.calls: list[ParsedCall] = []
         self.position = 0
         self.value: tuple[str, int] | None = None  # (key, where its value starts) while a value is open
@@ -107,7 +111,7 @@ class XmlCallReader:
             match = self._match(self.header, text, limit)
             if match is None:
                 return False
-            name = self.name_of(_first_group(match))
+            name = text_name(_first_group(match))
             if not name:
                 self.stopped = True
                 return False
@@ -116,7 +120,7 @@ class XmlCallReader:
             return True
         match = self.parameter.match(text, self.position, limit, partial=True)
         if match is not None and not match.partial:
-            self.value, self.searched = (self.key_of(_first_group(match)), match.end()), match.end()
+            self.value, self.searched = (_first_group(match), match.end()), match.end()
             return True
         if self.call_close is not None:
             end = self.call_close.match(text, self.position, limit, partial=True)
