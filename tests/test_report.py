@@ -90,3 +90,43 @@ def test_report_md_shows_every_json_value(tmp_path, expected, actual):
     summary = build_summary(header, Counter(), [record], {"new": ["tools/parse/x"]}, [], {})
     report = markdown_report(summary, [record])
     assert "### `tools/parse/x`" in report and f"actual:   {actual!r}" in report
+
+
+def test_oracle_disagreements_are_reported_apart_and_never_fail_the_gate(tmp_path, monkeypatch):
+    """Two references disagree on the texts with a digit and impl sides with one: recorded, listed in
+    their own section and count, not minimized, not new, not matched against the baseline."""
+    from textbound.baseline import BaselineEntry
+    from textbound.checks import CHECKS
+    from textbound.divergence import Divergence
+
+    tries = []
+
+    def references_disagree(subject, case):
+        tries.append(case.input["text"])
+        if any(c.isdigit() for c in case.input["text"]):
+            return Divergence(case, "reference A", "reference B", "oracle disagreement: A and B differ", {})
+        return None
+
+    monkeypatch.setitem(CHECKS, ("tokenizer", "encode"), references_disagree)
+    monkeypatch.setattr("textbound.runner.CHUNK", 10)
+    family = Family("gpt2", build_family("gpt2"), "embedded")
+    recorder = Recorder(tmp_path, RunInfo("impl", "1", {}, 0, "quick", {"gpt2": str(family.path)}))
+    texts = ["words", "abc 12 def", "x9 y"]
+    signature = "tokenizer/encode/oracle disagreement: A and B differ"
+    baseline = [BaselineEntry(signature, "*", "a stale entry, never matched")]
+
+    def source(family, component, budget, seed):
+        return iter([Case("tokenizer", "encode", family.name, {"text": t, "add_special_tokens": False}) for t in texts])
+
+    verdict = run(Implementation("impl"), [family], ["tokenizer"], BUDGETS["quick"], 0, 1, recorder, baseline, source)
+    assert verdict["new"] == [] and verdict["known"] == []
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["oracle_disagreements"] == 2 and summary["signatures"] == {}
+    assert summary["counts"][0]["divergences"] == 0 and summary["properties"][0]["oracle_disagreements"] == 2
+    records = [json.loads(line) for line in (tmp_path / "divergences.jsonl").read_text().splitlines()]
+    assert all(r["minimized_input"] == r["input"] for r in records)  # not minimized
+    report = (tmp_path / "report.md").read_text()
+    impl_part, disagreements_part = report.split("## Oracle disagreements")
+    assert "None: every checked case agreed" in impl_part and f"### `{signature}`" in disagreements_part
+    assert 'data-signature="' + signature in (tmp_path / "report.html").read_text()
+    assert 'failures="0"' in (tmp_path / "junit.xml").read_text()

@@ -60,10 +60,11 @@ def judge(entries: list[BaselineEntry], found: list[Divergence], checked: set[tu
     """Splits what was found into new and known, and finds the entries that no longer diverge.
 
     ``new`` and ``known`` are signatures; ``new_in`` and ``known_in`` the [family, signature] pairs
-    behind them, since an entry may baseline a signature on one family only.
+    behind them, since an entry may baseline a signature on one family only. Oracle disagreements
+    are neither: they say nothing about impl (the report lists them apart).
     """
     new, known, used = set(), set(), set()
-    for divergence in found:
+    for divergence in (d for d in found if not d.is_oracle_disagreement):
         match = next((e for e in entries if e.matches(divergence)), None)
         (new if match is None else known).add((divergence.case.family, divergence.signature))
         if match is not None:

@@ -206,7 +206,8 @@ def _check(args, impl: Implementation) -> int:
         _copy_gate_outputs(report_dir, args.junit, args.markdown)
     print(f"textbound: {recorder.cases} cases on {len(families)} families "
           f"in {verdict['seconds']} s; new divergences: {len(verdict['new'])}, baselined: {len(verdict['known'])}, "
-          f"fixed: {len(verdict['fixed'])}; report: {report_dir / 'report.md'}")
+          f"fixed: {len(verdict['fixed'])}, oracle disagreements: {recorder.oracle_disagreements}; "
+          f"report: {report_dir / 'report.md'}")
     for signature in verdict["new"]:
         print(f"  NEW {signature}")
     for entry in verdict["fixed"]:

@@ -8,6 +8,15 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 COMPONENTS = ("tokenizer", "detokenizer", "stops", "chat", "tools", "structured")
+# The kind of a divergence where two references disagree and impl sides with one of them: recorded
+# and reported apart, never minimized at length nor counted against impl (nor baselined).
+ORACLE_DISAGREEMENT = "oracle disagreement:"
+
+
+def is_oracle_disagreement(signature: str) -> bool:
+    """Whether a signature (or a bare kind) is an oracle disagreement:
+    ``is_oracle_disagreement("tools/parse/oracle disagreement: hermes: arguments differs") is True``."""
+    return signature.split("/", 2)[-1].startswith(ORACLE_DISAGREEMENT)
 
 
 @dataclass(frozen=True)
@@ -44,6 +53,10 @@ class Divergence:
     @property
     def signature(self) -> str:
         return f"{self.case.component}/{self.case.property}/{self.kind}"
+
+    @property
+    def is_oracle_disagreement(self) -> bool:
+        return is_oracle_disagreement(self.kind)
 
     @property
     def smallest(self) -> Case:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 import json
 
-from .triage import Alignment, record_alignment, signature_groups
+from .triage import Alignment, SignatureGroup, record_alignment, signature_groups, split_records
 
 STYLE = """
 body { font: 14px/1.4 system-ui, sans-serif; margin: 2em; color: #222; }
@@ -93,20 +93,31 @@ def render(summary: dict, records: list[dict]) -> str:
         parts += ["<h2>Baseline entries that no longer diverge (remove them)</h2><ul>",
                   *(f"<li><code>{_e(e['signature'])}</code> on {_e(e.get('family', '*'))}: {_e(e.get('reason', ''))}</li>"
                     for e in summary["fixed"]), "</ul>"]
+    divergences, disagreements = split_records(records)
     parts.append("<h2>Root causes</h2>")
-    if not records:
+    if not divergences:
         parts.append("<p>None: every checked case agreed with the oracle.</p>")
-    for group in signature_groups(records, new):
-        smallest = group.smallest
-        where = ", ".join(f"{f} ({n})" for f, n in group.families.most_common())
-        parts += [
-            f'<section class="signature" data-signature="{_e(group.signature)}" data-count="{len(group.records)}">',
-            f"<h3><code>{_e(group.signature)}</code>" + (' <span class="new">new</span>' if group.new else "") + "</h3>",
-            f"<p>{len(group.records)} divergence(s) in {_e(where)}.</p>",
-            f"<p>smallest input ({_e(smallest['family'])}):</p>"
-            f"<pre>{_e(json.dumps(smallest['minimized_input'], ensure_ascii=False, indent=1))}</pre>",
-            _alignment(record_alignment(smallest, summary.get("families", {}))),
-            f"<p>replay: <code>{_e(smallest['reproduce'])}</code></p></section>",
-        ]
+    for group in signature_groups(divergences, new):
+        parts += _signature_entry(group, "section", "signature", "divergence(s)", summary)
+    if disagreements:
+        parts.append("<h2>Oracle disagreements</h2><p>The references disagree and impl sides with one of them: "
+                     "not counted against impl.</p>")
+    for group in signature_groups(disagreements):
+        parts += _signature_entry(group, "div", "oracle-disagreement", "case(s)", summary)
     parts += [f"<script>{SCRIPT}</script>", "</body></html>"]
     return "\n".join(parts) + "\n"
+
+
+def _signature_entry(group: SignatureGroup, tag: str, css: str, counted: str, summary: dict) -> list[str]:
+    """A signature's counts, smallest input and aligned example, in a ``tag`` element of class ``css``."""
+    smallest = group.smallest
+    where = ", ".join(f"{f} ({n})" for f, n in group.families.most_common())
+    return [
+        f'<{tag} class="{css}" data-signature="{_e(group.signature)}" data-count="{len(group.records)}">',
+        f"<h3><code>{_e(group.signature)}</code>" + (' <span class="new">new</span>' if group.new else "") + "</h3>",
+        f"<p>{len(group.records)} {counted} in {_e(where)}.</p>",
+        f"<p>smallest input ({_e(smallest['family'])}):</p>"
+        f"<pre>{_e(json.dumps(smallest['minimized_input'], ensure_ascii=False, indent=1))}</pre>",
+        _alignment(record_alignment(smallest, summary.get("families", {}))),
+        f"<p>replay: <code>{_e(smallest['reproduce'])}</code></p></{tag}>",
+    ]

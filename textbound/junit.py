@@ -14,7 +14,7 @@ import re
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 
-from .triage import signature_groups
+from .triage import signature_groups, split_records
 
 # Characters XML 1.0 cannot carry even escaped; case inputs may hold any of them.
 NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -33,7 +33,8 @@ def _case(suite: ET.Element, family: str, component: str, name: str, out: str) -
 def render(summary: dict, records: list[dict]) -> str:
     new_in = {tuple(pair) for pair in summary.get("new_in", [])}
     by_property: dict[tuple[str, str, str], list[dict]] = defaultdict(list)
-    for record in records:
+    divergences, disagreements = split_records(records)
+    for record in divergences:
         by_property[(record["family"], record["component"], record["property"])].append(record)
     root = ET.Element("testsuites", name="textbound")
     suites: dict[str, ET.Element] = {}
@@ -48,7 +49,8 @@ def render(summary: dict, records: list[dict]) -> str:
         found = by_property[key]
         new = [r for r in found if (r["family"], r["signature"]) in new_in]
         testcase = _case(suite(key[0]), *key, f"{entry['cases']} cases, {len(found)} divergences "
-                                              f"({len(found) - len(new)} baselined)")
+                                              f"({len(found) - len(new)} baselined), "
+                                              f"{entry.get('oracle_disagreements', 0)} oracle disagreements")
         if new:
             groups = signature_groups(new)
             failure = ET.SubElement(testcase, "failure", type="divergence",

@@ -134,7 +134,8 @@ def _worker_main(impl_name: str, conn, slot, max_memory_mb: int | None) -> None:
                 slowest = max(slowest, (time.monotonic() - slot[STARTED], index))
                 if found is None:
                     continue
-                if minimizing and minimized_field(found.case):
+                # An oracle disagreement is about the references, not impl: not worth minimizing.
+                if minimizing and minimized_field(found.case) and not found.is_oracle_disagreement:
                     conn.send(("found", index, _memory_named(found)))
                     slot[PHASE], slot[STARTED] = MINIMIZING, time.monotonic()
                     found = minimize(subject, found)

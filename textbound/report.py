@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .divergence import Case, Divergence
-from .triage import record_alignment, render_alignment, signature_groups
+from .triage import SignatureGroup, record_alignment, render_alignment, signature_groups, split_records
 
 OUTPUTS = ("summary.json", "report.md", "summary.md", "junit.xml", "report.html")
 
@@ -75,6 +75,10 @@ class Recorder:
     def cases(self) -> int:
         return sum(self.case_counts.values())
 
+    @property
+    def oracle_disagreements(self) -> int:
+        return len(split_records(self.records)[1])
+
     def reproduce_command(self, divergence: Divergence) -> str:
         case = divergence.smallest
         return shlex.join(["textbound", "replay", "--impl", self.info.impl,
@@ -122,25 +126,31 @@ class Recorder:
 def build_summary(header: dict, case_counts: Counter, records: list[dict], verdict: dict, notes: list[str],
                   run: dict) -> dict:
     """summary.json: the run's header, counts per family × component and per property, signatures,
-    the verdict (new, known, fixed, new_in, known_in, seconds, errors) and the run's state."""
+    the verdict (new, known, fixed, new_in, known_in, seconds, errors) and the run's state. Oracle
+    disagreements are counted apart from impl's divergences ("oracle_disagreements")."""
     new_in = {tuple(pair) for pair in verdict.get("new_in", [])}
+    divergences, disagreements = split_records(records)
     properties: dict[tuple[str, str, str], dict] = {}
     for key in sorted(set(case_counts) | {(r["family"], r["component"], r["property"]) for r in records}):
         properties[key] = {"family": key[0], "component": key[1], "property": key[2],
-                           "cases": case_counts.get(key, 0), "divergences": 0, "new": 0}
-    for record in records:
+                           "cases": case_counts.get(key, 0), "divergences": 0, "new": 0, "oracle_disagreements": 0}
+    for record in divergences:
         entry = properties[(record["family"], record["component"], record["property"])]
         entry["divergences"] += 1
         entry["new"] += (record["family"], record["signature"]) in new_in
+    for record in disagreements:
+        properties[(record["family"], record["component"], record["property"])]["oracle_disagreements"] += 1
     counts: dict[tuple[str, str], dict] = {}
     for (family, component, _), entry in properties.items():
         total = counts.setdefault((family, component), {"family": family, "component": component, "cases": 0,
                                                         "divergences": 0, "new": 0})
         for name in ("cases", "divergences", "new"):
             total[name] += entry[name]
-    signatures = Counter(r["signature"] for r in records)
+    signatures = Counter(r["signature"] for r in divergences)
     return {**header, "counts": list(counts.values()), "properties": list(properties.values()),
-            "signatures": dict(sorted(signatures.items())), "notes": notes, **verdict, **run}
+            "signatures": dict(sorted(signatures.items())), "oracle_disagreements": len(disagreements),
+            "oracle_disagreement_signatures": dict(sorted(Counter(r["signature"] for r in disagreements).items())),
+            "notes": notes, **verdict, **run}
 
 
 def write_outputs(report_dir: Path, summary: dict, records: list[dict]) -> None:
@@ -193,7 +203,8 @@ def markdown_report(summary: dict, records: list[dict]) -> str:
         f"- budget: {summary['budget']}, seed: {summary['seed']}",
         f"- {slowest_case(summary)}",
         f"- new divergences: {len(summary.get('new', []))}, baselined: {len(summary.get('known', []))}, "
-        f"fixed baseline entries: {len(summary.get('fixed', []))}", "",
+        f"fixed baseline entries: {len(summary.get('fixed', []))}, "
+        f"oracle disagreements: {summary.get('oracle_disagreements', 0)}", "",
         "## Cases and divergences per family and component", "",
         "| family | component | cases | divergences |", "| --- | --- | ---: | ---: |", *_count_rows(summary),
     ]
@@ -202,22 +213,32 @@ def markdown_report(summary: dict, records: list[dict]) -> str:
     if summary.get("fixed"):
         lines += ["", "## Baseline entries that no longer diverge (remove them)", "",
                   *(f"- `{e['signature']}` on {e.get('family', '*')}: {e.get('reason', '')}" for e in summary["fixed"])]
+    divergences, disagreements = split_records(records)
     lines += ["", "## Root causes (one entry per signature, smallest example)", ""]
-    if not records:
+    if not divergences:
         lines.append("None: every checked case agreed with the oracle.")
-    for group in signature_groups(records):
-        smallest = group.smallest
-        lines += [
-            f"### `{group.signature}`", "",
-            f"{len(group.records)} divergence(s) in "
-            f"{', '.join(f'{f} ({n})' for f, n in group.families.most_common())}.", "",
-            "```", f"input:    {json.dumps(smallest['minimized_input'], ensure_ascii=False)}",
-            f"expected: {smallest['expected']!r}", f"actual:   {smallest['actual']!r}",
-            f"first difference: {json.dumps(smallest['first_difference'], ensure_ascii=False)}", "",
-            *render_alignment(record_alignment(smallest, summary.get("families", {}))), "```", "",
-            f"Reproduce: `{smallest['reproduce']}`", "",
-        ]
+    for group in signature_groups(divergences):
+        lines += _signature_entry(group, "divergence(s)", summary.get("families", {}))
+    if disagreements:
+        lines += ["", "## Oracle disagreements (the references disagree, impl sides with one; not counted "
+                      "against impl)", ""]
+        for group in signature_groups(disagreements):
+            lines += _signature_entry(group, "case(s)", summary.get("families", {}))
     return "\n".join(lines) + "\n"
+
+
+def _signature_entry(group: SignatureGroup, counted: str, families: dict[str, str]) -> list[str]:
+    """report.md's entry for a signature: where it occurred, its smallest example, aligned."""
+    smallest = group.smallest
+    return [
+        f"### `{group.signature}`", "",
+        f"{len(group.records)} {counted} in {', '.join(f'{f} ({n})' for f, n in group.families.most_common())}.", "",
+        "```", f"input:    {json.dumps(smallest['minimized_input'], ensure_ascii=False)}",
+        f"expected: {smallest['expected']!r}", f"actual:   {smallest['actual']!r}",
+        f"first difference: {json.dumps(smallest['first_difference'], ensure_ascii=False)}", "",
+        *render_alignment(record_alignment(smallest, families)), "```", "",
+        f"Reproduce: `{smallest['reproduce']}`", "",
+    ]
 
 
 def ci_markdown(summary: dict, records: list[dict]) -> str:
@@ -227,7 +248,8 @@ def ci_markdown(summary: dict, records: list[dict]) -> str:
     lines = [f"### textbound check {verdict}", "",
              f"`{summary['impl']}`, budget {summary['budget']}, seed {summary['seed']}; run {run_state(summary)}.",
              f"{sum(c['cases'] for c in summary['counts']):,} cases; new signatures: {len(new)}, "
-             f"baselined: {len(summary.get('known', []))}, fixed baseline entries: {len(summary.get('fixed', []))}.", "",
+             f"baselined: {len(summary.get('known', []))}, fixed baseline entries: {len(summary.get('fixed', []))}, "
+             f"oracle disagreements (not counted against impl): {summary.get('oracle_disagreements', 0)}.", "",
              "| family | component | cases | divergences |", "| --- | --- | ---: | ---: |", *_count_rows(summary)]
     new_groups = [g for g in signature_groups(records, new) if g.new]
     if new_groups:

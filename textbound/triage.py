@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
+from .divergence import is_oracle_disagreement
+
 WINDOW_BEFORE, WINDOW_AFTER = 6, 10  # aligned rows shown around the first difference
 MISSING = object()
 
@@ -81,6 +83,12 @@ class SignatureGroup:
     @property
     def smallest(self) -> dict:
         return min(self.records, key=input_size)
+
+
+def split_records(records: list[dict]) -> tuple[list[dict], list[dict]]:
+    """impl's divergences, and the oracle disagreements (two references disagree; reported apart)."""
+    disagreements = [r for r in records if is_oracle_disagreement(r["signature"])]
+    return [r for r in records if not is_oracle_disagreement(r["signature"])], disagreements
 
 
 def signature_groups(records: list[dict], new: set[str] = frozenset()) -> list[SignatureGroup]:
@@ -288,15 +296,17 @@ def render_alignment(alignment: Alignment) -> list[str]:
 
 def triage_text(run: Run) -> str:
     summary = run.summary
-    groups = signature_groups(run.records, set(summary.get("new", [])))
+    divergences, disagreements = split_records(run.records)
+    groups = signature_groups(divergences, set(summary.get("new", [])))
     state = "completed" if summary.get("completed", True) else f"INTERRUPTED ({summary.get('interrupted')})"
     lines = [f"{run.dir}: impl {summary.get('impl', '?')}, {len(groups)} signature(s), "
-             f"{len(run.records)} divergence(s); run {state}", ""]
+             f"{len(divergences)} divergence(s), {len(disagreements)} oracle disagreement(s); run {state}", ""]
     families = summary.get("families", {})
-    for number, group in enumerate(groups, 1):
+    for number, group in enumerate([*groups, *signature_groups(disagreements)], 1):
         smallest = group.smallest
         where = ", ".join(f"{f} ({n})" for f, n in group.families.most_common())
-        lines += [f"{number}. {group.signature}" + ("   NEW" if group.new else ""),
+        mark = "   NEW" if group.new else "   (oracle disagreement)" if is_oracle_disagreement(group.signature) else ""
+        lines += [f"{number}. {group.signature}" + mark,
                   f"   {len(group.records)} divergence(s): {where}",
                   f"   smallest ({smallest['family']}): {json.dumps(smallest['minimized_input'], ensure_ascii=False)}",
                   *render_alignment(record_alignment(smallest, families)),
@@ -315,10 +325,10 @@ class RunDiff:
 
 
 def diff_runs(old: Run, new: Run) -> RunDiff:
-    """Signatures new in NEW, gone from NEW (fixed, where NEW checked the same family × component),
-    and in both."""
-    old_groups = {g.signature: g for g in signature_groups(old.records)}
-    new_groups = {g.signature: g for g in signature_groups(new.records)}
+    """impl's signatures new in NEW, gone from NEW (fixed, where NEW checked the same family ×
+    component), and in both; oracle disagreements are not impl's and not compared."""
+    old_groups = {g.signature: g for g in signature_groups(split_records(old.records)[0])}
+    new_groups = {g.signature: g for g in signature_groups(split_records(new.records)[0])}
     checked = new.checked
     fixed, not_checked = [], []
     for signature in sorted(old_groups.keys() - new_groups.keys()):
