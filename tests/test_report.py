@@ -130,3 +130,17 @@ def test_oracle_disagreements_are_reported_apart_and_never_fail_the_gate(tmp_pat
     assert "None: every checked case agreed" in impl_part and f"### `{signature}`" in disagreements_part
     assert 'data-signature="' + signature in (tmp_path / "report.html").read_text()
     assert 'failures="0"' in (tmp_path / "junit.xml").read_text()
+
+
+def test_a_replayed_case_keeps_the_key_order_a_chat_template_saw(tmp_path):
+    import shlex
+
+    from textbound.divergence import Divergence
+    messages = [{"role": "user", "content": "hi", "name": "z"}, {"role": "assistant", "tool_calls": []}]
+    case = Case("chat", "render", "gpt2", {"template": "t", "messages": messages, "add_generation_prompt": False})
+    recorder = Recorder(tmp_path, RunInfo("impl", "1", {}, 0, "quick", {"gpt2": "/x"}))
+    recorder.record(Divergence(case, "a", "b", "text differs"))
+    replayed = Case.from_json(shlex.split(recorder.records[0]["reproduce"])[-1])
+    assert json.dumps(replayed.input) == json.dumps(case.input)  # the same keys in the same order
+    assert list(replayed.input) == ["template", "messages", "add_generation_prompt"]
+    assert not recorder.record(Divergence(case, "a", "b", "text differs"))  # still de-duplicated

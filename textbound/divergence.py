@@ -29,7 +29,9 @@ class Case:
     input: dict
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), ensure_ascii=False, sort_keys=True)
+        """The case as replayed; key order kept, since chat templates see it (``tojson``, ``|items``)
+        and builders are deterministic, so the same case always gives the same text."""
+        return json.dumps(asdict(self), ensure_ascii=False)
 
     @classmethod
     def from_json(cls, text: str) -> "Case":
