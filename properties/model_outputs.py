@@ -6,12 +6,14 @@ repeated tag put anywhere. Strings are full of the format's tags, quotes, escape
     model_outputs("hermes")  -> {"format": "hermes", "text": "<think>…</think>Hi<tool_call>{…}</tool_call>",
                                  "tools": [...] or None, "reasoning": True, "starts_in_reasoning": False}
     assistant_messages("glm45") -> an assistant message with tool calls (and reasoning) for round trips
+    hard_outputs("hermes")      -> fixed outputs with every tag inside string arguments, checked every run
 
 The writers here are the input side only; what the text means is oracles.tool_reference's business.
 """
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 
 from hypothesis import strategies as st
 
@@ -35,6 +37,10 @@ WORDS = ("Paris", "the weather", "I will call a tool.", "ok", "Let me think", "n
 HARMONY_CALL_HEADERS = ("<|channel|>commentary to=functions.{name} <|constrain|>json<|message|>",
                         "<|channel|>commentary to=functions.{name} json<|message|>",
                         " to=functions.{name}<|channel|>commentary json<|message|>")
+
+
+# Picks one of the ways a model may write something (drawn by Hypothesis, or fixed for hard cases).
+Choose = Callable[[Sequence], object]
 
 
 def tricky_text(format: str, max_parts: int = 6) -> st.SearchStrategy[str]:
@@ -71,41 +77,41 @@ def tool_call(draw, strings: st.SearchStrategy[str], unknown: bool = True) -> tu
     return tool["name"], {key: draw(argument_value(properties[key], strings)) for key in chosen}
 
 
-def _json(value: object, draw) -> str:
-    return json.dumps(value, ensure_ascii=draw(st.booleans()))
+def _json(value: object, choose: Choose) -> str:
+    return json.dumps(value, ensure_ascii=choose((False, True)))
 
 
 def _xml_value(value: object) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
-def write_calls(format: str, calls: list[tuple[str, dict]], draw) -> str:
-    """The calls as the model writes them in ``format``."""
+def write_calls(format: str, calls: list[tuple[str, dict]], choose: Choose) -> str:
+    """The calls as the model writes them in ``format`` (``choose`` picks where the model may write either way)."""
     if not calls:
         return ""
     if format == "hermes":
-        return "".join(f'<tool_call>\n{_json({"name": n, "arguments": a}, draw)}\n</tool_call>' for n, a in calls)
+        return "".join(f'<tool_call>\n{_json({"name": n, "arguments": a}, choose)}\n</tool_call>' for n, a in calls)
     if format == "qwen3_coder":
         return "".join("<tool_call>\n<function=" + n + ">\n" + "".join(
             f"<parameter={k}>\n{_xml_value(v)}\n</parameter>\n" for k, v in a.items()) + "</function>\n</tool_call>"
             for n, a in calls)
     if format == "llama3_json":
-        tag = draw(st.sampled_from(["", "<|python_tag|>"]))
-        return tag + "; ".join(_json({"name": n, "parameters": a}, draw) for n, a in calls)
+        tag = choose(("", "<|python_tag|>"))
+        return tag + "; ".join(_json({"name": n, "parameters": a}, choose) for n, a in calls)
     if format == "mistral":
-        if draw(st.booleans()):
-            return "[TOOL_CALLS]" + _json([{"name": n, "arguments": a} for n, a in calls], draw)
-        return "".join(f"[TOOL_CALLS]{n}[ARGS]{_json(a, draw)}" for n, a in calls)
+        if choose((False, True)):
+            return "[TOOL_CALLS]" + _json([{"name": n, "arguments": a} for n, a in calls], choose)
+        return "".join(f"[TOOL_CALLS]{n}[ARGS]{_json(a, choose)}" for n, a in calls)
     if format == "deepseek_r1":
         return "<｜tool▁calls▁begin｜>" + "\n".join(
-            f"<｜tool▁call▁begin｜>function<｜tool▁sep｜>{n}\n```json\n{_json(a, draw)}\n```<｜tool▁call▁end｜>"
+            f"<｜tool▁call▁begin｜>function<｜tool▁sep｜>{n}\n```json\n{_json(a, choose)}\n```<｜tool▁call▁end｜>"
             for n, a in calls) + "<｜tool▁calls▁end｜>"
     if format == "deepseek_v31":
         return "<｜tool▁calls▁begin｜>" + "".join(
-            f"<｜tool▁call▁begin｜>{n}<｜tool▁sep｜>{_json(a, draw)}<｜tool▁call▁end｜>" for n, a in calls) + "<｜tool▁calls▁end｜>"
+            f"<｜tool▁call▁begin｜>{n}<｜tool▁sep｜>{_json(a, choose)}<｜tool▁call▁end｜>" for n, a in calls) + "<｜tool▁calls▁end｜>"
     if format == "kimi_k2":
         return "<|tool_calls_section_begin|>" + "".join(
-            f"<|tool_call_begin|>functions.{n}:{i}<|tool_call_argument_begin|>{_json(a, draw)}<|tool_call_end|>"
+            f"<|tool_call_begin|>functions.{n}:{i}<|tool_call_argument_begin|>{_json(a, choose)}<|tool_call_end|>"
             for i, (n, a) in enumerate(calls)) + "<|tool_calls_section_end|>"
     if format == "glm45":
         return "".join(f"\n<tool_call>{n}\n" + "".join(
@@ -116,8 +122,8 @@ def write_calls(format: str, calls: list[tuple[str, dict]], draw) -> str:
             f'<parameter name="{k}">{_xml_value(v)}</parameter>\n' for k, v in a.items()) + "</invoke>\n"
             for n, a in calls) + "</minimax:tool_call>"
     if format == "gpt_oss":
-        return "".join("<|start|>assistant" + draw(st.sampled_from(HARMONY_CALL_HEADERS)).format(name=n)
-                       + _json(a, draw) + "<|call|>" for n, a in calls)
+        return "".join("<|start|>assistant" + choose(HARMONY_CALL_HEADERS).format(name=n)
+                       + _json(a, choose) + "<|call|>" for n, a in calls)
     raise ValueError(f"unknown format {format!r}")
 
 
@@ -126,17 +132,17 @@ REASONING_TAGS = {"mistral": ("[THINK]", "[/THINK]"), "gpt_oss": ("<|channel|>an
 
 
 def write_message(format: str, reasoning: str | None, content: str, calls: list, starts_in_reasoning: bool,
-                  draw) -> str:
+                  choose: Choose) -> str:
     think = REASONING_TAGS.get(format, ("<think>", "</think>"))
     text = ""
     if reasoning is not None and think:
         text = ("" if starts_in_reasoning else think[0]) + reasoning + think[1]
     if format == "gpt_oss":
         final = f"<|start|>assistant<|channel|>final<|message|>{content}<|return|>" if content else ""
-        return text + write_calls(format, calls, draw) + final
+        return text + write_calls(format, calls, choose) + final
     if format == "llama3_json" and calls:
-        return write_calls(format, calls, draw)  # the whole output is the calls
-    return text + content + write_calls(format, calls, draw)
+        return write_calls(format, calls, choose)  # the whole output is the calls
+    return text + content + write_calls(format, calls, choose)
 
 
 @st.composite
@@ -158,15 +164,33 @@ def malformed(draw, text: str, format: str) -> str:
 def model_outputs(draw, format: str) -> dict:
     """One model output in ``format`` and the request it answers (tools, reasoning flags)."""
     strings = tricky_text(format)
+    choose = lambda options: draw(st.sampled_from(options))  # noqa: E731
     calls = draw(st.lists(tool_call(strings), max_size=3))
     reasoning_text = draw(st.none() | strings)
     if reasoning_text is not None and draw(st.integers(0, 5)) == 0 and calls:
-        reasoning_text += write_calls(format, calls[:1], draw)  # a call inside reasoning is reasoning
+        reasoning_text += write_calls(format, calls[:1], choose)  # a call inside reasoning is reasoning
     starts_in_reasoning = reasoning_text is not None and draw(st.booleans())
-    text = write_message(format, reasoning_text, draw(strings), calls, starts_in_reasoning, draw)
+    text = write_message(format, reasoning_text, draw(strings), calls, starts_in_reasoning, choose)
     return {"format": format, "text": draw(malformed(text, format)),
             "tools": draw(st.none() | st.just(list(TOOLS))), "reasoning": draw(st.integers(0, 7)) > 0,
             "starts_in_reasoning": starts_in_reasoning}
+
+
+def hard_outputs(format: str) -> list[dict]:
+    """Fixed outputs in ``format`` that every run checks, whatever Hypothesis draws: reasoning, content
+    ending in a tag's beginning that never completes, and two calls (one without arguments), once with
+    every tag of the format inside a string argument, quotes and escapes (where a tag inside a string
+    must not end a call, it must not), once with plain strings; each written both ways the model may
+    write it (first and last choice)."""
+    outputs = []
+    for number, string in enumerate(("".join(tags(format)) + ' "q" \\ é', "Paris")):
+        choose = (lambda options: options[0]) if number == 0 else (lambda options: options[-1])
+        calls = [("search", {"query": string, "limit": 3}), ("noop", {})]
+        content = "Hi " + tags(format)[0][:-1] + "~ "
+        text = write_message(format, "Let me think", content, calls, number == 1, choose)
+        outputs.append({"format": format, "text": text, "tools": list(TOOLS), "reasoning": True,
+                        "starts_in_reasoning": number == 1})
+    return outputs
 
 
 # Round trips: (shared template, arguments as a dict or as JSON text) per format; gpt_oss has no template.

@@ -9,7 +9,9 @@ names with one of them broken, so it is reached exactly as an ``--impl`` module 
 - close_in_string: hermes calls end at the first ``</tool_call>``, even inside a JSON string;
 - index_from_one: tool-call indexes start at 1;
 - name_repeated: every later delta of a call repeats its name;
-- fixed_hold_back: content is held back 16 characters at a time, tag or not.
+- fixed_hold_back: content is held back 16 characters at a time, tag or not;
+- phantom_flagged_call: the whole parse adds a call flagged malformed whose block is nowhere in the content;
+- empty_content: a message of tool calls alone has content "" instead of null.
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from types import ModuleType
 import regex
 
 import impl
+import impl.tools
 
 TOOL_CALL = "<tool_call>"
 FIXED_HOLD_BACK = 16
@@ -102,6 +105,18 @@ def naive_hermes_parse_response(text: str, format: str = "hermes", **options) ->
     return {"role": "assistant", "content": content + text[position:], "reasoning_content": None, "tool_calls": calls}
 
 
+def phantom_flagged_parse_response(text: str, format: str = "hermes", **options) -> dict:
+    message = impl.parse_response(text, format, **options)
+    phantom = {"id": "call_99", "type": "function", "function": {"name": "ghost", "arguments": "{}"},
+               "error": f"{impl.tools.MALFORMED_CALL}: its block is content"}
+    return {**message, "tool_calls": [*message.get("tool_calls", []), phantom]}
+
+
+def empty_content_parse_response(text: str, format: str = "hermes", **options) -> dict:
+    message = impl.parse_response(text, format, **options)
+    return {**message, "content": message["content"] or ""}
+
+
 def _variant(name: str, **broken) -> ModuleType:
     module = ModuleType(f"{__name__}.{name}", f"impl with one tool-call bug: {name}")
     for public in impl.__all__:
@@ -119,4 +134,6 @@ VARIANTS = {
     "index_from_one": _variant("index_from_one", OutputParser=IndexFromOne),
     "name_repeated": _variant("name_repeated", OutputParser=NameRepeated),
     "fixed_hold_back": _variant("fixed_hold_back", OutputParser=FixedHoldBack),
+    "phantom_flagged_call": _variant("phantom_flagged_call", parse_response=phantom_flagged_parse_response),
+    "empty_content": _variant("empty_content", parse_response=empty_content_parse_response),
 }

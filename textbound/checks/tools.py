@@ -4,12 +4,19 @@ oracles.tool_reference (a whole-text reference) and transformers' response parse
 
 A case's input: ``format``, ``text`` (the model output), ``tools`` (the request's, OpenAI format),
 ``reasoning``, ``starts_in_reasoning`` and ``splits`` (cut points of the text into deltas; past the
-end counts as the end). Messages are compared in the reference's shape: content and reasoning with
-their ends stripped (engines differ there), each call's name, and its arguments as JSON values.
+end counts as the end). Messages are compared in the reference's shape: content and reasoning
+exactly (the reference keeps whitespace verbatim, as transformers and vLLM do; only round trips
+strip the reasoning, whose surrounding line breaks are the template's), each call's name, and its
+arguments as JSON values. A call the implementation flags ``"error": "malformed call: ..."`` (it
+announced the call while streaming, then the block turned out malformed and came back as content)
+is not a call: it is left out of the comparison, and its name must stand in the content, where
+its block went.
 
-- tools/whole: parse_response equals the reference. Where transformers answers and differs from the
-  reference, the case is an *oracle disagreement* (kind ``oracle disagreement: ...``, naming which side
-  impl took and the template's known limits), not an impl divergence: reports list those apart.
+- tools/whole: parse_response equals the reference, in OpenAI's shape (content null beside tool calls
+  when there is no text, a string otherwise). Where transformers answers (on well-formed
+  output: see ``judged``) and differs from the reference, the case is an *oracle disagreement* (kind
+  ``oracle disagreement: ...``, naming which side impl took and the template's known limits), not an
+  impl divergence: reports list those apart.
 - tools/stream: the deltas of OutputParser, fed the split text, assemble to the reference's message
   and to impl's own whole parse (argument text byte for byte where the format's arguments are JSON).
 - tools/deltas: deltas only add (content and reasoning so far are always a beginning of the
@@ -30,7 +37,7 @@ from dataclasses import dataclass
 
 from oracles import tool_reference, transformers_response
 from oracles.chat_oracle import TEMPLATES_ENV, TemplateNotFound, render, templates_dir
-from oracles.tool_reference_core import Parsed
+from oracles.tool_reference_core import FALLBACK, Parsed
 
 from ..divergence import Case, Divergence
 from .registry import Subject, check, impl_call, oracle_call
@@ -68,11 +75,22 @@ class ToolInput:
         return tool_reference.parse(self.text, self.format, **self.options)
 
 
+# How the error of a call flagged malformed begins (impl.tools.MALFORMED_CALL: the implementation's
+# way to take back a call it announced before its block turned out to be content).
+MALFORMED_FLAG = "malformed call"
+
+
+def is_flagged_malformed(call: dict) -> bool:
+    return str(call.get("error") or "").startswith(MALFORMED_FLAG)
+
+
 def message_of(impl_message: dict) -> dict:
-    """impl's message (parse_response's or assemble's) in the reference's shape; arguments that are
-    not JSON stay the raw text, so they differ from any reference value."""
+    """impl's message (parse_response's or assemble's) in the reference's shape, less the calls flagged
+    malformed; arguments that are not JSON stay the raw text, so they differ from any reference value."""
     calls = []
     for call in impl_message.get("tool_calls") or []:
+        if is_flagged_malformed(call):
+            continue
         function = call.get("function") or {}
         arguments = function.get("arguments")
         try:
@@ -97,10 +115,12 @@ def same_json(a: object, b: object) -> bool:
     return type(a) is type(b) and a == b
 
 
-def message_difference(expected: dict, actual: dict, fields: tuple[str, ...] = ("content", "reasoning_content")) -> dict | None:
-    """The first difference between two messages: ``{"field": ..., "expected": ..., "actual": ...}``."""
+def message_difference(expected: dict, actual: dict, fields: tuple[str, ...] = ("content", "reasoning_content"),
+                       strip: bool = False) -> dict | None:
+    """The first difference between two messages: ``{"field": ..., "expected": ..., "actual": ...}``;
+    ``strip``: the text fields' surrounding whitespace does not count."""
     for name in fields:
-        if expected[name].strip() != actual[name].strip():
+        if (expected[name].strip() != actual[name].strip()) if strip else expected[name] != actual[name]:
             return {"field": name, "expected": expected[name], "actual": actual[name]}
     if len(expected["calls"]) != len(actual["calls"]):
         return {"field": "call count", "expected": len(expected["calls"]), "actual": len(actual["calls"])}
@@ -112,12 +132,23 @@ def message_difference(expected: dict, actual: dict, fields: tuple[str, ...] = (
     return None
 
 
-def judged(case: Case, given: ToolInput, expected: dict, actual: dict, transformers: Callable[[], transformers_response.TransformersAnswer], what: str) -> Divergence | None:
-    """impl's ``actual`` against the reference's ``expected``, with transformers' answer as the
-    tie-breaker: where transformers answers and disagrees with the reference, the case is an oracle
-    disagreement (unless impl agrees with neither), never silently passed nor blamed on impl."""
+def well_formed(reference: Parsed) -> bool:
+    """Whether the reference read all the markup (no malformed block, no stray section tag)."""
+    return all(span.kind != FALLBACK for span in reference.spans)
+
+
+def judged(case: Case, given: ToolInput, reference: Parsed, actual: dict,
+           transformers: Callable[[], transformers_response.TransformersAnswer], what: str) -> Divergence | None:
+    """impl's ``actual`` against the reference's message, with transformers' answer as the tie-breaker
+    on well-formed output: where transformers answers and disagrees with the reference, the case is an
+    oracle disagreement (unless impl agrees with neither), never silently passed nor blamed on impl.
+    Malformed output is the reference's alone: transformers' parser has no fallback to content (it
+    raises on broken JSON, reads broken XML leniently, reads what an unterminated region holds), so
+    the issue's rule (malformed markup is content) is not one it can express."""
+    expected = reference.message()
     impl_vs_reference = message_difference(expected, actual)
-    answer = transformers()
+    answer = transformers() if well_formed(reference) else transformers_response.TransformersAnswer(
+        None, "malformed output: the reference's rule")
     oracle_vs_reference = answer.message is not None and message_difference(expected, answer.message)
     where = {"format": given.format, "splits": given.splits}
     if oracle_vs_reference and (impl_vs_reference is None or message_difference(answer.message, actual) is None):
@@ -132,16 +163,44 @@ def judged(case: Case, given: ToolInput, expected: dict, actual: dict, transform
     return None
 
 
+def misplaced_flagged_call(case: Case, given: ToolInput, impl_message: dict, what: str) -> Divergence | None:
+    """A call flagged malformed whose name is not in the content, where its block should have gone."""
+    content = impl_message.get("content") or ""
+    for index, call in enumerate(impl_message.get("tool_calls") or []):
+        name = (call.get("function") or {}).get("name") or ""
+        if is_flagged_malformed(call) and name not in content:
+            return Divergence(case, f"{name!r} in the content", content,
+                              f"{given.format}: {what}a call flagged malformed is not in the content",
+                              {"format": given.format, "splits": given.splits, "call": index, "name": name})
+    return None
+
+
+def shape_problem(message: dict) -> str | None:
+    """How a complete message breaks OpenAI's shape: content is null exactly when there is no text
+    beside tool calls (a string, "" for nothing, when there are none)."""
+    calls, content = message.get("tool_calls") or [], message.get("content")
+    if message.get("role") != "assistant":
+        return "role is not assistant"
+    if calls and content == "":
+        return 'content is "" beside tool calls, not null'
+    if not calls and content is None:
+        return "content is null without tool calls"
+    return None
+
+
 @check("tools", "whole", minimize="text")
 def check_tools_whole(subject: Subject, case: Case) -> Divergence | None:
     given = ToolInput.of(case)
-    expected = given.reference().message()
-    actual, failure = impl_call(case, expected, lambda: message_of(
-        subject.impl.parse_response(given.text, given.format, **given.options)))
+    reference = given.reference()
+    whole, failure = impl_call(case, reference.message(), lambda: subject.impl.parse_response(
+        given.text, given.format, **given.options))
     if failure:
         return failure
-    return judged(case, given, expected, actual,
-                  lambda: transformers_response.parse(given.text, given.format, **given.options), "")
+    if problem := shape_problem(whole):
+        return Divergence(case, "an OpenAI-shaped message", whole, f"{given.format}: {problem}",
+                          {"format": given.format, "content": whole.get("content")})
+    return judged(case, given, reference, message_of(whole), lambda: transformers_response.parse(
+        given.text, given.format, **given.options), "") or misplaced_flagged_call(case, given, whole, "")
 
 
 def _stream(subject: Subject, given: ToolInput, pieces: list[str]) -> tuple[list[list[dict]], dict]:
@@ -160,42 +219,27 @@ def _argument_texts(message: dict) -> list:
 def check_tools_stream(subject: Subject, case: Case) -> Divergence | None:
     given = ToolInput.of(case)
     pieces = given.pieces()
-    expected = given.reference().message()
+    reference = given.reference()
 
     def run() -> tuple[dict, dict]:
         return _stream(subject, given, pieces)[1], subject.impl.parse_response(given.text, given.format, **given.options)
 
-    result, failure = impl_call(case, expected, run)
+    result, failure = impl_call(case, reference.message(), run)
     if failure:
         return failure
     assembled, whole = result
-    found = judged(case, given, expected, message_of(assembled), lambda: transformers_response.parse(
-        given.text, given.format, **given.options, pieces=pieces), "stream: ")
-    if found:
+    found = judged(case, given, reference, message_of(assembled), lambda: transformers_response.parse(
+        given.text, given.format, **given.options), "stream: ")
+    if found := found or misplaced_flagged_call(case, given, assembled, "stream: "):
         return found
     where = {"format": given.format, "splits": given.splits}
     if difference := message_difference(message_of(whole), message_of(assembled)):
         return Divergence(case, message_of(whole), message_of(assembled),
                           f"{given.format}: stream and whole parse differ in {difference['field']}", {**where, **difference})
-    for name in ("content", "reasoning_content"):
-        if (assembled.get(name) or "") != (whole.get(name) or ""):
-            return Divergence(case, whole.get(name), assembled.get(name),
-                              f"{given.format}: stream and whole parse differ in {name} whitespace", {**where, "field": name})
     if given.format in tool_reference.JSON_ARGUMENT_FORMATS and _argument_texts(assembled) != _argument_texts(whole):
         return Divergence(case, _argument_texts(whole), _argument_texts(assembled),
                           f"{given.format}: streamed argument text is not the whole parse's", where)
     return None
-
-
-def _held_back(text: str, tags: tuple[str, ...]) -> int:
-    """The longest tail of ``text`` that is a proper beginning of a tag (shorter than the longest tag)."""
-    return max((n for n in range(1, max(map(len, tags), default=0)) if n <= len(text)
-                and any(len(tag) > n and tag.startswith(text[-n:]) for tag in tags)), default=0)
-
-
-def _visible(text: str) -> str:
-    """Text without whitespace: where engines strip whitespace differently, only the rest must match."""
-    return "".join(text.split())
 
 
 class _DeltaRules:
@@ -211,7 +255,7 @@ class _DeltaRules:
             if delta.get(name):
                 self.so_far[name] = text + delta[name]
                 full = self.reference.content if name == "content" else self.reference.reasoning
-                if not _visible(full).startswith(_visible(self.so_far[name])):
+                if not full.startswith(self.so_far[name]):
                     return f"{name} gets text the reference does not have", {"field": name, "so_far": self.so_far[name]}
         for call in delta.get("tool_calls") or []:
             if found := self.call(call):
@@ -233,11 +277,10 @@ class _DeltaRules:
 
     def held_too_much(self, seen: int) -> tuple[str, dict] | None:
         """After seeing ``text[:seen]``: everything but a tail that may begin a tag is released."""
-        tags = tool_reference.tags(self.given.format, self.given.reasoning)
-        hold = _held_back(self.given.text[:seen], tags)
+        hold = tool_reference.held_back(self.given.format, self.given.text[:seen], self.given.reasoning)
         for name, kind in (("content", "content"), ("reasoning_content", "reasoning")):
-            due = _visible(self.reference.released_before(seen - hold, kind))
-            if len(_visible(self.so_far[name])) < len(due):
+            due = self.reference.released_before(seen - hold, kind)
+            if len(self.so_far[name]) < len(due):
                 return f"{name} held back though no tag can begin", {"field": name, "seen": seen, "due": due,
                                                                      "released": self.so_far[name]}
         return None
@@ -344,7 +387,7 @@ def check_tools_round_trip(subject: Subject, case: Case) -> Divergence | None:
         part, fmt, tools=tools, starts_in_reasoning=starts_in_reasoning)))
     if failure:
         return failure
-    if difference := message_difference(expected, actual, fields=("reasoning_content",)):
+    if difference := message_difference(expected, actual, fields=("reasoning_content",), strip=True):
         return Divergence(case, expected, actual, f"{fmt}: round trip: {difference['field']} differs",
                           {"format": fmt, "assistant_part": part, **difference})
     return None

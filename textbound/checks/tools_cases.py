@@ -1,8 +1,10 @@
 """Cases of the ``tools`` component: on every family, model outputs in every format, drawn by
 Hypothesis (properties.model_outputs) deterministically from the seed, each parsed whole, streamed
 at a few random splits (and one character per delta when short), checked delta by delta, and (every
-few) streamed as the family's tokens; and assistant messages rendered by each format's own template
-(when $TEXTBOUND_TEMPLATES is set) for round trips.
+few) streamed as the family's tokens; the fixed hard outputs (every tag inside string arguments, a
+tag's beginning in content), parsed whole and streamed one character per delta, so a tag split
+across deltas or a close tag inside a string is met on every run; and assistant messages rendered by
+each format's own template (when $TEXTBOUND_TEMPLATES is set) for round trips.
 
 The tools component hardly depends on the family (only tools/tokens uses its tokenizer), so a
 family's generated cases are shared out among the formats, and each family takes its own sample of
@@ -17,7 +19,7 @@ from collections.abc import Iterator
 
 from oracles.chat_oracle import templates_dir
 from oracles.tool_reference import FORMATS
-from properties.model_outputs import ROUND_TRIP_TEMPLATES, TOOLS, assistant_messages, model_outputs
+from properties.model_outputs import ROUND_TRIP_TEMPLATES, TOOLS, assistant_messages, hard_outputs, model_outputs
 from properties.strategies import DRAW_CHUNK, draw_examples
 
 from ..budget import Budget
@@ -54,6 +56,11 @@ def _random_splits(rng: random.Random, length: int) -> list[int]:
 def tool_cases(family: Family, budget: Budget, seed: int, subject: Subject) -> Iterator[Case]:
     per_format = max(MIN_OUTPUTS, budget.generated_cases // len(FORMATS))
     for fmt in FORMATS:
+        for output in hard_outputs(fmt):
+            one_by_one = list(range(1, len(output["text"])))
+            yield Case("tools", "whole", family.name, {**output, "splits": []})
+            yield Case("tools", "stream", family.name, {**output, "splits": one_by_one})
+            yield Case("tools", "deltas", family.name, {**output, "splits": one_by_one})
         rng = random.Random(f"{seed}/{family.name}/tools/{fmt}")
         for number, output in enumerate(_sample(rng, "outputs", fmt, seed, per_format)):
             length = len(output["text"])
