@@ -109,3 +109,18 @@ def test_mutate_subcommand_exit_codes(capsys):
     assert "NOT CAUGHT (missed) stops_within_delta" in capsys.readouterr().out
     assert run_cli("mutate", "--mutant", "no_such_mutant") == EXIT_SETUP
     assert "unknown mutant no_such_mutant" in capsys.readouterr().err
+
+
+def test_properties_needing_names_the_impl_lacks_are_reported_not_provided(tmp_path):
+    """A module with only render_chat: chat templates are checked on rendered text; the ids
+    properties (they need a Tokenizer) are noted as not provided, never counted as passing."""
+    code = run_cli("check", "--impl", "tests.render_chat_only_impl", "--component", "chat", "--family", FAMILY,
+                   "--budget", "quick", "--jobs", "1", "--report-dir", str(tmp_path))
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert code == EXIT_OK, (tmp_path / "report.md").read_text()
+    checked = {p["property"]: p["cases"] for p in summary["properties"]}
+    assert set(checked) == {"render"} and checked["render"] > 0
+    reason = "not provided by tests.render_chat_only_impl (missing Tokenizer)"
+    assert [(s.get("property"), s["reason"]) for s in summary["skipped"]] == [("ids", reason), ("sanitized_ids", reason)]
+    assert f"- chat/ids on {FAMILY}: {reason}" in (tmp_path / "report.md").read_text()
+    assert '<testcase classname="textbound.gpt2.chat" name="ids"' in (tmp_path / "junit.xml").read_text()

@@ -60,7 +60,8 @@ def render(summary: dict, records: list[dict]) -> str:
                 f"{g.signature} ({len(g.records)})\nsmallest input: "
                 f"{json.dumps(g.smallest['minimized_input'])}\nreplay: {g.smallest['reproduce']}" for g in groups))
     for skipped in summary.get("skipped", []):
-        testcase = _case(suite(skipped["family"]), skipped["family"], skipped["component"], "(not checked)", "")
+        testcase = _case(suite(skipped["family"]), skipped["family"], skipped["component"],
+                         skipped.get("property", "(not checked)"), "")
         ET.SubElement(testcase, "skipped", message=_text(skipped["reason"]))
     for error in summary.get("harness_errors", []):
         testcase = _case(suite(error["family"]), error["family"], error["component"], "(harness)", "")

@@ -56,12 +56,15 @@ class Recorder:
         self.records: list[dict] = []
         self.seen: set[str] = set()
         self.notes: list[str] = []  # components not provided, families skipped, and why
-        self.skipped: list[dict] = []  # {"family", "component", "reason"}: not checked at all
+        self.skipped: list[dict] = []  # {"family", "component", ["property",] "reason"}: not checked at all
         self.harness_errors: list[dict] = []  # {"family", "component", "message"}
 
-    def skip(self, family: str, component: str, reason: str) -> None:
-        self.skipped.append({"family": family, "component": component, "reason": reason})
-        self.notes.append(f"{component} on {family}: {reason}")
+    def skip(self, family: str, component: str, reason: str, prop: str | None = None) -> None:
+        """Notes a component (or one ``prop`` of it) not checked on ``family``, and why."""
+        what = f"{component}/{prop}" if prop else component
+        self.skipped.append({"family": family, "component": component, "reason": reason,
+                             **({"property": prop} if prop else {})})
+        self.notes.append(f"{what} on {family}: {reason}")
 
     def harness_error(self, family: str, component: str, message: str) -> None:
         self.harness_errors.append({"family": family, "component": component, "message": message})

@@ -70,6 +70,19 @@ def chunks(family: Family, component: str, cases: Iterable[Case]) -> Iterator[Ta
         yield Task(family, component, batch)
 
 
+def provided_cases(impl: Implementation, recorder: Recorder, cases: Iterable[Case]) -> Iterator[Case]:
+    """The cases whose property ``impl`` provides the names for; each property it does not (chat ids
+    without a Tokenizer) is noted once per family × component × property, and never counted as checked."""
+    noted: set[tuple[str, str, str]] = set()
+    for case in cases:
+        missing = impl.missing_for(case.component, case.property)
+        if not missing:
+            yield case
+        elif (key := (case.family, case.component, case.property)) not in noted:
+            noted.add(key)
+            recorder.skip(*key[:2], f"not provided by {impl.name} (missing {', '.join(missing)})", case.property)
+
+
 # -- the run ---------------------------------------------------------------------------------------
 
 
@@ -132,7 +145,8 @@ def run(impl: Implementation, families: list[Family], components: list[str], bud
                     recorder.skip(family.name, component, f"not provided by {impl.name} "
                                                           f"(missing {', '.join(impl.missing(component))})")
                     continue
-                for index, task in enumerate(chunks(family, component, case_source(family, component, budget, seed))):
+                cases = provided_cases(impl, recorder, case_source(family, component, budget, seed))
+                for index, task in enumerate(chunks(family, component, cases)):
                     if pool.abandoned(key):
                         break
                     if shard is None or shard.owns(family.name, component, index):
