@@ -44,6 +44,7 @@ CHAT_PACKAGE = "@huggingface/jinja"
 # Engines of this process, by script and family folder (None: family-less); keyed by process id
 # too, so that a forked worker starts its own rather than writing into its parent's pipes.
 _NODE_ENGINES: dict = {}  # (pid, script, family) -> subprocess.EngineProcess
+_LOAD_ERRORS: dict = {}  # (pid, script, family) -> (exception class, arguments) of a refused load
 
 
 def protocol():
@@ -72,11 +73,27 @@ def node_command(script: str, package: str) -> list[str]:
 
 
 def node_engine(script: str, package: str, family: Path | None = None):
-    """The running engine of this process for ``script`` and ``family`` (started again if it died)."""
+    """The running engine of this process for ``script`` and ``family`` (started again if it died).
+
+    A family the engine cannot load is refused again without a new process: the error is kept
+    (the checks ask for a family's tokenizer once per case)."""
     key = (os.getpid(), script, Path(family).resolve() if family is not None else None)
+    if key in _LOAD_ERRORS:
+        kind, arguments = _LOAD_ERRORS[key]
+        raise kind(*arguments)
     running = _NODE_ENGINES.get(key)
     if running is None or not running.alive:
-        running = _NODE_ENGINES[key] = protocol().EngineProcess(node_command(script, package), key[2])
+        protocol_module = protocol()
+        running = protocol_module.EngineProcess(node_command(script, package))
+        if family is not None:
+            try:
+                running.request("load", timeout=protocol_module.HANDSHAKE_SECONDS, path=str(key[2]))
+            except Exception as exc:
+                running.close()  # a process per refused request would pile up
+                if not isinstance(exc, protocol_module.EngineFailure):  # a crash may not happen again
+                    _LOAD_ERRORS[key] = (type(exc), exc.args)
+                raise
+        _NODE_ENGINES[key] = running
     return running
 
 
