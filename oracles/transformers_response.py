@@ -1,7 +1,9 @@
 """transformers' response parser (``transformers.utils.chat_parsing``) as the tools oracle, driven by
 the response templates in ``oracles/response_templates/`` (one JSON file per format it can express:
 ``format``, ``limits`` — what it cannot express, named so a disagreement has a reason —, maybe
-``applies_when`` — a regex on the text choosing between a format's forms — and ``response_template``).
+``applies_when`` — a regex on the text choosing between a format's forms, or saying which outputs
+the template can express —, maybe ``answers_without_reasoning: false`` — the template has no way to
+read the output when reasoning is off — and ``response_template``).
 
 It parses the whole text (``parse_response``): a stream of impl's must assemble to that answer too
 (split invariance), and transformers' own streaming has limits of its own (the templates' "streamed,
@@ -36,6 +38,7 @@ class ResponseTemplate:
     limits: tuple[str, ...]
     applies_when: str | None
     reasoning_prefix: str | None
+    answers_without_reasoning: bool
     template: dict
 
     def applies_to(self, text: str) -> bool:
@@ -60,7 +63,7 @@ def response_templates() -> dict[str, tuple[ResponseTemplate, ...]]:
         data = json.loads(path.read_text(encoding="utf-8"))
         found.setdefault(data["format"], []).append(ResponseTemplate(
             path.stem, data["format"], tuple(data.get("limits", ())), data.get("applies_when"),
-            data.get("reasoning_prefix"), data["response_template"]))
+            data.get("reasoning_prefix"), data.get("answers_without_reasoning", True), data["response_template"]))
     return {fmt: tuple(sorted(items, key=lambda t: t.applies_when is None)) for fmt, items in found.items()}
 
 
@@ -92,6 +95,8 @@ def parse(text: str, format: str, *, tools: list | None = None, reasoning: bool 
     found = template_for(format, text)
     if found is None:
         return TransformersAnswer(None, f"transformers cannot express {format}")
+    if not reasoning and not found.answers_without_reasoning:
+        return TransformersAnswer(None, f"transformers cannot express {format} with reasoning off", found.name, found.limits)
     template, prefix = found.for_request(reasoning, starts_in_reasoning)
     try:
         parsed = parse_response(text, template, prefix=prefix, tools=tools)

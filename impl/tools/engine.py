@@ -70,7 +70,8 @@ class TaggedFormat:
 
     def glue(self, text: str, final: bool):
         """What the text right after a call is: ``WAIT`` (it may still be syntax), ``CONTENT_FOLLOWS``,
-        or the length of syntax to drop (a section closing tag and the whitespace before it)."""
+        the length of syntax to drop (here: a section closing tag and the whitespace before it), or
+        ``(length,)``: that much glue, then a block that opens without a tag (llama3_json's next call)."""
         closing = self.section_tags[1]
         rest = text.lstrip(WHITESPACE)
         tag = next((tag for tag in closing if rest.startswith(tag)), None)
