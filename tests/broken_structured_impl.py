@@ -7,6 +7,7 @@ with that one bug, registered in sys.modules so ``Implementation(variant_name(..
 - extra_byte: Constraint.allowed_tokens also allows one token the pattern never admits.
 - colon_space_rejected: the pattern refuses text with a space after ``":``.
 - unknown_name_accepted: tool_call_pattern ignores a ``name`` that no tool has.
+- vocabulary_refused: Constraint refuses every vocabulary as one it cannot follow.
 
 The base is the module named by $TEXTBOUND_IMPL (default ``impl``), as in tests/families.py.
 """
@@ -19,7 +20,8 @@ import sys
 from types import ModuleType
 
 BASE = os.environ.get("TEXTBOUND_IMPL", "impl")
-VARIANTS = ("optional_required", "minimum_ignored", "extra_byte", "colon_space_rejected", "unknown_name_accepted")
+VARIANTS = ("optional_required", "minimum_ignored", "extra_byte", "colon_space_rejected", "unknown_name_accepted",
+            "vocabulary_refused")
 # Never in a JSON text outside a string, and never inside one unescaped: a control character.
 EXTRA_BYTE = b"\x01"
 
@@ -84,6 +86,10 @@ def variant(name: str) -> ModuleType:
             known = {tool["function"]["name"] for tool in tools}
             return base.tool_call_pattern(tools, name=name if name in known else None, format=format)
         module.tool_call_pattern = tool_call_pattern
+    elif name == "vocabulary_refused":
+        def refusing_constraint(pattern, tokenizer):
+            raise ValueError("this vocabulary is not supported")
+        module.Constraint = refusing_constraint
     else:
         module.Constraint = _extra_byte_constraint(base)
     sys.modules[module_name] = module

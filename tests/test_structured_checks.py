@@ -115,6 +115,19 @@ def test_guarantee_fires_when_minimum_is_ignored():
     assert found is not None and found.kind == "arguments invalid for the tool"
 
 
+def test_guarantee_fires_when_a_vocabulary_it_can_follow_is_refused():
+    tools = [{"type": "function", "function": {"name": "pick", "parameters": BOUNDED}}]
+    found = _run(_broken("vocabulary_refused"), "guarantee", tools=tools, name="pick", format="hermes", runs=1)
+    assert found is not None and found.kind == "refuses a vocabulary the oracle decodes token by token"
+
+
+def test_a_refusal_of_a_vocabulary_the_oracle_shows_rewritten_is_no_divergence():
+    _impl_writes_structured()
+    tools = [{"type": "function", "function": {"name": "pick", "parameters": BOUNDED}}]
+    subject = Subject("word_suffix", family_path("word_suffix"), implementation())
+    assert _run(subject, "guarantee", tools=tools, name="pick", format="hermes", runs=1) is None
+
+
 def test_errors_fires_when_an_unknown_name_is_accepted():
     tools = tool_corpus()["travel"]
     found = _run(_broken("unknown_name_accepted"), "errors", tools=tools, name="no_such_tool")

@@ -327,6 +327,33 @@ def test_masked_decoding_on_qwen3():
     assert not {tokenizer.eos_token_id} & constraint.allowed_tokens(constraint.start())
 
 
+@pytest.mark.parametrize("family, reason", [("word_suffix", "rewrites text between tokens"),
+                                            ("wordpiece", "no token of the vocabulary can start")])
+def test_a_vocabulary_a_mask_cannot_follow_is_refused_saying_why(family, reason):
+    tokenizer = Tokenizer.from_dir(family_path(family))
+    with pytest.raises(ValueError, match=reason):
+        Constraint(tool_call_pattern(TOOLS, name="ping"), tokenizer)
+
+
+def test_a_special_token_spelling_the_start_of_every_match_is_allowed_there_only():
+    from textbound.mistral_families import build_mistral_family
+    tokenizer = Tokenizer.from_dir(build_mistral_family("mistral-v3"))
+    tool_calls = next(i for i, token in tokenizer.added.by_id.items() if token.content == "[TOOL_CALLS]")
+    constraint = Constraint(tool_call_pattern(TOOLS, name="ping", format="mistral"), tokenizer)
+    assert tool_calls in constraint.allowed_tokens(constraint.start())
+    state = constraint.advance(constraint.start(), tool_calls)
+    assert tool_calls not in constraint.allowed_tokens(state) and not constraint.is_complete(state)
+    hermes = Constraint(tool_call_pattern(TOOLS, name="ping"), tokenizer)
+    assert tool_calls not in hermes.allowed_tokens(hermes.start())
+    rng = random.Random(3)
+    for _ in range(5):
+        state, ids = constraint.start(), []
+        while not constraint.is_complete(state):
+            ids.append(rng.choice(sorted(constraint.allowed_tokens(state))))
+            state = constraint.advance(state, ids[-1])
+        assert re.fullmatch(constraint.pattern, tokenizer.decode(ids)), tokenizer.decode(ids)
+
+
 # -- tool-call patterns --------------------------------------------------------------------------
 
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": WEATHER}},

@@ -10,6 +10,19 @@ per DFA state, which decoding runs revisit.
 
 Example (a vocabulary of b"{", b"}", b"{}", b"a"; pattern ``\\{\\}``): ``start()`` allows the ids
 of b"{" and b"{}"; after b"{", only b"}"; after b"{}", nothing, and ``is_complete`` is True.
+
+Supported vocabularies: those whose decoded text is the concatenation of ``vocab_bytes()`` after
+the first token: byte-level BPE (GPT-2, Llama 3, Qwen), byte-fallback and Metaspace
+SentencePiece, WordPiece without cleanup. A decoder that rewrites text between tokens (BPEDecoder's
+``</w>`` suffix becomes a space only before another token) makes a mask over ``vocab_bytes()``
+disagree with what is decoded: ``Constraint`` refuses it with ValueError, found by decoding a fixed
+sample of token triples. A vocabulary that cannot spell the start of the pattern (WordPiece or
+WordLevel words that all carry a space) is refused too. A vocabulary lacking a character the
+pattern needs later can still leave a state with no allowed token that is not complete.
+
+Special tokens are never text, with one exception: a special token whose content is the start of
+the text every match begins with (Mistral's ``[TOOL_CALLS]`` for the mistral format) is allowed at
+the start, where it stands for that text, as a model writes it.
 """
 from __future__ import annotations
 
@@ -32,7 +45,10 @@ class TokenTable:
 
     _cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
-    def __init__(self, vocab_bytes: list[bytes], special_ids: set[int]):
+    # Token triples decoded to find a decoder that rewrites text between tokens.
+    PROBES = 64
+
+    def __init__(self, vocab_bytes: list[bytes], special_ids: set[int], decode=None):
         entries = sorted(((data, token_id) for token_id, data in enumerate(vocab_bytes)
                           if data and token_id not in special_ids), key=lambda entry: -len(entry[0]))
         self.data = [data for data, _ in entries]
@@ -47,6 +63,19 @@ class TokenTable:
                 count += 1
             self.longer_than[k] = count
         self.columns = [bytes(map(itemgetter(k), self.data[:self.longer_than[k]])) for k in range(longest)]
+        self.rewritten = self._rewritten(decode) if decode is not None else None
+
+    def _rewritten(self, decode) -> str | None:
+        """None when decoding tokens after a first one adds exactly their bytes, on a fixed sample
+        of whole-character tokens; else the first triple where it does not (ids and both texts)."""
+        whole = [token_id for token_id, data in zip(self.ids, self.data) if _is_text(data)]
+        sample = whole[::max(1, len(whole) // self.PROBES)]
+        for first, second, third in zip(sample, sample[1:], sample[2:]):
+            decoded = decode([first, second, third])
+            expected = decode([first]) + (self.data[self.index_of[second]] + self.data[self.index_of[third]]).decode()
+            if decoded != expected:
+                return f"ids {[first, second, third]} decode to {decoded!r}, not {expected!r}"
+        return None
 
     @classmethod
     def of(cls, tokenizer) -> "TokenTable":
@@ -55,7 +84,7 @@ class TokenTable:
             return cls._cache[tokenizer]
         except (KeyError, TypeError):
             pass
-        table = cls(tokenizer.vocab_bytes(), special_token_ids(tokenizer))
+        table = cls(tokenizer.vocab_bytes(), special_token_ids(tokenizer), getattr(tokenizer, "decode", None))
         try:
             cls._cache[tokenizer] = table
         except TypeError:  # not weak-referenceable: no cache
@@ -66,6 +95,14 @@ class TokenTable:
         """The token ids whose index bits are set in ``mask``."""
         flags = bin(mask)[:1:-1].encode("ascii").translate(_BITS_TO_FLAGS)
         return frozenset(compress(self.ids, flags))
+
+
+def _is_text(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def special_token_ids(tokenizer) -> set[int]:
@@ -81,21 +118,52 @@ class Constraint:
 
     States are ints (hashable, shareable across sequences): ``start()``, ``advance(state, id)``,
     ``allowed_tokens(state)`` (a frozenset of ids), ``is_complete(state)`` (the text so far fully
-    matches, so end-of-sequence may be sampled). Special tokens are never allowed. A state from which
-    no token continues yet not complete can only arise when the vocabulary cannot spell the text
-    the pattern requires.
+    matches, so end-of-sequence may be sampled). Special tokens are never allowed, but for a special
+    token spelling the start of every match, at the start (see the module notes). Raises ValueError
+    for a pattern it cannot compile and for a vocabulary it does not support. A state from which no
+    token continues yet not complete can only arise when the vocabulary cannot spell the text the
+    pattern requires.
     """
 
     def __init__(self, pattern: str, tokenizer):
         self.pattern = pattern
         self.dfa = ByteDFA.from_pattern(pattern)
         self.table = TokenTable.of(tokenizer)
+        if self.table.rewritten is not None:
+            raise ValueError(f"the tokenizer's decoder rewrites text between tokens ({self.table.rewritten}): a mask "
+                             f"over vocab_bytes() would not follow the decoded text; this vocabulary is not supported")
+        self._special_starts = self._special_prefixes(tokenizer)
         self._masks: dict[object, int] = {}
         self._allowed: dict[object, frozenset[int]] = {}
         self._targets: dict[int, list[tuple[int, tuple[int, ...]]]] = {}
         self._class_masks: dict[tuple[int, tuple[int, ...]], int] = {}
         self._translations: dict[tuple[int, ...], bytes] = {}
         self._next: dict[tuple[int, int], int] = {}
+        if not self.dfa.is_accepting(0) and not self.allowed_tokens(0):
+            raise ValueError(f"no token of the vocabulary can start the pattern {pattern[:80]!r}: the vocabulary "
+                             f"cannot spell it (e.g. every word token carries a space); not supported")
+
+    def _special_prefixes(self, tokenizer) -> dict[int, int]:
+        """Special tokens (EOS aside) whose content begins the text every match starts with, and
+        the state after that content: ``[TOOL_CALLS]`` for a pattern ``\\[TOOL_CALLS\\]\\[...``."""
+        forced = self._forced_prefix()
+        eos = getattr(tokenizer, "eos_token_id", None)
+        vocab = tokenizer.vocab_bytes()
+        return {token_id: self.dfa.walk(0, vocab[token_id]) for token_id in sorted(special_token_ids(tokenizer))
+                if token_id != eos and token_id < len(vocab) and vocab[token_id] and forced.startswith(vocab[token_id])}
+
+    def _forced_prefix(self) -> bytes:
+        """The bytes every match begins with (where the automaton has one way on, and no match ends)."""
+        state, forced = 0, b""
+        while not self.dfa.is_accepting(state) and len(forced) < 256:
+            targets = self.dfa.targets(state)
+            if len(targets) != 1:
+                break
+            (target, classes), = targets.items()
+            if len(classes) != 1 or len(self.dfa.class_bytes[classes[0]]) != 1:
+                break
+            state, forced = target, forced + bytes(self.dfa.class_bytes[classes[0]])
+        return forced
 
     def start(self) -> int:
         return 0
@@ -107,12 +175,15 @@ class Constraint:
         key = self._key(state)
         allowed = self._allowed.get(key)
         if allowed is None:
-            allowed = self._allowed[key] = self.table.ids_of(self.allowed_mask(state))
+            allowed = self._allowed[key] = self.table.ids_of(self.allowed_mask(state)) | (
+                frozenset(self._special_starts) if state == 0 else frozenset())
         return allowed
 
     def advance(self, state: int, token_id: int) -> int:
         key = (self._check_state(state), token_id)
         following = self._next.get(key)
+        if following is None and state == 0 and token_id in self._special_starts:
+            following = self._next[key] = self._special_starts[token_id]
         if following is None:
             index = self.table.index_of.get(token_id) if isinstance(token_id, int) else None
             if index is None or not (self.allowed_mask(state) >> index) & 1:

@@ -47,6 +47,7 @@ MATCH_SECONDS = 2.0
 ORACLE_TEXT_BYTES = 2000  # longest random member of an oracle's language tried
 WALK_TOKENS = 64
 # outlines-core's Index can take seconds per pattern on a large vocabulary: cases name their oracles.
+REWRITE_PROBES = 200  # token triples decoded by the oracle to see whether its decoder rewrites text
 MASK_ORACLES = ("llguidance", "outlines-core")  # a masked random walk compared step by step when no instance text fits the pattern
 
 
@@ -309,6 +310,53 @@ def constraint(subject: Subject, pattern: str):
     return subject.cached(f"structured:constraint:{pattern}", lambda: subject.impl.Constraint(pattern, subject.tokenizer))
 
 
+def built_constraint(subject: Subject, case: Case, pattern: str):
+    """(impl's Constraint, None), or (None, a divergence) when building it fails; (None, None) when
+    impl refuses the vocabulary with a ValueError and the oracle confirms no token mask over it can
+    follow the pattern (impl's documented policy: the refusal is the right answer, checked here)."""
+    built, failure = impl_call(case, "a Constraint", lambda: constraint(subject, pattern))
+    if failure is None or failure.kind != "raised ValueError":
+        return built, failure
+    reason = unsupported_vocabulary(subject, pattern)
+    if reason is None:
+        return None, Divergence(case, "a Constraint", failure.actual, "refuses a vocabulary the oracle decodes "
+                                "token by token", {"where": failure.first_difference.get("where")})
+    return None, None
+
+
+def unsupported_vocabulary(subject: Subject, pattern: str) -> str | None:
+    """Why, by the oracle, no token mask over the family's vocabulary can follow ``pattern``: its
+    decoder rewrites text between tokens (a sampled triple decodes to other text than its first
+    token's and the others' bytes), or no text token can begin a match. None when neither holds."""
+    vocab = vocabulary(subject)
+    rewritten = subject.cached("structured:rewritten", lambda: _rewritten_by_oracle(subject, vocab))
+    if rewritten:
+        return rewritten
+    if not any(viable(pattern, vocab.token_bytes[i]) for i in sorted(vocab.text_ids)):
+        return "no text token begins a match"
+    return None
+
+
+def _rewritten_by_oracle(subject: Subject, vocab: TokenVocabulary) -> str | None:
+    rng = random.Random(0)
+    whole = [i for i in sorted(vocab.text_ids) if _utf8(vocab.token_bytes[i])]
+    for _ in range(REWRITE_PROBES if whole else 0):
+        ids = [rng.choice(whole) for _ in range(3)]
+        decoded = subject.oracle.decode(ids)
+        expected = subject.oracle.decode(ids[:1]) + b"".join(vocab.token_bytes[i] for i in ids[1:]).decode()
+        if decoded != expected:
+            return f"ids {ids} decode to {decoded!r}, not {expected!r}"
+    return None
+
+
+def _utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def oracle_masks(subject: Subject, pattern: str, names: tuple[str, ...]) -> dict:
     """The named token-level oracles' masks for ``pattern`` (or the error each gave), built once per family."""
     def build() -> dict:
@@ -409,8 +457,8 @@ def check_mask(subject: Subject, case: Case) -> Divergence | None:
     for name, (mask, error) in masks.items():
         if error:
             return Divergence(case, "a mask", error, f"{ORACLE_DISAGREEMENT}{name} cannot compile impl's pattern")
-    built, failure = impl_call(case, "a Constraint", lambda: constraint(subject, pattern))
-    if failure:
+    built, failure = built_constraint(subject, case, pattern)
+    if built is None:
         return failure
     ids = _walk_ids(subject, case, pattern, vocab)
     states = {name: mask.start() for name, (mask, _) in masks.items()}
@@ -421,7 +469,9 @@ def check_mask(subject: Subject, case: Case) -> Divergence | None:
                                      lambda: frozenset(built.allowed_tokens(state)))
         if failure:
             return failure
-        special = allowed - vocab.text_ids
+        # impl's policy: a special token may stand for the text a match starts with, at the start only.
+        special = {i for i in allowed - vocab.text_ids
+                   if step or not vocab.token_bytes[i] or not viable(pattern, vocab.token_bytes[i])}
         if special:
             return Divergence(with_input(case, prefix=prefix), "text tokens only", sorted(special)[:5],
                               "Constraint allows a special or empty token")
@@ -429,7 +479,8 @@ def check_mask(subject: Subject, case: Case) -> Divergence | None:
             oracle_allowed = mask.allowed(states[name]) if states[name] is not None else None
             if oracle_allowed is None:
                 continue
-            found = _mask_difference(case, pattern, vocab, prefix, text, allowed, name, oracle_allowed & vocab.text_ids)
+            found = _mask_difference(case, pattern, vocab, prefix, text, allowed & vocab.text_ids, name,
+                                     oracle_allowed & vocab.text_ids)
             if found:
                 return found
         if step == len(ids):
@@ -442,7 +493,8 @@ def check_mask(subject: Subject, case: Case) -> Divergence | None:
         if failure:
             return failure
         text += vocab.token_bytes[token_id]
-        states = {name: masks[name][0].advance(s, token_id) if s is not None else None for name, s in states.items()}
+        states = {name: masks[name][0].advance(s, token_id) if s is not None and token_id in vocab.text_ids else None
+                  for name, s in states.items()}
     complete, failure = impl_call(with_input(case, prefix=ids), "is_complete", lambda: built.is_complete(state))
     if failure:
         return failure
@@ -512,8 +564,8 @@ def check_guarantee(subject: Subject, case: Case) -> Divergence | None:
     pattern, failure = impl_pattern(subject, case)
     if failure:
         return failure
-    built, failure = impl_call(case, "a Constraint", lambda: constraint(subject, pattern))
-    if failure:
+    built, failure = built_constraint(subject, case, pattern)
+    if built is None:
         return failure
     rng = random.Random(f"{case.input.get('seed', 0)}/{case.family}")
     runs = [case.input["ids"]] if "ids" in case.input else None
