@@ -78,11 +78,12 @@ def _shrink_member(container, key, still_fails: Callable[[object], bool]):
     return put(shrink(member, lambda smaller: still_fails(put(smaller))))
 
 
-def minimize(subject: Subject, divergence: Divergence) -> Divergence:
-    """The divergence with ``minimized`` set to the smallest case that still diverges the same way."""
+def minimize(subject: Subject, divergence: Divergence, max_tries: int = MAX_TRIES) -> Divergence:
+    """The divergence with ``minimized`` set to the smallest case that still diverges the same way,
+    within ``max_tries`` checks; a case without the field its check shrinks is returned whole."""
     case = divergence.case
     name = MINIMIZED_FIELD.get((case.component, case.property))
-    if name is None:
+    if name is None or name not in case.input:
         return divergence
     signature = divergence.signature
 
@@ -93,7 +94,7 @@ def minimize(subject: Subject, divergence: Divergence) -> Divergence:
 
     def still_fails(value) -> bool:
         nonlocal tries
-        if tries >= MAX_TRIES:
+        if tries >= max_tries:
             return False
         tries += 1
         found = run_check(subject, with_value(value))

@@ -131,7 +131,9 @@ def hunt(mutant: Mutant, families: list[Family], budget: Budget = BUDGETS["quick
                 if divergence is not None and _raised_in_mutants(divergence):
                     raise MutantBroken(f"the mutant itself raised ({divergence.first_difference['where']}): "
                                        f"{divergence.actual}")
-                if divergence is not None and run_check(base_subject, case) is None:
+                # Two references disagreeing says nothing about the mutant: only impl's divergences catch it.
+                if divergence is not None and not divergence.is_oracle_disagreement \
+                        and run_check(base_subject, case) is None:
                     found.append(divergence)
                     if len(found) >= examples:
                         break
