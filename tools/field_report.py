@@ -16,12 +16,14 @@ engine's own words, not run. Then it writes
 - reports/field/README.md: the same as tables, each signature with its minimized example, the
   replay command and its triage line from reports/field/triage.json (keyed ``ENGINE | SIGNATURE``:
   ``{"verdict": "engine bug" | "policy" | "not applicable" | "textbound bug", "note": ...,
-  "upstream": URL}``), written by hand and kept across regenerations. A signature without one
-  is marked untriaged.
+  "upstream": URL}``; a key may be a glob, ``mistral-common | tokenizer/decode/*``, for one root
+  cause behind several signatures), written by hand and kept across regenerations. A signature
+  without one is marked untriaged.
 """
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import os
 import subprocess
@@ -152,8 +154,17 @@ def collect(engine: Engine, work_dir: Path, setup: dict) -> dict:
             "counts": summary.get("counts", []), "signatures": dict(sorted(signatures.items()))}
 
 
+def triage_entry(triage: dict, engine: str, signature: str) -> dict | None:
+    """The triage of ``ENGINE | SIGNATURE``: its own entry, else the first whose key is a glob
+    (``fnmatch``) matching it, for one root cause behind many kinds of first difference."""
+    key = f"{engine} | {signature}"
+    if key in triage:
+        return triage[key]
+    return next((entry for pattern, entry in triage.items() if fnmatch.fnmatchcase(key, pattern)), None)
+
+
 def triage_line(triage: dict, engine: str, signature: str) -> str:
-    entry = triage.get(f"{engine} | {signature}")
+    entry = triage_entry(triage, engine, signature)
     if not entry:
         return "**untriaged**"
     upstream = f" ([upstream]({entry['upstream']}))" if entry.get("upstream") else ""
@@ -184,7 +195,7 @@ def markdown(field: dict, triage: dict) -> str:
         divergences = sum(c["divergences"] for c in entry["counts"])
         families = sorted({c["family"] for c in entry["counts"]})
         absent = sum(g["count"] for s, g in entry["signatures"].items() if s.split("/", 2)[2].startswith(NOT_PROVIDED))
-        untriaged = sum(1 for s in entry["signatures"] if f"{name} | {s}" not in triage)
+        untriaged = sum(1 for s in entry["signatures"] if triage_entry(triage, name, s) is None)
         lines.append(f"| {name} | {entry['version']} | {', '.join(entry['components'])} | {len(families)} | {cases} | "
                      f"{divergences - absent} | {absent} | {len(entry['signatures'])} | {untriaged} |")
     lines += ["", f"Budget `{field['budget']}`, seed 0.", ""]

@@ -45,17 +45,16 @@ WRAPPER_SPACE = r"[ ]?"
 def tool_call_pattern(schema_to_regex: Callable[[dict], str], tools, *, name: str | None = None,
                       format: str = "hermes") -> str:
     """A regex for one call of one of ``tools`` (of ``name`` when given) in ``format``, the arguments
-    by ``schema_to_regex``; errors as impl's (ValueError naming the unknown format or tool)."""
+    by ``schema_to_regex``; a mistake (an unknown format or tool, no tools) raises ValueError naming
+    it, as impl's does. (impl's own cannot be reused: it compiles the arguments with impl's regexes.)"""
     if format not in FORMATS:
         raise ValueError(f"unknown tool-call format {format!r}; known: {sorted(FORMATS)}")
     functions = [_function_of(tool, index) for index, tool in enumerate(tools or [])]
-    if not functions:
-        raise ValueError("tool_call_pattern needs at least one tool")
-    if name is not None:
-        known = [function["name"] for function in functions]
-        if name not in known:
-            raise ValueError(f"unknown tool {name!r}; known tools: {known}")
-        functions = [function for function in functions if function["name"] == name]
+    known = [function["name"] for function in functions]
+    if not functions or (name is not None and name not in known):
+        raise ValueError(f"unknown tool {name!r}; known tools: {known}" if functions
+                         else "tool_call_pattern needs at least one tool")
+    functions = [function for function in functions if name is None or function["name"] == name]
     before, arguments_key, after = FORMATS[format]
     colon, comma = f"{WRAPPER_SPACE}:{WRAPPER_SPACE}", f"{WRAPPER_SPACE},{WRAPPER_SPACE}"
     calls = [

@@ -6,7 +6,7 @@ The tokenizer and detokenizer components are checked against ``tokenizers`` (the
 divergence this adapter shows is a bug in the harness (a check, a case, the protocol), never in the
 engine: it must report nothing.
 
-- ``Tokenizer`` wraps ``tokenizers.Tokenizer`` (truncation and padding off, as impl).
+- ``Tokenizer`` is the oracle's wrapper of ``tokenizers.Tokenizer`` (truncation and padding off).
 - ``IncrementalDetokenizer`` streams by whole decodes: after each ``add`` it decodes every id so
   far, and again with a *probe* id appended (the first id that decodes alone to U+FFFD, a stray
   byte that breaks any unfinished character; and the first plain letter, which ends whatever a
@@ -23,52 +23,26 @@ engine: it must report nothing.
 from __future__ import annotations
 
 import functools
-from pathlib import Path
-
 from . import engine_version, require
 
-tokenizers = require("tokenizers")
+require("tokenizers")
+from oracles.tokenizers_oracle import TokenizersOracle  # noqa: E402
 
 __version__ = engine_version("tokenizers")
 REPLACEMENT_CHARACTER = "\ufffd"
 
 
-class Tokenizer:
-    """``tokenizers.Tokenizer`` with impl's Tokenizer names."""
-
-    def __init__(self, tokenizer):
-        tokenizer.no_truncation()
-        tokenizer.no_padding()
-        self.tokenizer = tokenizer
-
-    @classmethod
-    def from_dir(cls, path: str | Path) -> "Tokenizer":
-        return cls(tokenizers.Tokenizer.from_file(str(Path(path) / "tokenizer.json")))
-
-    def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
-        return self.tokenizer.encode(text, add_special_tokens=add_special_tokens).ids
-
-    def decode(self, ids: list[int], skip_special_tokens: bool = False) -> str:
-        return self.tokenizer.decode(ids, skip_special_tokens=skip_special_tokens)
-
-    def decode_batch(self, batch: list[list[int]], skip_special_tokens: bool = False) -> list[str]:
-        return self.tokenizer.decode_batch(batch, skip_special_tokens=skip_special_tokens)
+class Tokenizer(TokenizersOracle):
+    """``tokenizers.Tokenizer`` with impl's Tokenizer names: the oracle's own wrapper (truncation and
+    padding off), plus ``token_to_id`` and the detokenizer's probes."""
 
     def token_to_id(self, token: str) -> int | None:
         return self.tokenizer.token_to_id(token)
 
-    def id_to_token(self, token_id: int) -> str | None:
-        return self.tokenizer.id_to_token(token_id)
-
-    @property
-    def vocab_size(self) -> int:
-        return self.tokenizer.get_vocab_size(with_added_tokens=True)
-
     @functools.cached_property
     def probe_ids(self) -> list[int]:
         """The first non-special id decoding alone to U+FFFD, and the first decoding to one ASCII letter."""
-        special = {i for i, token in self.tokenizer.get_added_tokens_decoder().items() if token.special}
-        ids = sorted(set(self.tokenizer.get_vocab(with_added_tokens=True).values()) - special)
+        ids = sorted(set(self.vocab().values()) - self.special_ids)
         alone = self.decode_batch([[i] for i in ids])
         stray = next((i for i, text in zip(ids, alone) if text == REPLACEMENT_CHARACTER), None)
         letter = next((i for i, text in zip(ids, alone) if len(text) == 1 and text.isascii() and text.isalpha()), None)
