@@ -68,6 +68,12 @@ class TaggedFormat:
             return position, position + len(self.close_tag)
         return (len(body), len(body)) if final else None
 
+    def readable(self, body: str) -> int:
+        """How much of an open block's body its call reader may read: all but what may still turn out
+        to end the block (the beginning of the close tag), so that a stream reads what the whole
+        parse reads."""
+        return len(body) - held_length(body, (self.close_tag,)) if self.close_tag else len(body)
+
     def glue(self, text: str, final: bool):
         """What the text right after a call is: ``WAIT`` (it may still be syntax), ``CONTENT_FOLLOWS``,
         the length of syntax to drop (here: a section closing tag and the whitespace before it), or
@@ -185,9 +191,7 @@ class TaggedStream:
             self.mode = CONTENT
             return True
         if end is None:
-            close = self.format.close_tag
-            held = held_length(self.buffer, (close,)) if close else 0  # may be the start of the close tag
-            self._read_calls(self.buffer[:len(self.buffer) - held])
+            self._read_calls(self.buffer[:self.format.readable(self.buffer)])
             return False
         body_end, block_end = end
         body, block, self.buffer = self.buffer[:body_end], self.buffer[:block_end], self.buffer[block_end:]

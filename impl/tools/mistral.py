@@ -23,6 +23,7 @@ from .engine import WHITESPACE, TaggedFormat
 from .json_prefix import JsonPrefix
 from .message import ParsedCall
 from .partial import JsonCallReader, header_identity
+from .scanner import held_length
 
 _TOOL_CALLS, _ARGS = "[TOOL_CALLS]", "[ARGS]"
 _NAMED = regex.compile(r"(?P<name>[^\[\]]+?)(?:\[CALL_ID\](?P<id>[^\[\]]*))?\[ARGS\](?P<arguments>.*)", regex.DOTALL)
@@ -55,6 +56,11 @@ class Mistral(TaggedFormat):
         if final and scan.number_at_end:
             return len(body), len(body)
         return malformed if scan.broken or final else None
+
+    def readable(self, body):
+        # A [TOOL_CALLS] ends the block if the JSON breaks later: the reader waits there until it knows.
+        next_call = body.find(_TOOL_CALLS)
+        return next_call if next_call >= 0 else len(body) - held_length(body, (_TOOL_CALLS,))
 
     def call_reader(self, opener, parameters):
         return JsonCallReader(_NAMED_HEADER, header_identity)
