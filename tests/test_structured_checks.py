@@ -121,10 +121,11 @@ def test_guarantee_fires_when_a_vocabulary_it_can_follow_is_refused():
     assert found is not None and found.kind == "refuses a vocabulary the oracle decodes token by token"
 
 
-def test_a_refusal_of_a_vocabulary_the_oracle_shows_rewritten_is_no_divergence():
+@pytest.mark.parametrize("family", ["word_suffix", "unigram"])  # a rewriting decoder; no newline token
+def test_a_refusal_of_a_vocabulary_the_oracle_shows_unable_is_no_divergence(family):
     _impl_writes_structured()
     tools = [{"type": "function", "function": {"name": "pick", "parameters": BOUNDED}}]
-    subject = Subject("word_suffix", family_path("word_suffix"), implementation())
+    subject = Subject(family, family_path(family), implementation())
     assert _run(subject, "guarantee", tools=tools, name="pick", format="hermes", runs=1) is None
 
 

@@ -328,7 +328,8 @@ def test_masked_decoding_on_qwen3():
 
 
 @pytest.mark.parametrize("family, reason", [("word_suffix", "rewrites text between tokens"),
-                                            ("wordpiece", "no token of the vocabulary can start")])
+                                            ("wordpiece", "no token of the vocabulary can spell"),
+                                            ("unigram", re.escape("no token of the vocabulary can spell '\\n{"))])
 def test_a_vocabulary_a_mask_cannot_follow_is_refused_saying_why(family, reason):
     tokenizer = Tokenizer.from_dir(family_path(family))
     with pytest.raises(ValueError, match=reason):

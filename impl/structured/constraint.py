@@ -132,25 +132,48 @@ class Constraint:
         if self.table.rewritten is not None:
             raise ValueError(f"the tokenizer's decoder rewrites text between tokens ({self.table.rewritten}): a mask "
                              f"over vocab_bytes() would not follow the decoded text; this vocabulary is not supported")
-        self._special_starts = self._special_prefixes(tokenizer)
+        self._special_texts = self._special_prefixes(tokenizer)
         self._masks: dict[object, int] = {}
         self._allowed: dict[object, frozenset[int]] = {}
         self._targets: dict[int, list[tuple[int, tuple[int, ...]]]] = {}
         self._class_masks: dict[tuple[int, tuple[int, ...]], int] = {}
         self._translations: dict[tuple[int, ...], bytes] = {}
         self._next: dict[tuple[int, int], int] = {}
-        if not self.dfa.is_accepting(0) and not self.allowed_tokens(0):
-            raise ValueError(f"no token of the vocabulary can start the pattern {pattern[:80]!r}: the vocabulary "
-                             f"cannot spell it (e.g. every word token carries a space); not supported")
+        unspelled = self._unspelled_start()
+        if unspelled is not None:
+            raise ValueError(f"no token of the vocabulary can spell {unspelled.decode('utf-8', 'replace')!r}, which "
+                             f"every match of the pattern "
+                             f"{pattern[:80]!r} begins with: this vocabulary is not supported")
 
-    def _special_prefixes(self, tokenizer) -> dict[int, int]:
-        """Special tokens (EOS aside) whose content begins the text every match starts with, and
-        the state after that content: ``[TOOL_CALLS]`` for a pattern ``\\[TOOL_CALLS\\]\\[...``."""
+    def _special_prefixes(self, tokenizer) -> dict[int, bytes]:
+        """Special tokens (EOS aside) whose content begins the text every match starts with, and that
+        content: ``[TOOL_CALLS]`` for a pattern ``\\[TOOL_CALLS\\]\\[...``."""
         forced = self._forced_prefix()
         eos = getattr(tokenizer, "eos_token_id", None)
         vocab = tokenizer.vocab_bytes()
-        return {token_id: self.dfa.walk(0, vocab[token_id]) for token_id in sorted(special_token_ids(tokenizer))
+        return {token_id: vocab[token_id] for token_id in sorted(special_token_ids(tokenizer))
                 if token_id != eos and token_id < len(vocab) and vocab[token_id] and forced.startswith(vocab[token_id])}
+
+    def _unspelled_start(self) -> bytes | None:
+        """None when tokens can spell the text every match begins with; else the part they cannot reach
+        (b"\\n{..." for hermes on a vocabulary without a newline).
+
+        Positions in that text are reached token by token from 0; a token from position i is allowed
+        only if it spells the text there, or runs past its end (where the pattern branches)."""
+        forced = self._forced_prefix()
+        if not forced:
+            return None if self.dfa.is_accepting(0) or self.allowed_tokens(0) else b""
+        reached, state = {0}, 0
+        for position in range(len(forced)):
+            if position in reached:
+                for token_id in self.allowed_tokens(state):
+                    index = self.table.index_of.get(token_id)
+                    length = len(self.table.data[index] if index is not None else self._special_texts[token_id])
+                    if position + length >= len(forced):
+                        return None
+                    reached.add(position + length)
+            state = self.dfa.step(state, forced[position])
+        return forced[max(reached):]
 
     def _forced_prefix(self) -> bytes:
         """The bytes every match begins with (where the automaton has one way on, and no match ends)."""
@@ -176,14 +199,14 @@ class Constraint:
         allowed = self._allowed.get(key)
         if allowed is None:
             allowed = self._allowed[key] = self.table.ids_of(self.allowed_mask(state)) | (
-                frozenset(self._special_starts) if state == 0 else frozenset())
+                frozenset(self._special_texts) if state == 0 else frozenset())
         return allowed
 
     def advance(self, state: int, token_id: int) -> int:
         key = (self._check_state(state), token_id)
         following = self._next.get(key)
-        if following is None and state == 0 and token_id in self._special_starts:
-            following = self._next[key] = self._special_starts[token_id]
+        if following is None and state == 0 and token_id in self._special_texts:
+            following = self._next[key] = self.dfa.walk(0, self._special_texts[token_id])
         if following is None:
             index = self.table.index_of.get(token_id) if isinstance(token_id, int) else None
             if index is None or not (self.allowed_mask(state) >> index) & 1:

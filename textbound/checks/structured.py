@@ -24,6 +24,7 @@ import json
 import random
 import re
 from collections.abc import Callable
+from functools import lru_cache
 
 import regex
 from hypothesis import HealthCheck, Phase, given, seed, settings
@@ -47,6 +48,7 @@ MATCH_SECONDS = 2.0
 ORACLE_TEXT_BYTES = 2000  # longest random member of an oracle's language tried
 WALK_TOKENS = 64
 # outlines-core's Index can take seconds per pattern on a large vocabulary: cases name their oracles.
+SPELLED_TEXTS = 16  # texts spelled token by token before a refused vocabulary counts as able to spell the pattern
 REWRITE_PROBES = 200  # token triples decoded by the oracle to see whether its decoder rewrites text
 MASK_ORACLES = ("llguidance", "outlines-core")  # a masked random walk compared step by step when no instance text fits the pattern
 
@@ -223,6 +225,14 @@ def check_complete(subject: Subject, case: Case) -> Divergence | None:
 
 # -- differential ---------------------------------------------------------------------------------
 
+@lru_cache(maxsize=64)
+def _acceptors(schema_json: str) -> dict:
+    """Each oracle's whole-string view of a schema (or the error it gave), built once per process:
+    they do not depend on the family, and outlines-core takes seconds to build one."""
+    schema = json.loads(schema_json)
+    return {name: oracle_call(build) for name, build in schema_acceptors(schema).items()}
+
+
 def _differential_verdict(case: Case, schema: dict, pattern: str, acceptors: dict, text: str) -> Divergence | None:
     """Who is wrong about ``text``: impl (a divergence), an oracle (a disagreement), or nobody."""
     instance, error = _json(text)
@@ -269,8 +279,7 @@ def check_differential(subject: Subject, case: Case) -> Divergence | None:
     pattern, failure = impl_pattern(subject, case)
     if failure:
         return failure
-    built = subject.cached(f"structured:acceptors:{json.dumps(schema, sort_keys=True)}", lambda: {
-        name: oracle_call(build) for name, build in schema_acceptors(schema).items()})
+    built = _acceptors(json.dumps(schema, sort_keys=True))
     acceptors = {name: acceptor for name, (acceptor, error) in built.items() if error is None}
     disagreements = [Divergence(case, "a compiled schema", error, f"{ORACLE_DISAGREEMENT}{name} cannot compile")
                      for name, (_, error) in built.items() if error]
@@ -332,9 +341,26 @@ def unsupported_vocabulary(subject: Subject, pattern: str) -> str | None:
     rewritten = subject.cached("structured:rewritten", lambda: _rewritten_by_oracle(subject, vocab))
     if rewritten:
         return rewritten
-    if not any(viable(pattern, vocab.token_bytes[i]) for i in sorted(vocab.text_ids)):
-        return "no text token begins a match"
+    if _unspellable_start(pattern, vocab):
+        return "the tokens cannot spell the text every match begins with"
     return None
+
+
+def _unspellable_start(pattern: str, vocab: TokenVocabulary) -> bool:
+    """True when the texts that tokens spell one after another, staying on the pattern (``viable``
+    as the referee), run out: no token sequence gets past some text every match begins with.
+    False as soon as more than SPELLED_TEXTS texts are spelled (the pattern branches: no proof)."""
+    spelled, pending = {b""}, [b""]
+    while pending:
+        text = pending.pop()
+        for token_id in sorted(vocab.text_ids):
+            longer = text + vocab.token_bytes[token_id]
+            if longer not in spelled and viable(pattern, longer):
+                if len(spelled) > SPELLED_TEXTS:
+                    return False
+                spelled.add(longer)
+                pending.append(longer)
+    return True
 
 
 def _rewritten_by_oracle(subject: Subject, vocab: TokenVocabulary) -> str | None:
