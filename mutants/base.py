@@ -194,7 +194,9 @@ def tool_parsers(formats: dict[str, type] | None = None, stream: type | None = N
         def __init__(self, format="hermes", *, tools=None, reasoning=True, starts_in_reasoning=False):
             super().__init__(format, tools=tools, reasoning=reasoning, starts_in_reasoning=starts_in_reasoning)
             fmt = (formats or {}).get(format)
-            if fmt is not None or stream is not None:
+            # gpt_oss reads harmony channels with a stream of its own, which a TaggedStream cannot replace.
+            tagged = isinstance(self._stream, tools_engine.TaggedStream)
+            if fmt is not None or (stream is not None and tagged):
                 fmt = fmt or type(self._stream.format)
                 self._stream = (stream or tools_engine.TaggedStream)(fmt(), tools, reasoning, starts_in_reasoning)
 
