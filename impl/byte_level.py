@@ -20,11 +20,13 @@ def _bytes_to_unicode() -> dict[int, str]:
 
 BYTE_TO_CHAR: dict[int, str] = _bytes_to_unicode()
 CHAR_TO_BYTE: dict[str, int] = {c: b for b, c in BYTE_TO_CHAR.items()}
+# str.translate table from the Latin-1 character of each byte to its byte-level character.
+_LATIN1_TO_CHAR: dict[int, str] = dict(BYTE_TO_CHAR)
 
 
 def bytes_to_chars(data: bytes) -> str:
-    """The byte-level alphabet spelling of ``data``."""
-    return "".join(BYTE_TO_CHAR[b] for b in data)
+    """The byte-level alphabet spelling of ``data``: ``" é".encode()`` -> ``"ĠÃ©"``."""
+    return data.decode("latin-1").translate(_LATIN1_TO_CHAR)
 
 
 def chars_to_bytes(text: str) -> bytes | None:

@@ -7,18 +7,51 @@ from __future__ import annotations
 
 import heapq
 import math
+import operator
 import struct
+from itertools import chain, repeat
+
+import regex
 
 from .errors import UNTYPED, TokenizerFileError, UnsupportedError, build_component, child, field, optional
 from .byte_level import byte_token_ids
 from .unigram import Unigram
 
-# A merge rule: (left id, right id) -> (rank, id of the merged token). Lower rank merges first.
-MergeRules = dict[tuple[int, int], tuple[int, int]]
+# Merge rules, packed into ints for speed and memory: ``left << 32 | right`` (a pair of ids) ->
+# ``rank << 32 | merged`` (the rule's rank, lower merging first, and the id it makes). Ids are
+# u32, so both halves fit; a packed rule orders by rank, as the merge queue needs.
+MergeRules = dict[int, int]
+ID_BITS = 32
+ID_MASK = (1 << ID_BITS) - 1
+RANK_MASK = ~ID_MASK
+NO_RULE = 1 << 64  # above every packed rule
 
 MAX_ID = 2**32 - 1  # ids are u32 in HF tokenizers
 CACHE_CAPACITY = 10_000  # as HF's DEFAULT_CACHE_CAPACITY
 CACHE_MAX_PIECE_LENGTH = 256  # longer pieces are rare and would bloat the cache
+# Up to this many symbols, merging rescans the pairs after each merge (min() and index() in C);
+# longer pieces use the queue, whose cost grows as n log n rather than n squared.
+SCAN_MAX_SYMBOLS = 48
+# A piece longer than this is cut where no merge can cross (BPE.chunks) and each part merged alone.
+CHUNKED_PIECE_LENGTH = 64
+# Characters that start words in the pieces of pipelines without a pre-tokenizer: SentencePiece's
+# meta space, a space, and the byte-level alphabet's space.
+CHUNK_SEPARATORS = ("\u2581", " ", "\u0120")
+
+
+def remember(cache: dict, piece: str, ids) -> None:
+    """Keep a short piece's ids in ``cache``; a full cache is emptied first, so that its memory
+    stays bounded and it follows what the text now holds (a run of new words fills it once,
+    and the words that come back refill it)."""
+    if len(piece) < CACHE_MAX_PIECE_LENGTH:
+        if len(cache) >= CACHE_CAPACITY:
+            cache.clear()
+        cache[piece] = ids
+
+
+def pair_key(left: int, right: int) -> int:
+    """The MergeRules key of the pair (left, right)."""
+    return left << ID_BITS | right
 
 
 class VocabModel:
@@ -27,9 +60,7 @@ class VocabModel:
     vocab: dict[str, int]
     unk_token: str | None
     where: str
-
-    def _index_vocab(self) -> None:
-        self._tokens_by_id = {token_id: token for token, token_id in self.vocab.items()}
+    _tokens_by_id: dict[int, str] | None = None
 
     @property
     def vocab_size(self) -> int:
@@ -39,6 +70,8 @@ class VocabModel:
         return self.vocab.get(token)
 
     def id_to_token(self, token_id: int) -> str | None:
+        if self._tokens_by_id is None:  # built on first use: encoding never needs it
+            self._tokens_by_id = dict(zip(self.vocab.values(), self.vocab.keys()))
         return self._tokens_by_id.get(token_id)
 
     def _unk_id(self) -> int:
@@ -52,7 +85,11 @@ class VocabModel:
 
 
 class BPE(VocabModel):
-    """Byte-pair encoding: split a piece into characters, then apply merges lowest rank first."""
+    """Byte-pair encoding: split a piece into characters, then apply merges lowest rank first.
+
+    ``merges`` packs each rule as MergeRules says: the vocab a=0, b=1, ab=2 with the one merge
+    "a b" has ``{pair_key(0, 1): 0 << 32 | 2}``, and ``tokenize("ab")`` is ``[2]``.
+    """
 
     def __init__(self, vocab: dict[str, int], merges: MergeRules, *, unk_token: str | None = None,
                  continuing_subword_prefix: str | None = None, end_of_word_suffix: str | None = None,
@@ -69,17 +106,17 @@ class BPE(VocabModel):
         # dropout 1.0 drops every merge; HF then also skips ignore_merges and the cache.
         self.merges_dropped = merges_dropped
         self.where = where
-        self._index_vocab()
         self._cache: dict[str, tuple[int, ...]] = {}
+        self._chunk_pattern: regex.Pattern[str] | None | bool = False  # False: not worked out yet
 
     @classmethod
     def from_json(cls, node: dict, where: str) -> BPE:
         vocab = _vocab_from_json(field(node, "vocab", where, dict), child(where, "vocab"))
         prefix = optional(node, "continuing_subword_prefix", where, None, str)
-        merge_pairs = _merge_pairs_from_json(field(node, "merges", where, list), child(where, "merges"))
+        merges = _merge_rules_from_json(field(node, "merges", where, list), vocab, prefix, child(where, "merges"))
         return cls(
             vocab,
-            _merge_rules(merge_pairs, vocab, prefix, child(where, "merges")),
+            merges,
             unk_token=optional(node, "unk_token", where, None, str),
             continuing_subword_prefix=prefix,
             end_of_word_suffix=optional(node, "end_of_word_suffix", where, None, str),
@@ -98,16 +135,81 @@ class BPE(VocabModel):
             return self._symbols(piece)
         if self.ignore_merges and piece in self.vocab:
             return [self.vocab[piece]]
+        if len(piece) > CHUNKED_PIECE_LENGTH:
+            return [token_id for chunk in self.chunks(piece) for token_id in self._merged(chunk)]
+        return list(self._merged(piece))
+
+    def tokenize_batch(self, pieces: list[str]) -> list[list[int]]:
+        """``[self.tokenize(piece) for piece in pieces]``, faster for many short pieces: the
+        symbols of all pieces, and the rules of all adjacent symbols, are looked up in one go
+        (in C), and each piece's share merged (no cache: the caller keeps the results)."""
+        if self.merges_dropped or self.continuing_subword_prefix or self.end_of_word_suffix:
+            return [self.tokenize(piece) for piece in pieces]
+        symbols = list(map(self.vocab.get, "".join(pieces)))
+        if None in symbols:  # a character that is no token: byte fallback, unk, or dropped
+            return [self.tokenize(piece) for piece in pieces]
+        rules = list(map(self.merges.get, map(operator.or_, map(operator.lshift, symbols, repeat(ID_BITS)),
+                                              symbols[1:]), repeat(NO_RULE)))
+        whole_piece = self.vocab.get if self.ignore_merges else None
+        tokenized, start = [], 0
+        for piece in pieces:
+            end = start + len(piece)
+            whole = whole_piece(piece) if whole_piece is not None else None
+            if whole is not None and piece:
+                tokenized.append([whole])
+            elif end - start > SCAN_MAX_SYMBOLS or start == end:
+                tokenized.append(self.tokenize(piece))
+            else:  # the rules between this piece's symbols, not the one joining it to the next piece
+                tokenized.append(self._merge_by_scan(symbols[start:end], rules[start:end - 1]))
+            start = end
+        return tokenized
+
+    def _merged(self, piece: str) -> tuple[int, ...]:
+        """The merged ids of ``piece`` (ignore_merges aside), from the cache when seen before."""
         cached = self._cache.get(piece)
         if cached is None:
             cached = tuple(self._merge(self._symbols(piece)))
-            if len(piece) < CACHE_MAX_PIECE_LENGTH and len(self._cache) < CACHE_CAPACITY:
-                self._cache[piece] = cached
-        return list(cached)
+            remember(self._cache, piece, cached)
+        return cached
+
+    def chunks(self, piece: str) -> list[str]:
+        """``piece`` cut where no merge can ever join the two sides, so that merging each part
+        alone gives the ids of merging it whole (a long piece then costs like its words).
+
+        A cut goes before a run of a separator (CHUNK_SEPARATORS) that follows another character,
+        when every merge whose right token starts with that separator has a left token made of it
+        only: the token ending at the cut ends with the other character's symbol, so no merge takes
+        it. Llama 2's "▁" is such a separator: ``"▁the▁▁cat"`` -> ``"▁the"``, ``"▁▁cat"``.
+        """
+        if self._chunk_pattern is False:
+            self._chunk_pattern = self._make_chunk_pattern()
+        return [piece] if self._chunk_pattern is None else self._chunk_pattern.findall(piece)
+
+    def _make_chunk_pattern(self) -> regex.Pattern[str] | None:
+        # Every character must give a symbol, or a dropped one would let the tokens on either
+        # side of a cut meet; affixes make a character's symbol depend on its position.
+        if self.unk_token is None or self.continuing_subword_prefix or self.end_of_word_suffix:
+            return None
+        separators = {c for c in CHUNK_SEPARATORS if c in self.vocab and self.unk_token.strip(c)}
+        tokens = self.id_to_token
+        for key in self.merges:
+            left, right = tokens(key >> ID_BITS), tokens(key & ID_MASK)
+            if right[:1] in separators and left.strip(right[:1]):
+                separators.discard(right[:1])
+        if not separators:
+            return None
+        runs = "|".join(f"{regex.escape(c)}+" for c in sorted(separators))
+        others = "[^" + "".join(map(regex.escape, sorted(separators))) + "]"
+        # A chunk: a run of one separator (or none, at the start), then everything up to the next.
+        return regex.compile(f"(?:{runs})?{others}+|{runs}")
 
     def _symbols(self, piece: str) -> list[int]:
         """One id per character (or per byte, or one unk per unknown run) before any merge."""
-        ids: list[int] = []
+        if not self.continuing_subword_prefix and not self.end_of_word_suffix:
+            ids = list(map(self.vocab.get, piece))
+            if None not in ids:  # every character is a token: the common case, without a loop here
+                return ids
+        ids = []
         pending_unk = False  # an unknown character whose unk id is not emitted yet, so fuse_unk can fuse
         last = len(piece) - 1
         for position, char in enumerate(piece):
@@ -138,48 +240,76 @@ class BPE(VocabModel):
         return ids
 
     def _merge(self, ids: list[int]) -> list[int]:
-        """Apply merges to ``ids``, always the lowest-ranked adjacent pair first, leftmost on ties.
+        """Apply merges to ``ids``, always the lowest-ranked adjacent pair first, leftmost on ties."""
+        if len(ids) <= SCAN_MAX_SYMBOLS:
+            return self._merge_by_scan(ids)
+        return self._merge_by_queue(ids)
 
-        Symbols form a linked list over positions in ``ids``; a heap holds candidate merges as
-        (rank, left position). A merge changes its neighbours' pairs, so popped candidates whose
-        pair has changed since they were queued are skipped rather than removed from the heap.
-        Heap entries pack (rank, position) into one int, ``rank << 32 | position``: it orders the
-        same as the tuple and makes heap operations several times faster on long pieces.
-        """
-        if len(ids) < 2:
+    def _merge_by_scan(self, ids: list[int], rules: list[int] | None = None, none: int = NO_RULE,
+                       id_mask: int = ID_MASK, id_bits: int = ID_BITS) -> list[int]:
+        """``_merge`` for short pieces: after each merge only the two pairs it touched are looked
+        up again, and the next merge is the smallest packed rule (min() and index() run in C;
+        index() finds the leftmost of equal ones). ``rules`` holds each adjacent pair's rule (or
+        ``none``) when the caller has looked them up. ``ids`` is changed in place. (The defaults
+        make the constants local names: this loop is most of the time spent on a new word.)"""
+        rule_of = self.merges.get
+        if rules is None:
+            rules = [rule_of(left << id_bits | right, none) for left, right in zip(ids, ids[1:])]
+        if not rules:
             return ids
-        merges = self.merges
+        while True:
+            best = min(rules)
+            if best == none:
+                return ids
+            at = rules.index(best)
+            ids[at] = merged = best & id_mask
+            del ids[at + 1], rules[at]
+            if at:
+                rules[at - 1] = rule_of(ids[at - 1] << id_bits | merged, none)
+            if at < len(rules):
+                rules[at] = rule_of(merged << id_bits | ids[at + 1], none)
+            elif not rules:
+                return ids
+
+    def _merge_by_queue(self, ids: list[int]) -> list[int]:
+        """``_merge`` for long pieces.
+
+        Symbols form a linked list over positions in ``ids`` (a merged-away one becomes -1); a heap
+        holds candidate merges as ``rank << 32 | left position``, which orders as (rank, position)
+        would, several times faster. A merge changes its neighbours' pairs, so popped candidates
+        whose pair has changed since they were queued are skipped rather than removed from the heap.
+        """
+        rule_of = self.merges.get
         following = list(range(1, len(ids) + 1))
         following[-1] = -1
         preceding = list(range(-1, len(ids) - 1))
-        alive = [True] * len(ids)
-
-        queue: list[int] = []
-
-        def enqueue(left: int) -> None:
-            if left != -1 and following[left] != -1:
-                rule = merges.get((ids[left], ids[following[left]]))
-                if rule is not None:
-                    heapq.heappush(queue, rule[0] << 32 | left)
-
-        for left in range(len(ids) - 1):
-            enqueue(left)
+        queue = [rule & RANK_MASK | left for left, rule in enumerate(map(rule_of, map(pair_key, ids, ids[1:])))
+                 if rule is not None]
+        heapq.heapify(queue)
+        push, pop = heapq.heappush, heapq.heappop
         while queue:
-            rank, left = divmod(heapq.heappop(queue), 1 << 32)
+            entry = pop(queue)
+            left = entry & ID_MASK
             right = following[left]
-            if not alive[left] or right == -1:
+            if ids[left] < 0 or right == -1:
                 continue
-            rule = merges.get((ids[left], ids[right]))
-            if rule is None or rule[0] != rank:  # a pair's rank is unique, so this spots stale entries
+            rule = rule_of(ids[left] << ID_BITS | ids[right])
+            if rule is None or (rule ^ entry) & RANK_MASK:  # a pair's rank is unique: this spots stale entries
                 continue
-            ids[left] = rule[1]
-            alive[right] = False
-            following[left] = following[right]
-            if following[right] != -1:
-                preceding[following[right]] = left
-            enqueue(preceding[left])
-            enqueue(left)
-        return [token_id for token_id, kept in zip(ids, alive) if kept]
+            merged = ids[left] = rule & ID_MASK
+            ids[right] = -1
+            after = following[left] = following[right]
+            before = preceding[left]
+            if after != -1:
+                preceding[after] = left
+                rule = rule_of(merged << ID_BITS | ids[after])
+                if rule is not None:
+                    push(queue, rule & RANK_MASK | left)
+            if before != -1:
+                rule = rule_of(ids[before] << ID_BITS | merged)
+                if rule is not None:
+                    push(queue, rule & RANK_MASK | before)
+        return [token_id for token_id in ids if token_id >= 0]
 
 
 class WordPiece(VocabModel):
@@ -197,7 +327,6 @@ class WordPiece(VocabModel):
         self.continuing_subword_prefix = continuing_subword_prefix
         self.max_input_chars_per_word = max_input_chars_per_word
         self.where = where
-        self._index_vocab()
 
     @classmethod
     def from_json(cls, node: dict, where: str) -> WordPiece:
@@ -234,7 +363,6 @@ class WordLevel(VocabModel):
         self.vocab = vocab
         self.unk_token = unk_token
         self.where = where
-        self._index_vocab()
 
     @classmethod
     def from_json(cls, node: dict, where: str) -> WordLevel:
@@ -258,6 +386,11 @@ def model_from_json(node: dict, where: str) -> Model:
 
 
 def _vocab_from_json(vocab: dict, where: str) -> dict[str, int]:
+    # Checked in bulk first (loading a 262k vocabulary is mostly this); the loop names the culprit.
+    ids = vocab.values()
+    if set(map(type, ids)) <= {int} and (not ids or 0 <= min(ids) <= max(ids) <= MAX_ID) \
+            and len(set(ids)) == len(ids):
+        return vocab
     # HF accepts two tokens with one id and then decodes that id arbitrarily; impl refuses.
     token_by_id: dict[int, str] = {}
     for token, token_id in vocab.items():
@@ -268,6 +401,39 @@ def _vocab_from_json(vocab: dict, where: str) -> dict[str, int]:
                                    f"id {token_id} is already the id of {token_by_id[token_id]!r}")
         token_by_id[token_id] = token
     return vocab
+
+
+def _merge_rules_from_json(entries: list, vocab: dict[str, int], prefix: str | None, where: str) -> MergeRules:
+    """The rules of a ``merges`` list, whose entries are all ``"a b"`` strings or all ``["a", "b"]``."""
+    rules = _merge_rules_in_bulk(entries, vocab, prefix)
+    if rules is None:  # something is off, or unusual: the entry-by-entry reading says what
+        rules = _merge_rules(_merge_pairs_from_json(entries, where), vocab, prefix, where)
+    return rules
+
+
+def _merge_rules_in_bulk(entries: list, vocab: dict[str, int], prefix: str | None) -> MergeRules | None:
+    """``_merge_rules`` for the usual well-formed file, every step a map() running in C; None for
+    anything else (an error, merges.txt's "#version" line, a continuing_subword_prefix)."""
+    if not entries:
+        return {}
+    if isinstance(entries[0], str):
+        if set(map(type, entries)) != {str} or any(map(operator.methodcaller("startswith", "#version"), entries)):
+            return None
+        entries = list(map(operator.methodcaller("split", " "), entries))
+    elif set(map(type, entries)) != {list}:
+        return None
+    if prefix or set(map(len, entries)) != {2}:
+        return None
+    lefts, rights = zip(*entries)
+    if set(map(type, chain(lefts, rights))) != {str}:
+        return None
+    left_ids, right_ids = list(map(vocab.get, lefts)), list(map(vocab.get, rights))
+    merged_ids = list(map(vocab.get, map(operator.add, lefts, rights)))
+    if None in left_ids or None in right_ids or None in merged_ids:
+        return None
+    keys = map(operator.or_, map(operator.lshift, left_ids, repeat(ID_BITS)), right_ids)
+    packed = map(operator.or_, map(operator.lshift, range(len(entries)), repeat(ID_BITS)), merged_ids)
+    return dict(zip(keys, packed))  # a repeated pair keeps its last rank, as in HF
 
 
 def _merge_pairs_from_json(entries: list, where: str) -> list[tuple[int, str, str]]:
@@ -306,7 +472,7 @@ def _merge_rules(pairs: list[tuple[int, str, str]], vocab: dict[str, int], prefi
                                                           f"off {right!r} does not leave whole characters")
         if merged not in vocab:
             raise TokenizerFileError(child(where, index), f"merged token {merged!r} is not in the vocab")
-        rules[vocab[left], vocab[right]] = (index, vocab[merged])
+        rules[pair_key(vocab[left], vocab[right])] = index << ID_BITS | vocab[merged]
     return rules
 
 

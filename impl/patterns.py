@@ -322,9 +322,25 @@ def match_spans(pattern: "regex.Pattern[str]", text: str) -> Iterator[tuple[int,
 
     Unlike Python's finditer, an empty match right where the previous match ended is skipped
     (``x*`` in ``"axx"`` matches at 0 and 1..3 only, not again at 3), and an empty text has none.
+    Until the first empty match the two agree (each searches on from where the last match ended),
+    so finditer runs until then and a search per match only after.
     """
-    position, previous_end = 0, None
-    while text and position <= len(text):
+    if not text:
+        return
+    previous_end = None
+    for match in pattern.finditer(text):
+        start, end = match.span()
+        if start == end:
+            yield from _spans_searched(pattern, text, previous_end)
+            return
+        yield start, end
+        previous_end = end
+
+
+def _spans_searched(pattern: "regex.Pattern[str]", text: str, previous_end: int | None) -> Iterator[tuple[int, int]]:
+    """match_spans from ``previous_end`` (where the last match ended; None for the start) on."""
+    position = previous_end or 0
+    while position <= len(text):
         match = pattern.search(text, position)
         if match is None:
             return
@@ -334,6 +350,13 @@ def match_spans(pattern: "regex.Pattern[str]", text: str) -> Iterator[tuple[int,
             continue
         yield start, end
         position = previous_end = end
+
+
+def literal_of(node: object) -> str | None:
+    """The text of a ``{"String": ...}`` pattern node, which matches as str.find would; else None."""
+    if isinstance(node, dict) and len(node) == 1 and isinstance(node.get("String"), str):
+        return node["String"]
+    return None
 
 
 def find_matches(pattern: "regex.Pattern[str]", text: str) -> list[tuple[int, int, bool]]:

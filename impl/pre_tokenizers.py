@@ -11,7 +11,7 @@ punctuation, the regex crate for Whitespace's words, Oniguruma for Split and Byt
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import regex
 
@@ -55,8 +55,7 @@ WORDS_OR_SYMBOLS = regex.compile(f"{RUST_REGEX_WORD}+|[^{RUST_REGEX_WORD}{RUST_R
 GPT2_SPLIT = compile_oniguruma(r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+")
 
 
-@dataclass(frozen=True)
-class Piece:
+class Piece(NamedTuple):
     """One split of the text moving through pre-tokenization.
 
     ``at_start`` is True when the piece begins at offset 0 of the original input, which Metaspace's
@@ -187,7 +186,7 @@ class ByteLevel(PreTokenizer):
             # The oracle's prepend inserts before the first character, so an empty text stays empty.
             piece = Piece(" " + piece.text, piece.at_start)
         parts = cut(piece, GPT2_SPLIT, _isolated) if self.use_regex else [piece]
-        return [Piece(bytes_to_chars(part.text.encode("utf-8")), part.at_start) for part in parts]
+        return [Piece(spell_bytes(part.text), part.at_start) for part in parts]
 
 
 class Metaspace(PreTokenizer):
@@ -363,6 +362,82 @@ class Sequence(PreTokenizer):
         for pre_tokenizer in self.pre_tokenizers:
             pieces = pre_tokenizer.pre_tokenize(pieces)
         return pieces
+
+
+def isolated_pieces(pattern: regex.Pattern[str], text: str) -> list[str]:
+    """The texts of ``cut(Piece(text, ...), pattern, _isolated)`` that are not empty.
+
+    When the matches cover the text, none of them empty, they are the pieces, and findall (in C)
+    finds them: it agrees with match_spans until an empty match. Otherwise cut does it.
+    Example with GPT-2's split: ``"Hello world"`` -> ``["Hello", " world"]``.
+    """
+    found = pattern.findall(text) if not pattern.groups else [match.group() for match in pattern.finditer(text)]
+    if "" not in found and sum(map(len, found)) == len(text):
+        return found
+    return [part.text for part in cut(Piece(text, False), pattern, _isolated) if part.text]
+
+
+def spell_bytes(text: str) -> str:
+    """``text``'s UTF-8 bytes in the byte-level alphabet, as ByteLevel spells a piece."""
+    return bytes_to_chars(text.encode("utf-8"))
+
+
+class RawSplit:
+    """A pre-tokenizer made of an Isolated, not inverted Split and/or a ByteLevel, taken in two steps
+    with a cache in between: ``pieces`` cuts the text into raw pieces (whole strings, found in C),
+    and ``finish`` turns a raw piece into the pieces the model gets (ByteLevel's, if any).
+
+    The concatenated ``finish`` of each of ``pieces(text)`` is what pre_tokenize gives for the text:
+    a Split then ByteLevel cuts ``"Hi there"`` into ``["Hi", " there"]``, which finish spells
+    ``["Hi"]`` and ``["Ġthere"]``.
+    Only impl's own classes qualify (``from_pre_tokenizer`` checks exact types), so that a subclass
+    changing one of them keeps its own behaviour.
+    """
+
+    def __init__(self, split: Split | None, byte_level: ByteLevel | None):
+        self.split = split
+        self.byte_level = byte_level
+
+    @classmethod
+    def from_pre_tokenizer(cls, pre_tokenizer: PreTokenizer | None) -> RawSplit | None:
+        stages = list(pre_tokenizer.pre_tokenizers) if type(pre_tokenizer) is Sequence else [pre_tokenizer]
+        split = stages.pop(0) if stages and type(stages[0]) is Split else None
+        byte_level = stages.pop() if stages and type(stages[-1]) is ByteLevel else None
+        if stages or split is byte_level is None:  # another stage, or none at all
+            return None
+        if split is not None and (split.behavior is not _isolated or split.invert):
+            return None
+        return cls(split, byte_level)
+
+    def pieces(self, text: str) -> list[str]:
+        if self.split is not None:
+            return isolated_pieces(self.split.pattern, text)
+        byte_level = self.byte_level
+        if byte_level.add_prefix_space and text and not text.startswith(" "):
+            text = " " + text
+        return isolated_pieces(GPT2_SPLIT, text) if byte_level.use_regex else [text]
+
+    def finish(self, piece: str) -> list[str]:
+        """The model's pieces for one raw piece."""
+        spelled = self.spelled([piece])
+        if spelled is not None:
+            return spelled
+        return [part.text for part in self.byte_level.split(Piece(piece, False)) if part.text]
+
+    def spelled(self, pieces: list[str]) -> list[str] | None:
+        """The one model piece each raw piece makes, all spelled in one go and cut apart by their
+        byte lengths; None when a raw piece may make several (ByteLevel's prefix or regex after a
+        Split: without a Split, they came in ``pieces``)."""
+        byte_level = self.byte_level
+        if byte_level is None:
+            return pieces
+        if self.split is not None and (byte_level.add_prefix_space or byte_level.use_regex):
+            return None
+        spelled, start, finished = spell_bytes("".join(pieces)), 0, []
+        for length in map(len, map(str.encode, pieces)):  # one byte-level character per byte
+            finished.append(spelled[start:start + length])
+            start += length
+        return finished
 
 
 PRE_TOKENIZERS: dict[str, type[PreTokenizer]] = {

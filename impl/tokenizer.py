@@ -9,15 +9,62 @@ decides itself what to cut.
 from __future__ import annotations
 
 import json
+from itertools import chain
 from pathlib import Path
 
 from . import chat, decoders, models, normalizers, post_processors, pre_tokenizers
 from .added_tokens import AddedVocabulary
 from .errors import TokenizerFileError, field, optional
-from .pre_tokenizers import Piece
+from .pre_tokenizers import Piece, RawSplit
+
+
+class _FastPath:
+    """Encoding through a RawSplit pre-tokenizer with a cache of ids by raw piece.
+
+    The text is cut into raw pieces (in C); a piece seen before costs one lookup, and the pieces
+    not seen yet are spelled and tokenized together (``BPE.tokenize_batch``). The cache keeps up to
+    models.CACHE_CAPACITY short pieces; when it is full it is emptied first, as the model's is.
+    """
+
+    def __init__(self, raw_split: RawSplit, model: models.Model):
+        self.raw_split = raw_split
+        self.model = model
+        self.cache: dict[str, list[int]] = {}
+
+    def ids(self, text: str) -> list[int]:
+        raws = self.raw_split.pieces(text)
+        cache = self.cache
+        missing = set(raws).difference(cache)
+        if not missing:
+            return list(chain.from_iterable(map(cache.__getitem__, raws)))
+        if len(cache) >= models.CACHE_CAPACITY:
+            cache.clear()
+            missing = set(raws)
+        missing = list(missing)
+        room = models.CACHE_CAPACITY - len(cache)
+        cache.update(zip(missing, self._tokenized(missing)))
+        ids = list(chain.from_iterable(map(cache.__getitem__, raws)))
+        for raw in missing:  # keep what fits, short pieces only
+            if room and len(raw) < models.CACHE_MAX_PIECE_LENGTH:
+                room -= 1
+            else:
+                del cache[raw]
+        return ids
+
+    def _tokenized(self, raws: list[str]) -> list[list[int]]:
+        """Each raw piece's ids."""
+        model, spelled = self.model, self.raw_split.spelled(raws)
+        if spelled is None:
+            return [[token_id for piece in self.raw_split.finish(raw) for token_id in model.tokenize(piece)]
+                    for raw in raws]
+        # impl's BPE in one batch; any other model (a subclass too) through its own tokenize.
+        return model.tokenize_batch(spelled) if type(model) is models.BPE else list(map(model.tokenize, spelled))
 
 
 class Tokenizer:
+    # Whether encode may take the fast path (see _fast_split); tests turn it off to compare.
+    fast_paths = True
+
     def __init__(self, spec: dict, source: str = "tokenizer.json", config: dict | None = None):
         where = f"{source}: $"
         if not isinstance(spec, dict):
@@ -38,6 +85,7 @@ class Tokenizer:
         self.config = config or {}
         self.source = source
         self._vocab_bytes: list[bytes] | None = None
+        self._fast: tuple[tuple, _FastPath | None] = ((), None)
 
     # -- loading -------------------------------------------------------------------------------
 
@@ -148,20 +196,39 @@ class Tokenizer:
         if not isinstance(text, str):
             raise TypeError(f"encode takes a str, not {type(text).__name__}")
         _reject_surrogates(text)
+        fast = self._fast_split() if self.fast_paths else None
         ids: list[int] = []
         for segment in self.added.split(text, self.normalizer):
             if segment.token_id is not None:
                 ids.append(segment.token_id)
-                continue
-            pieces = [Piece(segment.text, segment.at_start)]
-            if self.pre_tokenizer is not None:
-                pieces = self.pre_tokenizer.pre_tokenize(pieces)
-            for piece in pieces:
-                if piece.text:
-                    ids.extend(self.model.tokenize(piece.text))
+            elif fast is not None:
+                ids += fast.ids(segment.text)
+            else:
+                ids += self._pipeline_ids(segment.text, segment.at_start)
         if self.post_processor is not None:
             ids = self.post_processor.process(ids, add_special_tokens)
         return ids
+
+    def encode_batch(self, texts: list[str], add_special_tokens: bool = False) -> list[list[int]]:
+        """``encode`` of each text, as tokenizers' and transformers' encode_batch (one process:
+        run several for parallelism)."""
+        return [self.encode(text, add_special_tokens) for text in texts]
+
+    def _pipeline_ids(self, text: str, at_start: bool) -> list[int]:
+        """The ids of one normalized run of text between added tokens: pre-tokenizer, then model."""
+        pieces = [Piece(text, at_start)]
+        if self.pre_tokenizer is not None:
+            pieces = self.pre_tokenizer.pre_tokenize(pieces)
+        return [token_id for piece in pieces if piece.text for token_id in self.model.tokenize(piece.text)]
+
+    def _fast_split(self) -> _FastPath | None:
+        """The fast path, when the pre-tokenizer is a Split and/or a ByteLevel (RawSplit). Worked
+        out on first use, and again whenever the pre-tokenizer or the model is replaced."""
+        key = (self.pre_tokenizer, type(self.pre_tokenizer), self.model, type(self.model))
+        if self._fast[0] != key:
+            raw_split = RawSplit.from_pre_tokenizer(self.pre_tokenizer)
+            self._fast = key, None if raw_split is None else _FastPath(raw_split, self.model)
+        return self._fast[1]
 
     def tokens_for(self, ids: list[int], skip_special_tokens: bool = False) -> list[str]:
         """The token strings decode joins: an id the vocabulary lacks drops silently, as tokenizers

@@ -1,0 +1,236 @@
+"""impl's fast paths give the ids of its general ones, and a broken fast path is caught.
+
+The fast paths (impl.tokenizer._FastPath, BPE.tokenize_batch, BPE.chunks, the scanning merge, the
+bulk loading of merges, match_spans' finditer, Replace's str.replace) each stand beside the slower
+code they replace, which stays reachable: ``Tokenizer.fast_paths = False`` encodes every text through
+the general pipeline, and each stage's slow path is called directly here. The general path itself is
+checked against the oracle by the stage and property tests.
+"""
+from __future__ import annotations
+
+import functools
+import json
+
+import pytest
+import regex
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from impl import Tokenizer
+from impl.byte_level import BYTE_TO_CHAR, bytes_to_chars
+from impl.errors import TokenizerFileError
+from impl.models import BPE, _merge_pairs_from_json, _merge_rules, _merge_rules_in_bulk
+from impl.normalizers import Replace
+from impl.patterns import FLAGS, _spans_searched, compile_oniguruma, match_spans
+from impl.pre_tokenizers import GPT2_SPLIT, ByteLevel, Piece, _isolated, cut, isolated_pieces
+from properties.strategies import unicode_text
+from tests.families import FAMILIES, family_path
+
+EXAMPLES = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+WHERE = "tokenizer.json: $.model.merges"
+
+
+@functools.cache
+def tokenizers(family: str) -> tuple[Tokenizer, Tokenizer]:
+    """The family's tokenizer with its fast paths, and one encoding everything the general way."""
+    fast, general = Tokenizer.from_dir(family_path(family)), Tokenizer.from_dir(family_path(family))
+    general.fast_paths = False
+    return fast, general
+
+
+def words_and_long_runs() -> st.SearchStrategy[str]:
+    """Mixed text, several of them joined (so that a batch holds new and known pieces), and long
+    words (the scanning merge's limit and the chunking of long pieces)."""
+    long_word = st.tuples(st.text("ab▁ ", min_size=1, max_size=4), st.integers(10, 40)).map(lambda pair: pair[0] * pair[1])
+    return st.one_of(unicode_text(), st.lists(st.one_of(unicode_text(4), long_word), max_size=6).map(" ".join))
+
+
+def assert_fast_matches_general(fast: Tokenizer, general: Tokenizer, text: str) -> None:
+    assert fast.encode(text) == general.encode(text), text
+    assert fast.encode(text, add_special_tokens=True) == general.encode(text, add_special_tokens=True), text
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+@EXAMPLES
+@given(text=words_and_long_runs())
+def test_fast_path_gives_the_general_paths_ids(family, text):
+    assert_fast_matches_general(*tokenizers(family), text)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_fast_path_on_the_corpus(family):
+    from corpora import text_files
+
+    fast, general = tokenizers(family)
+    for text in text_files().values():
+        assert_fast_matches_general(fast, general, text)
+    assert fast.encode_batch(list(text_files().values())) == [general.encode(t) for t in text_files().values()]
+
+
+def test_byte_level_families_take_the_fast_path():
+    # Otherwise the comparisons above would compare the general path with itself.
+    for family in ("gpt2", "llama3", "qwen", "roberta"):
+        assert tokenizers(family)[0]._fast_split() is not None, family
+
+
+def test_a_broken_fast_path_is_caught(monkeypatch):
+    fast, general = Tokenizer.from_dir(family_path("gpt2")), tokenizers("gpt2")[1]
+    fast_path = fast._fast_split()
+    monkeypatch.setattr(fast_path.raw_split, "pieces", lambda text: GPT2_SPLIT.findall(text)[:-1])
+    with pytest.raises(AssertionError):
+        assert_fast_matches_general(fast, general, "Hello there")
+
+
+def test_a_subclassed_stage_keeps_its_own_behaviour():
+    class NoPrefix(ByteLevel):  # as a mutant re-classes a stage
+        def split(self, piece):
+            return super().split(Piece(piece.text.lstrip(" "), piece.at_start))
+
+    tokenizer = Tokenizer.from_dir(family_path("gpt2"))
+    assert tokenizer._fast_split() is not None
+    tokenizer.pre_tokenizer.__class__ = NoPrefix
+    assert tokenizer._fast_split() is None
+    assert tokenizer.encode(" x") == tokenizer.encode("x")
+
+    class Reversed(BPE):
+        def tokenize(self, piece):
+            return super().tokenize(piece)[::-1]
+
+    tokenizer = Tokenizer.from_dir(family_path("gpt2"))
+    tokenizer.model.__class__ = Reversed
+    ids = BPE.tokenize(tokenizer.model, "understandable")
+    assert len(ids) > 1 and tokenizer.encode("understandable") == ids[::-1]
+
+
+# -- BPE ------------------------------------------------------------------------------------------
+
+def bpe(family: str) -> BPE:
+    """The family's BPE model (a skip for families with another model)."""
+    model = tokenizers(family)[0].model
+    if not isinstance(model, BPE):
+        pytest.skip(f"{family} has a {type(model).__name__} model, not BPE")
+    return model
+
+
+def model_pieces(tokenizer: Tokenizer, text: str) -> list[str]:
+    """The pieces the model gets for ``text`` (the general pipeline's, added tokens left in)."""
+    if tokenizer.normalizer is not None:
+        text = tokenizer.normalizer.normalize(text)
+    pieces = [Piece(text, True)]
+    if tokenizer.pre_tokenizer is not None:
+        pieces = tokenizer.pre_tokenizer.pre_tokenize(pieces)
+    return [piece.text for piece in pieces]
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+@EXAMPLES
+@given(text=words_and_long_runs(), extra=st.lists(st.text(max_size=6), max_size=4))
+def test_tokenize_batch_is_tokenize_of_each(family, text, extra):
+    model = bpe(family)
+    pieces = model_pieces(tokenizers(family)[0], text) + extra
+    assert model.tokenize_batch(pieces) == [model.tokenize(piece) for piece in pieces]
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+@EXAMPLES
+@given(text=words_and_long_runs())
+def test_scanning_and_queued_merges_agree(family, text):
+    model = bpe(family)
+    for piece in model_pieces(tokenizers(family)[0], text):
+        symbols = model._symbols(piece)
+        if len(symbols) >= 2:
+            assert model._merge_by_scan(list(symbols)) == model._merge_by_queue(list(symbols)), piece
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+@EXAMPLES
+@given(text=st.lists(words_and_long_runs(), min_size=1, max_size=4).map(" ".join))
+def test_chunked_long_pieces_merge_as_whole_ones(family, text):
+    model = bpe(family)
+    for piece in model_pieces(tokenizers(family)[0], text * 3):
+        symbols = model._symbols(piece)
+        if len(symbols) < 2 or model.merges_dropped or model.ignore_merges and piece in model.vocab:
+            continue
+        assert model.tokenize(piece) == model._merge_by_queue(symbols), piece
+
+
+def sentencepiece_bpe(merges: list[str]) -> BPE:
+    tokens = ["<unk>", "▁", "a", "b", *("".join(merge.split(" ")) for merge in merges)]
+    node = {"type": "BPE", "vocab": {token: i for i, token in enumerate(dict.fromkeys(tokens))}, "merges": merges,
+            "unk_token": "<unk>"}
+    return BPE.from_json(node, "m")
+
+
+def test_pieces_are_cut_before_a_separator_no_merge_crosses():
+    model = sentencepiece_bpe(["▁ a", "a b", "▁ ▁", "▁▁ a"])
+    assert model.chunks("▁ab▁▁a▁") == ["▁ab", "▁▁a", "▁"]
+    assert model.tokenize("▁ab▁▁a" * 20) == model._merge_by_queue(model._symbols("▁ab▁▁a" * 20))
+
+
+def test_pieces_are_not_cut_where_a_merge_crosses():
+    model = sentencepiece_bpe(["▁ a", "a b", "b ▁"])  # "b▁": a token ending in b takes the "▁" after it
+    assert model.chunks("▁ab▁a") == ["▁ab▁a"]
+    assert model.tokenize("▁ab▁a" * 20) == model._merge_by_queue(model._symbols("▁ab▁a" * 20))
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_merges_load_in_bulk_as_entry_by_entry(family):
+    bpe(family)
+    node = json.loads((family_path(family) / "tokenizer.json").read_text("utf-8"))["model"]
+    vocab, prefix, merges = node["vocab"], node.get("continuing_subword_prefix"), node["merges"]
+    # Both spellings of the same merges: pairs, and (where no token holds a space) "left right" strings.
+    spellings = [merges] + ([[" ".join(pair) for pair in merges]] if not any(" " in t for p in merges for t in p) else [])
+    for spelled in spellings:
+        bulk = _merge_rules_in_bulk(spelled, vocab, prefix)
+        assert bulk is not None or prefix, "the usual file is read in bulk"
+        assert bulk is None or bulk == _merge_rules(_merge_pairs_from_json(spelled, WHERE), vocab, prefix, WHERE)
+
+
+@pytest.mark.parametrize("merges", [["a b", "a c"], [["a", "b"], ["b", "a"]], ["a b", ["a", "b"]], ["a  b"]])
+def test_faulty_merges_are_left_to_the_entry_by_entry_reading(merges):
+    vocab = {"a": 0, "b": 1, "ab": 2}
+    assert _merge_rules_in_bulk(merges, vocab, None) is None
+    with pytest.raises(TokenizerFileError):
+        _merge_rules(_merge_pairs_from_json(merges, WHERE), vocab, None, WHERE)
+
+
+def test_a_version_line_is_left_to_the_entry_by_entry_reading():
+    merges, vocab = ["#version: 0.2", "a b"], {"a": 0, "b": 1, "ab": 2}
+    assert _merge_rules_in_bulk(merges, vocab, None) is None
+    assert _merge_rules(_merge_pairs_from_json(merges, WHERE), vocab, None, WHERE) == {0 << 32 | 1: 1 << 32 | 2}
+
+
+# -- patterns, pre-tokenizers, normalizers ---------------------------------------------------------
+
+PATTERNS = [GPT2_SPLIT, compile_oniguruma(r"x*"), compile_oniguruma(r"\b"), compile_oniguruma(r"a|"),
+            compile_oniguruma(r"(?=a)|b+"), compile_oniguruma(r"\s+(?!\S)|\s+|\p{L}+"), regex.compile("", FLAGS),
+            compile_oniguruma(r"(?i:'s|'t)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+")]
+
+
+@pytest.mark.parametrize("pattern", PATTERNS, ids=[p.pattern[:30] for p in PATTERNS])
+@EXAMPLES
+@given(text=st.one_of(unicode_text(), st.text("ab x\n", max_size=12)))
+def test_match_spans_as_a_search_per_match_finds_them(pattern, text):
+    assert list(match_spans(pattern, text)) == (list(_spans_searched(pattern, text, None)) if text else [])
+
+
+@pytest.mark.parametrize("pattern", PATTERNS, ids=[p.pattern[:30] for p in PATTERNS])
+@EXAMPLES
+@given(text=st.one_of(unicode_text(), st.text("ab x\n", max_size=12)))
+def test_isolated_pieces_are_cuts_texts(pattern, text):
+    expected = [part.text for part in cut(Piece(text, True), pattern, _isolated) if part.text]
+    assert isolated_pieces(pattern, text) == expected
+
+
+@EXAMPLES
+@given(data=st.binary(max_size=40))
+def test_bytes_to_chars_spells_each_byte(data):
+    assert bytes_to_chars(data) == "".join(BYTE_TO_CHAR[byte] for byte in data)
+
+
+@EXAMPLES
+@given(literal=st.text("ab ▁", min_size=1, max_size=3), content=st.text("ab▁\\", max_size=3),
+       text=st.text("ab ▁c", max_size=20))
+def test_replace_by_a_literal_as_by_its_pattern(literal, content, text):
+    pattern = regex.compile(regex.escape(literal), FLAGS)
+    assert Replace(pattern, content, literal).normalize(text) == Replace(pattern, content).normalize(text)
