@@ -98,6 +98,14 @@ def test_js_tokenizers_agree_on_byte_level_families(family, component):
 
 
 @JS
+def test_js_tokenizers_ignore_a_bpe_continuing_subword_prefix():
+    """A known bug (field report: tokenizers.js), pinned so that a fix shows: the '##' merges of a
+    BPE with continuing_subword_prefix never apply."""
+    adapter("js_tokenizers")
+    assert divergences("js_tokenizers", "bert", "tokenizer", 200)
+
+
+@JS
 def test_js_tokenizers_reads_a_family_from_disk():
     js_tokenizers = adapter("js_tokenizers")
     import tokenizers
@@ -125,6 +133,19 @@ def test_llama_cpp_encodes_and_decodes_qwen3_as_tokenizers():
     assert tokenizer.encode(text) == ids
     assert tokenizer.decode(ids) == text
     assert tokenizer.vocab_size == oracle.get_vocab_size(with_added_tokens=True)
+
+
+@NEEDS_MODELS
+@LLAMA_CPP
+def test_llama_cpp_applies_no_normalizer():
+    """A known difference (field report: llama.cpp), pinned so that a fix shows: qwen3's NFC turns
+    the compatibility ideograph U+F9D8 into U+5F8B before BPE; llama.cpp encodes its own bytes."""
+    llama_cpp_adapter = adapter("llama_cpp_adapter")
+    import tokenizers
+    oracle = tokenizers.Tokenizer.from_file(str(SHARED["qwen3"] / "tokenizer.json"))
+    tokenizer = llama_cpp_adapter.Tokenizer.from_dir(SHARED["qwen3"])
+    assert tokenizer.encode("\uf9d8") != oracle.encode("\uf9d8", add_special_tokens=False).ids
+    assert tokenizer.encode("\u5f8b") == oracle.encode("\u5f8b", add_special_tokens=False).ids
 
 
 @NEEDS_MODELS
