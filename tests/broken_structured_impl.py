@@ -46,11 +46,11 @@ def _extra_byte_constraint(base: ModuleType):
         """Allows one more token than the pattern does: the one spelling EXTRA_BYTE."""
 
         def __init__(self, pattern, tokenizer):
-            super().__init__(pattern, tokenizer)
             spelled = [i for i, data in enumerate(tokenizer.vocab_bytes()) if data == EXTRA_BYTE]
             if not spelled:
                 raise ValueError("the vocabulary has no token for the extra byte")
-            self.extra_id = spelled[0]
+            self.extra_id = spelled[0]  # before the base class asks for allowed tokens
+            super().__init__(pattern, tokenizer)
 
         def allowed_tokens(self, state):
             return {*super().allowed_tokens(state), self.extra_id}

@@ -5,8 +5,10 @@ per position, so that "the tokens whose byte k lies in this set" is one ``bytes.
 ``int(..., 2)``: a bitmask over token indices, computed in C. The tokens allowed in a DFA state are
 found by running the DFA over all tokens at once, position by position, keeping one bitmask per DFA
 state reached: a token is allowed when its last byte leaves the DFA in a live state. Since tokens are
-sorted longest first, the masks of deep positions are short integers. Masks and id sets are memoized
-per DFA state, which decoding runs revisit.
+sorted longest first, the masks of deep positions are short integers. Masks are memoized per DFA
+state, which decoding runs revisit, and column masks per vocabulary, which every schema shares.
+``allowed_tokens`` returns a ``TokenSet``: a read-only set over the mask, listing its ids only
+when iterated.
 
 Example (a vocabulary of b"{", b"}", b"{}", b"a"; pattern ``\\{\\}``): ``start()`` allows the ids
 of b"{" and b"{}"; after b"{", only b"}"; after b"{}", nothing, and ``is_complete`` is True.
@@ -27,6 +29,7 @@ the start, where it stands for that text, as a model writes it.
 from __future__ import annotations
 
 import weakref
+from collections.abc import Set
 from itertools import compress
 from operator import itemgetter
 
@@ -64,6 +67,7 @@ class TokenTable:
             self.longer_than[k] = count
         self.columns = [bytes(map(itemgetter(k), self.data[:self.longer_than[k]])) for k in range(longest)]
         self.rewritten = self._rewritten(decode) if decode is not None else None
+        self._column_masks: dict[tuple[int, bytes], int] = {}
 
     def _rewritten(self, decode) -> str | None:
         """None when decoding tokens after a first one adds exactly their bytes, on a fixed sample
@@ -96,6 +100,51 @@ class TokenTable:
         flags = bin(mask)[:1:-1].encode("ascii").translate(_BITS_TO_FLAGS)
         return frozenset(compress(self.ids, flags))
 
+    def column_mask(self, depth: int, translation: bytes) -> int:
+        """Bitmask of the tokens longer than ``depth`` whose byte ``depth`` ``translation`` maps to "1".
+
+        Kept per table: every Constraint over this vocabulary asks for the same few byte sets (any
+        string character, digits...), so a new schema's masks start warm."""
+        key = (depth, translation)
+        mask = self._column_masks.get(key)
+        if mask is None:
+            mask = self._column_masks[key] = int(self.columns[depth].translate(translation)[::-1] or b"0", 2)
+        return mask
+
+
+class TokenSet(Set):
+    """The ids allowed in one state: a read-only set over a bitmask of TokenTable indices.
+
+    Membership is a bit test and ``len`` a bit count; the ids are listed (once) only when iterated,
+    so a sampler that tests or counts never pays for a 150k-element set. ``TokenSet(table, 0b101)``
+    holds ``table.ids[0]`` and ``table.ids[2]``; set operations return frozensets."""
+
+    __slots__ = ("_table", "_mask", "_extra", "_listed")
+
+    def __init__(self, table: TokenTable, mask: int, extra: frozenset[int] = frozenset()):
+        self._table, self._mask, self._extra, self._listed = table, mask, extra, None
+
+    def __contains__(self, token_id) -> bool:
+        index = self._table.index_of.get(token_id) if isinstance(token_id, int) else None
+        return (index is not None and (self._mask >> index) & 1 == 1) or token_id in self._extra
+
+    def __len__(self) -> int:
+        return self._mask.bit_count() + len(self._extra)
+
+    def __iter__(self):
+        if self._listed is None:
+            self._listed = self._table.ids_of(self._mask) | self._extra
+        return iter(self._listed)
+
+    def __repr__(self) -> str:
+        return f"TokenSet({len(self)} ids)"
+
+    @classmethod
+    def _from_iterable(cls, ids) -> frozenset[int]:
+        return frozenset(ids)
+
+    __hash__ = Set._hash
+
 
 def _is_text(data: bytes) -> bool:
     try:
@@ -117,7 +166,7 @@ class Constraint:
     """Masks tokens so that the generated text stays a prefix of a full match of ``pattern``.
 
     States are ints (hashable, shareable across sequences): ``start()``, ``advance(state, id)``,
-    ``allowed_tokens(state)`` (a frozenset of ids), ``is_complete(state)`` (the text so far fully
+    ``allowed_tokens(state)`` (a read-only set of ids, ``TokenSet``), ``is_complete(state)`` (the text so far fully
     matches, so end-of-sequence may be sampled). Special tokens are never allowed, but for a special
     token spelling the start of every match, at the start (see the module notes). Raises ValueError
     for a pattern it cannot compile and for a vocabulary it does not support. A state from which no
@@ -134,9 +183,8 @@ class Constraint:
                              f"over vocab_bytes() would not follow the decoded text; this vocabulary is not supported")
         self._special_texts = self._special_prefixes(tokenizer)
         self._masks: dict[object, int] = {}
-        self._allowed: dict[object, frozenset[int]] = {}
+        self._allowed: dict[object, TokenSet] = {}
         self._targets: dict[int, list[tuple[int, tuple[int, ...]]]] = {}
-        self._class_masks: dict[tuple[int, tuple[int, ...]], int] = {}
         self._translations: dict[tuple[int, ...], bytes] = {}
         self._next: dict[tuple[int, int], int] = {}
         unspelled = self._unspelled_start()
@@ -194,12 +242,12 @@ class Constraint:
     def is_complete(self, state: int) -> bool:
         return self.dfa.is_accepting(self._check_state(state))
 
-    def allowed_tokens(self, state: int) -> frozenset[int]:
+    def allowed_tokens(self, state: int) -> TokenSet:
         key = self._key(state)
         allowed = self._allowed.get(key)
         if allowed is None:
-            allowed = self._allowed[key] = self.table.ids_of(self.allowed_mask(state)) | (
-                frozenset(self._special_texts) if state == 0 else frozenset())
+            allowed = self._allowed[key] = TokenSet(self.table, self.allowed_mask(state),
+                                                    frozenset(self._special_texts) if state == 0 else frozenset())
         return allowed
 
     def advance(self, state: int, token_id: int) -> int:
@@ -278,14 +326,8 @@ class Constraint:
 
     def _class_mask(self, depth: int, classes: tuple[int, ...]) -> int:
         """Bitmask of the tokens longer than ``depth`` whose byte ``depth`` lies in ``classes``."""
-        key = (depth, classes)
-        mask = self._class_masks.get(key)
-        if mask is None:
-            translation = self._translations.get(classes)
-            if translation is None:
-                chosen = {byte for c in classes for byte in self.dfa.class_bytes[c]}
-                translation = self._translations[classes] = bytes(
-                    0x31 if byte in chosen else 0x30 for byte in range(256))
-            column = self.table.columns[depth]
-            mask = self._class_masks[key] = int(column.translate(translation)[::-1] or b"0", 2)
-        return mask
+        translation = self._translations.get(classes)
+        if translation is None:
+            chosen = {byte for c in classes for byte in self.dfa.class_bytes[c]}
+            translation = self._translations[classes] = bytes(0x31 if byte in chosen else 0x30 for byte in range(256))
+        return self.table.column_mask(depth, translation)
