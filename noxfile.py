@@ -1,5 +1,6 @@
 """nox sessions: tests, one check per family, fuzz (the fuzzed pipelines), gate (check against the
-committed baseline), bench, mutants (the harness's own mutation score).
+committed baseline), bench, mutants (the harness's own mutation score), and the engines that need
+heavy optional installs: engines_js (node packages) and engine_llama_cpp (a source build).
 
 The shared models and templates are found through $TEXTBOUND_MODELS and $TEXTBOUND_TEMPLATES; when
 they are unset, the folders beside the repository (../shared) are used if they exist.
@@ -94,3 +95,32 @@ def mutants(session: nox.Session) -> None:
     _install(session)
     session.run("textbound", "mutate", "--jobs", str(os.cpu_count() or 1),
                 "--report", "reports/runs/mutants.json", *session.posargs, env=_shared_env())
+
+
+JS_ENGINES = ROOT / "engines" / "js"
+
+
+def _engine_checks(session: nox.Session, name: str, modules: dict[str, str], env: dict[str, str]) -> None:
+    session.run("pytest", "-q", "tests/test_engine_adapters.py", env=env)
+    for module, components in modules.items():
+        session.run("textbound", "check", "--impl", module, "--component", components, "--budget", "quick",
+                    "--report-dir", f"reports/runs/{name}-{module.rsplit('.', 1)[1]}", *session.posargs,
+                    env=env, success_codes=[0, 1])  # divergences are findings, not a failed session
+
+
+@nox.session
+def engines_js(session: nox.Session) -> None:
+    """@huggingface/jinja (chat) and @huggingface/tokenizers (tokenizer, detokenizer) through node."""
+    _install(session)
+    session.run("npm", "ci", "--prefix", str(JS_ENGINES), "--no-audit", "--no-fund", external=True)
+    _engine_checks(session, "engines_js", {"textbound.adapters.hf_jinja": "chat",
+                                           "textbound.adapters.js_tokenizers": "tokenizer,detokenizer"},
+                   {**_shared_env(), "TEXTBOUND_ENGINE_TESTS": "js"})
+
+
+@nox.session
+def engine_llama_cpp(session: nox.Session) -> None:
+    """llama.cpp's tokenizer through llama-cpp-python, built from its sdist (minutes)."""
+    session.install("-e", ".[llama-cpp]")
+    _engine_checks(session, "engine_llama_cpp", {"textbound.adapters.llama_cpp_adapter": "tokenizer,detokenizer"},
+                   {**_shared_env(), "TEXTBOUND_ENGINE_TESTS": "llama_cpp"})
