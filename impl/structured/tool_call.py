@@ -3,7 +3,9 @@
 Formats (the text each one's vLLM parser reads as a call):
 - ``hermes`` (Qwen, Hermes): ``<tool_call>\\n{"name": "f", "arguments": {...}}\\n</tool_call>``
 - ``llama3_json`` (Llama 3.1/3.2 JSON tool calling): ``{"name": "f", "parameters": {...}}``
-- ``mistral``: ``[TOOL_CALLS][{"name": "f", "arguments": {...}}]``
+- ``mistral``: ``[TOOL_CALLS][{"name": "f", "arguments": {...}}]``. On Mistral vocabularies
+  ``[TOOL_CALLS]`` is a special token: Constraint lets it stand for that text at the start (its
+  content begins every match), so the model may write the prefix as it was trained to.
 
 The arguments follow the tool's ``parameters`` schema (json_schema_to_regex, default whitespace).
 Example: ``tool_call_pattern([{"type": "function", "function": {"name": "ping", "parameters":
