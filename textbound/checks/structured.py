@@ -10,6 +10,9 @@ outlines-core and llguidance (oracles/structured_oracles.py).
 - structured/guarantee: decoding with seeded random logits masked by the Constraint for a forced
   tool call ends in text that parse_response reads as a call of the right tool, valid arguments.
 - structured/errors: an unknown tool name and an unsupported keyword raise ValueError naming them.
+mask and guarantee accept impl's documented refusal of a vocabulary (a ValueError building the
+Constraint) only where the oracle confirms it: the family's decoder rewrites text between tokens,
+or its tokens cannot spell the text every match begins with; a refusal elsewhere is a divergence.
 Every check also fails when impl mutates the schema it was given.
 
 Oracle disagreements. Where impl is right (judged by jsonschema, impl's whitespace policy and a
