@@ -312,10 +312,27 @@ class ByteDFA:
         return state != DEAD and self._accepting[state]
 
     def targets(self, state: int) -> dict[int, tuple[int, ...]]:
-        """Live next states of ``state``, each with the byte classes leading there."""
+        """Live next states of ``state``, each with the byte classes leading there.
+
+        One pass over the state's edges gathers the moved threads of every class; classes with the
+        same moved threads share one closure (most bytes of a class like ``[^"\\\\]`` do)."""
+        row = self._table[state]
+        if None in row:
+            moved: list[list] = [[] for _ in self.class_bytes]
+            byte_class, edges = self.byte_class, self._program.edges
+            for node, counters in self._sets[state]:
+                for lo, hi, target in edges[node]:
+                    for index in range(byte_class[lo], byte_class[hi] + 1):
+                        moved[index].append((target, counters))
+            closed: dict[frozenset, int] = {}
+            for index, threads in enumerate(moved):
+                if row[index] is None:
+                    key = frozenset(threads)
+                    if key not in closed:
+                        closed[key] = self._intern(self._closure_of(threads))
+                    row[index] = closed[key]
         grouped: dict[int, list[int]] = {}
-        for byte_class in range(len(self.class_bytes)):
-            target = self.step_class(state, byte_class)
+        for byte_class, target in enumerate(row):
             if target != DEAD:
                 grouped.setdefault(target, []).append(byte_class)
         return {target: tuple(classes) for target, classes in grouped.items()}
