@@ -43,7 +43,8 @@ class TokenTable:
 
     ``ids[i]`` is the token id at index i, ``index_of[id]`` its index, ``data[i]`` its bytes;
     ``longer_than[k]`` counts the tokens longer than k bytes (they are indices 0..longer_than[k]-1),
-    and ``columns[k]`` holds byte k of each of them.
+    and ``columns[k]`` holds byte k of each of them, last index first (so that the text of a
+    translated column reads as a binary number whose bit i is index i, without a reversed copy).
     """
 
     _cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -65,7 +66,7 @@ class TokenTable:
             while count < len(lengths) and lengths[count] > k:
                 count += 1
             self.longer_than[k] = count
-        self.columns = [bytes(map(itemgetter(k), self.data[:self.longer_than[k]])) for k in range(longest)]
+        self.columns = [bytes(map(itemgetter(k), reversed(self.data[:self.longer_than[k]]))) for k in range(longest)]
         self.rewritten = self._rewritten(decode) if decode is not None else None
         self._column_masks: dict[tuple[int, bytes], int] = {}
 
@@ -108,7 +109,7 @@ class TokenTable:
         key = (depth, translation)
         mask = self._column_masks.get(key)
         if mask is None:
-            mask = self._column_masks[key] = int(self.columns[depth].translate(translation)[::-1] or b"0", 2)
+            mask = self._column_masks[key] = int(self.columns[depth].translate(translation) or b"0", 2)
         return mask
 
 
