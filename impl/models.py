@@ -5,10 +5,14 @@ BPE, WordPiece and WordLevel here; Unigram in impl.unigram. ``model_from_json`` 
 """
 from __future__ import annotations
 
+import functools
+import gc
 import heapq
 import math
 import operator
 import struct
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from itertools import chain, repeat
 
 import regex
@@ -91,12 +95,12 @@ class BPE(VocabModel):
     "a b" has ``{pair_key(0, 1): 0 << 32 | 2}``, and ``tokenize("ab")`` is ``[2]``.
     """
 
-    def __init__(self, vocab: dict[str, int], merges: MergeRules, *, unk_token: str | None = None,
-                 continuing_subword_prefix: str | None = None, end_of_word_suffix: str | None = None,
-                 fuse_unk: bool = False, byte_fallback: bool = False, ignore_merges: bool = False,
-                 merges_dropped: bool = False, where: str = "BPE"):
+    def __init__(self, vocab: dict[str, int], merges: MergeRules | Callable[[], MergeRules], *,
+                 unk_token: str | None = None, continuing_subword_prefix: str | None = None,
+                 end_of_word_suffix: str | None = None, fuse_unk: bool = False, byte_fallback: bool = False,
+                 ignore_merges: bool = False, merges_dropped: bool = False, where: str = "BPE"):
         self.vocab = vocab
-        self.merges = merges
+        self._merges = merges  # or what builds them on first use (a checked file loads faster)
         self.unk_token = unk_token
         self.continuing_subword_prefix = continuing_subword_prefix
         self.end_of_word_suffix = end_of_word_suffix
@@ -108,6 +112,12 @@ class BPE(VocabModel):
         self.where = where
         self._cache: dict[str, tuple[int, ...]] = {}
         self._chunk_pattern: regex.Pattern[str] | None | bool = False  # False: not worked out yet
+
+    @property
+    def merges(self) -> MergeRules:
+        if not isinstance(self._merges, dict):
+            self._merges = self._merges()
+        return self._merges
 
     @classmethod
     def from_json(cls, node: dict, where: str) -> BPE:
@@ -403,19 +413,22 @@ def _vocab_from_json(vocab: dict, where: str) -> dict[str, int]:
     return vocab
 
 
-def _merge_rules_from_json(entries: list, vocab: dict[str, int], prefix: str | None, where: str) -> MergeRules:
-    """The rules of a ``merges`` list, whose entries are all ``"a b"`` strings or all ``["a", "b"]``."""
-    rules = _merge_rules_in_bulk(entries, vocab, prefix)
-    if rules is None:  # something is off, or unusual: the entry-by-entry reading says what
-        rules = _merge_rules(_merge_pairs_from_json(entries, where), vocab, prefix, where)
-    return rules
+def _merge_rules_from_json(entries: list, vocab: dict[str, int], prefix: str | None,
+                           where: str) -> MergeRules | Callable[[], MergeRules]:
+    """The rules of a ``merges`` list, whose entries are all ``"a b"`` strings or all ``["a", "b"]``:
+    for the usual file, checked now and built on first use; else read entry by entry now."""
+    ids = _merge_ids(entries, vocab, prefix)
+    if ids is None:  # something is off, or unusual: the entry-by-entry reading says what
+        return _merge_rules(_merge_pairs_from_json(entries, where), vocab, prefix, where)
+    return functools.partial(_packed_rules, *ids)
 
 
-def _merge_rules_in_bulk(entries: list, vocab: dict[str, int], prefix: str | None) -> MergeRules | None:
-    """``_merge_rules`` for the usual well-formed file, every step a map() running in C; None for
-    anything else (an error, merges.txt's "#version" line, a continuing_subword_prefix)."""
+def _merge_ids(entries: list, vocab: dict[str, int], prefix: str | None) -> tuple[list[int], ...] | None:
+    """(left ids, right ids, merged ids) of a well-formed ``merges`` list whose tokens, and the
+    tokens they make, are all in the vocab, found by map()s running in C; None for anything else
+    (an error, merges.txt's "#version" line, a continuing_subword_prefix)."""
     if not entries:
-        return {}
+        return [], [], []
     if isinstance(entries[0], str):
         if set(map(type, entries)) != {str} or any(map(operator.methodcaller("startswith", "#version"), entries)):
             return None
@@ -424,16 +437,33 @@ def _merge_rules_in_bulk(entries: list, vocab: dict[str, int], prefix: str | Non
         return None
     if prefix or set(map(len, entries)) != {2}:
         return None
-    lefts, rights = zip(*entries)
+    lefts, rights = list(map(operator.itemgetter(0), entries)), list(map(operator.itemgetter(1), entries))
     if set(map(type, chain(lefts, rights))) != {str}:
         return None
-    left_ids, right_ids = list(map(vocab.get, lefts)), list(map(vocab.get, rights))
-    merged_ids = list(map(vocab.get, map(operator.add, lefts, rights)))
-    if None in left_ids or None in right_ids or None in merged_ids:
-        return None
-    keys = map(operator.or_, map(operator.lshift, left_ids, repeat(ID_BITS)), right_ids)
-    packed = map(operator.or_, map(operator.lshift, range(len(entries)), repeat(ID_BITS)), merged_ids)
-    return dict(zip(keys, packed))  # a repeated pair keeps its last rank, as in HF
+    token_id = vocab.get
+    ids = list(map(token_id, lefts)), list(map(token_id, rights)), list(map(token_id, map(operator.add, lefts, rights)))
+    return None if any(None in found for found in ids) else ids
+
+
+def _packed_rules(left_ids: list[int], right_ids: list[int], merged_ids: list[int]) -> MergeRules:
+    """The rules of merges given by ids, ranked by position; a repeated pair keeps its last rank, as in HF."""
+    with collector_paused():
+        keys = map(operator.or_, map(operator.lshift, left_ids, repeat(ID_BITS)), right_ids)
+        packed = map(operator.or_, map(operator.lshift, range(len(merged_ids)), repeat(ID_BITS)), merged_ids)
+        return dict(zip(keys, packed))
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector paused: loading makes millions of objects, none of them garbage,
+    and each collection their number sets off would walk them all (a third of a large load)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _merge_pairs_from_json(entries: list, where: str) -> list[tuple[int, str, str]]:

@@ -91,11 +91,12 @@ class Tokenizer:
 
     @classmethod
     def from_str(cls, text: str, source: str = "tokenizer.json", config: dict | None = None) -> "Tokenizer":
-        try:
-            spec = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise TokenizerFileError(source, f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
-        return cls(spec, source, config)
+        with models.collector_paused():
+            try:
+                spec = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise TokenizerFileError(source, f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+            return cls(spec, source, config)
 
     @classmethod
     def from_file(cls, path: str | Path, config: dict | None = None) -> "Tokenizer":

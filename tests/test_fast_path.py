@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from impl import Tokenizer
 from impl.byte_level import BYTE_TO_CHAR, bytes_to_chars
 from impl.errors import TokenizerFileError
-from impl.models import BPE, _merge_pairs_from_json, _merge_rules, _merge_rules_in_bulk
+from impl.models import BPE, _merge_ids, _merge_pairs_from_json, _merge_rules, _packed_rules
 from impl.normalizers import Replace
 from impl.patterns import FLAGS, _spans_searched, compile_oniguruma, match_spans
 from impl.pre_tokenizers import GPT2_SPLIT, ByteLevel, Piece, _isolated, cut, isolated_pieces
@@ -181,22 +181,23 @@ def test_merges_load_in_bulk_as_entry_by_entry(family):
     # Both spellings of the same merges: pairs, and (where no token holds a space) "left right" strings.
     spellings = [merges] + ([[" ".join(pair) for pair in merges]] if not any(" " in t for p in merges for t in p) else [])
     for spelled in spellings:
-        bulk = _merge_rules_in_bulk(spelled, vocab, prefix)
-        assert bulk is not None or prefix, "the usual file is read in bulk"
-        assert bulk is None or bulk == _merge_rules(_merge_pairs_from_json(spelled, WHERE), vocab, prefix, WHERE)
+        ids = _merge_ids(spelled, vocab, prefix)
+        assert ids is not None or prefix, "the usual file is read in bulk"
+        if ids is not None:
+            assert _packed_rules(*ids) == _merge_rules(_merge_pairs_from_json(spelled, WHERE), vocab, prefix, WHERE)
 
 
 @pytest.mark.parametrize("merges", [["a b", "a c"], [["a", "b"], ["b", "a"]], ["a b", ["a", "b"]], ["a  b"]])
 def test_faulty_merges_are_left_to_the_entry_by_entry_reading(merges):
     vocab = {"a": 0, "b": 1, "ab": 2}
-    assert _merge_rules_in_bulk(merges, vocab, None) is None
+    assert _merge_ids(merges, vocab, None) is None
     with pytest.raises(TokenizerFileError):
         _merge_rules(_merge_pairs_from_json(merges, WHERE), vocab, None, WHERE)
 
 
 def test_a_version_line_is_left_to_the_entry_by_entry_reading():
     merges, vocab = ["#version: 0.2", "a b"], {"a": 0, "b": 1, "ab": 2}
-    assert _merge_rules_in_bulk(merges, vocab, None) is None
+    assert _merge_ids(merges, vocab, None) is None
     assert _merge_rules(_merge_pairs_from_json(merges, WHERE), vocab, None, WHERE) == {0 << 32 | 1: 1 << 32 | 2}
 
 

@@ -27,7 +27,6 @@ import json
 import multiprocessing
 import os
 import random
-import resource
 import string
 import subprocess
 import sys
@@ -155,13 +154,19 @@ def time_engines(engines: list[Engine], make_text: Callable[[int], str], seconds
 
 # -- load time and memory, each in a fresh process --------------------------------------------------
 
-def _rss_mib() -> float:
-    with open("/proc/self/statm") as statm:
-        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+def _memory_mib(field: str) -> float:
+    """A memory figure of this process from /proc/self/status: VmRSS (resident now) or VmHWM (the
+    peak since it started; getrusage's maximum would be the parent's when that was larger)."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    raise OSError(f"no {field} in /proc/self/status")
 
 
 def measure_load(engine: str, impl_name: str, path: str) -> dict[str, float]:
-    """In this (fresh) process: seconds to load, MiB held once loaded, MiB of peak while loading."""
+    """In this (fresh) process: seconds to load, MiB held once loaded, MiB of peak while loading
+    (above what the process held before)."""
     if engine == "impl":
         load = Implementation(impl_name).Tokenizer.from_dir
         path_arg: object = Path(path)
@@ -169,13 +174,12 @@ def measure_load(engine: str, impl_name: str, path: str) -> dict[str, float]:
         from tokenizers import Tokenizer as OracleTokenizer
         load, path_arg = OracleTokenizer.from_file, str(Path(path) / "tokenizer.json")
     gc.collect()
-    before = _rss_mib()
+    before = _memory_mib("VmRSS")
     start = time.perf_counter()
     tokenizer = load(path_arg)
     seconds = time.perf_counter() - start
     gc.collect()
-    held = _rss_mib() - before
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 - before
+    held, peak = _memory_mib("VmRSS") - before, _memory_mib("VmHWM") - before
     del tokenizer
     return {"seconds": seconds, "held_mib": held, "peak_mib": peak}
 
