@@ -37,10 +37,9 @@ from oracles.structured_oracles import (DUMPS_SETTINGS, OutlinesMask, TokenVocab
                                         regex_masks, schema_acceptors, schema_errors)
 from properties.schemas import draw_examples, in_key_policy, instances
 
-from ..divergence import Case, Divergence
+from ..divergence import ORACLE_DISAGREEMENT, Case, Divergence
 from .registry import Subject, check, impl_call, oracle_call
 
-ORACLE_DISAGREEMENT = "oracle disagreement: "
 # A decoded token ending in the middle of a character is completed with these continuation bytes
 # to ask the regex referee whether some character could follow.
 CONTINUATION_PROBES = (0x80, 0x9F, 0xA0, 0xBF)
@@ -256,11 +255,11 @@ def _differential_verdict(case: Case, schema: dict, pattern: str, acceptors: dic
         accepts = acceptor.accepts(text)
         if accepts and not valid:
             broken = "/".join(failing_keywords(schema, instance)) if error is None else "JSON syntax"
-            return Divergence(found, "reject", "accept", f"{ORACLE_DISAGREEMENT}{name} admits what {broken} forbids",
+            return Divergence(found, "reject", "accept", f"{ORACLE_DISAGREEMENT} {name} admits what {broken} forbids",
                               {"oracle": name})
         if canonical and not accepts:
             return Divergence(found, "accept", "reject",
-                              f"{ORACLE_DISAGREEMENT}{name} rejects {_policy(text, instance, acceptor)}", {"oracle": name})
+                              f"{ORACLE_DISAGREEMENT} {name} rejects {_policy(text, instance, acceptor)}", {"oracle": name})
     return None
 
 
@@ -284,14 +283,14 @@ def check_differential(subject: Subject, case: Case) -> Divergence | None:
         return failure
     built = _acceptors(json.dumps(schema, sort_keys=True))
     acceptors = {name: acceptor for name, (acceptor, error) in built.items() if error is None}
-    disagreements = [Divergence(case, "a compiled schema", error, f"{ORACLE_DISAGREEMENT}{name} cannot compile")
+    disagreements = [Divergence(case, "a compiled schema", error, f"{ORACLE_DISAGREEMENT} {name} cannot compile")
                      for name, (_, error) in built.items() if error]
     if "text" in case.input:
         return _differential_verdict(case, schema, pattern, acceptors, case.input["text"])
 
     def probe(text: str) -> Divergence | None:
         found = _differential_verdict(case, schema, pattern, acceptors, text)
-        if found is not None and found.kind.startswith(ORACLE_DISAGREEMENT):
+        if found is not None and found.is_oracle_disagreement:
             disagreements.append(found)  # kept aside: an impl divergence on a later text comes first
             return None
         return found
@@ -442,8 +441,8 @@ def _mask_difference(case: Case, pattern: str, vocab: TokenVocabulary, prefix: l
         if verdict is None or verdict == impl_says:
             if verdict is None and token_id in oracle_allowed:
                 continue  # neither the referee nor impl calls it text: nothing to judge
-            wrong, kind = name, (f"{ORACLE_DISAGREEMENT}{name} allows a token the pattern forbids" if not impl_says
-                                 else f"{ORACLE_DISAGREEMENT}{name} forbids a token the pattern allows")
+            wrong, kind = name, (f"{ORACLE_DISAGREEMENT} {name} allows a token the pattern forbids" if not impl_says
+                                 else f"{ORACLE_DISAGREEMENT} {name} forbids a token the pattern allows")
         else:
             wrong, kind = "impl", ("Constraint allows a token the pattern forbids" if impl_says
                                    else "Constraint forbids a token the pattern allows")
@@ -485,7 +484,7 @@ def check_mask(subject: Subject, case: Case) -> Divergence | None:
     masks = oracle_masks(subject, pattern, tuple(case.input.get("oracles", MASK_ORACLES)))
     for name, (mask, error) in masks.items():
         if error:
-            return Divergence(case, "a mask", error, f"{ORACLE_DISAGREEMENT}{name} cannot compile impl's pattern")
+            return Divergence(case, "a mask", error, f"{ORACLE_DISAGREEMENT} {name} cannot compile impl's pattern")
     built, failure = built_constraint(subject, case, pattern)
     if built is None:
         return failure

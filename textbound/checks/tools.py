@@ -39,7 +39,7 @@ from oracles import tool_reference, transformers_response
 from oracles.chat_oracle import TEMPLATES_ENV, TemplateNotFound, render, templates_dir
 from oracles.tool_reference_core import FALLBACK, Parsed
 
-from ..divergence import Case, Divergence
+from ..divergence import ORACLE_DISAGREEMENT, Case, Divergence
 from .registry import Subject, check, impl_call, oracle_call
 from .streaming import chunks
 
@@ -154,7 +154,7 @@ def judged(case: Case, given: ToolInput, reference: Parsed, actual: dict,
     if oracle_vs_reference and (impl_vs_reference is None or message_difference(answer.message, actual) is None):
         sided = "reference" if impl_vs_reference is None else "transformers"
         return Divergence(case, expected, answer.message,
-                          f"oracle disagreement: {given.format}: {oracle_vs_reference['field']} differs",
+                          f"{ORACLE_DISAGREEMENT} {given.format}: {oracle_vs_reference['field']} differs",
                           {**where, **oracle_vs_reference, "impl_sides_with": sided, "template": answer.template,
                            "transformers_limits": list(answer.limits)})
     if impl_vs_reference:
