@@ -25,7 +25,7 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import json
-import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -107,7 +107,8 @@ def run_engine(engine: Engine, families: list[FieldFamily], work_dir: Path, budg
     out = work_dir / engine.name
     not_applicable = {f.name: reason for f in families if (reason := applicable(engine, f))}
     chosen = [f for f in families if f.name not in not_applicable]
-    out.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(out, ignore_errors=True)  # a report folder's divergences.jsonl is appended to, never reset
+    out.mkdir(parents=True)
     command = [sys.executable, "-m", "textbound.cli", "check", "--impl", engine.module, "--component",
                ",".join(engine.components), "--budget", budget, "--jobs", str(jobs), "--report-dir", str(out)]
     for family in chosen:
@@ -128,13 +129,13 @@ def collect(engine: Engine, work_dir: Path, setup: dict) -> dict:
     """One engine's part of field.json, from its run folder."""
     out = work_dir / engine.name
     entry = {"module": engine.module, "components": list(engine.components), **setup}
-    summary_file = out / "summary.json"
-    if setup.get("missing") or not summary_file.is_file():
+    summary_file, records_file = out / "summary.json", out / "divergences.jsonl"
+    if setup.get("missing") or not records_file.is_file():
         return {**entry, "version": None, "counts": [], "signatures": {}}
-    summary = json.loads(summary_file.read_text(encoding="utf-8"))
     # Lines end in "\n" only: a record may hold U+2028 and the like, which splitlines() would split at.
-    records = [json.loads(line) for line in (out / "divergences.jsonl").read_text(encoding="utf-8").split("\n")
-               if line.strip()]
+    records = [json.loads(line) for line in records_file.read_text(encoding="utf-8").split("\n") if line.strip()]
+    summary = (json.loads(summary_file.read_text(encoding="utf-8")) if summary_file.is_file()
+               else _summary_of_records(records))
     signatures: dict[str, dict] = {}
     for record in records:
         group = signatures.setdefault(record["signature"], {"count": 0, "families": [], "example": None})
@@ -152,6 +153,19 @@ def collect(engine: Engine, work_dir: Path, setup: dict) -> dict:
             "budget": summary.get("budget"), "completed": summary.get("completed"),
             "harness_errors": summary.get("harness_errors"), "skipped": summary.get("skipped"),
             "counts": summary.get("counts", []), "signatures": dict(sorted(signatures.items()))}
+
+
+def _summary_of_records(records: list[dict]) -> dict:
+    """What a run that died before writing summary.json still tells: its records (cases unknown)."""
+    counts: dict[tuple[str, str], dict] = {}
+    for record in records:
+        key = (record["family"], record["component"])
+        counts.setdefault(key, {"family": key[0], "component": key[1], "cases": None, "divergences": 0})
+        counts[key]["divergences"] += 1
+    first = records[0] if records else {}
+    return {"impl_version": first.get("impl_version"), "oracles": {first.get("component"): first.get("oracle_version")},
+            "completed": False, "harness_errors": ["the run ended before writing summary.json"],
+            "counts": list(counts.values())}
 
 
 def triage_entry(triage: dict, engine: str, signature: str) -> dict | None:
@@ -191,7 +205,8 @@ def markdown(field: dict, triage: dict) -> str:
             lines.append(f"| {name} | not installed | {', '.join(entry['components'])} | skipped: "
                          f"{cell(entry['missing'])} | | | | | |")
             continue
-        cases = sum(c["cases"] for c in entry["counts"])
+        known = all(c["cases"] is not None for c in entry["counts"])
+        cases = sum(c["cases"] for c in entry["counts"]) if known else "unknown"
         divergences = sum(c["divergences"] for c in entry["counts"])
         families = sorted({c["family"] for c in entry["counts"]})
         absent = sum(g["count"] for s, g in entry["signatures"].items() if s.split("/", 2)[2].startswith(NOT_PROVIDED))
@@ -214,7 +229,8 @@ def _engine_section(name: str, entry: dict, triage: dict) -> list[str]:
     if entry.get("harness_errors"):
         lines += [f"Harness errors: {cell(json.dumps(entry['harness_errors'], ensure_ascii=False)[:EXAMPLE_CHARS])}", ""]
     lines += ["| family | component | cases | divergences |", "| --- | --- | --- | --- |"]
-    lines += [f"| {c['family']} | {c['component']} | {c['cases']} | {c['divergences']} |" for c in entry["counts"]]
+    lines += [f"| {c['family']} | {c['component']} | {c['cases'] if c['cases'] is not None else 'unknown'} | "
+              f"{c['divergences']} |" for c in entry["counts"]]
     for family, reason in sorted(entry.get("not_applicable", {}).items()):
         lines.append(f"| {family} | {', '.join(entry['components'])} | not applicable | {cell(reason)} |")
     lines.append("")
