@@ -23,7 +23,8 @@ class _FastPath:
 
     The text is cut into raw pieces (in C); a piece seen before costs one lookup, and the pieces
     not seen yet are spelled and tokenized together (``BPE.tokenize_batch``). The cache keeps up to
-    models.CACHE_CAPACITY short pieces; when it is full it is emptied first, as the model's is.
+    models.CACHE_CAPACITY short pieces; when it is full a new one replaces it (the model's is
+    emptied alike), and nothing is ever removed from a cache another thread may be reading.
     """
 
     def __init__(self, raw_split: RawSplit, model: models.Model):
@@ -33,23 +34,20 @@ class _FastPath:
 
     def ids(self, text: str) -> list[int]:
         raws = self.raw_split.pieces(text)
-        cache = self.cache
+        table = cache = self.cache
         missing = set(raws).difference(cache)
-        if not missing:
-            return list(chain.from_iterable(map(cache.__getitem__, raws)))
-        if len(cache) >= models.CACHE_CAPACITY:
-            cache.clear()
-            missing = set(raws)
-        missing = list(missing)
-        room = models.CACHE_CAPACITY - len(cache)
-        cache.update(zip(missing, self._tokenized(missing)))
-        ids = list(chain.from_iterable(map(cache.__getitem__, raws)))
-        for raw in missing:  # keep what fits, short pieces only
-            if room and len(raw) < models.CACHE_MAX_PIECE_LENGTH:
-                room -= 1
-            else:
-                del cache[raw]
-        return ids
+        if missing:
+            if len(cache) >= models.CACHE_CAPACITY:
+                table = cache = self.cache = {}
+                missing = set(raws)
+            missing = list(missing)
+            fresh = dict(zip(missing, self._tokenized(missing)))
+            kept = [raw for raw in missing if len(raw) < models.CACHE_MAX_PIECE_LENGTH]
+            kept = kept[:models.CACHE_CAPACITY - len(cache)]
+            cache.update(zip(kept, map(fresh.__getitem__, kept)))
+            if len(kept) < len(missing):
+                table = {**cache, **fresh}
+        return list(chain.from_iterable(map(table.__getitem__, raws)))
 
     def _tokenized(self, raws: list[str]) -> list[list[int]]:
         """Each raw piece's ids."""

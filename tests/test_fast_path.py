@@ -16,7 +16,7 @@ import regex
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from impl import Tokenizer
+from impl import Tokenizer, models
 from impl.byte_level import BYTE_TO_CHAR, bytes_to_chars
 from impl.errors import TokenizerFileError
 from impl.models import BPE, _merge_ids, _merge_pairs_from_json, _merge_rules, _packed_rules
@@ -100,6 +100,16 @@ def test_a_subclassed_stage_keeps_its_own_behaviour():
     tokenizer.model.__class__ = Reversed
     ids = BPE.tokenize(tokenizer.model, "understandable")
     assert len(ids) > 1 and tokenizer.encode("understandable") == ids[::-1]
+
+
+def test_the_cache_stays_within_its_capacity(monkeypatch):
+    monkeypatch.setattr(models, "CACHE_CAPACITY", 4)
+    fast, general = Tokenizer.from_dir(family_path("gpt2")), tokenizers("gpt2")[1]
+    many = "one two three four five six seven eight nine"  # more new pieces than the cache holds
+    assert fast.encode(many) == general.encode(many)
+    assert len(fast._fast_split().cache) == 4
+    assert fast.encode("ten eleven one") == general.encode("ten eleven one")  # full: a new cache
+    assert set(fast._fast_split().cache) == {"ten", " eleven", " one"}
 
 
 # -- BPE ------------------------------------------------------------------------------------------
