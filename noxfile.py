@@ -1,5 +1,6 @@
 """nox sessions: tests, one check per family, fuzz (the fuzzed pipelines), gate (check against the
-committed baseline), bench, mutants (the harness's own mutation score), and the engines that need
+committed baseline), bench, mutants (the harness's own mutation score), field (the field report of
+every adapter), and the engines that need
 heavy optional installs: engines_js (node packages) and engine_llama_cpp (a source build).
 
 The shared models and templates are found through $TEXTBOUND_MODELS and $TEXTBOUND_TEMPLATES; when
@@ -95,6 +96,13 @@ def mutants(session: nox.Session) -> None:
     _install(session)
     session.run("textbound", "mutate", "--jobs", str(os.cpu_count() or 1),
                 "--report", "reports/runs/mutants.json", *session.posargs, env=_shared_env())
+
+
+@nox.session
+def field(session: nox.Session) -> None:
+    """reports/field/: every adapter on every family it applies to; triage.json is kept."""
+    session.install("-e", ".[engines]")
+    session.run("python", "tools/field_report.py", *session.posargs, env=_shared_env())
 
 
 JS_ENGINES = ROOT / "engines" / "js"

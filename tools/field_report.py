@@ -61,6 +61,10 @@ ENGINES = (
     Engine("mistral-common", "textbound.adapters.mistral_common_adapter", ("tokenizer", "chat"), True),
     Engine("outlines-core", "textbound.adapters.outlines_core_adapter", ("structured",), False),
     Engine("llguidance", "textbound.adapters.llguidance_adapter", ("structured",), False),
+    # Heavy engines (nox -s engines_js / engine_llama_cpp install them); skipped, saying why, without.
+    Engine("hf-jinja", "textbound.adapters.hf_jinja", ("chat",), False),
+    Engine("tokenizers.js", "textbound.adapters.js_tokenizers", ("tokenizer", "detokenizer"), True),
+    Engine("llama.cpp", "textbound.adapters.llama_cpp_adapter", ("tokenizer", "detokenizer"), True),
 )
 
 
