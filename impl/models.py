@@ -58,6 +58,11 @@ def pair_key(left: int, right: int) -> int:
     return left << ID_BITS | right
 
 
+def pair_keys(ids: list[int]) -> Iterator[int]:
+    """The MergeRules key of each adjacent pair of ``ids``, computed in C: [1, 2, 3] -> keys of (1, 2), (2, 3)."""
+    return map(operator.or_, map(operator.lshift, ids, repeat(ID_BITS)), ids[1:])
+
+
 class VocabModel:
     """A model whose vocabulary is a token -> id map, with an optional unknown token."""
 
@@ -158,8 +163,7 @@ class BPE(VocabModel):
         symbols = list(map(self.vocab.get, "".join(pieces)))
         if None in symbols:  # a character that is no token: byte fallback, unk, or dropped
             return [self.tokenize(piece) for piece in pieces]
-        rules = list(map(self.merges.get, map(operator.or_, map(operator.lshift, symbols, repeat(ID_BITS)),
-                                              symbols[1:]), repeat(NO_RULE)))
+        rules = list(map(self.merges.get, pair_keys(symbols), repeat(NO_RULE)))
         whole_piece = self.vocab.get if self.ignore_merges else None
         tokenized, start = [], 0
         for piece in pieces:
@@ -293,8 +297,7 @@ class BPE(VocabModel):
         following = list(range(1, len(ids) + 1))
         following[-1] = -1
         preceding = list(range(-1, len(ids) - 1))
-        queue = [rule & RANK_MASK | left for left, rule in enumerate(map(rule_of, map(pair_key, ids, ids[1:])))
-                 if rule is not None]
+        queue = [rule & RANK_MASK | left for left, rule in enumerate(map(rule_of, pair_keys(ids))) if rule is not None]
         heapq.heapify(queue)
         push, pop = heapq.heappush, heapq.heappop
         while queue:

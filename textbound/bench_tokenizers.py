@@ -166,8 +166,8 @@ def _memory_mib(field: str) -> float:
 
 
 def measure_load(engine: str, impl_name: str, path: str) -> dict[str, float]:
-    """In this (fresh) process: seconds to load and then to encode a first text, MiB held once
-    loaded and MiB of peak through both (above what the process held before)."""
+    """In this (fresh) process: seconds to load and then to encode a first text, MiB held after
+    both and MiB of peak through both (above what the process held before)."""
     if engine == "impl":
         load = Implementation(impl_name).Tokenizer.from_dir
         path_arg: object = Path(path)
@@ -179,12 +179,11 @@ def measure_load(engine: str, impl_name: str, path: str) -> dict[str, float]:
     start = time.perf_counter()
     tokenizer = load(path_arg)
     seconds = time.perf_counter() - start
-    gc.collect()
-    held = _memory_mib("VmRSS") - before
     start = time.perf_counter()
     tokenizer.encode(FIRST_TEXT)  # what a structure built on first use costs
     first_encode = time.perf_counter() - start
-    peak = _memory_mib("VmHWM") - before
+    gc.collect()
+    held, peak = _memory_mib("VmRSS") - before, _memory_mib("VmHWM") - before
     return {"seconds": seconds, "first_encode_seconds": first_encode, "held_mib": held, "peak_mib": peak}
 
 
@@ -314,7 +313,7 @@ def tokenizer_bench(families: list[Family], impl: Implementation, seconds: float
         return
     families = [*families, *([large_vocabulary_family()] if large_vocabulary else [])]
     print(f"tokenizer encode, one thread, best of >= {MIN_REPEATS}; ratio = tokenizers' time / engine's time")
-    print(f"{'family':<18} {'text':<18} {'engine':<11} {'tokens/s':>11} {'ratio':>7} {'ids':>10}  target")
+    print(f"{'family':<18} {'text':<18} {'engine':<11} {'tokens/s':>11} {'seconds':>8} {'ratio':>7} {'ids':>10}  target")
     for family in families:
         engines = _engines(impl, family)
         for text_name, make_text in TEXTS.items():
@@ -325,9 +324,9 @@ def tokenizer_bench(families: list[Family], impl: Implementation, seconds: float
                 same = "reference" if engine.name == "tokenizers" else ("identical" if timing.identical else "DIFFER")
                 target = _text_target(family, text_name, timings) if engine.name == "impl" else ""
                 print(f"{family.name:<18} {text_name:<18} {engine.name:<11} {timing.tokens / timing.seconds:>11,.0f} "
-                      f"{ratio:>7.2f} {same:>10}  {target}")
+                      f"{timing.seconds:>8.3f} {ratio:>7.2f} {same:>10}  {target}")
     print(f"\nload, each in a fresh process (best of {MIN_REPEATS}): seconds to load (+ to encode a first text), "
-          f"MiB held once loaded (peak)")
+          f"MiB held then (peak)")
     for family in families:
         impl_load, oracle_load = best_load("impl", impl.name, family.path), best_load("tokenizers", impl.name, family.path)
         memory = impl_load["held_mib"] / max(oracle_load["held_mib"], 1.0)
