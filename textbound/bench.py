@@ -47,6 +47,11 @@ def run_bench(impl: Implementation, families: list[Family], seconds: float) -> i
         megabytes = len(text.encode("utf-8")) / 1e6
         print(f"{family.name:<16} {oracle_encode / impl_encode:>21.1f}x {oracle_decode / impl_decode:>21.1f}x "
               f"{impl_encode * megabytes:>17.2f}")
+    if families:
+        from .bench_tokenizers import tokenizer_bench
+        # Issue 9's table: prose, random words, one long word, code and multilingual text; load time,
+        # peak memory and encode_batch; tiktoken beside tokenizers where the vocabulary is byte-level.
+        tokenizer_bench(families, impl, seconds)
     if impl.provides("stops"):
         short = min(stop_benchmark(impl.StopChecker, 10_000, 16, seed=0) for _ in range(3))
         long = min(stop_benchmark(impl.StopChecker, 100_000, 16, seed=0) for _ in range(3))
