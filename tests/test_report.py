@@ -144,3 +144,10 @@ def test_a_replayed_case_keeps_the_key_order_a_chat_template_saw(tmp_path):
     assert json.dumps(replayed.input) == json.dumps(case.input)  # the same keys in the same order
     assert list(replayed.input) == ["template", "messages", "add_generation_prompt"]
     assert not recorder.record(Divergence(case, "a", "b", "text differs"))  # still de-duplicated
+
+
+def test_a_kind_holding_a_slash_is_still_an_oracle_disagreement():
+    from textbound.divergence import is_oracle_disagreement
+    kind = "oracle disagreement: outlines-core admits what anyOf/maximum forbids"
+    assert is_oracle_disagreement(kind) and is_oracle_disagreement(f"structured/differential/{kind}")
+    assert not is_oracle_disagreement("tokenizer/encode/ids differ at a/b")

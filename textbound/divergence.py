@@ -16,7 +16,9 @@ ORACLE_DISAGREEMENT = "oracle disagreement:"
 def is_oracle_disagreement(signature: str) -> bool:
     """Whether a signature (or a bare kind) is an oracle disagreement:
     ``is_oracle_disagreement("tools/parse/oracle disagreement: hermes: arguments differs") is True``."""
-    return signature.split("/", 2)[-1].startswith(ORACLE_DISAGREEMENT)
+    # A kind may itself hold "/" ("admits what anyOf/maximum forbids"), so a bare kind is tested whole.
+    parts = signature.split("/", 2)
+    return signature.startswith(ORACLE_DISAGREEMENT) or (len(parts) == 3 and parts[2].startswith(ORACLE_DISAGREEMENT))
 
 
 @dataclass(frozen=True)
