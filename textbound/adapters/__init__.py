@@ -86,3 +86,21 @@ def engine_version(distribution: str) -> str:
     """``"tokenizers 0.23.3"``: a distribution's installed version, for ``__version__``."""
     from importlib.metadata import version
     return f"{distribution} {version(distribution)}"
+
+
+def render_chat_through(environment):
+    """A ``render_chat`` with impl's signature whose request is prepared and finished by
+    impl.chat.ChatRenderer (as transformers prepares it) and whose template runs in another engine's
+    ``environment`` (an object with ChatRenderer's compile and render): the template engine alone is
+    swapped."""
+    from impl.chat import ChatRenderer
+
+    renderer = ChatRenderer()
+    renderer.environment = environment
+
+    def render_chat(template, messages, *, tools=None, documents=None, add_generation_prompt=False,
+                    continue_final_message=False, **variables) -> str:
+        return renderer.render_chat(template, messages, tools=tools, documents=documents,
+                                    add_generation_prompt=add_generation_prompt,
+                                    continue_final_message=continue_final_message, **variables)
+    return render_chat

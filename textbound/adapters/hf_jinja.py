@@ -32,9 +32,8 @@ import shutil
 from datetime import datetime
 from pathlib import Path
 
-from impl.chat import ChatRenderer
 
-from . import EngineMissing
+from . import EngineMissing, render_chat_through
 
 ENGINE_CMD_ENV = "TEXTBOUND_ENGINE_CMD"  # subprocess.ENGINE_CMD_ENV, which cannot be imported before it is set
 JS_ENGINES_DIR = Path(__file__).resolve().parents[2] / "engines" / "js"
@@ -130,12 +129,4 @@ class NodeJinjaEnvironment:
                                       now=datetime.now().isoformat())
 
 
-_RENDERER = ChatRenderer()
-_RENDERER.environment = NodeJinjaEnvironment()
-
-
-def render_chat(template, messages, *, tools=None, documents=None, add_generation_prompt=False,
-                continue_final_message=False, **variables) -> str:
-    return _RENDERER.render_chat(template, messages, tools=tools, documents=documents,
-                                 add_generation_prompt=add_generation_prompt,
-                                 continue_final_message=continue_final_message, **variables)
+render_chat = render_chat_through(NodeJinjaEnvironment())

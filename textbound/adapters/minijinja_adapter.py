@@ -34,9 +34,8 @@ from datetime import datetime
 
 import jinja2
 
-from impl.chat import ChatRenderer
 
-from . import engine_version, require
+from . import engine_version, render_chat_through, require
 
 minijinja = require("minijinja")
 
@@ -109,12 +108,4 @@ class MiniJinjaEnvironment:
             raise jinja2.exceptions.UndefinedError(str(exc)) from exc
 
 
-_RENDERER = ChatRenderer()
-_RENDERER.environment = MiniJinjaEnvironment()
-
-
-def render_chat(template, messages, *, tools=None, documents=None, add_generation_prompt=False,
-                continue_final_message=False, **variables) -> str:
-    return _RENDERER.render_chat(template, messages, tools=tools, documents=documents,
-                                 add_generation_prompt=add_generation_prompt,
-                                 continue_final_message=continue_final_message, **variables)
+render_chat = render_chat_through(MiniJinjaEnvironment())
