@@ -30,14 +30,7 @@ def tool_call_pattern(tools, *, name: str | None = None, format: str = "hermes")
     """A regex for one call of one of ``tools`` (OpenAI format), or of the tool ``name`` when given."""
     if format not in FORMATS:
         raise ValueError(f"unknown tool-call format {format!r}; known: {sorted(FORMATS)}")
-    functions = [_function_of(tool, index) for index, tool in enumerate(tools or [])]
-    if not functions:
-        raise ValueError("tool_call_pattern needs at least one tool")
-    if name is not None:
-        known = [function["name"] for function in functions]
-        if name not in known:
-            raise ValueError(f"unknown tool {name!r}; known tools: {known}")
-        functions = [function for function in functions if function["name"] == name]
+    functions = called_functions(tools, name)
     before, arguments_key, after = FORMATS[format]
     punctuation = Punctuation(None)
     calls = []
@@ -48,6 +41,24 @@ def tool_call_pattern(tools, *, name: str | None = None, format: str = "hermes")
             f"{json_string_literal('name')}{punctuation.colon}{json_string_literal(function['name'])}",
             f"{json_string_literal(arguments_key)}{punctuation.colon}{arguments}"])))
     return regex_escape(before) + group(calls) + regex_escape(after)
+
+
+def called_functions(tools, name: str | None = None) -> list[dict]:
+    """The functions of ``tools`` (OpenAI format or bare) a call may name: all, or the one ``name``;
+    ValueError when there are none or ``name`` is unknown.
+
+    >>> called_functions([{"type": "function", "function": {"name": "f"}}, {"name": "g"}], "g")
+    [{'name': 'g'}]
+    """
+    functions = [_function_of(tool, index) for index, tool in enumerate(tools or [])]
+    if not functions:
+        raise ValueError("tool_call_pattern needs at least one tool")
+    if name is None:
+        return functions
+    known = [function["name"] for function in functions]
+    if name not in known:
+        raise ValueError(f"unknown tool {name!r}; known tools: {known}")
+    return [function for function in functions if function["name"] == name]
 
 
 def _function_of(tool, index: int) -> dict:

@@ -29,7 +29,7 @@ from collections.abc import Callable
 
 from impl import regex_escape
 from impl.structured.constraint import special_token_ids
-from impl.structured.tool_call import FORMATS, _function_of
+from impl.structured.tool_call import FORMATS, called_functions
 
 from . import require
 
@@ -49,12 +49,7 @@ def tool_call_pattern(schema_to_regex: Callable[[dict], str], tools, *, name: st
     it, as impl's does. (impl's own cannot be reused: it compiles the arguments with impl's regexes.)"""
     if format not in FORMATS:
         raise ValueError(f"unknown tool-call format {format!r}; known: {sorted(FORMATS)}")
-    functions = [_function_of(tool, index) for index, tool in enumerate(tools or [])]
-    known = [function["name"] for function in functions]
-    if not functions or (name is not None and name not in known):
-        raise ValueError(f"unknown tool {name!r}; known tools: {known}" if functions
-                         else "tool_call_pattern needs at least one tool")
-    functions = [function for function in functions if name is None or function["name"] == name]
+    functions = called_functions(tools, name)
     before, arguments_key, after = FORMATS[format]
     colon, comma = f"{WRAPPER_SPACE}:{WRAPPER_SPACE}", f"{WRAPPER_SPACE},{WRAPPER_SPACE}"
     calls = [
