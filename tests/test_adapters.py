@@ -123,6 +123,22 @@ def test_a_crashing_engine_is_a_clear_error_and_restarts(echo_engine):
     assert engine.Tokenizer.from_dir(build_family("gpt2")).encode("hi")  # a fresh engine serves again
 
 
+def test_a_refused_family_is_refused_again_without_a_process_left(echo_engine, monkeypatch, tmp_path):
+    engine = echo_engine()
+    from textbound.adapters import subprocess as protocol
+    started, start = [], protocol.EngineProcess.__init__
+
+    def counted_start(process, *arguments):
+        started.append(process)
+        start(process, *arguments)
+
+    monkeypatch.setattr(protocol.EngineProcess, "__init__", counted_start)
+    for _ in range(2):
+        with pytest.raises(Exception, match="tokenizer.json"):
+            engine.Tokenizer.from_dir(tmp_path)
+    assert len(started) == 1 and not started[0].alive  # one try, and its engine did not stay running
+
+
 def test_no_engine_command_fails_the_setup(monkeypatch):
     monkeypatch.delenv("TEXTBOUND_ENGINE_CMD", raising=False)
     monkeypatch.delitem(sys.modules, SUBPROCESS, raising=False)

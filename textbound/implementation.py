@@ -34,10 +34,11 @@ class Implementation:
     def __init__(self, module_name: str):
         try:
             self.module: ModuleType = importlib.import_module(module_name)
-        except Exception as exc:  # any import failure means the run cannot be set up
+            # An engine adapter starts its engine to answer this: a broken engine fails the setup too.
+            self.version = getattr(self.module, "__version__", "unversioned")
+        except Exception as exc:  # any failure here means the run cannot be set up
             raise ImplementationError(f"--impl {module_name}: cannot import: {type(exc).__name__}: {exc}") from exc
         self.name = module_name
-        self.version = getattr(self.module, "__version__", "unversioned")
 
     def provides(self, component: str) -> bool:
         return not self.missing(component)

@@ -25,13 +25,14 @@ import functools
 from pathlib import Path
 
 from . import tokenizers_adapter
-from .hf_jinja import engine_description, node_engine, protocol
+from .hf_jinja import engine_description, node_engine
+from .subprocess import EngineTokenizer
 
 TOKENIZER_ENGINE = "tokenizer_engine.mjs"
 TOKENIZER_PACKAGE = "@huggingface/tokenizers"
 
 
-class Tokenizer(protocol().EngineTokenizer):
+class Tokenizer(EngineTokenizer):
     """A family's tokenizer in the node engine, with what the whole-decode detokenizer needs."""
 
     def __init__(self, process, path: Path):
@@ -53,4 +54,8 @@ class Tokenizer(protocol().EngineTokenizer):
 
 IncrementalDetokenizer = tokenizers_adapter.IncrementalDetokenizer
 
-__version__ = engine_description(node_engine(TOKENIZER_ENGINE, TOKENIZER_PACKAGE))
+
+def __getattr__(name: str):
+    if name == "__version__":  # read by the harness's setup: starting the engine, a broken one fails it
+        return engine_description(node_engine(TOKENIZER_ENGINE, TOKENIZER_PACKAGE))
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

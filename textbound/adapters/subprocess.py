@@ -3,10 +3,12 @@
     TEXTBOUND_ENGINE_CMD="node my_engine.js" textbound check --impl textbound.adapters.subprocess
 
 ``$TEXTBOUND_ENGINE_CMD`` (ENGINE_CMD_ENV) is the engine's command line (split as a POSIX shell
-would, run without a shell). Each Python process starts it once for requests that need no family
+would, run without a shell). Each Python process starts it when first needed (the harness's setup
+reads ``__version__``, so a broken engine fails the setup): once for requests that need no family
 (stop strings, chat rendering, tool-call parsing, schema regexes) and once per family folder it
 checks; the process serves one request at a time until its stdin closes (then it exits: a killed
 harness worker leaves no engine behind). The engine's stderr is kept and quoted when it fails.
+Other adapters run their own engines over this protocol with ``engine(family, command=[...])``.
 
 Messages
 --------
@@ -151,9 +153,13 @@ class EngineProcess:
         self._buffer = bytearray()
         self._next_id = 0
         self._unreleased: list[int] = []
-        self.hello = self.request("hello", timeout=HANDSHAKE_SECONDS, protocol=PROTOCOL)
-        if family is not None:
-            self.request("load", timeout=HANDSHAKE_SECONDS, path=str(family))
+        try:
+            self.hello = self.request("hello", timeout=HANDSHAKE_SECONDS, protocol=PROTOCOL)
+            if family is not None:
+                self.request("load", timeout=HANDSHAKE_SECONDS, path=str(family))
+        except BaseException:
+            self.close()  # an engine that refused its family would otherwise idle until the run ends
+            raise
 
     def request(self, op: str, timeout: float | None = None, **arguments):
         """The engine's result for ``op``; its reported error raised; EngineFailure if it breaks."""
@@ -230,6 +236,9 @@ class EngineProcess:
 # Engines of this process, by command and family folder (None: the family-less one). Keyed by
 # process id too: a forked worker must start its own rather than write into its parent's pipes.
 _ENGINES: dict[tuple[int, tuple[str, ...], Path | None], EngineProcess] = {}
+# Families an engine refused to load (the error it reported, as class and arguments), by the same
+# key: the checks ask for a family's tokenizer once per case, and a refusal is not retried.
+_REFUSED: dict[tuple[int, tuple[str, ...], Path | None], tuple[type[Exception], tuple]] = {}
 
 
 def engine_command() -> list[str]:
@@ -240,14 +249,24 @@ def engine_command() -> list[str]:
     return shlex.split(command)
 
 
-def engine(family: Path | None = None) -> EngineProcess:
-    """The engine of this process for ``family`` (None: family-less requests), started (again, if
-    it died) when needed."""
-    command = engine_command()
+def engine(family: Path | None = None, command: list[str] | None = None) -> EngineProcess:
+    """The engine of this process running ``command`` (default: $TEXTBOUND_ENGINE_CMD's) for
+    ``family`` (None: family-less requests), started (again, if it died) when needed."""
+    command = list(command) if command is not None else engine_command()
     key = (os.getpid(), tuple(command), Path(family).resolve() if family is not None else None)
+    if key in _REFUSED:
+        kind, arguments = _REFUSED[key]
+        raise kind(*arguments)
     running = _ENGINES.get(key)
     if running is None or not running.alive:
-        running = _ENGINES[key] = EngineProcess(command, key[2])
+        try:
+            running = EngineProcess(command, key[2])
+        except EngineFailure:
+            raise  # a crash may not happen again: the next request starts the engine anew
+        except Exception as exc:
+            _REFUSED[key] = (type(exc), exc.args)
+            raise
+        _ENGINES[key] = running
     return running
 
 
@@ -462,5 +481,3 @@ def __getattr__(name: str):
         return _PUBLIC[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r} (the engine does not provide it)")
 
-
-engine()  # importing the module starts the engine: a broken one fails the run's setup, saying why
