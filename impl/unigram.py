@@ -11,6 +11,8 @@ Mirrors tokenizers/src/models/unigram/model.rs (``encode_optimized``, the one th
 - Consecutive unknown pieces are fused into one (always: the oracle's ``fuse_unk`` is fixed).
   A fused piece that is no vocabulary piece becomes its ``<0xXX>`` byte tokens when
   ``byte_fallback`` is set and all exist, else the unknown id.
+- Scores are the floats serde_json reads from the file, which are not always the ones Python reads
+  (``_serde_json_f64``): one unit in the last place decides between paths that tie otherwise.
 
 Example: pieces ``a`` (-1), ``b`` (-1), ``ab`` (-1.5) and ``<unk>`` (0) segment ``"abxy"`` as
 ``ab`` then the fused unknown ``xy``: ids ``[2, 3]`` for vocab order a, b, ab, <unk> with unk_id 3.
@@ -23,6 +25,8 @@ from .byte_level import byte_token_ids
 from .errors import TokenizerFileError, child, defaulted, field, optional
 
 UNKNOWN_PENALTY = 10.0  # K_UNK_PENALTY in model.rs
+U64_MAX = 2**64 - 1
+POWERS_OF_TEN = [float(f"1e{exponent}") for exponent in range(309)]  # serde_json's POW10 table
 
 
 class Unigram:
@@ -138,10 +142,42 @@ def _pieces_from_json(entries: list, where: str) -> list[tuple[str, float]]:
 
 
 def _finite(value: object, where: str) -> float:
-    try:
-        number = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else math.nan
-    except OverflowError:  # an integer beyond any float
-        number = math.inf
+    is_json_number = (isinstance(value, int) and not isinstance(value, bool)
+                      or isinstance(value, float) and math.isfinite(value))
+    number = _serde_json_f64(value) if is_json_number else math.nan
     if not math.isfinite(number):
         raise TokenizerFileError(where, f"expected a finite number, found {value!r}")
     return number
+
+
+def _serde_json_f64(value: int | float) -> float:
+    """The float serde_json reads (as tokenizers builds it, without its ``float_roundtrip`` feature)
+    from the JSON number Python read as ``value``: the digits that fit a u64 as a float, then one
+    multiplication or division by a power of ten. Two roundings, so it can miss the nearest float by
+    one unit in the last place: -7.3529038581876165 -> -7.352903858187616. Infinite where serde_json
+    fails for a number out of range.
+
+    The file's own digits are gone, but files hold the shortest digits that give their float
+    (serde_json writes those, and so does json.dumps): ``repr(value)``'s.
+    """
+    text = repr(value)
+    if isinstance(value, float) and "e" not in text:  # the common shape, read faster: -7.352903858187616
+        integer, _, fraction = text.partition(".")
+        # int / float rounds the int to a float first; ``or value`` keeps the sign of -0.0
+        return int(integer + fraction) / POWERS_OF_TEN[len(fraction)] or value
+    mantissa, _, exponent_text = text.partition("e")
+    integer, _, fraction = mantissa.lstrip("-").partition(".")
+    digits, exponent = integer + fraction, int(exponent_text or 0) - len(fraction)
+    if int(digits) > U64_MAX:  # only an integer: a float's repr has at most 17 significant digits
+        # serde_json keeps the leading digits that fit a u64; the others only count in the exponent
+        kept = 20 if int(digits[:20]) <= U64_MAX else 19
+        digits, exponent = digits[:kept], exponent + len(digits) - kept
+    number = float(int(digits))
+    while abs(exponent) >= len(POWERS_OF_TEN) and number != 0.0:
+        if exponent > 0:
+            return math.inf
+        number, exponent = number / 1e308, exponent + 308
+    if number != 0.0:
+        power = POWERS_OF_TEN[abs(exponent)]
+        number = number * power if exponent >= 0 else number / power
+    return -number if mantissa.startswith("-") else number
