@@ -132,6 +132,33 @@ def test_oracle_disagreements_are_reported_apart_and_never_fail_the_gate(tmp_pat
     assert 'failures="0"' in (tmp_path / "junit.xml").read_text()
 
 
+def test_oracle_disagreements_beyond_the_kept_ones_are_counted_not_written(tmp_path, monkeypatch):
+    """A second oracle parting alike on every case writes DISAGREEMENTS_KEPT records per family and
+    signature; summary.json, report.md and a merge of two such runs still count every one."""
+    from textbound.divergence import Divergence
+    from textbound.merge import merge
+
+    monkeypatch.setattr("textbound.report.DISAGREEMENTS_KEPT", 3)
+    signature = "tokenizer/encode/oracle disagreement: B: control tokens"
+    runs = []
+    for shard, texts in enumerate([["a", "b", "c", "d", "e"], ["f", "g"]]):
+        recorder = Recorder(tmp_path / f"run{shard}", RunInfo("impl", "1", {}, 0, "quick", {"gpt2": "/x"}))
+        for text in texts:
+            case = Case("tokenizer", "encode", "gpt2", {"text": text, "add_special_tokens": False})
+            recorder.record(Divergence(case, [1], [2], "oracle disagreement: B: control tokens"))
+        recorder.count("gpt2", "tokenizer", [Case("tokenizer", "encode", "gpt2", {})] * len(texts))
+        recorder.write_summary({"new": [], "known": [], "fixed": []}, checked=[("gpt2", "tokenizer")])
+        recorder.close()
+        runs.append(recorder.dir)
+    first = json.loads((runs[0] / "summary.json").read_text())
+    assert len((runs[0] / "divergences.jsonl").read_text().splitlines()) == 3
+    assert first["oracle_disagreements"] == 5 and first["oracle_disagreement_signatures"] == {signature: 5}
+    assert first["properties"][0]["oracle_disagreements"] == 5 and first["properties"][0]["cases"] == 5
+    assert "5 case(s) (3 written: at most 3 per family)" in (runs[0] / "report.md").read_text()
+    merged = merge(tmp_path / "merged", runs)
+    assert merged["oracle_disagreements"] == 7 and merged["signatures"] == {}
+
+
 def test_a_replayed_case_keeps_the_key_order_a_chat_template_saw(tmp_path):
     import shlex
 

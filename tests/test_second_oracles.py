@@ -6,8 +6,7 @@ import json
 
 import pytest
 
-from oracles import disagreements
-from oracles.disagreements import OracleDisagreement, family_disagreements
+from oracles.disagreements import SecondOracleComparison
 from oracles.tiktoken_oracle import NotExpressible, TiktokenOracle, TiktokenVocabulary, token_bytes_of
 from oracles.tokenizers_oracle import TokenizersOracle
 from textbound.budget import BUDGETS
@@ -115,45 +114,38 @@ def raising(text):
     raise RuntimeError("no")
 
 
+def disagreement_kinds(family: Family, impl: str, second_oracles: list | None = None, limit: int = 2000) -> set[str]:
+    """The kinds the tokenizer checks find on the family's first ``limit`` quick cases (with
+    ``second_oracles`` in place of the family's own, when given)."""
+    subject = Subject(family.name, family.path, Implementation(impl))
+    if second_oracles is not None:
+        subject.cache["second oracles"] = [SecondOracleComparison(subject.oracle, o) for o in second_oracles]
+    cases = list(case_source(family, "tokenizer", QUICK, 0))[:limit]
+    return {found.kind for found in map(lambda case: run_check(subject, case), cases) if found is not None}
+
+
 @pytest.mark.parametrize("rewrite, classification", [
     (lambda t: t.replace("  ", " "), "runs of spaces"),
     (lambda t: t[1:] if t.startswith(" ") and t[1:2] != " " else t, "leading space"),
     (lambda t: t.replace("\n", " "), "other whitespace"),
     (raising, "oracle B raised"),
 ])
-def test_a_second_oracle_that_differs_is_recorded_and_classified(rewrite, classification):
-    path = build_family("gpt2")
-    found = list(family_disagreements("gpt2", path, QUICK, [Rewriting(path, rewrite)]))
-    assert classification in {record.classification for record in found}
-    record = next(r for r in found if r.classification == classification)
-    assert record.oracle_a.startswith("tokenizers ") and record.oracle_b == "rewriting 1"
-    assert record.output_a != record.output_b
+def test_a_second_oracle_that_differs_is_an_oracle_disagreement_classified(rewrite, classification):
+    family = Family("gpt2", build_family("gpt2"), "embedded")
+    kinds = disagreement_kinds(family, "impl", [Rewriting(family.path, rewrite)])
+    assert f"oracle disagreement: rewriting: {classification}" in kinds
+    assert all(kind.startswith("oracle disagreement: rewriting: ") for kind in kinds)  # impl agrees with A
 
 
 def test_agreeing_oracles_record_nothing():
-    path = build_family("gpt2")
-    assert list(family_disagreements("gpt2", path, QUICK, [Rewriting(path)])) == []
+    family = Family("gpt2", build_family("gpt2"), "embedded")
+    assert disagreement_kinds(family, "impl", [Rewriting(family.path)]) == set()
 
 
-def test_control_tokens_are_where_sentencepiece_and_tokenizers_part(mistral_v3, tmp_path):
-    assert disagreements.main(["--family", "mistral-v3", "--out", str(tmp_path)]) == 0
-    records = disagreements.read(tmp_path / disagreements.FILE_NAME)
-    assert records and set(records[0]) == {*OracleDisagreement.__dataclass_fields__, "class_count"}
-    assert {r["classification"] for r in records} == {"control tokens"}
-    assert {r["oracle_b"].split()[0] for r in records} == {"sentencepiece"}
-    section = disagreements.markdown(records)
-    assert "## Oracle disagreements" in section and "| mistral-v3 |" in section and "control tokens" in section
-
-
-def test_each_classification_keeps_its_shortest_inputs_and_its_count(tmp_path):
-    def record(text, classification):
-        return OracleDisagreement("f", "encode", {"text": text}, "a", [], "b", [1], classification, {})
-    texts = ["a long text", "t", "medium", "text four"]
-    path, counts = disagreements.write([*(record(t, "x") for t in texts), record("y", "y")], tmp_path, per_class=2)
-    assert sorted(counts.values()) == [1, 4]
-    rows = disagreements.summary(disagreements.read(path))
-    assert [(r["classification"], r["count"], r["example"]["input"]["text"]) for r in rows] == [("x", 4, "t"), ("y", 1, "y")]
-    assert [r["input"]["text"] for r in disagreements.read(path) if r["classification"] == "x"] == ["t", "medium"]
+def test_control_tokens_are_where_sentencepiece_and_tokenizers_part(mistral_v3):
+    kinds = disagreement_kinds(mistral_v3, "textbound.adapters.tokenizers_adapter")
+    assert "oracle disagreement: sentencepiece: control tokens" in kinds
+    assert all(kind.startswith("oracle disagreement: sentencepiece: ") for kind in kinds)
 
 
 # -- tiktoken as an --impl -------------------------------------------------------------------------

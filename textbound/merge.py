@@ -122,7 +122,9 @@ def merge(out: Path, shard_dirs: list[Path]) -> dict:
              "merged_from": [str(d) for d in shard_dirs], "limits": runs[0].summary.get("limits", {}),
              "checked": sorted(_unique([p for run in runs for p in run.summary.get("checked", [])])),
              "skipped": _unique([s for run in runs for s in run.summary.get("skipped", [])]),
-             "harness_errors": [e for run in runs for e in run.summary.get("harness_errors", [])]}
+             "harness_errors": [e for run in runs for e in run.summary.get("harness_errors", [])],
+             "oracle_disagreements_unwritten": [u for run in runs
+                                                for u in run.summary.get("oracle_disagreements_unwritten", [])]}
     notes = _unique([n for run in runs for n in run.summary.get("notes", [])])
     summary = build_summary(header, case_counts, records, verdict, notes, state)
     (out / "divergences.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records),

@@ -27,6 +27,10 @@ from .divergence import Case, Divergence
 from .triage import SignatureGroup, record_alignment, render_alignment, signature_groups, split_records
 
 OUTPUTS = ("summary.json", "report.md", "summary.md", "junit.xml", "report.html")
+# Oracle disagreements written per family and signature; the rest are counted, not written: a
+# second oracle may part from tokenizers on every case alike (sentencepiece never matches a control
+# token in text, and a full sweep puts one before every code point).
+DISAGREEMENTS_KEPT = 100
 
 
 def write_atomically(path: Path, text: str) -> None:
@@ -58,6 +62,8 @@ class Recorder:
         self.notes: list[str] = []  # components not provided, families skipped, and why
         self.skipped: list[dict] = []  # {"family", "component", ["property",] "reason"}: not checked at all
         self.harness_errors: list[dict] = []  # {"family", "component", "message"}
+        self.kept_disagreements: Counter[tuple[str, str]] = Counter()  # (family, signature)
+        self.unwritten_disagreements: Counter[tuple[str, str, str, str]] = Counter()  # (family, component, property, signature)
 
     def skip(self, family: str, component: str, reason: str, prop: str | None = None) -> None:
         """Notes a component (or one ``prop`` of it) not checked on ``family``, and why."""
@@ -80,7 +86,7 @@ class Recorder:
 
     @property
     def oracle_disagreements(self) -> int:
-        return len(split_records(self.records)[1])
+        return len(split_records(self.records)[1]) + sum(self.unwritten_disagreements.values())
 
     def reproduce_command(self, divergence: Divergence) -> str:
         case = divergence.smallest
@@ -94,6 +100,11 @@ class Recorder:
             return False
         self.seen.add(digest)
         case = divergence.case
+        if divergence.is_oracle_disagreement:
+            if self.kept_disagreements[(case.family, divergence.signature)] >= DISAGREEMENTS_KEPT:
+                self.unwritten_disagreements[(case.family, case.component, case.property, divergence.signature)] += 1
+                return False
+            self.kept_disagreements[(case.family, divergence.signature)] += 1
         line = {
             "component": case.component, "family": case.family, "property": case.property,
             "signature": divergence.signature, "input": case.input,
@@ -121,7 +132,10 @@ class Recorder:
                   "families": self.info.families}
         run = {"completed": completed, "interrupted": interrupted, "shard": shard, "limits": limits or {},
                "checked": sorted(map(list, checked)),
-               "skipped": self.skipped, "harness_errors": self.harness_errors}
+               "skipped": self.skipped, "harness_errors": self.harness_errors,
+               "oracle_disagreements_unwritten": [
+                   {"family": family, "component": component, "property": prop, "signature": signature, "count": count}
+                   for (family, component, prop, signature), count in sorted(self.unwritten_disagreements.items())]}
         summary = build_summary(header, self.case_counts, self.records, verdict, self.notes, run)
         write_outputs(self.dir, summary, self.records)
 
@@ -133,16 +147,23 @@ def build_summary(header: dict, case_counts: Counter, records: list[dict], verdi
     disagreements are counted apart from impl's divergences ("oracle_disagreements")."""
     new_in = {tuple(pair) for pair in verdict.get("new_in", [])}
     divergences, disagreements = split_records(records)
+    # each written record counts once; beyond DISAGREEMENTS_KEPT, the counts of those not written
+    disagreement_counts = [((r["family"], r["component"], r["property"]), r["signature"], 1) for r in disagreements] \
+        + [((u["family"], u["component"], u["property"]), u["signature"], u["count"])
+           for u in run.get("oracle_disagreements_unwritten", [])]
     properties: dict[tuple[str, str, str], dict] = {}
-    for key in sorted(set(case_counts) | {(r["family"], r["component"], r["property"]) for r in records}):
+    for key in sorted(set(case_counts) | {(r["family"], r["component"], r["property"]) for r in records}
+                      | {key for key, _, _ in disagreement_counts}):
         properties[key] = {"family": key[0], "component": key[1], "property": key[2],
                            "cases": case_counts.get(key, 0), "divergences": 0, "new": 0, "oracle_disagreements": 0}
     for record in divergences:
         entry = properties[(record["family"], record["component"], record["property"])]
         entry["divergences"] += 1
         entry["new"] += (record["family"], record["signature"]) in new_in
-    for record in disagreements:
-        properties[(record["family"], record["component"], record["property"])]["oracle_disagreements"] += 1
+    disagreement_signatures: Counter[str] = Counter()
+    for key, signature, count in disagreement_counts:
+        properties[key]["oracle_disagreements"] += count
+        disagreement_signatures[signature] += count
     counts: dict[tuple[str, str], dict] = {}
     for (family, component, _), entry in properties.items():
         total = counts.setdefault((family, component), {"family": family, "component": component, "cases": 0,
@@ -151,8 +172,9 @@ def build_summary(header: dict, case_counts: Counter, records: list[dict], verdi
             total[name] += entry[name]
     signatures = Counter(r["signature"] for r in divergences)
     return {**header, "counts": list(counts.values()), "properties": list(properties.values()),
-            "signatures": dict(sorted(signatures.items())), "oracle_disagreements": len(disagreements),
-            "oracle_disagreement_signatures": dict(sorted(Counter(r["signature"] for r in disagreements).items())),
+            "signatures": dict(sorted(signatures.items())),
+            "oracle_disagreements": sum(disagreement_signatures.values()),
+            "oracle_disagreement_signatures": dict(sorted(disagreement_signatures.items())),
             "notes": notes, **verdict, **run}
 
 
@@ -221,21 +243,24 @@ def markdown_report(summary: dict, records: list[dict]) -> str:
     if not divergences:
         lines.append("None: every checked case agreed with the oracle.")
     for group in signature_groups(divergences):
-        lines += _signature_entry(group, "divergence(s)", summary.get("families", {}))
+        lines += _signature_entry(group, f"{len(group.records)} divergence(s)", summary.get("families", {}))
     if disagreements:
         lines += ["", "## Oracle disagreements (the references disagree, impl sides with one; not counted "
                       "against impl)", ""]
         for group in signature_groups(disagreements):
-            lines += _signature_entry(group, "case(s)", summary.get("families", {}))
+            total = summary.get("oracle_disagreement_signatures", {}).get(group.signature, len(group.records))
+            written = f" ({len(group.records)} written: at most {DISAGREEMENTS_KEPT} per family)" \
+                if total > len(group.records) else ""
+            lines += _signature_entry(group, f"{total} case(s){written}", summary.get("families", {}))
     return "\n".join(lines) + "\n"
 
 
 def _signature_entry(group: SignatureGroup, counted: str, families: dict[str, str]) -> list[str]:
-    """report.md's entry for a signature: where it occurred, its smallest example, aligned."""
+    """report.md's entry for a signature: how many (``counted``), where, its smallest example, aligned."""
     smallest = group.smallest
     return [
         f"### `{group.signature}`", "",
-        f"{len(group.records)} {counted} in {', '.join(f'{f} ({n})' for f, n in group.families.most_common())}.", "",
+        f"{counted} in {', '.join(f'{f} ({n})' for f, n in group.families.most_common())}.", "",
         "```", f"input:    {json.dumps(smallest['minimized_input'], ensure_ascii=False)}",
         f"expected: {smallest['expected']!r}", f"actual:   {smallest['actual']!r}",
         f"first difference: {json.dumps(smallest['first_difference'], ensure_ascii=False)}", "",

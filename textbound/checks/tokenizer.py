@@ -1,17 +1,41 @@
-"""Checks of the ``tokenizer`` component: encode, decode and the vocabulary, against `tokenizers`."""
+"""Checks of the ``tokenizer`` component: encode, decode and the vocabulary, against `tokenizers`.
+
+Where a family has a second oracle (sentencepiece, tiktoken: oracles.disagreements), the encode
+(without special tokens) and decode (keeping them) cases impl gets right are put to it too, and an
+answer other than `tokenizers`' is an oracle disagreement, reported apart from impl's divergences.
+"""
 from __future__ import annotations
 
-from ..divergence import Case, Divergence, first_index
+from oracles.disagreements import SecondOracleComparison, second_oracles
+
+from ..divergence import ORACLE_DISAGREEMENT, Case, Divergence, first_index
 from .registry import Subject, check, ids_divergence, impl_call, text_divergence
+
+
+def second_oracle_disagreement(subject: Subject, case: Case, operation: str, given, output_a) -> Divergence | None:
+    """The first second oracle of the family answering ``operation(given)`` otherwise than
+    `tokenizers` (``output_a``), as an oracle disagreement; None when all agree."""
+    comparisons = subject.cached("second oracles", lambda: [SecondOracleComparison(subject.oracle, oracle)
+                                                            for oracle in second_oracles(subject.path)])
+    for comparison in comparisons:
+        parted = getattr(comparison, operation)(given, output_a)
+        if parted is not None:
+            output_b, classification, difference = parted
+            return Divergence(case, output_a, output_b, f"{ORACLE_DISAGREEMENT} {comparison.name}: {classification}",
+                              {**difference, "oracle_b": comparison.oracle.version})
+    return None
+
 
 @check("tokenizer", "encode", minimize="text")
 def check_encode(subject: Subject, case: Case) -> Divergence | None:
     text, special = case.input["text"], case.input.get("add_special_tokens", False)
     expected = subject.oracle.encode(text, special)
     actual, failure = impl_call(case, expected, lambda: subject.tokenizer.encode(text, add_special_tokens=special))
-    if failure or actual == expected:
+    if failure:
         return failure
-    return ids_divergence(subject, case, expected, actual, text)
+    if actual != expected:
+        return ids_divergence(subject, case, expected, actual, text)
+    return None if special else second_oracle_disagreement(subject, case, "encode", text, expected)
 
 
 @check("tokenizer", "decode", minimize="ids")
@@ -19,9 +43,11 @@ def check_decode(subject: Subject, case: Case) -> Divergence | None:
     ids, skip = case.input["ids"], case.input.get("skip_special_tokens", False)
     expected = subject.oracle.decode(ids, skip)
     actual, failure = impl_call(case, expected, lambda: subject.tokenizer.decode(ids, skip_special_tokens=skip))
-    if failure or actual == expected:
+    if failure:
         return failure
-    return text_divergence(case, expected, actual)
+    if actual != expected:
+        return text_divergence(case, expected, actual)
+    return None if skip else second_oracle_disagreement(subject, case, "decode", ids, expected)
 
 
 @check("tokenizer", "vocab", minimize="ids")
