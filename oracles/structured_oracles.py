@@ -87,7 +87,7 @@ class TokenVocabulary:
 
     token_bytes: tuple[bytes, ...]
     special_ids: frozenset[int]
-    encode: Callable[[str], list[int]]  # the family's tokenizer: llguidance tokenizes forced text with it
+    encode: Callable[[str], list[int]]  # the family's tokenizer, which ``spell`` prefers
 
     @property
     def eos_id(self) -> int:
@@ -108,7 +108,36 @@ class TokenVocabulary:
     def llguidance(self) -> llguidance.LLTokenizer:
         # Special tokens are given an empty text: llguidance never lets them match the grammar.
         tokens = [b"" if i in self.special_ids else data for i, data in enumerate(self.token_bytes)] + [b"<eos>"]
-        return llguidance.LLTokenizer(llguidance.TokenizerWrapper(_Tokens(tokens, self.eos_id, self.special_ids, self.encode)))
+        return llguidance.LLTokenizer(llguidance.TokenizerWrapper(_Tokens(tokens, self.eos_id, self.special_ids, self.spell)))
+
+    @cached_property
+    def _text_ids_by_bytes(self) -> dict[bytes, int]:
+        by_bytes: dict[bytes, int] = {}
+        for token_id in sorted(self.text_ids, reverse=True):  # the lowest id of equal bytes wins
+            by_bytes[self.token_bytes[token_id]] = token_id
+        return by_bytes
+
+    def spell(self, text: str) -> list[int]:
+        """Tokens whose bytes join to exactly ``text``'s, as llguidance needs for the text a grammar
+        forces: the family's own tokenization where it does, else the longest token at each step.
+        (A Metaspace tokenizer's encode starts with "▁", a space the forced text does not hold.)
+
+        >>> vocabulary = TokenVocabulary((b"a", b" {", b"{", b'"'), frozenset(), lambda text: [1, 3])
+        >>> vocabulary.spell('{"')
+        [2, 3]
+        """
+        ids, data = self.encode(text), text.encode("utf-8")
+        if b"".join(self.token_bytes[i] for i in ids) == data:
+            return ids
+        by_bytes, longest, spelled, start = self._text_ids_by_bytes, max(map(len, self.token_bytes)), [], 0
+        while start < len(data):
+            end = next((end for end in range(min(len(data), start + longest), start, -1) if data[start:end] in by_bytes),
+                       None)
+            if end is None:
+                return ids  # the vocabulary cannot spell it: llguidance sees the tokenizer's own answer
+            spelled.append(by_bytes[data[start:end]])
+            start = end
+        return spelled
 
 
 @dataclass
@@ -118,7 +147,7 @@ class _Tokens:
     tokens: list[bytes]
     eos_token_id: int
     special_ids: frozenset[int]
-    encode: Callable[[str], list[int]]
+    encode: Callable[[str], list[int]]  # forced text to tokens
     bos_token_id: int | None = None
 
     @property
