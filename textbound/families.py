@@ -7,7 +7,9 @@ options, its vocabulary left out; ``trainer`` the parameters of that model's tra
 
 - ``special_tokens``: strings reserved at the start of the vocabulary (ids 0, 1, ...);
 - ``initial_alphabet``: ``"byte_level"`` for the 256 ByteLevel characters, or absent;
-- ``exclude_categories``: corpus files left out of training, so their characters stay unknown.
+- ``exclude_categories``: corpus files left out of training, so their characters stay unknown;
+- ``unmerged_tokens``: tokens appended to a trained BPE vocabulary with no merge that builds them,
+  as extended or converted vocabularies hold (Llama 3's: what ``ignore_merges`` is for).
 
 A model with ``byte_fallback`` gets the 256 ``<0xXX>`` tokens after the trained ones. A Precompiled
 normalizer may name SentencePiece's built-in rules instead of spelling its charsmap:
@@ -50,7 +52,7 @@ EMPTY_MODELS = {
 }
 SPEC_KEYS = frozenset({"description", "normalizer", "pre_tokenizer", "model", "decoder", "post_processor",
                        "added_tokens", "trainer", "tokenizer_config"})
-TRAINER_EXTRAS = frozenset({"special_tokens", "initial_alphabet", "exclude_categories"})
+TRAINER_EXTRAS = frozenset({"special_tokens", "initial_alphabet", "exclude_categories", "unmerged_tokens"})
 FILES = ("tokenizer.json", "tokenizer_config.json")
 BYTE_TOKENS = tuple(f"<0x{byte:02X}>" for byte in range(256))
 
@@ -128,6 +130,7 @@ def train(spec: dict[str, Any]) -> str:
                                                   _pre_tokenized(untrained, lines))
         trained_model["unk_id"] = next((i for i, (piece, _) in enumerate(trained_model["vocab"])
                                         if piece == trainer_spec.get("unk_token")), None)
+    _append_missing(trained_model, tuple(trainer_spec.get("unmerged_tokens", ())))
     if model.get("byte_fallback"):
         _append_missing(trained_model, BYTE_TOKENS)
         trained_model["byte_fallback"] = True
