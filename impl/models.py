@@ -13,7 +13,7 @@ import operator
 import struct
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from itertools import chain, repeat
+from itertools import accumulate, chain, repeat
 
 import regex
 
@@ -36,6 +36,8 @@ CACHE_MAX_PIECE_LENGTH = 256  # longer pieces are rare and would bloat the cache
 # Up to this many symbols, merging rescans the pairs after each merge (min() and index() in C);
 # longer pieces use the queue, whose cost grows as n log n rather than n squared.
 SCAN_MAX_SYMBOLS = 48
+# The most pairs of characters whose rules _character_rules keeps (all 65,536 of a byte-level alphabet).
+PAIR_TABLE_CAPACITY = 1 << 16
 # A piece longer than this is cut where no merge can cross (BPE.chunks) and each part merged alone.
 CHUNKED_PIECE_LENGTH = 64
 # Characters that start words in the pieces of pipelines without a pre-tokenizer: SentencePiece's
@@ -117,6 +119,7 @@ class BPE(VocabModel):
         self.where = where
         self._cache: dict[str, tuple[int, ...]] = {}
         self._chunk_pattern: regex.Pattern[str] | None | bool = False  # False: not worked out yet
+        self._pair_rules: dict[tuple[str, str], int] = {}  # see _character_rules
 
     @property
     def merges(self) -> MergeRules:
@@ -157,26 +160,36 @@ class BPE(VocabModel):
     def tokenize_batch(self, pieces: list[str]) -> list[list[int]]:
         """``[self.tokenize(piece) for piece in pieces]``, faster for many short pieces: the
         symbols of all pieces, and the rules of all adjacent symbols, are looked up in one go
-        (in C), and each piece's share merged (no cache: the caller keeps the results)."""
+        (in C), and the pieces merged in one loop (no cache: the caller keeps the results)."""
         if self.merges_dropped or self.continuing_subword_prefix or self.end_of_word_suffix:
             return [self.tokenize(piece) for piece in pieces]
-        symbols = list(map(self.vocab.get, "".join(pieces)))
+        text = "".join(pieces)
+        symbols = list(map(self.vocab.get, text))
         if None in symbols:  # a character that is no token: byte fallback, unk, or dropped
             return [self.tokenize(piece) for piece in pieces]
-        rules = list(map(self.merges.get, pair_keys(symbols), repeat(NO_RULE)))
-        whole_piece = self.vocab.get if self.ignore_merges else None
-        tokenized, start = [], 0
-        for piece in pieces:
-            end = start + len(piece)
-            whole = whole_piece(piece) if whole_piece is not None else None
-            if whole is not None and piece:
-                tokenized.append([whole])
-            elif end - start > SCAN_MAX_SYMBOLS or start == end:
-                tokenized.append(self.tokenize(piece))
-            else:  # the rules between this piece's symbols, not the one joining it to the next piece
-                tokenized.append(self._merge_by_scan(symbols[start:end], rules[start:end - 1]))
-            start = end
+        # A piece's rules are the ones between its symbols; the one joining it to the next is unused.
+        tokenized = self._merge_by_scan(symbols, self._character_rules(text), list(accumulate(map(len, pieces))))
+        if None in tokenized or self.ignore_merges:  # long pieces, and whole pieces that are tokens
+            for at, (piece, ids) in enumerate(zip(pieces, tokenized)):
+                if ids is None or self.ignore_merges and piece in self.vocab:
+                    tokenized[at] = self.tokenize(piece)
         return tokenized
+
+    def _character_rules(self, text: str) -> list[int]:
+        """The packed rule (or NO_RULE) of each pair of adjacent characters of ``text``, each
+        character being one token: found by the pair of characters (zip() makes them in C, and
+        their hashes are the characters' cached ones) in a table of the pairs seen so far, filled
+        on first sight. ``"abc"`` -> the rules of ("a", "b") and ("b", "c")."""
+        table = self._pair_rules
+        rules = list(map(table.get, zip(text, text[1:])))
+        if None in rules:
+            if len(table) >= PAIR_TABLE_CAPACITY:  # a new table: another thread may be reading the old one
+                table = self._pair_rules = {}
+            token_id, rule_of = self.vocab.__getitem__, self.merges.get
+            table.update((pair, rule_of(pair_key(token_id(pair[0]), token_id(pair[1])), NO_RULE))
+                         for pair in set(zip(text, text[1:])).difference(table))
+            rules = list(map(table.__getitem__, zip(text, text[1:])))
+        return rules
 
     def _merged(self, piece: str) -> tuple[int, ...]:
         """The merged ids of ``piece`` (ignore_merges aside), from the cache when seen before."""
@@ -256,34 +269,50 @@ class BPE(VocabModel):
     def _merge(self, ids: list[int]) -> list[int]:
         """Apply merges to ``ids``, always the lowest-ranked adjacent pair first, leftmost on ties."""
         if len(ids) <= SCAN_MAX_SYMBOLS:
-            return self._merge_by_scan(ids)
+            return self._merge_by_scan(ids, list(map(self.merges.get, pair_keys(ids), repeat(NO_RULE))), [len(ids)])[0]
         return self._merge_by_queue(ids)
 
-    def _merge_by_scan(self, ids: list[int], rules: list[int] | None = None, none: int = NO_RULE,
-                       id_mask: int = ID_MASK, id_bits: int = ID_BITS) -> list[int]:
-        """``_merge`` for short pieces: after each merge only the two pairs it touched are looked
-        up again, and the next merge is the smallest packed rule (min() and index() run in C;
-        index() finds the leftmost of equal ones). ``rules`` holds each adjacent pair's rule (or
-        ``none``) when the caller has looked them up. ``ids`` is changed in place. (The defaults
-        make the constants local names: this loop is most of the time spent on a new word.)"""
+    def _merge_by_scan(self, symbols: list[int], rules: list[int], ends: list[int], none: int = NO_RULE,
+                       id_mask: int = ID_MASK, id_bits: int = ID_BITS,
+                       longest: int = SCAN_MAX_SYMBOLS, min=min, len=len) -> list[list[int] | None]:
+        """``_merge`` of each of the pieces that ``symbols`` holds one after another, the piece
+        ending at each of ``ends``; None for a piece longer than ``longest`` (SCAN_MAX_SYMBOLS).
+        ``rules`` holds the rule (or ``none``) of each adjacent pair of ``symbols``.
+
+        A piece is merged by rescanning its pairs: after each merge only the two pairs it touched
+        are looked up again, and the next merge is the smallest packed rule (min() and index()
+        run in C; index() finds the leftmost of equal ones). One loop over all the pieces, without
+        a call per piece, as most of the time on new words is spent here; the defaults make the
+        constants local names. ``_merge_by_scan([0, 1, 2], [rule "a b", none], [3])`` for "abc"
+        with the one merge "a b" is ``[[ab, 2]]``.
+        """
         rule_of = self.merges.get
-        if rules is None:
-            rules = [rule_of(left << id_bits | right, none) for left, right in zip(ids, ids[1:])]
-        if not rules:
-            return ids
-        while True:
-            best = min(rules)
-            if best == none:
-                return ids
-            at = rules.index(best)
-            ids[at] = merged = best & id_mask
-            del ids[at + 1], rules[at]
-            if at:
-                rules[at - 1] = rule_of(ids[at - 1] << id_bits | merged, none)
-            if at < len(rules):
-                rules[at] = rule_of(merged << id_bits | ids[at + 1], none)
-            elif not rules:
-                return ids
+        merged_pieces: list[list[int] | None] = []
+        append = merged_pieces.append
+        start = 0
+        for end in ends:
+            size, ids = end - start, symbols[start:end]
+            if size < 2 or size > longest:  # (rules[0:-1] of a first empty piece would be wrong)
+                append(ids if size < 2 else None)
+                start = end
+                continue
+            pair_rules = rules[start:end - 1]
+            start = end
+            while True:
+                best = min(pair_rules)
+                if best == none:
+                    break
+                at = pair_rules.index(best)
+                ids[at] = merged = best & id_mask
+                del ids[at + 1], pair_rules[at]
+                if at:
+                    pair_rules[at - 1] = rule_of(ids[at - 1] << id_bits | merged, none)
+                if at < len(pair_rules):
+                    pair_rules[at] = rule_of(merged << id_bits | ids[at + 1], none)
+                elif not pair_rules:
+                    break
+            append(ids)
+        return merged_pieces
 
     def _merge_by_queue(self, ids: list[int]) -> list[int]:
         """``_merge`` for long pieces.

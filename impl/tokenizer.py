@@ -40,13 +40,13 @@ class _FastPath:
             if len(cache) >= models.CACHE_CAPACITY:
                 table = cache = self.cache = {}
                 missing = set(raws)
-            missing = list(missing)
+            missing, known = list(missing), bool(cache)
             fresh = dict(zip(missing, self._tokenized(missing)))
             kept = [raw for raw in missing if len(raw) < models.CACHE_MAX_PIECE_LENGTH]
             kept = kept[:models.CACHE_CAPACITY - len(cache)]
             cache.update(zip(kept, map(fresh.__getitem__, kept)))
-            if len(kept) < len(missing):
-                table = {**cache, **fresh}
+            if len(kept) < len(missing):  # (a cache that was empty holds nothing fresh lacks)
+                table = {**cache, **fresh} if known else fresh
         return list(chain.from_iterable(map(table.__getitem__, raws)))
 
     def _tokenized(self, raws: list[str]) -> list[list[int]]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
+import string
 
 import pytest
 import regex
@@ -19,7 +20,7 @@ from hypothesis import strategies as st
 from impl import Tokenizer, models
 from impl.byte_level import BYTE_TO_CHAR, bytes_to_chars
 from impl.errors import TokenizerFileError
-from impl.models import BPE, _merge_ids, _merge_pairs_from_json, _merge_rules, _packed_rules
+from impl.models import BPE, NO_RULE, _merge_ids, _merge_pairs_from_json, _merge_rules, _packed_rules
 from impl.normalizers import Replace
 from impl.patterns import FLAGS, _spans_searched, compile_oniguruma, match_spans
 from impl.pre_tokenizers import GPT2_SPLIT, ByteLevel, Piece, _isolated, cut, isolated_pieces
@@ -149,7 +150,9 @@ def test_scanning_and_queued_merges_agree(family, text):
     for piece in model_pieces(tokenizers(family)[0], text):
         symbols = model._symbols(piece)
         if len(symbols) >= 2:
-            assert model._merge_by_scan(list(symbols)) == model._merge_by_queue(list(symbols)), piece
+            rules = [model.merges.get(models.pair_key(*pair), models.NO_RULE) for pair in zip(symbols, symbols[1:])]
+            assert model._merge_by_scan(symbols, rules, [len(symbols)], longest=len(symbols)) \
+                == [model._merge_by_queue(list(symbols))], piece
 
 
 @pytest.mark.parametrize("family", FAMILIES)
@@ -162,6 +165,50 @@ def test_chunked_long_pieces_merge_as_whole_ones(family, text):
         if len(symbols) < 2 or model.merges_dropped or model.ignore_merges and piece in model.vocab:
             continue
         assert model.tokenize(piece) == model._merge_by_queue(symbols), piece
+
+
+@functools.cache
+def oracle(family: str):
+    from tokenizers import Tokenizer as OracleTokenizer
+
+    return OracleTokenizer.from_file(str(family_path(family) / "tokenizer.json"))
+
+
+def new_words() -> st.SearchStrategy[str]:
+    """Words no cache has seen: 3 to 12 random lowercase letters as in the bench's random-words
+    text, some capitalized, some with letters of other scripts and an emoji (several bytes each)."""
+    lowercase = st.text(string.ascii_lowercase, min_size=3, max_size=12)
+    mixed = st.text(string.ascii_letters + "éßøçñ中文ж😀'▁", min_size=1, max_size=12)
+    return st.lists(st.one_of(lowercase, lowercase.map(str.capitalize), mixed), min_size=1, max_size=40).map(" ".join)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+@EXAMPLES
+@given(text=new_words())
+def test_new_words_get_the_oracles_ids(family, text):
+    bpe(family)  # the batch merge and its table of character pairs are BPE's
+    expected = oracle(family).encode(text, add_special_tokens=False).ids
+    fast, general = tokenizers(family)
+    assert fast.encode(text) == expected, text
+    assert general.encode(text) == expected, text
+
+
+def test_a_wrong_character_pair_rule_is_caught():
+    model = Tokenizer.from_dir(family_path("gpt2")).model
+    model.tokenize_batch(["Ġhello", "Ġworld"])
+    pair = next(pair for pair, rule in model._pair_rules.items() if rule != NO_RULE)
+    model._pair_rules[pair] = NO_RULE  # as a table filled with the wrong rule would hold
+    piece = "".join(pair)
+    assert model.tokenize_batch([piece]) != [model.tokenize(piece)]
+
+
+def test_the_character_pair_table_stays_within_its_capacity(monkeypatch):
+    monkeypatch.setattr(models, "PAIR_TABLE_CAPACITY", 3)
+    model = Tokenizer.from_dir(family_path("gpt2")).model
+    pieces = ["Ġhello", "Ġworld", "Ġagain"]
+    for piece in pieces:  # each new piece finds a full table and starts a new one
+        assert model.tokenize_batch([piece]) == [tokenizers("gpt2")[1].model.tokenize(piece)]
+        assert set(model._pair_rules) == set(zip(piece, piece[1:]))
 
 
 def sentencepiece_bpe(merges: list[str]) -> BPE:
