@@ -11,6 +11,7 @@ punctuation, the regex crate for Whitespace's words, Oniguruma for Split and Byt
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import accumulate
 from typing import NamedTuple
 
 import regex
@@ -433,11 +434,10 @@ class RawSplit:
             return pieces
         if self.split is not None and (byte_level.add_prefix_space or byte_level.use_regex):
             return None
-        spelled, start, finished = spell_bytes("".join(pieces)), 0, []
-        for length in map(len, map(str.encode, pieces)):  # one byte-level character per byte
-            finished.append(spelled[start:start + length])
-            start += length
-        return finished
+        joined = "".join(pieces)
+        # One byte-level character per byte: an ASCII text has one byte per character.
+        ends = list(accumulate(map(len, pieces if joined.isascii() else map(str.encode, pieces))))
+        return list(map(spell_bytes(joined).__getitem__, map(slice, [0, *ends[:-1]], ends)))
 
 
 PRE_TOKENIZERS: dict[str, type[PreTokenizer]] = {
