@@ -119,15 +119,16 @@ class TokenVocabulary:
 
     def spell(self, text: str) -> list[int]:
         """Tokens whose bytes join to exactly ``text``'s, as llguidance needs for the text a grammar
-        forces: the family's own tokenization where it does, else the longest token at each step.
-        (A Metaspace tokenizer's encode starts with "▁", a space the forced text does not hold.)
+        forces: the family's own tokenization where it does with text tokens only, else the longest
+        text token at each step. (A Metaspace tokenizer's encode starts with "▁", a space the forced
+        text does not hold, or a token of no bytes.)
 
         >>> vocabulary = TokenVocabulary((b"a", b" {", b"{", b'"'), frozenset(), lambda text: [1, 3])
         >>> vocabulary.spell('{"')
         [2, 3]
         """
         ids, data = self.encode(text), text.encode("utf-8")
-        if b"".join(self.token_bytes[i] for i in ids) == data:
+        if set(ids) <= self.text_ids and b"".join(self.token_bytes[i] for i in ids) == data:
             return ids
         by_bytes, longest, spelled, start = self._text_ids_by_bytes, max(map(len, self.token_bytes)), [], 0
         while start < len(data):

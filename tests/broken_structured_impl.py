@@ -8,6 +8,8 @@ with that one bug, registered in sys.modules so ``Implementation(variant_name(..
 - colon_space_rejected: the pattern refuses text with a space after ``":``.
 - unknown_name_accepted: tool_call_pattern ignores a ``name`` that no tool has.
 - vocabulary_refused: Constraint refuses every vocabulary as one it cannot follow.
+- advance_refused: Constraint.advance refuses every token, even the ones it allows (as an engine whose
+  mask and step disagree).
 
 The base is the module named by $TEXTBOUND_IMPL (default ``impl``), as in tests/families.py.
 """
@@ -21,7 +23,7 @@ from types import ModuleType
 
 BASE = os.environ.get("TEXTBOUND_IMPL", "impl")
 VARIANTS = ("optional_required", "minimum_ignored", "extra_byte", "colon_space_rejected", "unknown_name_accepted",
-            "vocabulary_refused")
+            "vocabulary_refused", "advance_refused")
 # Never in a JSON text outside a string, and never inside one unescaped: a control character.
 EXTRA_BYTE = b"\x01"
 
@@ -90,6 +92,11 @@ def variant(name: str) -> ModuleType:
         def refusing_constraint(pattern, tokenizer):
             raise ValueError("this vocabulary is not supported")
         module.Constraint = refusing_constraint
+    elif name == "advance_refused":
+        class RefusingConstraint(base.Constraint):
+            def advance(self, state, token_id):
+                raise ValueError(f"token {token_id} is not allowed here")
+        module.Constraint = RefusingConstraint
     else:
         module.Constraint = _extra_byte_constraint(base)
     sys.modules[module_name] = module

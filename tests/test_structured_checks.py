@@ -109,6 +109,13 @@ def test_mask_fires_on_a_constraint_allowing_an_extra_byte():
     assert found.first_difference["wrong"] == "impl"
 
 
+def test_mask_reports_a_constraint_failing_on_the_run_it_walks():
+    """No given text matches, so the mask check walks a run decoded by impl's Constraint: its
+    failure there is impl's divergence, not the harness's error."""
+    found = _run(_broken("advance_refused"), "mask", schema=BOUNDED, texts=["not a match"], oracles=["llguidance"])
+    assert found is not None and found.kind == "raised ValueError" and found.expected == "a decoding run"
+
+
 def test_guarantee_fires_when_minimum_is_ignored():
     tools = [{"type": "function", "function": {"name": "pick", "parameters": BOUNDED}}]
     found = _run(_broken("minimum_ignored"), "guarantee", tools=tools, name="pick", format="hermes", runs=60)

@@ -454,10 +454,11 @@ def _mask_difference(case: Case, pattern: str, vocab: TokenVocabulary, prefix: l
     return None
 
 
-def _walk_ids(subject: Subject, case: Case, pattern: str, vocab: TokenVocabulary) -> list[int]:
-    """The prefix to compare along: given, or the oracle's tokens of a json.dumps form the pattern admits."""
+def _walk_ids(subject: Subject, case: Case, pattern: str, vocab: TokenVocabulary) -> tuple[list[int], Divergence | None]:
+    """The prefix to compare along: given, or the oracle's tokens of a json.dumps form the pattern
+    admits, or a run decoded with impl's Constraint (whose failure is the divergence)."""
     if "prefix" in case.input:
-        return list(case.input["prefix"])
+        return list(case.input["prefix"]), None
     schema = case.input.get("schema")
     texts = case.input.get("texts") or []
     if schema is not None and not texts:
@@ -465,9 +466,10 @@ def _walk_ids(subject: Subject, case: Case, pattern: str, vocab: TokenVocabulary
         texts = [rng.choice(dumps_forms(instance)) for instance in _some_instances(schema, case)]
     for text in texts:
         if oracle_call(lambda: matches(pattern, text))[0]:
-            return subject.oracle.encode(text)
-    ids, _ = decode_masked(subject, constraint(subject, pattern), random.Random(case.input.get("seed", 0)), WALK_TOKENS)
-    return ids
+            return subject.oracle.encode(text), None
+    walked, failure = impl_call(case, "a decoding run", lambda: decode_masked(
+        subject, constraint(subject, pattern), random.Random(case.input.get("seed", 0)), WALK_TOKENS))
+    return (walked[0] if walked else []), failure
 
 
 def _some_instances(schema: dict, case: Case) -> list:
@@ -488,7 +490,9 @@ def check_mask(subject: Subject, case: Case) -> Divergence | None:
     built, failure = built_constraint(subject, case, pattern)
     if built is None:
         return failure
-    ids = _walk_ids(subject, case, pattern, vocab)
+    ids, failure = _walk_ids(subject, case, pattern, vocab)
+    if failure:
+        return failure
     states = {name: mask.start() for name, (mask, _) in masks.items()}
     state, text = built.start(), b""
     for step in range(len(ids) + 1):
