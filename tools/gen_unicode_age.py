@@ -56,6 +56,11 @@ ONIGURUMA_CHECKED = [
         "Hangul Hiragana Katakana Thai Common Inherited Emoji").split()),
 ]
 
+# Properties whose Oniguruma members the age rule gets wrong, with the other spelling the oracle
+# accepts: Extended_Pictographic holds code points not yet assigned (so the rule drops members it
+# had), and Diacritic took in old code points since. Their members are measured outright.
+CORRECTED_PROPERTIES = {"Extended_Pictographic": "ExtPict", "Diacritic": "Dia"}
+
 
 def version_key(version: str) -> tuple[int, ...]:
     return tuple(int(part) for part in version.split("."))
@@ -165,6 +170,19 @@ def oracle_versions() -> dict[str, str]:
     }
 
 
+def oniguruma_corrections(version: str) -> dict[str, tuple[set[int], set[int]]]:
+    """Per corrected property: the code points the oracle has and the age rule lacks, and back."""
+    corrections = {}
+    for name in CORRECTED_PROPERTIES:
+        rule, oracle = as_of(f"\\p{{{name}}}", version), oniguruma(f"\\p{{{name}}}")
+        corrections[name] = (oracle - rule, rule - oracle)
+    return corrections
+
+
+def property_key(name: str) -> str:
+    return regex.sub(r"[ _-]", "", name).lower()
+
+
 # -- the file --------------------------------------------------------------------------------------
 
 def check_regex_tables() -> int:
@@ -177,7 +195,7 @@ def check_regex_tables() -> int:
     return len(assigned)
 
 
-def format_ranges(code_points: set[int]) -> str:
+def format_ranges(code_points: set[int], indent: int = 8) -> str:
     runs: list[tuple[int, int]] = []
     for cp in sorted(code_points):
         if runs and runs[-1][1] == cp - 1:
@@ -185,10 +203,18 @@ def format_ranges(code_points: set[int]) -> str:
         else:
             runs.append((cp, cp))
     cells = [f"(0x{first:04X}, 0x{last:04X})," for first, last in runs]
-    return "\n".join("        " + " ".join(cells[i:i + 6]) for i in range(0, len(cells), 6))
+    return "\n".join(" " * indent + " ".join(cells[i:i + 6]) for i in range(0, len(cells), 6))
 
 
-def render(versions: dict[str, str], regex_assigned: int) -> str:
+def render_corrections(corrections: dict[str, tuple[set[int], set[int]]]) -> str:
+    def runs(code_points: set[int]) -> str:
+        return f"(\n{format_ranges(code_points, 12)}\n        )" if code_points else "()"
+
+    return "\n".join(f'    "{property_key(name)}": (  # {name}: {len(added)} added, {len(removed)} removed\n'
+                     f"        {runs(added)},\n        {runs(removed)},\n    )," for name, (added, removed) in corrections.items())
+
+
+def render(versions: dict[str, str], regex_assigned: int, corrections: dict[str, tuple[set[int], set[int]]]) -> str:
     oldest = min(versions.values(), key=version_key)
     newer = [v for v in VERSIONS if version_key(v) > version_key(oldest)]
     since = "\n".join(f'    "{v}": (\n{format_ranges(AGES[v])}\n    ),' for v in newer)
@@ -224,11 +250,26 @@ ASSIGNED_IN: dict[str, tuple[tuple[int, int], ...]] = {{
 PROPERTY_CHANGES: tuple[tuple[int, int, str], ...] = (
 {changes}
 )
+
+# Properties whose Oniguruma members that rule gets wrong (Extended_Pictographic takes code points
+# not yet assigned; Diacritic took in old ones since), by the key Oniguruma looks names up with:
+# (code points to add, code points to remove), measured on the oracle.
+ONIGURUMA_CORRECTIONS: dict[str, tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]] = {{
+{render_corrections(corrections)}
+}}
+# The other spelling of each, as the same key.
+ONIGURUMA_CORRECTION_ALIASES: dict[str, str] = {{
+{chr(10).join(f'    "{property_key(alias)}": "{property_key(name)}",' for name, alias in CORRECTED_PROPERTIES.items())}
+}}
 '''
 
 
 def main() -> int:
-    return regenerate(AGE_PATH, lambda: render(oracle_versions(), check_regex_tables()), __doc__.splitlines()[0])
+    def rendered() -> str:
+        versions = oracle_versions()
+        return render(versions, check_regex_tables(), oniguruma_corrections(versions["oniguruma"]))
+
+    return regenerate(AGE_PATH, rendered, __doc__.splitlines()[0])
 
 
 if __name__ == "__main__":
