@@ -181,6 +181,12 @@ ONIGURUMA_CORRECTIONS: dict[str, tuple[tuple[tuple[int, int], ...], tuple[tuple[
             (0x1D9B, 0x1DBE),
         ),
     ),
+    "graphemeclusterbreak=prepend": (  # Grapheme_Cluster_Break=Prepend: 1 added, 0 removed
+        (
+            (0x11A3A, 0x11A3A),
+        ),
+        (),
+    ),
 }
 # The other spelling of each, as the same key.
 ONIGURUMA_CORRECTION_ALIASES: dict[str, str] = {

@@ -152,12 +152,12 @@ SCALAR_VALUES = [cp for cp in range(0x110000) if not 0xD800 <= cp <= 0xDFFF]
 PROBES = ("{0}", "a{0}", "{0}a", " {0}", "{0} ", "1{0}", "'{0}", "{0}{0}", "{0}!", "\n{0}", "▁{0}")
 
 
-def _probe_text(codepoints: list[int]) -> str:
-    return "".join(probe.format(chr(cp)) for cp in codepoints for probe in PROBES)
+def _probe_text(codepoints: list[int], probes: tuple[str, ...]) -> str:
+    return "".join(probe.format(chr(cp)) for cp in codepoints for probe in probes)
 
 
-def sweep_codepoints(node: dict, codepoints: Iterable[int] = SCALAR_VALUES,
-                     block: int = 512) -> list[tuple[str, list[str], list[str]]]:
+def sweep_codepoints(node: dict, codepoints: Iterable[int] = SCALAR_VALUES, block: int = 512,
+                     probes: tuple[str, ...] = PROBES) -> list[tuple[str, list[str], list[str]]]:
     """(input, oracle pieces, impl pieces) for every code point whose probes the two cut apart.
 
     Code points go through in blocks, each one text; a block that differs is halved until the
@@ -168,7 +168,7 @@ def sweep_codepoints(node: dict, codepoints: Iterable[int] = SCALAR_VALUES,
     divergences = []
     while blocks:
         current = blocks.pop()
-        text = _probe_text(current)
+        text = _probe_text(current, probes)
         expected, actual = oracle_pieces(node, text), impl_pieces(node, text)
         if expected == actual:
             continue
@@ -369,6 +369,22 @@ def test_corrected_properties_sweep() -> None:
                  for first, last in (*added, *removed) for cp in range(first, last + 1)]
     for name in ("Extended_Pictographic", "Diacritic"):
         assert sweep_codepoints(split(rf"\p{{{name}}}"), sorted({*corrected, *SAMPLED_CODEPOINTS}))[:3] == []
+
+
+# Contexts for grapheme boundaries: after a letter, a joiner, a pictograph and joiner, a flag, a
+# Hangul L, CR and a Prepend; before a letter, a mark, a joiner, a spacing mark, a skin tone, LF.
+GRAPHEME_PROBES = ("a{0}", "{0}a", "{0}{0}", "{0}\u0301", "{0}\u200d", "\u200d{0}", "👨\u200d{0}", "{0}\u200d👩",
+                   "🇦{0}🇦", "ᄀ{0}ᅡ", "\r{0}\n", "{0}\u0903", "\u0600{0}", "{0}\U0001F3FD", "ᅡ{0}ᆨ")
+
+
+def test_grapheme_boundary_sweep() -> None:
+    """\\y around the code points of every grapheme break class but Other (a stride of them),
+    the pictographs, and the corrected ones, against Oniguruma's tables."""
+    special = regex.findall(r"[\P{Grapheme_Cluster_Break=Other}\p{Extended_Pictographic}]",
+                            "".join(map(chr, SCALAR_VALUES)))
+    corrected = [first for runs in unicode_age.ONIGURUMA_CORRECTIONS.values() for first, _ in (*runs[0], *runs[1])]
+    codepoints = sorted({*map(ord, special[::5]), *corrected, *SAMPLED_CODEPOINTS[::4]})
+    assert sweep_codepoints(split(r"\y"), codepoints, probes=GRAPHEME_PROBES)[:3] == []
 
 
 @pytest.mark.parametrize("name", PUBLIC_PATTERNS)

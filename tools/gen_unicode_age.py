@@ -60,6 +60,9 @@ ONIGURUMA_CHECKED = [
 # accepts: Extended_Pictographic holds code points not yet assigned (so the rule drops members it
 # had), and Diacritic took in old code points since. Their members are measured outright.
 CORRECTED_PROPERTIES = {"Extended_Pictographic": "ExtPict", "Diacritic": "Dia"}
+# The one grapheme break class whose members changed after Oniguruma's version (its \\y sweep
+# differs on U+11A3A): measured through \\y, as no property name reaches it.
+PREPEND = "Grapheme_Cluster_Break=Prepend"
 
 
 def version_key(version: str) -> tuple[int, ...]:
@@ -170,12 +173,22 @@ def oracle_versions() -> dict[str, str]:
     }
 
 
+def oniguruma_prepend() -> set[int]:
+    """Grapheme_Cluster_Break=Prepend as Oniguruma's \\y sees it (no property name reaches it):
+    the code points c with no boundary between c and a following "a" (GB9b; "\\n" parts the probes)."""
+    pieces = pre_tokenizers.Split(Regex(r"\y"), "isolated").pre_tokenize_str(
+        "".join(chr(cp) + "a\n" for cp in CODE_POINTS))
+    return {ord(text[0]) for text, _ in pieces if len(text) == 2 and text[1] == "a"}
+
+
 def oniguruma_corrections(version: str) -> dict[str, tuple[set[int], set[int]]]:
     """Per corrected property: the code points the oracle has and the age rule lacks, and back."""
     corrections = {}
     for name in CORRECTED_PROPERTIES:
         rule, oracle = as_of(f"\\p{{{name}}}", version), oniguruma(f"\\p{{{name}}}")
         corrections[name] = (oracle - rule, rule - oracle)
+    rule, oracle = as_of(f"\\p{{{PREPEND}}}", version), oniguruma_prepend()
+    corrections[PREPEND] = (oracle - rule, rule - oracle)
     return corrections
 
 
