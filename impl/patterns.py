@@ -88,7 +88,11 @@ def unicode_class(item: str, version: str) -> str:
                 removed.add(cp)
     if not added and not removed:
         return item if item.startswith("[") else f"[{item}]"
-    return "[" + item + (_set_of(added) if added else "") + (f"--{_set_of(removed)}" if removed else "") + "]"
+    corrected = "[" + item + (_set_of(added) if added else "") + (f"--{_set_of(removed)}" if removed else "") + "]"
+    # The same set with its ASCII members tried first: `regex` tries a union's members in order, and
+    # a set difference costs about 3.5 times a plain property on every character tested.
+    ascii_members = {cp for cp in range(128) if pattern.match(chr(cp))} - removed | (added & set(range(128)))
+    return f"[{_set_of(ascii_members)}||{corrected}]" if ascii_members else corrected
 
 
 def union(*sets: str) -> str:

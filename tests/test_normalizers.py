@@ -317,9 +317,15 @@ def test_subexpression_calls_rerun_the_group(pattern: str) -> None:
 
 
 @pytest.mark.parametrize("pattern", [r"a\yb", r"\Y", r"(?~abc)", r"(?W)\w", r"(?y{g})\X"])
+def test_text_segments_absents_and_ascii_options_replace_as_the_oracle(pattern: str) -> None:
+    for text in ["ab xabcab abab", "e\u0301\U0001F468\u200D\U0001F469 \u00E9t\u00E9\r\n", ""]:
+        assert_same(replace("Regex", pattern, "|"), text)
+
+
+@pytest.mark.parametrize("pattern", [r"(?L)a|ab", r"(?y{w})\X"])
 def test_oniguruma_features_impl_lacks_are_refused(pattern: str) -> None:
-    """Text-segment boundaries, the absent operator and ASCII-only options: the oracle takes them,
-    impl refuses the file, naming the pattern."""
+    """The longest-match option and word segments: the oracle takes them, impl refuses the file,
+    naming the pattern."""
     node = replace("Regex", pattern, "|")
     oracle_tokenizer(node)
     with pytest.raises(TokenizerFileError) as refused:
