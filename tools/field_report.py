@@ -25,11 +25,13 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import json
+import os
 import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from unittest import mock
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -52,6 +54,11 @@ class Engine:
     module: str
     components: tuple[str, ...]
     loads_tokenizer: bool  # families are tried by loading the engine's Tokenizer first
+    environment: tuple[tuple[str, str], ...] = ()  # what its adapter reads, e.g. the subprocess engine's command
+
+    def environ(self):
+        """os.environ with the engine's variables, for the setup done in this process."""
+        return mock.patch.dict(os.environ, dict(self.environment))
 
 
 ENGINES = (
@@ -63,6 +70,9 @@ ENGINES = (
     Engine("llguidance", "textbound.adapters.llguidance_adapter", ("structured",), False),
     # Heavy engines (nox -s engines_js / engine_llama_cpp install them); skipped, saying why, without.
     Engine("hf-jinja", "textbound.adapters.hf_jinja", ("chat",), False),
+    # transformers.js' own apply_chat_template (messages as given) through the generic protocol
+    Engine("transformers.js-chat", "textbound.adapters.subprocess", ("chat",), False,
+           (("TEXTBOUND_ENGINE_CMD", f"node {ROOT / 'engines' / 'js' / 'chat_engine.mjs'}"),)),
     Engine("tokenizers.js", "textbound.adapters.js_tokenizers", ("tokenizer", "detokenizer"), True),
     Engine("llama.cpp", "textbound.adapters.llama_cpp_adapter", ("tokenizer", "detokenizer"), True),
 )
@@ -96,7 +106,8 @@ def applicable(engine: Engine, family: FieldFamily) -> str | None:
     if not engine.loads_tokenizer:
         return None
     try:
-        Implementation(engine.module).Tokenizer.from_dir(family.path)
+        with engine.environ():
+            Implementation(engine.module).Tokenizer.from_dir(family.path)
     except Exception as exc:  # noqa: BLE001 - whatever the engine says is the reason
         return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
     return None
@@ -105,7 +116,8 @@ def applicable(engine: Engine, family: FieldFamily) -> str | None:
 def run_engine(engine: Engine, families: list[FieldFamily], work_dir: Path, budget: str, jobs: int) -> dict:
     """Runs the engine's check over the families it applies to; returns what was not run and why."""
     try:
-        Implementation(engine.module)
+        with engine.environ():
+            Implementation(engine.module)
     except Exception as exc:  # noqa: BLE001 - a missing engine skips, saying why
         return {"missing": f"{type(exc).__name__}: {exc}", "not_applicable": {}}
     out = work_dir / engine.name
@@ -118,7 +130,7 @@ def run_engine(engine: Engine, families: list[FieldFamily], work_dir: Path, budg
     for family in chosen:
         command += family.option
     print(f"field: {engine.name} on {len(chosen)} families ({len(not_applicable)} not applicable)", flush=True)
-    subprocess.run(command, cwd=ROOT, check=False)
+    subprocess.run(command, cwd=ROOT, check=False, env={**os.environ, **dict(engine.environment)})
     setup = {"missing": None, "not_applicable": not_applicable}
     (out / SETUP_FILE).write_text(json.dumps(setup, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return setup
