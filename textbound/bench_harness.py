@@ -22,7 +22,7 @@ from .progress import Progress
 from .report import Recorder, RunInfo
 from .sources import Family
 
-CASES_PER_COMPONENT = 6000  # four chunks per worker on 2 cores: enough to keep N workers busy
+CASES_PER_COMPONENT = 30000  # 20 chunks: seconds of checking per worker, so its start-up (forking, loading the family) is not most of it
 
 
 def measure(impl: Implementation, family: Family, component: str, cases: list, jobs: int, budget: Budget) -> float:

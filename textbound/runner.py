@@ -27,6 +27,9 @@ from .report import Recorder
 from .sources import Family
 
 CHUNK = 1500  # cases per task: large enough to amortize a batch oracle call, small enough to spread
+# Smaller tasks for components whose cases take milliseconds to seconds each, so that one family's
+# cases spread over the workers too (its 351 structured cases were one task: ~45 s on one worker).
+COMPONENT_CHUNK = {"chat": 150, "tools": 400, "structured": 30}
 
 
 @dataclass(frozen=True)
@@ -60,10 +63,11 @@ class Shard:
 
 
 def chunks(family: Family, component: str, cases: Iterable[Case]) -> Iterator[Task]:
+    size = min(CHUNK, COMPONENT_CHUNK.get(component, CHUNK))
     batch: list[Case] = []
     for case in cases:
         batch.append(case)
-        if len(batch) == CHUNK:
+        if len(batch) == size:
             yield Task(family, component, batch)
             batch = []
     if batch:
