@@ -122,6 +122,19 @@ def test_guarantee_fires_when_minimum_is_ignored():
     assert found is not None and found.kind == "arguments invalid for the tool"
 
 
+def test_a_guarantee_finding_replays_only_along_the_constraint():
+    """The recorded run replays to the same finding; ids cut from it (as delta debugging cuts them)
+    are no run the Constraint makes, so they show nothing."""
+    tools = [{"type": "function", "function": {"name": "pick", "parameters": BOUNDED}}]
+    subject = _broken("minimum_ignored")
+    found = _run(subject, "guarantee", tools=tools, name="pick", format="hermes", runs=60)
+    ids = found.case.input["ids"]
+    again = _run(subject, "guarantee", tools=tools, name="pick", format="hermes", ids=ids)
+    assert again is not None and again.kind == found.kind
+    assert _run(subject, "guarantee", tools=tools, name="pick", format="hermes", ids=ids[1:]) is None
+    assert _run(subject, "guarantee", tools=tools, name="pick", format="hermes", ids=ids[:-1]) is None
+
+
 def test_guarantee_fires_when_a_vocabulary_it_can_follow_is_refused():
     tools = [{"type": "function", "function": {"name": "pick", "parameters": BOUNDED}}]
     found = _run(_broken("vocabulary_refused"), "guarantee", tools=tools, name="pick", format="hermes", runs=1)

@@ -591,6 +591,21 @@ def _call_problem(subject: Subject, case: Case, text: str) -> tuple[str, dict] |
     return None
 
 
+def replayed_ending(built, ids: list[int]) -> str | None:
+    """How a given run ends under ``built``: "eos" (complete), "dead end" (nothing allowed), or None
+    when an id is not allowed where it stands or the run stops short: not a run the Constraint
+    makes, so nothing it guarantees (delta debugging of a run's ids must keep to such runs)."""
+    state = built.start()
+    for token_id in ids:
+        try:
+            state = built.advance(state, token_id)  # cheaper than a mask per step; refuses with ValueError
+        except ValueError:
+            return None
+    if built.is_complete(state):
+        return "eos"
+    return None if built.allowed_tokens(state) else "dead end"
+
+
 @check("structured", "guarantee", minimize="ids")
 def check_guarantee(subject: Subject, case: Case) -> Divergence | None:
     pattern, failure = impl_pattern(subject, case)
@@ -603,7 +618,10 @@ def check_guarantee(subject: Subject, case: Case) -> Divergence | None:
     runs = [case.input["ids"]] if "ids" in case.input else None
     for run in range(len(runs) if runs else case.input.get("runs", 1)):
         if runs:
-            ids, ending = runs[run], "eos"
+            ids = runs[run]
+            ending, failure = impl_call(case, "a replayed run", lambda: replayed_ending(built, ids))
+            if failure or ending is None:
+                return failure
         else:
             result, failure = impl_call(case, "a decoding run", lambda: decode_masked(
                 subject, built, rng, case.input.get("max_tokens", 400)))
