@@ -111,11 +111,10 @@ class TokenVocabulary:
         return llguidance.LLTokenizer(llguidance.TokenizerWrapper(_Tokens(tokens, self.eos_id, self.special_ids, self.spell)))
 
     @cached_property
-    def _text_ids_by_bytes(self) -> dict[bytes, int]:
-        by_bytes: dict[bytes, int] = {}
-        for token_id in sorted(self.text_ids, reverse=True):  # the lowest id of equal bytes wins
-            by_bytes[self.token_bytes[token_id]] = token_id
-        return by_bytes
+    def _spelling(self) -> tuple[dict[bytes, int], int]:
+        """The text id of each token's bytes (the lowest of equal ones) and the longest token's length."""
+        by_bytes = {self.token_bytes[i]: i for i in sorted(self.text_ids, reverse=True)}
+        return by_bytes, max(map(len, by_bytes), default=0)
 
     def spell(self, text: str) -> list[int]:
         """Tokens whose bytes join to exactly ``text``'s, as llguidance needs for the text a grammar
@@ -130,7 +129,7 @@ class TokenVocabulary:
         ids, data = self.encode(text), text.encode("utf-8")
         if set(ids) <= self.text_ids and b"".join(self.token_bytes[i] for i in ids) == data:
             return ids
-        by_bytes, longest, spelled, start = self._text_ids_by_bytes, max(map(len, self.token_bytes)), [], 0
+        (by_bytes, longest), spelled, start = self._spelling, [], 0
         while start < len(data):
             end = next((end for end in range(min(len(data), start + longest), start, -1) if data[start:end] in by_bytes),
                        None)
