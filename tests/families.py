@@ -9,13 +9,14 @@ tiktoken's tests/test_helpers.py does).
 from __future__ import annotations
 
 import functools
+import json
 import os
 from pathlib import Path
 
 import pytest
 
 from textbound.checks import Subject
-from textbound.families import build_family, embedded_family_names
+from textbound.families import build_family, embedded_family_names, load_spec
 from textbound.implementation import Implementation
 from textbound.sources import MODELS_ENV, TEMPLATES_ENV, folder_families, models_dir
 
@@ -29,6 +30,19 @@ NEEDS_TEMPLATES = pytest.mark.skipif(TEMPLATES is None, reason=f"${TEMPLATES_ENV
 EMBEDDED = embedded_family_names()
 # Every embedded family, then each shared one (a test id of its own, so a filter can pick them).
 FAMILIES = [*EMBEDDED, *(pytest.param(name, id=f"shared-{name}") for name in SHARED)]
+
+
+def _model_type(name: str) -> str:
+    """The family's model type, read without training it (an embedded family's spec names it)."""
+    if name in SHARED:
+        return json.loads((SHARED[name] / "tokenizer.json").read_text(encoding="utf-8"))["model"].get("type", "")
+    return load_spec(name)["model"]["type"]
+
+
+# The families whose model is BPE (for tests of BPE's own machinery).
+BPE_FAMILIES = [*(name for name in EMBEDDED if _model_type(name) == "BPE"),
+                *(pytest.param(name, id=f"shared-{name}") for name in SHARED if _model_type(name) == "BPE")]
+
 # The folders of the shared models; one skipped parameter, saying why, when there are none.
 SHARED_MODEL_DIRS = ([pytest.param(path, id=name) for name, path in SHARED.items()]
                      or [pytest.param(None, id="unset", marks=pytest.mark.skip(reason=f"${MODELS_ENV} is not set"))])

@@ -25,7 +25,7 @@ from impl.normalizers import Replace
 from impl.patterns import FLAGS, _spans_searched, compile_oniguruma, match_spans
 from impl.pre_tokenizers import GPT2_SPLIT, ByteLevel, Piece, _isolated, cut, isolated_pieces
 from properties.strategies import unicode_text
-from tests.families import FAMILIES, family_path
+from tests.families import BPE_FAMILIES, FAMILIES, family_path
 
 EXAMPLES = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 WHERE = "tokenizer.json: $.model.merges"
@@ -116,10 +116,9 @@ def test_the_cache_stays_within_its_capacity(monkeypatch):
 # -- BPE ------------------------------------------------------------------------------------------
 
 def bpe(family: str) -> BPE:
-    """The family's BPE model (a skip for families with another model)."""
+    """The family's BPE model (``family`` is one of BPE_FAMILIES)."""
     model = tokenizers(family)[0].model
-    if not isinstance(model, BPE):
-        pytest.skip(f"{family} has a {type(model).__name__} model, not BPE")
+    assert isinstance(model, BPE), f"{family} has a {type(model).__name__} model, not BPE"
     return model
 
 
@@ -133,7 +132,7 @@ def model_pieces(tokenizer: Tokenizer, text: str) -> list[str]:
     return [piece.text for piece in pieces]
 
 
-@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("family", BPE_FAMILIES)
 @EXAMPLES
 @given(text=words_and_long_runs(), extra=st.lists(st.text(max_size=6), max_size=4))
 def test_tokenize_batch_is_tokenize_of_each(family, text, extra):
@@ -142,7 +141,7 @@ def test_tokenize_batch_is_tokenize_of_each(family, text, extra):
     assert model.tokenize_batch(pieces) == [model.tokenize(piece) for piece in pieces]
 
 
-@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("family", BPE_FAMILIES)
 @EXAMPLES
 @given(text=words_and_long_runs())
 def test_scanning_and_queued_merges_agree(family, text):
@@ -155,7 +154,7 @@ def test_scanning_and_queued_merges_agree(family, text):
                 == [model._merge_by_queue(list(symbols))], piece
 
 
-@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("family", BPE_FAMILIES)
 @EXAMPLES
 @given(text=st.lists(words_and_long_runs(), min_size=1, max_size=4).map(" ".join))
 def test_chunked_long_pieces_merge_as_whole_ones(family, text):
@@ -182,7 +181,7 @@ def new_words() -> st.SearchStrategy[str]:
     return st.lists(st.one_of(lowercase, lowercase.map(str.capitalize), mixed), min_size=1, max_size=40).map(" ".join)
 
 
-@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("family", BPE_FAMILIES)
 @EXAMPLES
 @given(text=new_words())
 def test_new_words_get_the_oracles_ids(family, text):
@@ -230,7 +229,7 @@ def test_pieces_are_not_cut_where_a_merge_crosses():
     assert model.tokenize("▁ab▁a" * 20) == model._merge_by_queue(model._symbols("▁ab▁a" * 20))
 
 
-@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("family", BPE_FAMILIES)
 def test_merges_load_in_bulk_as_entry_by_entry(family):
     bpe(family)
     node = json.loads((family_path(family) / "tokenizer.json").read_text("utf-8"))["model"]
