@@ -152,7 +152,7 @@ def build_summary(header: dict, case_counts: Counter, records: list[dict], verdi
         + [((u["family"], u["component"], u["property"]), u["signature"], u["count"])
            for u in run.get("oracle_disagreements_unwritten", [])]
     properties: dict[tuple[str, str, str], dict] = {}
-    for key in sorted(set(case_counts) | {(r["family"], r["component"], r["property"]) for r in records}
+    for key in sorted(set(case_counts) | {(r["family"], r["component"], r["property"]) for r in divergences}
                       | {key for key, _, _ in disagreement_counts}):
         properties[key] = {"family": key[0], "component": key[1], "property": key[2],
                            "cases": case_counts.get(key, 0), "divergences": 0, "new": 0, "oracle_disagreements": 0}
