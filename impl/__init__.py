@@ -8,8 +8,7 @@ Public names (a contract: the harness and users reach impl only through these):
 - tools: OutputParser, parse_response, parse_tool_calls, assemble, FORMATS, format_for_template
 - structured: json_schema_to_regex, regex_escape, tool_call_pattern, Constraint
 """
-from .chat import CHATML_TEMPLATE, ChatRenderer, render_chat
-from .chat_sandbox import RenderLimitError, RenderLimits
+from .chat import CHATML_TEMPLATE, ChatRenderer, RenderLimitError, RenderLimits, render_chat
 from .detokenizer import IncrementalDetokenizer
 from .errors import TokenizerFileError
 from .stops import StopChecker

@@ -12,8 +12,9 @@ import json
 from itertools import chain
 from pathlib import Path
 
-from . import chat, decoders, models, normalizers, post_processors, pre_tokenizers
+from . import decoders, models, normalizers, post_processors, pre_tokenizers
 from .added_tokens import AddedVocabulary
+from .chat.render import apply_chat_template
 from .errors import TokenizerFileError, field, optional
 from .pre_tokenizers import Piece, RawSplit
 
@@ -183,7 +184,7 @@ class Tokenizer:
                             sanitize_control_tokens=False, return_dict=True, return_assistant_tokens_mask=False,
                             **kwargs):
         """transformers' apply_chat_template without tensors (see impl.chat.apply_chat_template)."""
-        return chat.apply_chat_template(
+        return apply_chat_template(
             self, conversation, tools=tools, documents=documents, chat_template=chat_template,
             add_generation_prompt=add_generation_prompt, continue_final_message=continue_final_message,
             tokenize=tokenize, sanitize_control_tokens=sanitize_control_tokens, return_dict=return_dict,
@@ -212,6 +213,17 @@ class Tokenizer:
         """``encode`` of each text, as tokenizers' and transformers' encode_batch (one process:
         run several for parallelism)."""
         return [self.encode(text, add_special_tokens) for text in texts]
+
+    def encode_without_added_tokens(self, text: str) -> list[int]:
+        """The whole text through normalizer, pre-tokenizer and model, added tokens read as plain
+        text (as transformers' fast tokenizer encodes a chat's sanitized control tokens).
+
+        >>> tokenizer.encode_without_added_tokens("<|im_end|>") != [tokenizer.token_to_id("<|im_end|>")]
+        True
+        """
+        if self.normalizer is not None:
+            text = self.normalizer.normalize(text)
+        return self._pipeline_ids(text, True)
 
     def _pipeline_ids(self, text: str, at_start: bool) -> list[int]:
         """The ids of one normalized run of text between added tokens: pre-tokenizer, then model."""

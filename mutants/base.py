@@ -13,7 +13,8 @@ import copy
 from collections.abc import Callable, Iterator
 
 import impl
-from impl import chat as impl_chat
+from impl.chat import ChatRenderer
+from impl.chat.environment import DEFAULT_ENVIRONMENT
 from impl.tools import engine as tools_engine
 
 # -- tokenizer: tokenizer.json read as if a field were absent, or stages re-classed ------------------
@@ -177,7 +178,7 @@ class ReleasingStopChecker(impl.StopChecker):
 
 def render_chat_with(configure: Callable[[object], None]) -> Callable:
     """A ``render_chat`` on a fresh Jinja environment that ``configure(environment)`` changes."""
-    renderer = impl_chat.ChatRenderer(limits=impl_chat.DEFAULT_ENVIRONMENT.limits)
+    renderer = ChatRenderer(limits=DEFAULT_ENVIRONMENT.limits)
     configure(renderer.environment.jinja)
     return renderer.render_chat
 

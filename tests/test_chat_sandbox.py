@@ -1,4 +1,4 @@
-"""impl.chat_sandbox: hostile templates are refused within limits; legitimate ones render exactly as in
+"""impl.chat.sandbox: hostile templates are refused within limits; legitimate ones render exactly as in
 transformers' own sandbox.
 
 The reference environment is transformers' (compiled by transformers itself); impl's ChatSandbox gets
@@ -19,7 +19,7 @@ import pytest
 import transformers.utils.chat_template_utils as oracle_chat
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from impl.chat_sandbox import SAFE_ATTRIBUTES, ChatSandbox, RenderLimitError, RenderLimits, render_within_limits
+from impl.chat.sandbox import SAFE_ATTRIBUTES, ChatSandbox, RenderLimitError, RenderLimits, render_within_limits
 from oracles.chat_oracle import family_templates, frozen_clock, outcome, shared_templates, templates_dir
 from textbound.sources import MODELS_ENV, TEMPLATES_ENV, models_dir
 from tools.record_transformers_hostile import OUTCOMES, catalogue
@@ -169,7 +169,7 @@ def test_concurrent_renders_keep_their_own_limits():
     for thread in threads:
         thread.join()
     assert outcomes["legitimate"] == ("systemuserassistanttool", None)
-    assert outcomes["bomb"][1].error_class == "impl.chat_sandbox.RenderLimitError"
+    assert outcomes["bomb"][1].error_class == "impl.chat.sandbox.RenderLimitError"
 
 
 def test_render_limits_must_be_positive():

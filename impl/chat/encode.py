@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import difflib
 
-from . import chat_control
+from . import control
 
 # The special tokens transformers names, in its order; other "*_token" keys follow as model-specific ones.
 _NAMED_SPECIAL_TOKENS = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token")
@@ -38,7 +38,7 @@ def special_tokens_map(config: dict) -> dict[str, str]:
 
 def encode_chat(tokenizer, text: str, sanitized: bool, as_dict: bool, in_batch: bool, generation_spans=None):
     """The ids of one rendered chat, or the dict apply_chat_template returns for it."""
-    ids = chat_control.encode_marked(tokenizer, text) if sanitized else tokenizer.encode(text)
+    ids = control.encode_marked(tokenizer, text) if sanitized else tokenizer.encode(text)
     if not as_dict:
         return ids
     inputs = tokenizer.config.get("model_input_names") or _DEFAULT_MODEL_INPUTS

@@ -21,7 +21,7 @@ import jinja2.nodes
 import jinja2.utils
 from jinja2.exceptions import SecurityError, TemplateError
 
-from .chat_sandbox import ChatSandbox, RenderLimits, render_within_limits
+from .sandbox import ChatSandbox, RenderLimits, render_within_limits
 
 # Where a render is, so that {% generation %} can tell where its text starts: the blocks the template
 # has produced so far and the (start, end) spans of generated text. None when nobody asks.

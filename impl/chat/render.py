@@ -3,14 +3,14 @@
 ``render_chat`` is the rendering core (no tokenizer): the caller's messages are copied to plain data
 (objects to dicts, keys whose value is None dropped), reasoning under any of its names is also given
 as ``reasoning_content`` and ``thinking``, tools given as Python functions become JSON schemas, and
-the template runs in transformers' sandboxed environment (impl.chat_environment).
+the template runs in transformers' sandboxed environment (impl.chat.environment).
 
     >>> render_chat(CHATML_TEMPLATE, [{"role": "user", "content": "Hi"}], add_generation_prompt=True,
     ...             enable_thinking=False)
     '<|im_start|>user\\nHi<|im_end|>\\n<|im_start|>assistant\\n<think>\\n\\n</think>\\n\\n'
 
 ``ChatRenderer(limits=...)`` renders under other resource limits than the defaults. The date that
-``strftime_now`` reads can be frozen with ``impl.chat_environment.frozen_clock``.
+``strftime_now`` reads can be frozen with ``impl.chat.environment.frozen_clock``.
 """
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ import dataclasses
 import inspect
 from collections.abc import Mapping
 
-from . import chat_control, chat_encode
-from .chat_environment import DEFAULT_ENVIRONMENT, ChatEnvironment
-from .chat_schema import function_schema
+from . import control, encode
+from .environment import DEFAULT_ENVIRONMENT, ChatEnvironment
+from .schema import function_schema
 
 CHATML_TEMPLATE = r"""{#- ChatML with tools and switchable thinking, in the style of Qwen3 (textbound's own). -#}
 {%- macro text_of(content) -%}
@@ -371,18 +371,18 @@ def apply_chat_template(tokenizer, conversation, tools=None, documents=None, cha
         if not tokenize or return_assistant_tokens_mask:
             raise ValueError("`sanitize_control_tokens=True` requires `tokenize=True` and is not compatible with "
                              "`return_assistant_tokens_mask=True`.")
-        pattern = chat_control.control_tokens_pattern(chat_control.control_tokens(tokenizer, template))
-        conversations, tools, documents, kwargs = (chat_control.mark_control_tokens(value, pattern)
+        pattern = control.control_tokens_pattern(control.control_tokens(tokenizer, template))
+        conversations, tools, documents, kwargs = (control.mark_control_tokens(value, pattern)
                                                    for value in (conversations, tools, documents, kwargs))
-    variables = {**chat_encode.special_tokens_map(tokenizer.config), **kwargs}
+    variables = {**encode.special_tokens_map(tokenizer.config), **kwargs}
     texts, spans = _DEFAULT_RENDERER.render_conversations(
         template, conversations, tools, documents, add_generation_prompt, continue_final_message,
         return_assistant_tokens_mask, variables)
     if not tokenize:
         return texts if batched else texts[0]
-    encoded = [chat_encode.encode_chat(tokenizer, text, sanitize_control_tokens, return_dict, batched,
+    encoded = [encode.encode_chat(tokenizer, text, sanitize_control_tokens, return_dict, batched,
                                        spans[i] if return_assistant_tokens_mask else None)
                for i, text in enumerate(texts)]
     if not return_dict:
         return encoded if batched else encoded[0]
-    return chat_encode.merge_batch(encoded) if batched else encoded[0]
+    return encode.merge_batch(encoded) if batched else encoded[0]

@@ -15,8 +15,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from .chat_environment import template_literal_text
-from .pre_tokenizers import Piece
+from .environment import template_literal_text
 
 # Private-use code points transformers uses for the same purpose, so both render the same text.
 MARK_START = "\U000f0000"
@@ -79,18 +78,8 @@ def encode_marked(tokenizer, text: str) -> list[int]:
     return ids
 
 
-def _encode_without_added_tokens(tokenizer, text: str) -> list[int]:
-    # The whole text through normalizer, pre-tokenizer and model, as transformers' fast tokenizer does.
-    if tokenizer.normalizer is not None:
-        text = tokenizer.normalizer.normalize(text)
-    pieces = [Piece(text, True)]
-    if tokenizer.pre_tokenizer is not None:
-        pieces = tokenizer.pre_tokenizer.pre_tokenize(pieces)
-    return [token_id for piece in pieces if piece.text for token_id in tokenizer.model.tokenize(piece.text)]
-
-
 def _encode_piece(tokenizer, piece: str, as_text: bool, newline_ids: list[int]) -> list[int]:
-    encode = (lambda text: _encode_without_added_tokens(tokenizer, text)) if as_text else tokenizer.encode
+    encode = tokenizer.encode_without_added_tokens if as_text else tokenizer.encode
     # Encoded after a newline, which is then removed, so that SentencePiece adds no prefix space as it
     # would at the start of a text; when the newline merges into the piece, the piece alone.
     ids = encode("\n" + piece)
