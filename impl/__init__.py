@@ -9,9 +9,8 @@ Public names (a contract: the harness and users reach impl only through these):
 - structured: json_schema_to_regex, regex_escape, tool_call_pattern, Constraint
 """
 from .chat import CHATML_TEMPLATE, ChatRenderer, RenderLimitError, RenderLimits, render_chat
-from .detokenizer import IncrementalDetokenizer
 from .errors import TokenizerFileError
-from .stops import StopChecker
+from .streaming import IncrementalDetokenizer, StopChecker
 from .structured import Constraint, json_schema_to_regex, regex_escape, tool_call_pattern
 from .tokenizer import Tokenizer
 from .tools import FORMATS, OutputParser, assemble, format_for_template, parse_response, parse_tool_calls

@@ -1,6 +1,6 @@
 """Whole-text reference for stop strings, written for obviousness rather than speed.
 
-It sees the complete text at once, so it is what every streamed run of impl.stops.StopChecker
+It sees the complete text at once, so it is what every streamed run of impl.streaming.stops.StopChecker
 must agree with, however the text is split into deltas.
 """
 from __future__ import annotations

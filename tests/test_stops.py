@@ -1,4 +1,4 @@
-"""impl.stops.StopChecker against the whole-text reference in oracles.stop_reference.
+"""impl.streaming.stops.StopChecker against the whole-text reference in oracles.stop_reference.
 
 Every way of splitting a text into deltas must give the reference's output and stopped flag,
 and after every delta the checker must have emitted exactly the text that can no longer become
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from impl.stops import StopChecker
+from impl.streaming.stops import StopChecker
 from oracles.stop_reference import apply_stops, held_back_reference, stop_outcome
 from oracles.tokenizers_oracle import TokenizersOracle
 from textbound.checks import Subject, run_check

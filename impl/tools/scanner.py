@@ -3,7 +3,7 @@
 A tag is a fixed string (``<tool_call>``, ``[THINK]``, ``<|channel|>``...). Text before a tag is
 safe to release; the tail of the text that could still grow into a tag is not. ``held_length``
 is that tail: the longest suffix that is a proper prefix of some tag, exactly as a stop-string
-checker holds back (impl/stops.py), so a released character is never later found to be part of a
+checker holds back (impl/streaming/stops.py), so a released character is never later found to be part of a
 tag.
 
 >>> find_tag("Hi <tool_call>{", ("<tool_call>", "</tool_call>"))

@@ -19,7 +19,7 @@ detokenizer ``IncrementalDetokenizer(tokenizer, skip_special_tokens=True, prompt
             ``add(ids) -> str`` (newly settled text), ``flush() -> str`` (the rest), and the
             attributes ``text`` (all deltas) and ``prompt_text`` (what streaming the prompt showed).
             After flush, ``prompt_text + text == decode(prompt_ids + ids)``; before it, what was
-            shown is a prefix of that for every continuation (impl/detokenizer.py).
+            shown is a prefix of that for every continuation (impl/streaming/detokenizer.py).
 stops       ``StopChecker(stops, include_stop=False)`` with ``add(delta) -> str`` (text released),
             ``finish() -> str`` (held text at the end), ``stopped`` and ``stop_string``.
 chat        ``render_chat(template, messages, *, tools=None, documents=None,

@@ -5,7 +5,7 @@ whole decode and its DecodeStream.
   of ``prompt_ids + ids``, byte for byte; after every ``add`` the text shown so far is a prefix of
   it (so a U+FFFD is never shown where the whole decode has a character); ``text`` is the deltas;
   and ``prompt_text`` is what streaming the prompt alone shows (the priming semantics documented
-  in impl/detokenizer.py, vLLM's).
+  in impl/streaming/detokenizer.py, vLLM's).
 - detokenizer/decode_stream: tokenizers' DecodeStream, stepped with the same chunks, never shows
   text that contradicts impl's, and impl is never behind it except by text that one more id can
   still change (the oracle shows it: a witness id appended makes the whole decode differ there).
