@@ -1,4 +1,4 @@
-"""impl.decoders against the decoders of `tokenizers`, built from the same JSON node.
+"""impl.tokenizer.decoders against the decoders of `tokenizers`, built from the same JSON node.
 
 Every decoder node is loaded by both sides and fed the same token lists; the texts must agree,
 and where tokenizers panics (Strip on too-short tokens) impl must raise DecoderPanic. Faulty
@@ -16,8 +16,8 @@ import tokenizers
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from impl.byte_level import bytes_to_chars
-from impl.decoders import DECODERS, DecoderPanic, decoder_from_json
+from impl.tokenizer.byte_level import bytes_to_chars
+from impl.tokenizer.decoders import DECODERS, DecoderPanic, decoder_from_json
 from tests.families import SHARED_MODEL_DIRS
 from tests.stage_oracle import assert_refused_by_both, oracle_with
 

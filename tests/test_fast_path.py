@@ -1,6 +1,6 @@
 """impl's fast paths give the ids of its general ones, and a broken fast path is caught.
 
-The fast paths (impl.tokenizer._FastPath, BPE.tokenize_batch, BPE.chunks, the scanning merge, the
+The fast paths (impl.tokenizer.tokenizer._FastPath, BPE.tokenize_batch, BPE.chunks, the scanning merge, the
 bulk loading of merges, match_spans' finditer, Replace's str.replace) each stand beside the slower
 code they replace, which stays reachable: ``Tokenizer.fast_paths = False`` encodes every text through
 the general pipeline, and each stage's slow path is called directly here. The general path itself is
@@ -17,13 +17,14 @@ import regex
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from impl import Tokenizer, models
-from impl.byte_level import BYTE_TO_CHAR, bytes_to_chars
+from impl import Tokenizer
+from impl.tokenizer import models
+from impl.tokenizer.byte_level import BYTE_TO_CHAR, bytes_to_chars
 from impl.errors import TokenizerFileError
-from impl.models import BPE, NO_RULE, _merge_ids, _merge_pairs_from_json, _merge_rules, _packed_rules
-from impl.normalizers import Replace
-from impl.patterns import FLAGS, _spans_searched, compile_oniguruma, match_spans
-from impl.pre_tokenizers import GPT2_SPLIT, ByteLevel, Piece, _isolated, cut, isolated_pieces
+from impl.tokenizer.models import BPE, NO_RULE, _merge_ids, _merge_pairs_from_json, _merge_rules, _packed_rules
+from impl.tokenizer.normalizers import Replace
+from impl.tokenizer.patterns import FLAGS, _spans_searched, compile_oniguruma, match_spans
+from impl.tokenizer.pre_tokenizers import GPT2_SPLIT, ByteLevel, Piece, _isolated, cut, isolated_pieces
 from properties.strategies import unicode_text
 from tests.families import BPE_FAMILIES, FAMILIES, family_path
 

@@ -1,4 +1,4 @@
-"""impl.models against tokenizers' models, built from the same tokenizer.json model node."""
+"""impl.tokenizer.models against tokenizers' models, built from the same tokenizer.json model node."""
 from __future__ import annotations
 
 import itertools
@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
 from impl.errors import TokenizerFileError
-from impl.models import model_from_json
+from impl.tokenizer.models import model_from_json
 from tests.families import SHARED_MODEL_DIRS
 
 WHERE = "tokenizer.json: $.model"

@@ -1,4 +1,4 @@
-"""impl.normalizers against the normalizers of `tokenizers`, built from the same JSON node.
+"""impl.tokenizer.normalizers against the normalizers of `tokenizers`, built from the same JSON node.
 
 Both sides load each normalizer node and normalize the same texts: Hypothesis text from every
 plane and category, a sweep of code points wrapped in combining and Hangul contexts, and the
@@ -22,10 +22,10 @@ import regex
 import tokenizers
 from hypothesis import given, settings
 
-from impl import unicode_tables
+from impl.tokenizer import unicode_tables
 from impl.errors import TokenizerFileError
 from impl import Tokenizer
-from impl.normalizers import NORMALIZERS, normalizer_from_json
+from impl.tokenizer.normalizers import NORMALIZERS, normalizer_from_json
 from properties.strategies import short_text_leaning_on
 from tests.families import SHARED_MODEL_DIRS
 from textbound.families import sentencepiece_charsmap

@@ -1,4 +1,4 @@
-"""impl.post_processors against the post-processors of `tokenizers`, built from the same JSON node.
+"""impl.tokenizer.post_processors against the post-processors of `tokenizers`, built from the same JSON node.
 
 The oracle's processor (taken from a Tokenizer loaded with the node) post-processes an Encoding
 of known ids; impl's processor gets the same ids. Ids must agree with and without special
@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from impl.errors import TokenizerFileError
-from impl.post_processors import (
+from impl.tokenizer.post_processors import (
     POST_PROCESSORS,
     PostProcessorPanic,
     post_processor_from_json,

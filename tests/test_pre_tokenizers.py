@@ -1,4 +1,4 @@
-"""impl.pre_tokenizers (and impl.patterns) against the pre-tokenizers of `tokenizers`, built from
+"""impl.tokenizer.pre_tokenizers (and impl.tokenizer.patterns) against the pre-tokenizers of `tokenizers`, built from
 the same JSON node.
 
 Both sides load each pre-tokenizer node and cut the same texts into pieces: Hypothesis text from
@@ -24,10 +24,10 @@ import tokenizers
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from impl import unicode_age
+from impl.tokenizer import unicode_age
 from impl.errors import TokenizerFileError
-from impl.patterns import compile_pattern
-from impl.pre_tokenizers import PRE_TOKENIZERS, Piece, pre_tokenizer_from_json
+from impl.tokenizer.patterns import compile_pattern
+from impl.tokenizer.pre_tokenizers import PRE_TOKENIZERS, Piece, pre_tokenizer_from_json
 from properties.strategies import short_text_leaning_on
 from tests.families import SHARED_MODEL_DIRS
 from tests.stage_oracle import assert_refused_by_both, oracle_with
@@ -332,7 +332,7 @@ def test_invalid_oniguruma_pattern(pattern: str) -> None:
 
 
 # Oniguruma constructs the oracle accepts and no `regex` pattern matches exactly: impl refuses
-# them, naming the pattern (see impl.patterns for why each is untranslatable).
+# them, naming the pattern (see impl.tokenizer.patterns for why each is untranslatable).
 @pytest.mark.parametrize("pattern", ["(?L)a|ab", r"(?y{w})\y", r"(?y{w})\X", "(?~|ab|(?<=x)a.)", "(?~|b|a(?=b))",
                                      r"(?~|c)(a)\1", "(?:(?~|c))a", "(?~a(?~b))", r"(?~|c)\R", r"(?~|(?i)a)"])
 def test_untranslatable_oniguruma_pattern(pattern: str) -> None:
@@ -395,7 +395,7 @@ def test_public_patterns(name: str, text: str) -> None:
 
 
 def test_regex_tables_are_the_stamped_version() -> None:
-    """impl.unicode_age lists what regex's tables add on the oracle's; newer tables add more."""
+    """impl.tokenizer.unicode_age lists what regex's tables add on the oracle's; newer tables add more."""
     assigned = len(SCALAR_VALUES) - len(regex.findall(r"\p{Cn}", "".join(map(chr, SCALAR_VALUES))))
     assert assigned == unicode_age.REGEX_ASSIGNED, (
         f"regex {regex.__version__} assigns {assigned} code points, not Unicode {unicode_age.REGEX_UNICODE}'s "

@@ -241,7 +241,7 @@ def large_vocabulary_tokenizer_json(vocab_size: int = LARGE_VOCABULARY, seed: in
     """A byte-level BPE tokenizer.json with ``vocab_size`` tokens: the 256 byte characters, then
     tokens each made by one merge of two shorter ones (chosen at random among tokens of at most
     eight characters), in merge order, so that tiktoken can read it too. GPT-2's pre-tokenizer."""
-    from impl.byte_level import BYTE_TO_CHAR
+    from impl.tokenizer.byte_level import BYTE_TO_CHAR
 
     rng = random.Random(seed)
     tokens = [BYTE_TO_CHAR[byte] for byte in range(256)]

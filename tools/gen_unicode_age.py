@@ -1,4 +1,4 @@
-"""Regenerate impl/unicode_age.py: which code points each oracle's Unicode tables do not know yet.
+"""Regenerate impl/tokenizer/unicode_age.py: which code points each oracle's Unicode tables do not know yet.
 
 The ``regex`` package answers ``\\p{L}`` and friends from its own, newer Unicode tables. Inside the
 oracle, four engines answer the same questions from older ones: Oniguruma (Split and ByteLevel
@@ -14,7 +14,7 @@ sweeping every code point through ``tokenizers``: the version is the one under w
 reproduces the oracle exactly. It fails when no version does, naming the code points that differ.
 
     pip install unicode-age==18.0.0.0
-    python tools/gen_unicode_age.py            # rewrites impl/unicode_age.py
+    python tools/gen_unicode_age.py            # rewrites impl/tokenizer/unicode_age.py
     python tools/gen_unicode_age.py --check    # exits 1 if the file is out of date
 """
 from __future__ import annotations
@@ -30,7 +30,7 @@ from unicode_age.unicode_age_db import UCD_VERSION, iter_spans
 
 from table_file import regenerate
 
-AGE_PATH = Path(__file__).resolve().parent.parent / "impl" / "unicode_age.py"
+AGE_PATH = Path(__file__).resolve().parent.parent / "impl" / "tokenizer" / "unicode_age.py"
 
 CODE_POINTS = [cp for cp in range(0x110000) if not 0xD800 <= cp <= 0xDFFF]
 ALL_TEXT = "".join(map(chr, CODE_POINTS))
@@ -93,7 +93,7 @@ def regex_members(item: str) -> set[int]:
 
 
 def as_of(item: str, version: str) -> set[int]:
-    """What ``item`` matched in Unicode ``version``, by the rule impl.patterns applies."""
+    """What ``item`` matched in Unicode ``version``, by the rule impl.tokenizer.patterns applies."""
     members, newer = regex_members(item), assigned_after(version)
     pattern = regex.compile(item)
     if pattern.match("\u0378"):  # unassigned in every version so far: the class takes the unassigned

@@ -1,4 +1,4 @@
-"""Regenerate impl/unicode_tables.py by measuring the installed ``tokenizers`` (the oracle).
+"""Regenerate impl/tokenizer/unicode_tables.py by measuring the installed ``tokenizers`` (the oracle).
 
 The Rust behind ``tokenizers`` answers Unicode questions from tables frozen at different Unicode
 versions (the unicode-normalization-alignments crate, the unicode_categories crate, Rust's std), none
@@ -7,7 +7,7 @@ oracle about every code point and writes down its answers, stamped with the orac
 
 Run it again whenever the pinned ``tokenizers`` changes:
 
-    python tools/gen_unicode_tables.py            # rewrites impl/unicode_tables.py
+    python tools/gen_unicode_tables.py            # rewrites impl/tokenizer/unicode_tables.py
     python tools/gen_unicode_tables.py --check    # exits 1 if the file is out of date
 """
 from __future__ import annotations
@@ -22,7 +22,7 @@ from tokenizers import normalizers
 
 from table_file import regenerate
 
-TABLES_PATH = Path(__file__).resolve().parent.parent / "impl" / "unicode_tables.py"
+TABLES_PATH = Path(__file__).resolve().parent.parent / "impl" / "tokenizer" / "unicode_tables.py"
 
 # Every scalar value: surrogates cannot cross into Rust strings.
 CODE_POINTS = [cp for cp in range(0x110000) if not 0xD800 <= cp <= 0xDFFF]

@@ -1,6 +1,6 @@
 """Models: turn one pre-tokenized piece into token ids (HF ``tokenizers/src/models``).
 
-BPE, WordPiece and WordLevel here; Unigram in impl.unigram. ``model_from_json`` picks one by
+BPE, WordPiece and WordLevel here; Unigram in impl.tokenizer.unigram. ``model_from_json`` picks one by
 "type", or, for older files without one, by shape as the oracle does.
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ from itertools import accumulate, chain, repeat
 
 import regex
 
-from .errors import UNTYPED, TokenizerFileError, UnsupportedError, build_component, child, field, optional
+from ..errors import UNTYPED, TokenizerFileError, UnsupportedError, build_component, child, field, optional
 from .byte_level import byte_token_ids
 from .unigram import Unigram
 

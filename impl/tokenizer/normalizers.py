@@ -14,8 +14,10 @@ import regex
 
 from . import unicode_tables
 from .byte_level import bytes_to_chars
-from .errors import ANY_TYPE, build_component, build_components, child, field, optional
+from ..errors import ANY_TYPE, build_component, build_components, child, field, optional
+from .normalizer_base import Normalizer
 from .patterns import compile_pattern, literal_of, match_spans
+from .precompiled import Precompiled
 
 
 class _CodePoints:
@@ -75,33 +77,6 @@ def _normalization_form(form: str, text: str) -> str:
     pieces = regex.split("([" + "".join(map(regex.escape, barriers)) + "])", text)
     # Split keeps the barriers at odd indexes, between the runs.
     return "".join(piece if index % 2 else unicodedata.normalize(form, piece) for index, piece in enumerate(pieces))
-
-
-class Normalizer:
-    """A tokenizer.json normalizer: rewrites the whole text before pre-tokenization."""
-
-    @classmethod
-    def from_json(cls, node: dict, where: str) -> Normalizer:
-        """Build from the normalizer's JSON node; types with no fields need no override."""
-        return cls()
-
-    def normalize(self, text: str) -> str:
-        raise NotImplementedError
-
-    def normalize_piece(self, text: str) -> tuple[str, bool]:
-        """The normalized text, and whether its first character still comes from the first
-        character of ``text``.
-
-        tokenizers tracks where every normalized character came from; Metaspace's "first" scheme
-        prepends only to a piece that begins at original offset 0, which a normalizer that deletes
-        the leading character (Strip, StripAccents, a Replace) moves.
-        """
-        return self.normalize(text), self._keeps_start(text)
-
-    def _keeps_start(self, text: str) -> bool:
-        # Most normalizers map the first character to something; those that delete it map it,
-        # alone, to nothing.
-        return bool(self.normalize(text[:1]))
 
 
 class _UnicodeNormalizationForm(Normalizer):
@@ -275,8 +250,6 @@ class Sequence(Normalizer):
             keeps_start = keeps_start and kept
         return text, keeps_start
 
-
-from .precompiled import Precompiled  # noqa: E402 (a Normalizer, defined above)
 
 # The oracle's "type" names; "Bert" is BertNormalizer's.
 NORMALIZERS: dict[str, type[Normalizer]] = {

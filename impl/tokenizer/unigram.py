@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 
 from .byte_level import byte_token_ids
-from .errors import TokenizerFileError, child, defaulted, field, optional
+from ..errors import TokenizerFileError, child, defaulted, field, optional
 
 UNKNOWN_PENALTY = 10.0  # K_UNK_PENALTY in model.rs
 U64_MAX = 2**64 - 1

@@ -7,7 +7,7 @@ Two things separate a `regex` pattern from the Oniguruma one inside the oracle:
 
 - Unicode tables. `regex` knows Unicode 18.0, Oniguruma 16.0: ~17,800 code points (U+11DCF among
   them) are letters or digits to one and unassigned to the other. ``unicode_class`` rebuilds a
-  property class as an older Unicode version saw it, from the age table in impl.unicode_age, and
+  property class as an older Unicode version saw it, from the age table in impl.tokenizer.unicode_age, and
   the pre-tokenizers use it too for the oracle's other engines (Rust's std, unicode_categories).
 - Syntax. Oniguruma's ``^``/``$`` are line anchors, ``(?m)`` means dot-all, ``\\w``/``\\h``/``[:punct:]``
   mean other sets, ``(?i)`` in mid-group scopes over the rest of the group's alternatives, and
@@ -30,7 +30,7 @@ from collections.abc import Iterator
 import regex
 
 from . import unicode_age
-from .errors import TokenizerFileError, child
+from ..errors import TokenizerFileError, child
 
 ONIGURUMA_UNICODE = unicode_age.ORACLE_UNICODE["oniguruma"]
 
@@ -71,7 +71,7 @@ def _set_of(code_points: set[int]) -> str:
 def unicode_class(item: str, version: str) -> str:
     """A `regex` V1 set that matches what the class ``item`` (``\\p{L}``, ``\\P{Lu}``...) matched in
     Unicode ``version``: code points assigned since are taken as unassigned, and the few whose
-    properties changed since as they were (impl.unicode_age.PROPERTY_CHANGES)."""
+    properties changed since as they were (impl.tokenizer.unicode_age.PROPERTY_CHANGES)."""
     pattern = regex.compile(item, FLAGS)
     takes_unassigned = pattern.match(UNASSIGNED_PROBE) is not None
     newer = {ord(c) for c in pattern.findall(assigned_after(version))}
@@ -115,7 +115,7 @@ def property_key(name: str) -> str:
 def onig_table(item: str) -> str:
     """The class ``item`` (``\\p{name}``) as Oniguruma's tables have it: unicode_class at its
     Unicode version, then the members that rule gets wrong, measured on the oracle
-    (impl.unicode_age.ONIGURUMA_CORRECTIONS: ``\\p{Extended_Pictographic}`` holds unassigned code
+    (impl.tokenizer.unicode_age.ONIGURUMA_CORRECTIONS: ``\\p{Extended_Pictographic}`` holds unassigned code
     points, and ``\\p{Diacritic}`` took in old ones since)."""
     set_ = unicode_class(item, ONIGURUMA_UNICODE)
     key = property_key(item[3:-1])

@@ -18,8 +18,8 @@ import struct
 
 import regex
 
-from .errors import TokenizerFileError, child, field
-from .normalizers import Normalizer
+from ..errors import TokenizerFileError, child, field
+from .normalizer_base import Normalizer
 from .patterns import assigned_after
 
 GRAPHEME = regex.compile(r"\X")

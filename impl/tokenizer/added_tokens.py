@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import regex
 
-from .errors import TokenizerFileError, child, field, optional
-from .normalizers import Normalizer
+from ..errors import TokenizerFileError, child, field, optional
+from .normalizer_base import Normalizer
 from .patterns import FLAGS, RUST_REGEX_SPACE, RUST_REGEX_WORD
 
 # tokenizers tests these with the Rust regex crate's \w and \s. Used with .match(text, pos)

@@ -13,7 +13,7 @@ import re
 
 from . import normalizers
 from .byte_level import chars_to_bytes
-from .errors import (
+from ..errors import (
     ANY_TYPE,
     TokenizerFileError,
     build_component,

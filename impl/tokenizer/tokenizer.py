@@ -1,6 +1,6 @@
 """Loading tokenizer.json and running its pipeline.
 
-encode: added tokens are split off first (impl.added_tokens), each remaining run is normalized,
+encode: added tokens are split off first (impl.tokenizer.added_tokens), each remaining run is normalized,
 pre-tokenized and handed to the model piece by piece, and the post-processor adds special tokens.
 decode: ids become token strings (skipping special tokens when asked) and the decoder joins them.
 Truncation and padding settings in the file are not applied: a server encodes the whole prompt and
@@ -14,8 +14,8 @@ from pathlib import Path
 
 from . import decoders, models, normalizers, post_processors, pre_tokenizers
 from .added_tokens import AddedVocabulary
-from .chat.render import apply_chat_template
-from .errors import TokenizerFileError, field, optional
+from ..chat.render import apply_chat_template
+from ..errors import TokenizerFileError, field, optional
 from .pre_tokenizers import Piece, RawSplit
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from .errors import ANY_TYPE, NAMED, TokenizerFileError, build_component, build_components, child, field
+from ..errors import ANY_TYPE, NAMED, TokenizerFileError, build_component, build_components, child, field
 
 Encodings = list[list[int]]
 
