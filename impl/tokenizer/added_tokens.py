@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 import regex
 
-from ..errors import TokenizerFileError, child, field, optional
+from ..errors import TokenizerFileError
+from .fields import child, field, optional
 from .normalizer_base import Normalizer
 from .patterns import FLAGS, RUST_REGEX_SPACE, RUST_REGEX_WORD
 

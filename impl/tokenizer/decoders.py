@@ -13,16 +13,18 @@ import re
 
 from . import normalizers
 from .byte_level import chars_to_bytes
-from ..errors import (
+from .fields import (
     ANY_TYPE,
-    TokenizerFileError,
     build_component,
     build_components,
+    ByteLevelOptions,
     char_field,
     child,
     defaulted,
     field,
+    MetaspaceOptions,
     optional,
+    usize_field,
 )
 
 REPLACEMENT_CHARACTER = "\ufffd"
@@ -68,10 +70,7 @@ class ByteLevel(Decoder):
 
     @classmethod
     def from_json(cls, node: dict, where: str) -> "ByteLevel":
-        # The options only matter when pre-tokenizing, but tokenizers requires them here too.
-        field(node, "add_prefix_space", where, bool)
-        field(node, "trim_offsets", where, bool)
-        defaulted(node, "use_regex", where, True, bool)
+        ByteLevelOptions.from_json(node, where)  # they only matter when pre-tokenizing, but are required
         return cls()
 
 
@@ -88,8 +87,6 @@ class Metaspace(Decoder):
     ``▁▁a`` to ``a``.
     """
 
-    SCHEMES = ("always", "first", "never")
-
     def __init__(self, replacement: str, prepend_scheme: str):
         self.replacement = replacement
         self.prepend_scheme = prepend_scheme
@@ -103,19 +100,8 @@ class Metaspace(Decoder):
 
     @classmethod
     def from_json(cls, node: dict, where: str) -> "Metaspace":
-        replacement = char_field(node, "replacement", where)
-        scheme = defaulted(node, "prepend_scheme", where, "always", str)
-        if scheme not in cls.SCHEMES:
-            raise TokenizerFileError(
-                child(where, "prepend_scheme"), f"expected one of {', '.join(cls.SCHEMES)}, found {scheme!r}")
-        # add_prefix_space is the older spelling of the scheme; tokenizers rejects a false one
-        # unless the scheme (default "always") is "never" too.
-        if optional(node, "add_prefix_space", where, None, bool) is False:
-            if scheme != "never":
-                raise TokenizerFileError(
-                    child(where, "add_prefix_space"), f"false contradicts prepend_scheme {scheme!r}")
-        optional(node, "split", where, True, bool)
-        return cls(replacement, scheme)
+        options = MetaspaceOptions.from_json(node, where)
+        return cls(options.replacement, options.prepend_scheme)
 
 
 class Replace(Decoder):
@@ -199,7 +185,7 @@ class Strip(Decoder):
 
     @classmethod
     def from_json(cls, node: dict, where: str) -> "Strip":
-        return cls(char_field(node, "content", where), _count(node, "start", where), _count(node, "stop", where))
+        return cls(char_field(node, "content", where), usize_field(node, "start", where), usize_field(node, "stop", where))
 
 
 class BPEDecoder(Decoder):
@@ -322,16 +308,3 @@ UNTAGGED_DECODERS = tuple((name, DECODERS[name], ANY_TYPE) for name in ("BPEDeco
 def decoder_from_json(node: dict | None, where: str) -> Decoder | None:
     """The decoder a tokenizer.json ``decoder`` node describes; None when it is null."""
     return None if node is None else build_component(node, where, "decoder", DECODERS, UNTAGGED_DECODERS)
-
-
-
-
-
-
-
-def _count(node: dict, key: str, where: str) -> int:
-    """A field Rust reads as a ``usize``."""
-    value = field(node, key, where, int)
-    if not 0 <= value < 2**64:
-        raise TokenizerFileError(child(where, key), f"expected a non-negative integer, found {value}")
-    return value

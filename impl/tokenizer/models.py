@@ -17,7 +17,8 @@ from itertools import accumulate, chain, repeat
 
 import regex
 
-from ..errors import UNTYPED, TokenizerFileError, UnsupportedError, build_component, child, field, optional
+from ..errors import TokenizerFileError, UnsupportedError
+from .fields import U32_MAX, UNTYPED, build_component, child, field, optional, u32_value, usize_field
 from .byte_level import byte_token_ids
 from .unigram import Unigram
 
@@ -30,7 +31,6 @@ ID_MASK = (1 << ID_BITS) - 1
 RANK_MASK = ~ID_MASK
 NO_RULE = 1 << 64  # above every packed rule
 
-MAX_ID = 2**32 - 1  # ids are u32 in HF tokenizers
 CACHE_CAPACITY = 10_000  # as HF's DEFAULT_CACHE_CAPACITY
 CACHE_MAX_PIECE_LENGTH = 256  # longer pieces are rare and would bloat the cache
 # Up to this many symbols, merging rescans the pairs after each merge (min() and index() in C);
@@ -372,10 +372,7 @@ class WordPiece(VocabModel):
 
     @classmethod
     def from_json(cls, node: dict, where: str) -> WordPiece:
-        max_chars = field(node, "max_input_chars_per_word", where, int)
-        if not 0 <= max_chars < 2**64:
-            raise TokenizerFileError(child(where, "max_input_chars_per_word"),
-                                     f"expected a non-negative integer, found {max_chars}")
+        max_chars = usize_field(node, "max_input_chars_per_word", where)
         return cls(_vocab_from_json(field(node, "vocab", where, dict), child(where, "vocab")),
                    field(node, "unk_token", where, str), field(node, "continuing_subword_prefix", where, str),
                    max_chars, where)
@@ -430,14 +427,13 @@ def model_from_json(node: dict, where: str) -> Model:
 def _vocab_from_json(vocab: dict, where: str) -> dict[str, int]:
     # Checked in bulk first (loading a 262k vocabulary is mostly this); the loop names the culprit.
     ids = vocab.values()
-    if set(map(type, ids)) <= {int} and (not ids or 0 <= min(ids) <= max(ids) <= MAX_ID) \
+    if set(map(type, ids)) <= {int} and (not ids or 0 <= min(ids) <= max(ids) <= U32_MAX) \
             and len(set(ids)) == len(ids):
         return vocab
     # HF accepts two tokens with one id and then decodes that id arbitrarily; impl refuses.
     token_by_id: dict[int, str] = {}
     for token, token_id in vocab.items():
-        if not isinstance(token_id, int) or isinstance(token_id, bool) or not 0 <= token_id <= MAX_ID:
-            raise TokenizerFileError(child(where, token), f"expected an id in 0..{MAX_ID}, found {token_id!r}")
+        u32_value(token_id, child(where, token))
         if token_id in token_by_id:
             raise UnsupportedError(child(where, token),
                                    f"id {token_id} is already the id of {token_by_id[token_id]!r}")

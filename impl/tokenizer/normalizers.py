@@ -14,7 +14,7 @@ import regex
 
 from . import unicode_tables
 from .byte_level import bytes_to_chars
-from ..errors import ANY_TYPE, build_component, build_components, child, field, optional
+from .fields import ANY_TYPE, build_component, build_components, child, field, optional
 from .normalizer_base import Normalizer
 from .patterns import compile_pattern, literal_of, match_spans
 from .precompiled import Precompiled

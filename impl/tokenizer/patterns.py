@@ -30,7 +30,8 @@ from collections.abc import Iterator
 import regex
 
 from . import unicode_age
-from ..errors import TokenizerFileError, child
+from ..errors import TokenizerFileError
+from .fields import child
 
 ONIGURUMA_UNICODE = unicode_age.ORACLE_UNICODE["oniguruma"]
 

@@ -10,7 +10,17 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from ..errors import ANY_TYPE, NAMED, TokenizerFileError, build_component, build_components, child, field
+from ..errors import TokenizerFileError
+from .fields import (
+    ANY_TYPE,
+    NAMED,
+    build_component,
+    build_components,
+    ByteLevelOptions,
+    child,
+    field,
+    u32_value,
+)
 
 Encodings = list[list[int]]
 
@@ -36,10 +46,7 @@ class ByteLevel(PostProcessor):
 
     @classmethod
     def from_json(cls, node: dict, where: str) -> "ByteLevel":
-        field(node, "add_prefix_space", where, bool)
-        field(node, "trim_offsets", where, bool)
-        if "use_regex" in node:  # a serde default: it may be absent, but not null
-            field(node, "use_regex", where, bool)
+        ByteLevelOptions.from_json(node, where)  # read, and required, though ids pass through
         return cls()
 
 
@@ -128,7 +135,7 @@ def _special_tokens(node: dict, where: str) -> dict[str, tuple[int, ...]]:
         field(entry, "id", entry_where, str)
         field(entry, "tokens", entry_where, list)
         ids = field(entry, "ids", entry_where, list)
-        ids_by_name[name] = tuple(_id(value, child(child(entry_where, "ids"), i)) for i, value in enumerate(ids))
+        ids_by_name[name] = tuple(u32_value(value, child(child(entry_where, "ids"), i)) for i, value in enumerate(ids))
     return ids_by_name
 
 
@@ -141,7 +148,7 @@ def _template(pieces: list, where: str, special_tokens: dict[str, tuple[int, ...
         (kind, body), = piece.items()
         body_where = child(piece_where, kind)
         name = field(body, "id", body_where, str)
-        _id(field(body, "type_id", body_where), child(body_where, "type_id"))
+        u32_value(field(body, "type_id", body_where), child(body_where, "type_id"))
         if kind == "Sequence":
             if name not in ("A", "B"):
                 raise TokenizerFileError(child(body_where, "id"), f'expected "A" or "B", found {name!r}')
@@ -196,11 +203,4 @@ def _token_and_id(node: dict, key: str, where: str) -> int:
     pair = field(node, key, where, list)
     if len(pair) != 2 or not isinstance(pair[0], str):
         raise TokenizerFileError(child(where, key), "expected [token, id]")
-    return _id(pair[1], child(child(where, key), 1))
-
-
-def _id(value: object, where: str) -> int:
-    """A value Rust reads as a ``u32`` (token ids and type ids)."""
-    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 2**32:
-        raise TokenizerFileError(where, f"expected an integer from 0 to 2**32 - 1, found {value!r}")
-    return value
+    return u32_value(pair[1], child(child(where, key), 1))

@@ -17,14 +17,16 @@ from typing import NamedTuple
 import regex
 
 from .byte_level import bytes_to_chars
-from ..errors import (
-    TokenizerFileError,
+from ..errors import TokenizerFileError
+from .fields import (
     build_component,
     build_components,
+    ByteLevelOptions,
     char_field,
     child,
     defaulted,
     field,
+    MetaspaceOptions,
     optional,
 )
 from .patterns import (
@@ -179,8 +181,8 @@ class ByteLevel(PreTokenizer):
 
     @classmethod
     def from_json(cls, node: dict, where: str) -> ByteLevel:
-        field(node, "trim_offsets", where, bool)  # required by the oracle, though it cuts nothing
-        return cls(field(node, "add_prefix_space", where, bool), defaulted(node, "use_regex", where, True, bool))
+        options = ByteLevelOptions.from_json(node, where)  # trim_offsets only moves offsets
+        return cls(options.add_prefix_space, options.use_regex)
 
     def split(self, piece: Piece) -> list[Piece]:
         if self.add_prefix_space and piece.text and not piece.text.startswith(" "):
@@ -194,8 +196,6 @@ class Metaspace(PreTokenizer):
     """SentencePiece's spaces: each space becomes the replacement character, which may also be
     prepended, and the text is cut before each replacement character."""
 
-    PREPEND_SCHEMES = ("always", "first", "never")
-
     def __init__(self, replacement: str, prepend_scheme: str, split: bool):
         self.replacement = replacement
         self.prepend_scheme = prepend_scheme
@@ -204,16 +204,8 @@ class Metaspace(PreTokenizer):
 
     @classmethod
     def from_json(cls, node: dict, where: str) -> Metaspace:
-        scheme = defaulted(node, "prepend_scheme", where, "always", str)
-        if scheme not in cls.PREPEND_SCHEMES:
-            raise TokenizerFileError(child(where, "prepend_scheme"), f"unknown prepend_scheme {scheme!r} "
-                                     f"(expected one of {', '.join(cls.PREPEND_SCHEMES)})")
-        # Files from before prepend_scheme carry add_prefix_space; false must agree with "never".
-        if optional(node, "add_prefix_space", where, True, bool) is False:
-            if scheme != "never":
-                raise TokenizerFileError(child(where, "add_prefix_space"),
-                                         f"false does not match prepend_scheme {scheme!r}")
-        return cls(char_field(node, "replacement", where), scheme, optional(node, "split", where, True, bool))
+        options = MetaspaceOptions.from_json(node, where)
+        return cls(options.replacement, options.prepend_scheme, options.split)
 
     def split(self, piece: Piece) -> list[Piece]:
         text = piece.text.replace(" ", self.replacement)

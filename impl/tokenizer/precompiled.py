@@ -18,7 +18,8 @@ import struct
 
 import regex
 
-from ..errors import TokenizerFileError, child, field
+from ..errors import TokenizerFileError
+from .fields import child, field
 from .normalizer_base import Normalizer
 from .patterns import assigned_after
 

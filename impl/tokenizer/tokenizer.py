@@ -15,7 +15,8 @@ from pathlib import Path
 from . import decoders, models, normalizers, post_processors, pre_tokenizers
 from .added_tokens import AddedVocabulary
 from ..chat.render import apply_chat_template
-from ..errors import TokenizerFileError, field, optional
+from ..errors import TokenizerFileError
+from .fields import U32_MAX, field, optional
 from .pre_tokenizers import Piece, RawSplit
 
 
@@ -243,10 +244,10 @@ class Tokenizer:
 
     def tokens_for(self, ids: list[int], skip_special_tokens: bool = False) -> list[str]:
         """The token strings decode joins: an id the vocabulary lacks drops silently, as tokenizers
-        drops it; what cannot be an id at all (negative, 2**32 or more, not an int) raises."""
+        drops it; what cannot be an id at all (negative, above U32_MAX, not an int) raises."""
         tokens = []
         for position, token_id in enumerate(ids):
-            if not isinstance(token_id, int) or isinstance(token_id, bool) or not 0 <= token_id < 2**32:
+            if not isinstance(token_id, int) or isinstance(token_id, bool) or not 0 <= token_id <= U32_MAX:
                 raise ValueError(f"invalid token id {token_id!r} at position {position} "
                                  f"(this tokenizer has ids 0..{self.max_id})")
             token = self.id_to_token(token_id)

@@ -22,10 +22,10 @@ from __future__ import annotations
 import math
 
 from .byte_level import byte_token_ids
-from ..errors import TokenizerFileError, child, defaulted, field, optional
+from ..errors import TokenizerFileError
+from .fields import U64_MAX, child, defaulted, field, optional
 
 UNKNOWN_PENALTY = 10.0  # K_UNK_PENALTY in model.rs
-U64_MAX = 2**64 - 1
 POWERS_OF_TEN = [float(f"1e{exponent}") for exponent in range(309)]  # serde_json's POW10 table
 
 
