@@ -48,7 +48,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from weakref import WeakKeyDictionary
 
-REPLACEMENT_CHARACTER = "\ufffd"
+from ..tokenizer.decoders import REPLACEMENT_CHARACTER
+
 CONTEXT_IDS = 4  # released ids kept in the window, so start-of-text rules never reach pending ids
 TAIL_IDS = 8  # how far back from the end to look for a character boundary
 

@@ -52,9 +52,6 @@ class Anchor:
     index: int
 
 
-EMPTY = Concat(())
-
-
 # -- character sets ------------------------------------------------------------------------------
 
 def normalize_ranges(ranges) -> tuple[tuple[int, int], ...]:

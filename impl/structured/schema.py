@@ -59,20 +59,19 @@ STRING_CHAR = group([
     rf"\\u(?:[0-9a-cA-Ce-fE-F]{_HEX}{{3}}|[dD][0-7]{_HEX}{{2}})",
     rf"\\u[dD][89abAB]{_HEX}{{2}}\\u[dD][c-fC-F]{_HEX}{{2}}",
 ])
-_SHORT_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}
 # A calendar date as jsonschema's checker (date.fromisoformat) has it: years 0001-9999, the days of
 # each month, February 29 in leap years only (divisible by 4, centuries only when divisible by 400).
 _BY_FOUR = "(?:0[48]|[2468][048]|[13579][26])"  # two digits forming a multiple of 4 other than 00
 _YEAR = "(?:[0-9]{3}[1-9]|[0-9]{2}[1-9]0|[0-9][1-9]00|[1-9]000)"
 _LEAP_YEAR = f"(?:[0-9]{{2}}{_BY_FOUR}|{_BY_FOUR}00)"
-_FORMATS = {
+_STRING_FORMATS = {
     "date": (f"(?:{_YEAR}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)"
              f"|02-(?:0[1-9]|1[0-9]|2[0-8]))|{_LEAP_YEAR}-02-29)"),
     "time": r"(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]+)?(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])",
     "uuid": r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",
     "email": r"[a-zA-Z0-9_%+-]+(?:\.[a-zA-Z0-9_%+-]+)*@[a-zA-Z0-9-]+(?:\.[a-zA-Z0-9-]+)*\.[a-zA-Z]{2,}",
 }
-_FORMATS["date-time"] = _FORMATS["date"] + "T" + _FORMATS["time"]
+_STRING_FORMATS["date-time"] = _STRING_FORMATS["date"] + "T" + _STRING_FORMATS["time"]
 _INTEGER = r"-?(?:0|[1-9][0-9]*)"
 _FRACTION = r"(?:\.[0-9]+)?"
 _NUMBER = _INTEGER + _FRACTION + r"(?:[eE][+-]?[0-9]+)?"
@@ -270,11 +269,11 @@ class _Translator:
         lengths = "minLength" in schema or "maxLength" in schema
         if "format" in schema:
             fmt = schema["format"]
-            if fmt not in _FORMATS:
-                raise ValueError(f"unsupported format {fmt!r} at {path}.format (supported: {sorted(_FORMATS)})")
+            if fmt not in _STRING_FORMATS:
+                raise ValueError(f"unsupported format {fmt!r} at {path}.format (supported: {sorted(_STRING_FORMATS)})")
             if lengths or "pattern" in schema:
                 raise ValueError(f"unsupported keyword 'format' beside a length or pattern at {path}")
-            return f'"{_FORMATS[fmt]}"'
+            return f'"{_STRING_FORMATS[fmt]}"'
         if "pattern" in schema:
             if lengths:
                 raise ValueError(f"unsupported keyword 'pattern' beside minLength/maxLength at {path}")

@@ -6,6 +6,12 @@ themselves; the other 68 bytes are moved to U+0100 and up, in byte order.
 """
 from __future__ import annotations
 
+import re
+
+# A byte-fallback token as decoders read it: Rust's u8::from_str_radix accepts a leading "+", so
+# "<0x+A>" is the byte 0x0A (vocabularies spell the bytes as byte_token_text does).
+BYTE_TOKEN = re.compile(r"<0x(\+[0-9A-Fa-f]|[0-9A-Fa-f]{2})>")
+
 
 def _bytes_to_unicode() -> dict[int, str]:
     printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
@@ -40,5 +46,10 @@ def chars_to_bytes(text: str) -> bytes | None:
 def byte_token_ids(vocab: dict[str, int], text: str) -> list[int] | None:
     """The ids of the ``<0xXX>`` tokens spelling ``text``'s UTF-8 bytes (byte fallback), or None
     when the vocabulary lacks one of them. ``"é"`` -> the ids of ``<0xC3>`` and ``<0xA9>``."""
-    ids = [vocab.get(f"<0x{byte:02X}>") for byte in text.encode()]
+    ids = [vocab.get(byte_token_text(byte)) for byte in text.encode()]
     return None if None in ids else ids
+
+
+def byte_token_text(byte: int) -> str:
+    """The byte-fallback token of ``byte`` as vocabularies spell it: ``0xC3`` -> ``"<0xC3>"``."""
+    return f"<0x{byte:02X}>"

@@ -9,10 +9,9 @@ those raise ``DecoderPanic`` here.
 from __future__ import annotations
 
 import itertools
-import re
 
 from . import normalizers
-from .byte_level import chars_to_bytes
+from .byte_level import BYTE_TOKEN, chars_to_bytes
 from .fields import (
     ANY_TYPE,
     build_component,
@@ -124,14 +123,11 @@ class ByteFallback(Decoder):
     A run that is not valid UTF-8 becomes one U+FFFD per byte token, not per invalid subpart.
     """
 
-    # Rust's u8::from_str_radix accepts a leading "+", so "<0x+A>" is the byte 0x0A.
-    BYTE_TOKEN = re.compile(r"<0x(\+[0-9A-Fa-f]|[0-9A-Fa-f]{2})>")
-
     def decode_chain(self, tokens: list[str]) -> list[str]:
         decoded: list[str] = []
         run = bytearray()
         for token in tokens:
-            byte_token = self.BYTE_TOKEN.fullmatch(token)
+            byte_token = BYTE_TOKEN.fullmatch(token)
             if byte_token:
                 run.append(int(byte_token[1], 16))
                 continue
@@ -141,7 +137,7 @@ class ByteFallback(Decoder):
         return decoded + _byte_run_text(run)
 
     def raw_bytes(self, token: str) -> bytes | None:
-        byte_token = self.BYTE_TOKEN.fullmatch(token)
+        byte_token = BYTE_TOKEN.fullmatch(token)
         return bytes([int(byte_token[1], 16)]) if byte_token else None
 
 

@@ -45,7 +45,7 @@ from .unicode_age import ORACLE_UNICODE
 RUST_STD = ORACLE_UNICODE["rust_std"]
 
 # char::is_whitespace and char::is_numeric (Rust's std).
-WHITESPACE = regex.compile(unicode_class(r"\p{White_Space}", RUST_STD), FLAGS)
+WHITESPACE_PATTERN = regex.compile(unicode_class(r"\p{White_Space}", RUST_STD), FLAGS)
 NUMERIC = regex.compile(unicode_class(r"\p{N}", RUST_STD), FLAGS)
 # char::is_ascii_punctuation (ASCII symbols too) or the unicode_categories crate's is_punctuation.
 PUNCTUATION = regex.compile(
@@ -227,7 +227,7 @@ class WhitespaceSplit(PreTokenizer):
     """Cuts on whitespace, dropping it."""
 
     def split(self, piece: Piece) -> list[Piece]:
-        return cut(piece, WHITESPACE, _removed)
+        return cut(piece, WHITESPACE_PATTERN, _removed)
 
 
 class Punctuation(PreTokenizer):
@@ -262,7 +262,7 @@ class BertPreTokenizer(PreTokenizer):
     """BERT's: cuts on whitespace (dropped), then isolates each punctuation character."""
 
     def split(self, piece: Piece) -> list[Piece]:
-        return [part for word in cut(piece, WHITESPACE, _removed) if word.text
+        return [part for word in cut(piece, WHITESPACE_PATTERN, _removed) if word.text
                 for part in cut(word, PUNCTUATION, _isolated)]
 
 

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import json
 
+from .json_prefix import JSON_WHITESPACE
+
 
 def _reject_constant(name: str):
     raise json.JSONDecodeError(f"{name} is not JSON", name, 0)
@@ -25,7 +27,6 @@ def _reject_constant(name: str):
 
 # Strict JSON: Python's decoder would accept NaN and Infinity, which JSON has not.
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
-_WHITESPACE = " \t\n\r"
 # How a template writing values with Jinja's ``string`` filter spells JSON's true, false and null.
 _PYTHON_SPELLINGS = {"True": True, "False": False, "None": None}
 
@@ -95,7 +96,7 @@ def object_arguments(raw: str) -> str | None:
         value = json_value(raw)
     except ValueError:
         return None
-    return raw.strip(_WHITESPACE) if isinstance(value, dict) else None
+    return raw.strip(JSON_WHITESPACE) if isinstance(value, dict) else None
 
 
 def call_from_json(text: str, argument_keys: tuple[str, ...] = ("arguments",)) -> tuple[str, str] | None:
@@ -227,6 +228,6 @@ def _is_type(value, kind: str) -> bool:
 
 
 def _skip_whitespace(text: str, index: int) -> int:
-    while index < len(text) and text[index] in _WHITESPACE:
+    while index < len(text) and text[index] in JSON_WHITESPACE:
         index += 1
     return index

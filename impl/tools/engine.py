@@ -33,11 +33,11 @@ Worked example (hermes), fed in three pieces::
 from __future__ import annotations
 
 from .arguments import tool_parameters
+from .json_prefix import JSON_WHITESPACE
 from .message import BlockCalls, DeltaSink, ParsedCall
 from .scanner import held_length, next_tag
 
 REJECT = -1  # block_end's answer when what follows an opener cannot be a call block
-WHITESPACE = " \t\r\n"  # the whitespace that glues syntax together (JSON's)
 WAIT, CONTENT_FOLLOWS = "wait", "content"  # glue's answers besides a length to drop or a block to open
 
 START, CONTENT, REASONING, SECTION, BLOCK, AFTER_CALL = "start", "content", "reasoning", "section", "block", "after"
@@ -79,7 +79,7 @@ class TaggedFormat:
         the length of syntax to drop (here: a section closing tag and the whitespace before it), or
         ``(length,)``: that much glue, then a block that opens without a tag (llama3_json's next call)."""
         closing = self.section_tags[1]
-        rest = text.lstrip(WHITESPACE)
+        rest = text.lstrip(JSON_WHITESPACE)
         tag = next((tag for tag in closing if rest.startswith(tag)), None)
         if tag is not None:
             return len(text) - len(rest) + len(tag)
@@ -138,7 +138,7 @@ class TaggedStream:
 
     def _start(self, final: bool) -> bool:
         """The start of a bare-block format: whitespace is content; a block may open at the first character."""
-        rest = self.buffer.lstrip(WHITESPACE)
+        rest = self.buffer.lstrip(JSON_WHITESPACE)
         self.sink.content(self.buffer[:len(self.buffer) - len(rest)])
         self.buffer = rest
         if not rest and not final:
@@ -171,7 +171,7 @@ class TaggedStream:
 
     def _section(self, final: bool) -> bool:
         """After a section opening tag (``self.opener``): a call tag after whitespace makes it syntax."""
-        rest = self.buffer.lstrip(WHITESPACE)
+        rest = self.buffer.lstrip(JSON_WHITESPACE)
         glue = self.buffer[:len(self.buffer) - len(rest)]
         tag = next((tag for tag in self.format.call_tags if rest.startswith(tag)), None)
         if tag is not None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import regex
 
-_WHITESPACE = " \t\n\r"
+JSON_WHITESPACE = " \t\n\r"  # what JSON allows between tokens
 _ESCAPES = set('"\\/bfnrt')
 _HEX = set("0123456789abcdefABCDEF")
 _DIGITS = set("0123456789")
@@ -127,7 +127,7 @@ class JsonPrefix:
                     self._value_done()
         elif state in (MINUS, ZERO, INTEGER, DOT, FRACTION, EXPONENT, EXPONENT_SIGN, EXPONENT_DIGITS):
             self._number(char)
-        elif char in _WHITESPACE:
+        elif char in JSON_WHITESPACE:
             return
         elif state == TOP:
             if self.any_value:

@@ -19,7 +19,8 @@ import json
 import regex
 
 from .arguments import call_from_json, json_items, json_members, object_arguments, text_name
-from .engine import WHITESPACE, TaggedFormat
+from .engine import TaggedFormat
+from .json_prefix import JSON_WHITESPACE
 from .json_prefix import JsonPrefix
 from .message import ParsedCall
 from .partial import JsonCallReader, header_identity
@@ -39,7 +40,7 @@ class Mistral(TaggedFormat):
     def block_end(self, opener, body, final, memo):
         next_call = body.find(_TOOL_CALLS)
         malformed = (next_call, next_call) if next_call >= 0 else (len(body), len(body)) if final else None
-        first = body.lstrip(WHITESPACE)[:1]
+        first = body.lstrip(JSON_WHITESPACE)[:1]
         if not first:
             return (len(body), len(body)) if final else None
         if first == "[":
@@ -66,7 +67,7 @@ class Mistral(TaggedFormat):
         return JsonCallReader(_NAMED_HEADER, header_identity)
 
     def parse_block(self, opener, body, parameters):
-        if body.lstrip(WHITESPACE).startswith("["):
+        if body.lstrip(JSON_WHITESPACE).startswith("["):
             calls = [_list_call(item) for item in json_items(body) or ()]
             return calls if calls and None not in calls else None
         named = _NAMED.fullmatch(body)
