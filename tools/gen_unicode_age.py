@@ -21,18 +21,16 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from pathlib import Path
 
 import regex
 import tokenizers
 from tokenizers import Regex, pre_tokenizers
 from unicode_age.unicode_age_db import UCD_VERSION, iter_spans
 
-from table_file import regenerate
+from table_file import CODE_POINTS, TABLES_DIR, range_lines, ranges, regenerate
 
-AGE_PATH = Path(__file__).resolve().parent.parent / "impl" / "tokenizer" / "unicode_age.py"
+AGE_PATH = TABLES_DIR / "unicode_age.py"
 
-CODE_POINTS = [cp for cp in range(0x110000) if not 0xD800 <= cp <= 0xDFFF]
 ALL_TEXT = "".join(map(chr, CODE_POINTS))
 NONCHARACTERS = {cp for cp in CODE_POINTS if cp & 0xFFFE == 0xFFFE or 0xFDD0 <= cp <= 0xFDEF}
 
@@ -209,14 +207,7 @@ def check_regex_tables() -> int:
 
 
 def format_ranges(code_points: set[int], indent: int = 8) -> str:
-    runs: list[tuple[int, int]] = []
-    for cp in sorted(code_points):
-        if runs and runs[-1][1] == cp - 1:
-            runs[-1] = (runs[-1][0], cp)
-        else:
-            runs.append((cp, cp))
-    cells = [f"(0x{first:04X}, 0x{last:04X})," for first, last in runs]
-    return "\n".join(" " * indent + " ".join(cells[i:i + 6]) for i in range(0, len(cells), 6))
+    return range_lines(ranges(code_points), indent)
 
 
 def render_corrections(corrections: dict[str, tuple[set[int], set[int]]]) -> str:

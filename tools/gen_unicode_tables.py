@@ -14,18 +14,14 @@ from __future__ import annotations
 
 import sys
 import unicodedata
-from collections.abc import Callable, Iterable
-from pathlib import Path
+from collections.abc import Callable
 
 import tokenizers
 from tokenizers import normalizers
 
-from table_file import regenerate
+from table_file import CODE_POINTS, TABLES_DIR, range_lines, ranges, regenerate
 
-TABLES_PATH = Path(__file__).resolve().parent.parent / "impl" / "tokenizer" / "unicode_tables.py"
-
-# Every scalar value: surrogates cannot cross into Rust strings.
-CODE_POINTS = [cp for cp in range(0x110000) if not 0xD800 <= cp <= 0xDFFF]
+TABLES_PATH = TABLES_DIR / "unicode_tables.py"
 
 # Reordering probes: U+0345 has the highest combining class (240) and U+0334 the lowest (1), so a
 # character moves past one of them under NFD exactly when its own combining class is not 0.
@@ -35,17 +31,6 @@ LOWEST_CLASS_MARK = "\u0334"
 
 def members(keep: Callable[[str], bool]) -> list[int]:
     return [cp for cp in CODE_POINTS if keep(chr(cp))]
-
-
-def ranges(code_points: Iterable[int]) -> list[tuple[int, int]]:
-    """Sorted code points as inclusive (first, last) runs."""
-    runs: list[tuple[int, int]] = []
-    for cp in sorted(set(code_points)):
-        if runs and runs[-1][1] == cp - 1:
-            runs[-1] = (runs[-1][0], cp)
-        else:
-            runs.append((cp, cp))
-    return runs
 
 
 def oracle_normalizes() -> set[int]:
@@ -122,9 +107,7 @@ def measure() -> dict[str, object]:
 
 
 def format_ranges(runs: list[tuple[int, int]]) -> str:
-    cells = [f"(0x{first:04X}, 0x{last:04X})," for first, last in runs]
-    lines = ("    " + " ".join(cells[i:i + 6]) for i in range(0, len(cells), 6))
-    return "(\n" + "\n".join(lines) + "\n)"
+    return "(\n" + range_lines(runs, 4) + "\n)"
 
 
 def format_mapping(mapping: dict[int, str]) -> str:
