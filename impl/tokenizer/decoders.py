@@ -13,17 +13,8 @@ import itertools
 from . import normalizers
 from .byte_level import BYTE_TOKEN, chars_to_bytes
 from .fields import (
-    ANY_TYPE,
-    build_component,
-    build_components,
-    ByteLevelOptions,
-    char_field,
-    child,
-    defaulted,
-    field,
-    MetaspaceOptions,
-    optional,
-    usize_field,
+    ANY_TYPE, ByteLevelOptions, MetaspaceOptions, build_component, build_components, char_field, child,
+    defaulted, field, optional, usize_field,
 )
 
 REPLACEMENT_CHARACTER = "\ufffd"

@@ -18,8 +18,8 @@ from itertools import accumulate, chain, repeat
 import regex
 
 from ..errors import TokenizerFileError, UnsupportedError
-from .fields import U32_MAX, UNTYPED, build_component, child, field, optional, u32_value, usize_field
 from .byte_level import byte_token_ids
+from .fields import U32_MAX, UNTYPED, build_component, child, field, optional, u32_value, usize_field
 from .unigram import Unigram
 
 # Merge rules, packed into ints for speed and memory: ``left << 32 | right`` (a pair of ids) ->

@@ -29,8 +29,8 @@ from collections.abc import Iterator
 
 import regex
 
-from . import unicode_age
 from ..errors import TokenizerFileError
+from . import unicode_age
 from .fields import child
 
 ONIGURUMA_UNICODE = unicode_age.ORACLE_UNICODE["oniguruma"]

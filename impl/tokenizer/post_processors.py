@@ -12,14 +12,7 @@ from typing import NamedTuple
 
 from ..errors import TokenizerFileError
 from .fields import (
-    ANY_TYPE,
-    NAMED,
-    build_component,
-    build_components,
-    ByteLevelOptions,
-    child,
-    field,
-    u32_value,
+    ANY_TYPE, NAMED, ByteLevelOptions, build_component, build_components, child, field, u32_value,
 )
 
 Encodings = list[list[int]]

@@ -16,18 +16,11 @@ from typing import NamedTuple
 
 import regex
 
-from .byte_level import bytes_to_chars
 from ..errors import TokenizerFileError
+from .byte_level import bytes_to_chars
 from .fields import (
-    build_component,
-    build_components,
-    ByteLevelOptions,
-    char_field,
-    child,
-    defaulted,
-    field,
-    MetaspaceOptions,
-    optional,
+    ByteLevelOptions, MetaspaceOptions, build_component, build_components, char_field, child, defaulted,
+    field, optional,
 )
 from .patterns import (
     FLAGS,

@@ -12,10 +12,10 @@ import json
 from itertools import chain
 from pathlib import Path
 
+from ..errors import TokenizerFileError
 from . import decoders, models, normalizers, post_processors, pre_tokenizers
 from .added_tokens import AddedVocabulary
 from ..chat.render import apply_chat_template
-from ..errors import TokenizerFileError
 from .fields import U32_MAX, field, optional
 from .pre_tokenizers import Piece, RawSplit
 

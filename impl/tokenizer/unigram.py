@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import math
 
-from .byte_level import byte_token_ids
 from ..errors import TokenizerFileError
+from .byte_level import byte_token_ids
 from .fields import U64_MAX, child, defaulted, field, optional
 
 UNKNOWN_PENALTY = 10.0  # K_UNK_PENALTY in model.rs
