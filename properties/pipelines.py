@@ -18,7 +18,8 @@ import tokenizers
 from hypothesis import strategies as st
 
 from corpora import text_files
-from textbound.families import resolve_charsmaps, train
+from corpora.charsmaps import resolve_charsmaps
+from textbound.families import train
 
 from .strategies import draw_examples
 
@@ -75,7 +76,7 @@ def normalizers() -> st.SearchStrategy[dict]:
         st.just({"type": "Nmt"}),
         node("BertNormalizer", clean_text=st.booleans(), handle_chinese_chars=st.booleans(),
              strip_accents=st.sampled_from([None, True, False]), lowercase=st.booleans()),
-        # Built from SentencePiece's rules when the family is trained (textbound.families).
+        # Compiled from SentencePiece's rules when the family is trained (corpora.charsmaps).
         node("Precompiled", precompiled_charsmap=st.sampled_from(SENTENCEPIECE_RULES).map(
             lambda rule: {"sentencepiece_rule": rule})),
     )

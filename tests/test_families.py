@@ -16,6 +16,7 @@ import pytest
 from tokenizers import Tokenizer
 
 import corpora
+from corpora import charsmaps
 from textbound import families
 
 NAMES = families.embedded_family_names()
@@ -111,7 +112,7 @@ def test_saved_tokenizer_contains_the_spec(built: dict[str, Path], name: str) ->
     saved = saved_json(built[name])
     tokenizer = Tokenizer.from_file(str(built[name] / "tokenizer.json"))
     for stage in STAGES:
-        assert contains(families.resolve_charsmaps(spec[stage]), saved[stage]), stage
+        assert contains(charsmaps.resolve_charsmaps(spec[stage]), saved[stage]), stage
     expected_post = families.resolve_token_ids(spec["post_processor"], tokenizer.token_to_id)
     assert contains(expected_post, saved["post_processor"])
     assert contains(spec["model"], {k: v for k, v in saved["model"].items() if k not in ("vocab", "merges")})
