@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from oracles.mistral_source import SOURCE_MANIFEST, source_manifest
 from textbound import mistral_families
 from textbound.sources import FamilyError
 
@@ -31,7 +32,7 @@ def test_every_distinct_shipped_vocabulary_is_a_family():
     shipped = sorted(p.name for p in mistral_families.data_dir().iterdir() if mistral_families.family_name(p.name))
     assert {"mistral-v1", "mistral-v2", "mistral-v3", "mistral-v7", "mistral-tekken-240911"} <= set(names)
     # .model.v7m1 has the bytes of .model.v7: one family, not two
-    digests = {mistral_families._sha256(mistral_families.data_dir() / f) for f in shipped}
+    digests = {mistral_families.file_sha256(mistral_families.data_dir() / f) for f in shipped}
     assert len(names) == len(digests)
 
 
@@ -51,7 +52,7 @@ def test_a_build_is_a_family_folder_with_its_source_named(built_v3):
     assert family.origin == "mistral" and family.name == "mistral-v3"
     files = {p.name for p in family.path.iterdir()}
     assert {"tokenizer.json", "tokenizer_config.json", "chat_template.jinja", "mistral_source.json"} <= files
-    manifest = mistral_families.source_manifest(family.path)
+    manifest = source_manifest(family.path)
     assert manifest["source"].endswith(".model.v3") and manifest["kind"] == "sentencepiece"
     assert mistral_families.source_file(family.path).name == manifest["source"]
     assert "[INST]" in (family.path / "chat_template.jinja").read_text(encoding="utf-8")
@@ -69,8 +70,8 @@ def test_a_source_that_changed_since_the_build_is_an_error(built_v3, tmp_path):
     _, family = built_v3
     copy = tmp_path / "copy"
     copy.mkdir()
-    manifest = mistral_families.source_manifest(family.path)
-    (copy / mistral_families.SOURCE_MANIFEST).write_text(json.dumps({**manifest, "sha256": "0" * 64}))
+    manifest = source_manifest(family.path)
+    (copy / SOURCE_MANIFEST).write_text(json.dumps({**manifest, "sha256": "0" * 64}))
     with pytest.raises(FamilyError, match="rebuild"):
         mistral_families.source_file(copy)
     assert mistral_families.source_file(tmp_path) is None  # not a Mistral family
