@@ -17,9 +17,9 @@ SentencePiece models ``*.model.v1`` ... ``*.model.v7`` and the Tekken vocabulari
 Each folder holds what ``save_pretrained`` writes (tokenizer.json, tokenizer_config.json and
 chat_template.jinja: the template mistral-common generates for that tokenizer version) plus
 ``mistral_source.json`` (oracles/mistral_source.py), naming the source file so the second oracles
-(sentencepiece, tiktoken) can read the original. Builds are cached like the embedded families:
-under a directory named by a hash of the source file, the versions of the converting packages and
-BUILD_FORMAT.
+(sentencepiece, tiktoken) can read the original. Builds are cached like the embedded families
+(textbound.families.cache): under a directory named by a hash of the source file, the versions of
+the converting packages and BUILD_FORMAT.
 
     >>> mistral_family("mistral-v3").path / "tokenizer.json"     # doctest: +SKIP
     PosixPath('~/.cache/textbound/families/mistral-v3-.../tokenizer.json')
@@ -38,8 +38,8 @@ from pathlib import Path
 from oracles import mistral_source
 from oracles.mistral_source import SENTENCEPIECE, SOURCE_MANIFEST, TEKKEN, SourceChanged, data_dir, file_sha256
 
-from .families import default_cache_dir, publish
-from .sources import Family, FamilyError
+from .cache import default_cache_dir, publish
+from .family import Family, FamilyError, NamedFamilies, named_families
 
 # Bump when the conversion changes what it writes for unchanged sources and packages.
 BUILD_FORMAT = 1
@@ -87,6 +87,10 @@ def mistral_family(name: str, cache_dir: Path | None = None) -> Family:
             raise FamilyError(f"family {name!r} needs mistral-common: pip install mistral-common")
         raise FamilyError(f"unknown Mistral family {name!r} (mistral-common ships: {', '.join(sources)})")
     return Family(name, build_mistral_family(name, cache_dir), "mistral")
+
+
+# Converted on first use, which takes seconds each: named only, never in the run without arguments.
+named_families(NamedFamilies("from mistral-common", mistral_family_names, mistral_family, in_default_run=False))
 
 
 def build_mistral_family(name: str, cache_dir: Path | None = None) -> Path:

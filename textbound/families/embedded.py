@@ -19,18 +19,17 @@ package, which compiles the rules).
 Post-processors name their special tokens and leave the ids out (``"sep": ["</s>", null]``, a
 template's ``{"id": "<s>", "tokens": ["<s>"]}``); they are filled in from the trained vocabulary.
 
-A build is cached under a directory named by a hash of the spec, the corpus text, the tokenizers
-version and BUILD_FORMAT, and published by renaming a finished staging directory into place, so
-concurrent builders never see or leave a half-written family.
+A build is cached (textbound.families.cache) under a directory named by a hash of the spec, the
+corpus text, the tokenizers version and BUILD_FORMAT.
+
+    >>> embedded_family("gpt2").path                   # doctest: +SKIP
+    PosixPath('~/.cache/textbound/families/gpt2-...')
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import math
-import os
-import shutil
-import tempfile
 from collections.abc import Callable, Iterator
 from functools import cache
 from pathlib import Path
@@ -38,6 +37,9 @@ from typing import Any
 
 import corpora
 from corpora.charsmaps import resolve_charsmaps
+
+from .cache import default_cache_dir, publish
+from .family import Family, NamedFamilies, named_families
 
 # Bump when the build procedure changes what it writes for an unchanged spec.
 BUILD_FORMAT = 1
@@ -79,9 +81,11 @@ def load_spec(name: str) -> dict[str, Any]:
     return spec
 
 
-def default_cache_dir() -> Path:
-    root = os.environ.get("TEXTBOUND_CACHE")
-    return Path(root) if root else Path.home() / ".cache" / "textbound"
+def embedded_family(name: str) -> Family:
+    return Family(name, build_family(name), "embedded")
+
+
+named_families(NamedFamilies("embedded", embedded_family_names, embedded_family, in_default_run=True))
 
 
 def build_family(name: str, cache_dir: Path | None = None) -> Path:
@@ -242,20 +246,3 @@ def _append_missing(model: dict[str, Any], tokens: tuple[str, ...]) -> None:
 
 def _is_complete(directory: Path) -> bool:
     return all((directory / filename).is_file() for filename in FILES)
-
-
-def publish(target: Path, files: dict[str, str]) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-    try:
-        for filename, text in files.items():
-            with (staging / filename).open("w", encoding="utf-8", newline="") as file:
-                file.write(text)
-        try:
-            os.rename(staging, target)
-        except OSError:
-            # Another builder published first; its files are identical, since training is deterministic.
-            if not _is_complete(target):
-                raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
