@@ -32,15 +32,15 @@ class NamedFamilies:
 
     ``label`` introduces its names in the unknown-family error ("embedded", "in $TEXTBOUND_MODELS");
     ``names`` lists them cheaply, without building any; ``family`` builds one; ``in_default_run``
-    says whether a run naming no family checks them all; ``hint`` tells how to reach the source
-    when it has no names.
+    says whether a run naming no family checks them all; ``hint`` says, when the source cannot be
+    reached, how to reach it (None when it can).
     """
 
     label: str
     names: Callable[[], list[str]]
     family: Callable[[str], Family]
     in_default_run: bool
-    hint: str | None = None
+    hint: Callable[[], str | None] = lambda: None
 
 
 NAMED_FAMILIES: list[NamedFamilies] = []

@@ -43,5 +43,9 @@ def models_family(name: str) -> Family:
     return Family(name, models_dir() / name, "models")
 
 
+def _models_hint() -> str | None:
+    return None if models_dir() else f"set ${MODELS_ENV} to reach a models folder"
+
+
 named_families(NamedFamilies(f"in ${MODELS_ENV}", models_family_names, models_family, in_default_run=True,
-                             hint=f"set ${MODELS_ENV} to reach a models folder"))
+                             hint=_models_hint))

@@ -20,7 +20,7 @@ def resolve(family_names: list[str], model_dirs: list[str], hub_repos: list[str]
     unknown = [name for name in family_names if not any(name in names for _, names in known)]
     if unknown:
         raise FamilyError(f"unknown family {', '.join(unknown)}"
-                          + "".join(f" ({source.hint})" for source, names in known if source.hint and not names)
+                          + "".join(f" ({hint})" for source, _ in known if (hint := source.hint()))
                           + "".join(f"; {source.label}: {', '.join(names)}" for source, names in known if names))
     return [source.family(name) for source, names in known for name in family_names if name in names] \
         + [folder_family(path) for path in model_dirs] + [hub_family(repo) for repo in hub_repos]
