@@ -53,7 +53,7 @@ def tests(session: nox.Session) -> None:
 def _mistral_names() -> list[str]:
     """mistral-common's vocabularies, converted on first use; none where nox runs without the project."""
     try:
-        from textbound.mistral_families import mistral_family_names
+        from textbound.families import mistral_family_names
     except ImportError:
         return []
     return mistral_family_names()

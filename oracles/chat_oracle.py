@@ -38,7 +38,7 @@ from datetime import datetime
 from importlib.metadata import version
 from pathlib import Path
 
-TEMPLATES_ENV = "TEXTBOUND_TEMPLATES"  # textbound.sources.TEMPLATES_ENV: oracles do not import the harness
+TEMPLATES_ENV = "TEXTBOUND_TEMPLATES"
 VERSION = f"transformers {version('transformers')}"
 FROZEN_MOMENT = datetime(2025, 3, 14, 9, 26, 53)  # naive: local time, the same on both sides
 PROJECT_CHATML = "project:chatml"

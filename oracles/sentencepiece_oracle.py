@@ -1,5 +1,6 @@
 """The `sentencepiece` library as a second oracle, wherever a family has a SentencePiece ``.model``:
-the ``tokenizer.model`` in its folder, or the file a Mistral family was converted from.
+the ``tokenizer.model`` in its folder, or the file a Mistral family was converted from
+(oracles/mistral_source.py).
 
 It answers the same two questions as the `tokenizers` oracle, without special tokens: the ids of
 a text (``encode``: no BOS or EOS) and the text of ids (``decode``). Where the two disagree, that
@@ -7,7 +8,7 @@ is an oracle disagreement (oracles/disagreements.py), not an impl failure. Sente
 matches a control piece in text, so ``"[INST]"`` encodes as the letters ``[``, ``INST``, ``]``,
 where tokenizers matches the added token; and it decodes a control piece to nothing:
 
-    >>> oracle = SentencePieceOracle.for_family(build_mistral_family("mistral-v3"))
+    >>> oracle = SentencePieceOracle.for_family(mistral_v3_folder)
     >>> oracle.encode("[INST] hi")      # tokenizers: [3, 29473, 12782]
     [1501, 17057, 29561, 12782]
     >>> oracle.decode([3, 12782])       # tokenizers: "[INST] hi"
@@ -17,6 +18,8 @@ from __future__ import annotations
 
 from importlib.metadata import version
 from pathlib import Path
+
+from .mistral_source import SENTENCEPIECE, source_file
 
 MODEL_FILE = "tokenizer.model"
 
@@ -35,13 +38,11 @@ class SentencePieceOracle:
     @classmethod
     def for_family(cls, folder: str | Path) -> "SentencePieceOracle | None":
         """The oracle of the family in ``folder``, or None when it has no SentencePiece model."""
-        from textbound.mistral_families import source_file, source_kind
-
         local = Path(folder) / MODEL_FILE
         if local.is_file():
             return cls(local)
-        source = source_file(folder)
-        return cls(source) if source is not None and source_kind(source) == "sentencepiece" else None
+        source = source_file(folder, SENTENCEPIECE)
+        return cls(source) if source is not None else None
 
     def encode(self, text: str) -> list[int]:
         return self.processor.encode(text)

@@ -1,6 +1,7 @@
 """`tiktoken` as a second oracle for byte-level vocabularies: a tokenizer.json converted to a
-tiktoken encoding (ranks and the pre-tokenizer pattern), and Mistral's Tekken vocabularies read by
-mistral-common's own Tekkenizer (which is tiktoken under the hood).
+tiktoken encoding (ranks and the pre-tokenizer pattern), and Mistral's Tekken vocabularies (the
+file a family was converted from, oracles/mistral_source.py) read by mistral-common's own
+Tekkenizer (which is tiktoken under the hood).
 
 The conversion (``TiktokenVocabulary.from_tokenizer_json``) is exact or refused: a byte-level BPE
 whose merges are applied in id order becomes ranks ``bytes -> id`` (tiktoken merges the adjacent
@@ -27,6 +28,8 @@ from functools import cache, cached_property
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
+
+from .mistral_source import TEKKEN, source_file
 
 # ByteLevel's own regex (use_regex=True), as tokenizers spells it.
 GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
@@ -237,10 +240,8 @@ class TiktokenOracle:
     def for_family(cls, folder: str | Path) -> "TiktokenOracle | None":
         """Mistral's Tekkenizer for a Tekken family, else the family's tokenizer.json converted;
         None when tiktoken cannot express it."""
-        from textbound.mistral_families import source_file, source_kind
-
-        source = source_file(folder)
-        if source is not None and source_kind(source) == "tekken":
+        source = source_file(folder, TEKKEN)
+        if source is not None:
             return cls.tekkenizer(source)
         try:
             vocabulary = TiktokenVocabulary.from_dir(folder)

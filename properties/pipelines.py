@@ -1,10 +1,11 @@
-"""Pipeline fuzzing: random tokenizer.json pipelines, trained with `tokenizers`, as new families.
+"""Pipeline fuzzing: random tokenizer.json pipelines, drawn as family specs.
 
 A pipeline is drawn as a family spec in the format of corpora/tokenizer_specs (see
-textbound.families): every stage written as in a tokenizer.json, the model's type and options, added
-tokens, and trainer parameters, for any model type. textbound.families.train trains it on the corpora, so fuzzed and
-embedded families are built the same, deterministic way. Every part of a spec is optional or has
-its simplest choice first, so Hypothesis shrinks a failing pipeline towards the fewest components.
+textbound.families.embedded): every stage written as in a tokenizer.json, the model's type and
+options, added tokens, and trainer parameters, for any model type. textbound.families.fuzzed
+trains it on the corpora as the embedded families are trained, the same deterministic way. Every
+part of a spec is optional or has its simplest choice first, so Hypothesis shrinks a failing
+pipeline towards the fewest components.
 
 Pipelines are coherent often enough to be realistic (a ByteLevel pre-tokenizer usually comes with
 a ByteLevel decoder, byte fallback with the llama-style decoder) and random otherwise.
@@ -12,15 +13,12 @@ a ByteLevel decoder, byte fallback with the llama-style decoder) and random othe
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import tokenizers
 from hypothesis import strategies as st
 
 from corpora import text_files
-from textbound.families import resolve_charsmaps, train
-
-from .strategies import draw_examples
+from corpora.charsmaps import resolve_charsmaps
 
 GPT2_PATTERN = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
 LLAMA3_PATTERN = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
@@ -75,7 +73,7 @@ def normalizers() -> st.SearchStrategy[dict]:
         st.just({"type": "Nmt"}),
         node("BertNormalizer", clean_text=st.booleans(), handle_chinese_chars=st.booleans(),
              strip_accents=st.sampled_from([None, True, False]), lowercase=st.booleans()),
-        # Built from SentencePiece's rules when the family is trained (textbound.families).
+        # Compiled from SentencePiece's rules when the family is trained (corpora.charsmaps).
         node("Precompiled", precompiled_charsmap=st.sampled_from(SENTENCEPIECE_RULES).map(
             lambda rule: {"sentencepiece_rule": rule})),
     )
@@ -301,19 +299,3 @@ def plain_spec(**parts) -> dict:
                     "exclude_categories": [name for name in corpus if name != "prose_latin"]},
     }
     return {**spec, **parts}
-
-
-def fuzz_families(seed: int, count: int, out_dir: Path) -> list[tuple[str, Path, dict]]:
-    """``count`` fuzzed families, the same ones for the same seed: (name, folder, spec)."""
-    families = []
-    for index, spec in enumerate(draw_examples(fuzz_specs(), count, seed)):
-        name = f"fuzz-{seed}-{index}"
-        families.append((name, write_family(spec, Path(out_dir) / name), spec))
-    return families
-
-
-def write_family(spec: dict, folder: Path) -> Path:
-    """Trains ``spec`` and writes its tokenizer.json into ``folder``; returns ``folder``."""
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "tokenizer.json").write_text(train(spec), encoding="utf-8")
-    return folder

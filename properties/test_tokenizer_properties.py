@@ -18,6 +18,7 @@ from properties import pipelines, sweeps
 from properties.strategies import FamilyFacts, text_with_specials, unicode_text
 from textbound.checks import Subject, run_check
 from textbound.divergence import Case
+from textbound.families import fuzz_families, write_family
 from tests.families import FAMILIES as TEST_FAMILIES
 from tests.families import impl_subject, implementation
 
@@ -56,7 +57,7 @@ class Family:
 @pytest.fixture(scope="session")
 def fuzz_dirs(tmp_path_factory) -> dict[str, Path]:
     out_dir = tmp_path_factory.mktemp("fuzz")
-    return {name: path for name, path, _ in pipelines.fuzz_families(FUZZ_SEED, FUZZ_COUNT, out_dir)}
+    return {family.name: family.path for family in fuzz_families(FUZZ_SEED, FUZZ_COUNT, out_dir)}
 
 
 @pytest.fixture(scope="module", params=FAMILIES)
@@ -152,7 +153,7 @@ FOUND_BY_FUZZING = [
 
 @pytest.mark.parametrize(("spec", "texts"), FOUND_BY_FUZZING)
 def test_found_by_fuzzing(spec: dict, texts: list[str], tmp_path: Path) -> None:
-    subject = Subject("found-by-fuzzing", pipelines.write_family(spec, tmp_path), implementation())
+    subject = Subject("found-by-fuzzing", write_family(spec, tmp_path), implementation())
     for text in texts:
         agrees(subject, "encode", text=text, add_special_tokens=False)
 
@@ -165,7 +166,7 @@ def test_fuzzed_pipeline(spec: dict, data: st.DataObject) -> None:
     """A random pipeline, trained, encodes and decodes like the oracle; a failure shrinks the
     pipeline as well as the input."""
     with tempfile.TemporaryDirectory(prefix="textbound-fuzz-") as folder:
-        subject = Subject("fuzzed", pipelines.write_family(spec, Path(folder)), implementation())
+        subject = Subject("fuzzed", write_family(spec, Path(folder)), implementation())
         added = [token["content"] for token in spec["added_tokens"]]
         text = data.draw(text_with_specials(added), label="text")
         agrees(subject, "encode", text=text, add_special_tokens=data.draw(st.booleans(), label="add_special_tokens"))

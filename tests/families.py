@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from oracles.chat_oracle import TEMPLATES_ENV
 from textbound.checks import Subject
-from textbound.families import build_family, embedded_family_names, load_spec
+from textbound.families import MODELS_ENV, build_family, embedded_family_names, folder_families, load_spec, models_dir
 from textbound.implementation import Implementation
-from textbound.sources import MODELS_ENV, TEMPLATES_ENV, folder_families, models_dir
 
 IMPL = os.environ.get("TEXTBOUND_IMPL", "impl")  # any module exposing impl's public names
 MODELS = models_dir()

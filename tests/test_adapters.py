@@ -15,9 +15,8 @@ from oracles.chat_oracle import Raised, outcome, render
 from textbound.budget import BUDGETS
 from textbound.checks import Subject, case_source, run_check
 from textbound.divergence import Case
-from textbound.families import build_family
+from textbound.families import Family, build_family
 from textbound.implementation import Implementation, ImplementationError
-from textbound.sources import Family
 
 from .families import NEEDS_MODELS, SHARED
 
@@ -176,7 +175,7 @@ def test_minijinja_renders_with_transformers_environment():
 
 def test_mistral_common_tokenizes_requests_of_its_families():
     adapter = pytest.importorskip("textbound.adapters.mistral_common_adapter", exc_type=ImportError)
-    from textbound.mistral_families import build_mistral_family
+    from textbound.families import build_mistral_family
     tokenizer = adapter.Tokenizer.from_dir(build_mistral_family("mistral-tekken-240911"))
     messages = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "yo"}, {"role": "user", "content": "é"}]
     ids = tokenizer.apply_chat_template(messages)

@@ -16,10 +16,9 @@ from textbound.budget import BUDGETS
 from textbound.checks import Subject, case_source, run_check
 from textbound.checks.chat_cases import SHARED_PER_REQUEST, family_offset, shared_window
 from textbound.divergence import Case
-from textbound.families import embedded_family_names
+from textbound.families import Family, embedded_family_names
 from textbound.implementation import Implementation
 from textbound.minimize import minimize
-from textbound.sources import Family
 
 from .families import NEEDS_MODELS, NEEDS_TEMPLATES, family_path
 

@@ -28,7 +28,8 @@ from impl import CHATML_TEMPLATE, Tokenizer, render_chat
 from impl.chat import ChatRenderer
 from impl.chat.sandbox import RenderLimitError, RenderLimits
 from impl.chat.schema import function_schema
-from textbound.sources import MODELS_ENV, TEMPLATES_ENV
+from oracles.chat_oracle import TEMPLATES_ENV
+from textbound.families import MODELS_ENV
 
 MOMENT = datetime.datetime(2025, 3, 4, 5, 6, 7)
 

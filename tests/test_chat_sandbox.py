@@ -21,7 +21,8 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from impl.chat.sandbox import SAFE_ATTRIBUTES, ChatSandbox, RenderLimitError, RenderLimits, render_within_limits
 from oracles.chat_oracle import family_templates, frozen_clock, outcome, shared_templates, templates_dir
-from textbound.sources import MODELS_ENV, TEMPLATES_ENV, models_dir
+from oracles.chat_oracle import TEMPLATES_ENV
+from textbound.families import MODELS_ENV, models_dir
 from tools.record_transformers_hostile import OUTCOMES, catalogue
 
 CATALOGUE_DIR = Path(__file__).resolve().parent.parent / "corpora" / "hostile_templates"

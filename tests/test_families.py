@@ -16,9 +16,10 @@ import pytest
 from tokenizers import Tokenizer
 
 import corpora
-from textbound import families
+from corpora import charsmaps
+from textbound.families import cache, embedded
 
-NAMES = families.embedded_family_names()
+NAMES = embedded.embedded_family_names()
 STAGES = ("normalizer", "pre_tokenizer", "decoder")
 CHILDREN = ("normalizers", "pretokenizers", "processors", "decoders")
 
@@ -50,8 +51,8 @@ REQUIRED = {
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    cache = tmp_path_factory.mktemp("cache")
-    return {name: families.build_family(name, cache) for name in NAMES}
+    cache_dir = tmp_path_factory.mktemp("cache")
+    return {name: embedded.build_family(name, cache_dir) for name in NAMES}
 
 
 def saved_json(directory: Path) -> dict[str, Any]:
@@ -100,19 +101,19 @@ def test_family_names_and_specs() -> None:
     assert len(NAMES) >= 8
     assert {"qwen", "llama3", "gpt2", "sentencepiece", "metaspace", "unigram", "wordpiece", "wordlevel"} <= set(NAMES)
     for name in NAMES:
-        assert families.load_spec(name)["model"]["type"] in families.EMPTY_MODELS
+        assert embedded.load_spec(name)["model"]["type"] in embedded.EMPTY_MODELS
     with pytest.raises(ValueError, match="unknown family 'nope'"):
-        families.load_spec("nope")
+        embedded.load_spec("nope")
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_saved_tokenizer_contains_the_spec(built: dict[str, Path], name: str) -> None:
-    spec = families.load_spec(name)
+    spec = embedded.load_spec(name)
     saved = saved_json(built[name])
     tokenizer = Tokenizer.from_file(str(built[name] / "tokenizer.json"))
     for stage in STAGES:
-        assert contains(families.resolve_charsmaps(spec[stage]), saved[stage]), stage
-    expected_post = families.resolve_token_ids(spec["post_processor"], tokenizer.token_to_id)
+        assert contains(charsmaps.resolve_charsmaps(spec[stage]), saved[stage]), stage
+    expected_post = embedded.resolve_token_ids(spec["post_processor"], tokenizer.token_to_id)
     assert contains(expected_post, saved["post_processor"])
     assert contains(spec["model"], {k: v for k, v in saved["model"].items() if k not in ("vocab", "merges")})
     assert saved["model"].get("merges", True), "training produced no merges"
@@ -146,7 +147,7 @@ def test_every_required_component_is_covered(built: dict[str, Path]) -> None:
 
 
 def test_chat_template_for_chatml() -> None:
-    template = families.load_spec("qwen")["tokenizer_config"]["chat_template"]
+    template = embedded.load_spec("qwen")["tokenizer_config"]["chat_template"]
     assert "<|im_start|>" in template and "<|im_end|>" in template
 
 
@@ -154,26 +155,26 @@ def test_cached_build_is_reused(built: dict[str, Path], monkeypatch: pytest.Monk
     def no_training(spec: dict[str, Any]) -> str:
         raise AssertionError("a cached family was trained again")
 
-    monkeypatch.setattr(families, "train", no_training)
-    cache = built[NAMES[0]].parent.parent
-    assert {name: families.build_family(name, cache) for name in NAMES} == built
+    monkeypatch.setattr(embedded, "train", no_training)
+    cache_dir = built[NAMES[0]].parent.parent
+    assert {name: embedded.build_family(name, cache_dir) for name in NAMES} == built
 
 
 def test_cache_key_follows_the_spec(built: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
     name = "metaspace_never"
-    spec = families.load_spec(name)
+    spec = embedded.load_spec(name)
     spec["trainer"]["vocab_size"] -= 1
-    monkeypatch.setattr(families, "load_spec", lambda _: spec)
-    other = families.build_family(name, built[name].parent.parent)
+    monkeypatch.setattr(embedded, "load_spec", lambda _: spec)
+    other = embedded.build_family(name, built[name].parent.parent)
     assert other != built[name]
     assert saved_json(other)["model"]["vocab"] != saved_json(built[name])["model"]["vocab"]
 
 
 def test_default_cache_dir_from_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("TEXTBOUND_CACHE", str(tmp_path))
-    assert families.default_cache_dir() == tmp_path
+    assert cache.default_cache_dir() == tmp_path
     monkeypatch.delenv("TEXTBOUND_CACHE")
-    assert families.default_cache_dir() == Path.home() / ".cache" / "textbound"
+    assert cache.default_cache_dir() == Path.home() / ".cache" / "textbound"
 
 
 def test_other_processes_build_the_same_bytes(built: dict[str, Path], tmp_path: Path) -> None:
@@ -181,10 +182,10 @@ def test_other_processes_build_the_same_bytes(built: dict[str, Path], tmp_path: 
     script = textwrap.dedent("""
         import json, sys
         from pathlib import Path
-        from textbound import families
-        names = families.embedded_family_names()
+        from textbound.families import embedded
+        names = embedded.embedded_family_names()
         order = ["metaspace_never"] + (names if sys.argv[2] == "forward" else names[::-1])
-        print(json.dumps({n: str(families.build_family(n, Path(sys.argv[1]))) for n in order}))
+        print(json.dumps({n: str(embedded.build_family(n, Path(sys.argv[1]))) for n in order}))
     """)
     root = Path(__file__).resolve().parent.parent
     procs = [subprocess.Popen([sys.executable, "-c", script, str(tmp_path), order], stdout=subprocess.PIPE,
@@ -195,7 +196,7 @@ def test_other_processes_build_the_same_bytes(built: dict[str, Path], tmp_path: 
     assert outputs[0] == outputs[1]
     for name, directory in outputs[0].items():
         assert Path(directory).name == built[name].name
-        for filename in families.FILES:
+        for filename in embedded.FILES:
             assert (Path(directory) / filename).read_bytes() == (built[name] / filename).read_bytes(), name
     # No staging directory is left behind by either the winner or the loser of a race.
     assert sorted(p.name for p in (tmp_path / "families").iterdir()) == sorted(p.name for p in built.values())
@@ -203,8 +204,8 @@ def test_other_processes_build_the_same_bytes(built: dict[str, Path], tmp_path: 
 
 def test_losing_a_publish_race_keeps_the_winner(tmp_path: Path) -> None:
     target = tmp_path / "families" / "x-0"
-    families.publish(target, {"tokenizer.json": "first", "tokenizer_config.json": "{}"})
-    families.publish(target, {"tokenizer.json": "second", "tokenizer_config.json": "{}"})
+    cache.publish(target, {"tokenizer.json": "first", "tokenizer_config.json": "{}"})
+    cache.publish(target, {"tokenizer.json": "second", "tokenizer_config.json": "{}"})
     assert (target / "tokenizer.json").read_text() == "first"
     assert [p.name for p in target.parent.iterdir()] == ["x-0"]
 

@@ -16,7 +16,7 @@ from mutants import BY_NAME, CATALOGUE
 from textbound.checks import CHECKS
 from textbound.divergence import COMPONENTS
 from textbound.mutate import hunt, main, run_mutants
-from textbound.sources import embedded_families
+from textbound.families import embedded_family
 
 # One per component the quick budget checks quickly on gpt2 (chat on the project's ChatML template).
 SAMPLE = ["tokenizer_added_after_digit", "tokenizer_byte_fallback_subparts", "detokenizer_per_token",
@@ -39,7 +39,7 @@ def test_catalogue_is_well_formed():
 
 @pytest.mark.parametrize("name", SAMPLE)
 def test_sampled_mutant_is_caught_with_a_small_example(name: str):
-    family = embedded_families([FAMILIES.get(name, "gpt2")])
+    family = [embedded_family(FAMILIES.get(name, "gpt2"))]
     verdict = hunt(BY_NAME[name], family, examples=1, time_limit=120)
     assert verdict.outcome == "caught", verdict.error
     assert verdict.signature.startswith(BY_NAME[name].component + "/")
@@ -50,13 +50,13 @@ def test_impl_itself_is_never_caught():
     """The base against itself: no divergence can count, so a mutant that changes nothing is missed."""
     from mutants import Mutant
     unchanged = Mutant("stops_include_stop_ignored", "stops", "unchanged", "test")
-    verdict = hunt(unchanged, embedded_families(["gpt2"]), base=unchanged.module, time_limit=120)
+    verdict = hunt(unchanged, [embedded_family("gpt2")], base=unchanged.module, time_limit=120)
     assert verdict.outcome == "missed" and verdict.cases > 0
 
 
 def test_run_mutants_in_workers_and_the_command(tmp_path, capsys):
     mutants = [BY_NAME["stops_within_delta"], BY_NAME["stops_include_stop_ignored"]]
-    verdicts = run_mutants(mutants, embedded_families(["gpt2"]), jobs=2, examples=1)
+    verdicts = run_mutants(mutants, [embedded_family("gpt2")], jobs=2, examples=1)
     assert [v.name for v in verdicts] == [m.name for m in mutants]
     assert all(v.outcome == "caught" for v in verdicts)
 

@@ -28,7 +28,7 @@ from impl import Tokenizer
 from impl.tokenizer.normalizers import NORMALIZERS, normalizer_from_json
 from properties.strategies import short_text_leaning_on
 from tests.families import SHARED_MODEL_DIRS
-from textbound.families import sentencepiece_charsmap
+from corpora.charsmaps import sentencepiece_charsmap
 from tests.stage_oracle import assert_refused_by_both, oracle_with
 
 WHERE = "tokenizer.json: $.normalizer"

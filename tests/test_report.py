@@ -7,12 +7,11 @@ import pytest
 
 from textbound.budget import BUDGETS
 from textbound.divergence import Case
-from textbound.families import build_family
+from textbound.families import Family, build_family
 from textbound.implementation import Implementation
 from textbound.minimize import ddmin
 from textbound.report import Recorder, RunInfo
 from textbound.runner import run
-from textbound.sources import Family
 
 
 def test_interrupted_run_keeps_what_it_found(tmp_path, monkeypatch):

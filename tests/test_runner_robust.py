@@ -16,12 +16,11 @@ import pytest
 from textbound.budget import BUDGETS
 from textbound.checks import MINIMIZED_FIELD
 from textbound.divergence import Case
-from textbound.families import build_family
+from textbound.families import Family, build_family
 from textbound.implementation import Implementation
 from textbound.pool import Limits
 from textbound.report import Recorder, RunInfo
 from textbound.runner import run
-from textbound.sources import Family
 
 ROOT = Path(__file__).parent.parent
 TEXTS = ["plain words", "abc 12 def", "more words", "x9 y"]  # the second and the last misbehave

@@ -10,11 +10,10 @@ from oracles.disagreements import SecondOracleComparison
 from oracles.tiktoken_oracle import NotExpressible, TiktokenOracle, TiktokenVocabulary, token_bytes_of
 from oracles.tokenizers_oracle import TokenizersOracle
 from textbound.budget import BUDGETS
-from textbound.cases import corpus_snippets
 from textbound.checks import Subject, case_source, run_check
-from textbound.families import build_family
+from textbound.checks.tokenizer_cases import corpus_snippets
+from textbound.families import Family, build_family
 from textbound.implementation import Implementation
-from textbound.sources import Family
 
 from .families import SHARED, shared
 
@@ -31,7 +30,7 @@ def family_path(name: str):
 @pytest.fixture(scope="module")
 def mistral_v3():
     pytest.importorskip("mistral_common", reason="the Mistral families need mistral-common")
-    from textbound.mistral_families import mistral_family
+    from textbound.families import mistral_family
     return mistral_family("mistral-v3")
 
 

@@ -337,7 +337,7 @@ def test_a_vocabulary_a_mask_cannot_follow_is_refused_saying_why(family, reason)
 
 
 def test_a_special_token_spelling_the_start_of_every_match_is_allowed_there_only():
-    from textbound.mistral_families import build_mistral_family
+    from textbound.families import build_mistral_family
     tokenizer = Tokenizer.from_dir(build_mistral_family("mistral-v3"))
     tool_calls = next(i for i, token in tokenizer.added.by_id.items() if token.content == "[TOOL_CALLS]")
     constraint = Constraint(tool_call_pattern(TOOLS, name="ping", format="mistral"), tokenizer)

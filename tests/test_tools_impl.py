@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 from impl.tools import (FORMATS, MALFORMED_CALL, OutputParser, assemble, format_for_template, parse_response,
                         parse_tool_calls)
 from impl.tools.json_prefix import JsonPrefix
-from textbound.sources import TEMPLATES_ENV
+from oracles.chat_oracle import TEMPLATES_ENV
 
 TOOLS = [
     {"type": "function", "function": {"name": "get_weather", "description": "Weather.", "parameters": {

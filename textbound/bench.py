@@ -12,7 +12,7 @@ from oracles.tokenizers_oracle import TokenizersOracle
 
 from .bench_stops import stop_benchmark
 from .implementation import Implementation
-from .sources import Family
+from .families import Family
 
 STOP_TARGET = 12.0  # 100,000 deltas may take at most 12x the time of 10,000 (linear cost: ~10x)
 

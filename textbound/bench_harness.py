@@ -20,7 +20,7 @@ from .budget import Budget
 from .implementation import Implementation
 from .progress import Progress
 from .report import Recorder, RunInfo
-from .sources import Family
+from .families import Family
 
 CASES_PER_COMPONENT = 30000  # 20 chunks: seconds of checking per worker, so its start-up (forking, loading the family) is not most of it
 

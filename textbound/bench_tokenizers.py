@@ -35,9 +35,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .families import default_cache_dir, publish
+from .families.cache import default_cache_dir, publish
 from .implementation import Implementation
-from .sources import Family
+from .families import Family
 
 TEXT_BYTES = 1_000_000
 RANDOM_WORDS = 20_000

@@ -24,7 +24,7 @@ from .merge import MergeError
 from .mutate import add_arguments as add_mutate_arguments, run_command as run_mutate
 from .pool import DEFAULT_CASE_TIMEOUT
 from .runner import Shard
-from .sources import FamilyError, resolve
+from .families import FamilyError, fuzz_families, resolve
 from .triage import TriageError
 
 EXIT_OK, EXIT_DIVERGED, EXIT_SETUP = 0, 1, 2
@@ -166,7 +166,6 @@ REPORT_COMMANDS = {"triage": _triage, "diff": _diff, "merge": _merge, "mutate": 
 
 
 def _check(args, impl: Implementation) -> int:
-    from .cases import fuzz_families
     from .checks import case_source
     from .checks import checked_components
     from .report import Recorder, RunInfo

@@ -36,7 +36,7 @@ from mutants import BY_NAME, CATALOGUE, Mutant
 from .budget import BUDGETS, Budget
 from .divergence import Case, Divergence
 from .implementation import Implementation, ImplementationError
-from .sources import Family, FamilyError, resolve
+from .families import Family, FamilyError, fuzz_families, resolve
 
 EXIT_OK, EXIT_MISSED, EXIT_SETUP = 0, 1, 2
 MUTANT_FILES = frozenset(path.name for path in Path(mutants.__file__).parent.glob("*.py"))
@@ -281,7 +281,6 @@ def families_for(names: list[str], budget: Budget, seed: int, fuzz_dir: Path) ->
     the budget's fuzzed pipelines)."""
     families = resolve(names, [], [])
     if not names:
-        from .cases import fuzz_families
         families += fuzz_families(seed, budget.fuzz_pipelines, fuzz_dir)
     return families
 

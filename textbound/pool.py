@@ -38,7 +38,7 @@ from multiprocessing.connection import wait
 
 from .divergence import Case, Divergence
 from .implementation import Implementation
-from .sources import Family
+from .families import Family
 
 # Seconds. The slowest case seen in a default run took 13.9 s (a chat template rendered on a machine
 # loaded seven times over); report.md names each run's slowest case.

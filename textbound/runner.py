@@ -24,7 +24,7 @@ from .implementation import Implementation
 from .pool import Found, Limits, Pool, Stuck, Task, minimize_stuck, recheck_alone
 from .progress import Progress
 from .report import Recorder
-from .sources import Family
+from .families import Family
 
 CHUNK = 1500  # cases per task: large enough to amortize a batch oracle call, small enough to spread
 # Smaller tasks for components whose cases take milliseconds to seconds each, so that one family's

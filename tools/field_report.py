@@ -36,9 +36,8 @@ from unittest import mock
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from textbound.families import build_family, embedded_family_names  # noqa: E402
+from textbound.families import build_family, embedded_family_names, folder_families, models_dir  # noqa: E402
 from textbound.implementation import Implementation  # noqa: E402
-from textbound.sources import folder_families, models_dir  # noqa: E402
 
 FIELD_DIR = ROOT / "reports" / "field"
 TRIAGE_FILE = FIELD_DIR / "triage.json"
@@ -92,7 +91,7 @@ def field_families() -> list[FieldFamily]:
     if models:
         families += [FieldFamily(f.name, f.path, ("--family", f.name)) for f in folder_families(models)]
     try:
-        from textbound.mistral_families import build_mistral_family, mistral_family_names
+        from textbound.families import build_mistral_family, mistral_family_names
     except ImportError:
         return families
     for name in mistral_family_names():

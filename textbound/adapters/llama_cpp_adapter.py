@@ -86,7 +86,7 @@ PIECE_BYTES = 256  # first guess of a piece's length; llama_token_to_piece says 
 
 
 def _cache_dir() -> Path:
-    from textbound.families import default_cache_dir
+    from textbound.families.cache import default_cache_dir
     return default_cache_dir() / "llama_cpp"
 
 

@@ -5,7 +5,7 @@
 mistral-common has no chat template: it builds a request's ids itself (``encode_chat_completion``)
 with a tokenizer file it ships (package data: ``tokenizer.model.v1``, ``*.model.v3``, tekken
 ``*.json``). ``Tokenizer.from_dir`` uses the file a Mistral family was converted from
-(textbound.mistral_families: ``mistral-v1``, ``mistral-v3``, ``mistral-tekken-240911``...), else the
+(textbound.families.mistral: ``mistral-v1``, ``mistral-v3``, ``mistral-tekken-240911``...), else the
 shipped file whose vocabulary is the family's (the ``llama2`` shared family is Mistral 7B's: v1),
 and raises ValueError for a family none matches.
 
@@ -92,7 +92,7 @@ class Tokenizer:
 
     @classmethod
     def from_dir(cls, path: str | Path) -> "Tokenizer":
-        from textbound.mistral_families import source_file
+        from textbound.families.mistral import source_file
         source = source_file(path)
         if source is not None:
             return cls(source, _load(source))

@@ -23,7 +23,7 @@ from oracles.chat_oracle import ChatTemplate, FamilyChatOracle, shared_templates
 
 from ..budget import Budget
 from ..divergence import Case
-from ..sources import Family
+from ..families import Family
 from .chat import TOKENIZER_PROPERTIES
 from .registry import Subject, cases
 

@@ -25,7 +25,7 @@ from oracles.tokenizers_oracle import TokenizersOracle
 from ..budget import Budget
 from ..divergence import COMPONENTS, Case, Divergence, char_kind, first_index
 from ..implementation import Implementation
-from ..sources import Family
+from ..families import Family
 
 WINDOW = 3  # token pieces shown on each side of a first difference
 

@@ -6,11 +6,11 @@ import random
 from collections.abc import Iterator
 
 from ..budget import Budget
-from ..cases import corpus_snippets
 from ..divergence import Case
-from ..sources import Family
+from ..families import Family
 from .registry import Subject, cases
 from .streaming import VocabularySurvey, vocabulary_survey
+from .tokenizer_cases import corpus_snippets
 
 # Comparing with DecodeStream decodes the prefix at every step where impl holds text back, which is
 # quadratic in the length: whole corpus files are streamed by the "stream" property alone.

@@ -17,7 +17,7 @@ from properties.schemas import draw_examples, schemas, tool_corpus, tool_schemas
 
 from ..budget import Budget
 from ..divergence import Case
-from ..sources import Family
+from ..families import Family
 from .registry import Subject, cases
 
 FORMATS = ("hermes", "llama3_json", "mistral")

@@ -4,16 +4,24 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from corpora import text_cases
+
 from ..budget import Budget
-from ..cases import corpus_snippets
 from ..divergence import Case
-from ..sources import Family
+from ..families import Family
 from .registry import Subject, cases
 
 FUZZ_SWEEP_STRIDE = 17
 # One character of each class an added token's neighbour may belong to.
 CHARACTER_CLASSES = {"letter": "a", "digit": "7", "space": " ", "newline": "\n", "punctuation": ".",
                      "CJK": "中", "emoji": "😀"}
+
+
+def corpus_snippets(budget: Budget) -> list[str]:
+    """The corpora's snippets (corpora.text_cases), as many as the budget checks; the stream cases
+    cut the same ones into deltas."""
+    snippets = [text for _, text in text_cases()]
+    return snippets if budget.corpus_snippets is None else snippets[: budget.corpus_snippets]
 
 
 def added_token_texts(contents: list[str]) -> list[str]:

@@ -24,7 +24,7 @@ from properties.strategies import DRAW_CHUNK, draw_examples
 
 from ..budget import Budget
 from ..divergence import Case
-from ..sources import Family
+from ..families import Family
 from .registry import Subject, cases, oracle_call
 from .tools import assistant_part, shared_template
 

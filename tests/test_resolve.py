@@ -5,8 +5,7 @@ import shutil
 
 import pytest
 
-from textbound.families import build_family
-from textbound.sources import MODELS_ENV, FamilyError, hub_family, resolve
+from textbound.families import MODELS_ENV, FamilyError, build_family, hub_family, resolve
 
 
 @pytest.fixture

@@ -16,10 +16,13 @@ SentencePiece models ``*.model.v1`` ... ``*.model.v7`` and the Tekken vocabulari
 
 Each folder holds what ``save_pretrained`` writes (tokenizer.json, tokenizer_config.json and
 chat_template.jinja: the template mistral-common generates for that tokenizer version) plus
-``mistral_source.json``, naming the source file so the second oracles (sentencepiece, tiktoken)
-can read the original. Builds are cached like the embedded families: under a directory named by a
-hash of the source file, the versions of the converting packages and BUILD_FORMAT, published by
-renaming a finished staging directory.
+``mistral_source.json`` (oracles/mistral_source.py), naming the source file so the second oracles
+(sentencepiece, tiktoken) can read the original. Builds are cached like the embedded families
+(textbound.families.cache): under a directory named by a hash of the source file, the versions of
+the converting packages and BUILD_FORMAT.
+
+    >>> mistral_family("mistral-v3").path / "tokenizer.json"     # doctest: +SKIP
+    PosixPath('~/.cache/textbound/families/mistral-v3-.../tokenizer.json')
 """
 from __future__ import annotations
 
@@ -32,25 +35,17 @@ from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from .families import publish, default_cache_dir
-from .sources import Family, FamilyError
+from oracles import mistral_source
+from oracles.mistral_source import SENTENCEPIECE, SOURCE_MANIFEST, TEKKEN, SourceChanged, data_dir, file_sha256
 
-ORIGIN = "mistral"
-SOURCE_MANIFEST = "mistral_source.json"
+from .cache import default_cache_dir, publish
+from .family import Family, FamilyError, NamedFamilies, named_families
+
 # Bump when the conversion changes what it writes for unchanged sources and packages.
 BUILD_FORMAT = 1
 CONVERTING_PACKAGES = ("mistral_common", "transformers", "tokenizers", "sentencepiece", "protobuf")
 SENTENCEPIECE_FILE = re.compile(r".+\.model\.(v\d+\w*)")
 TEKKEN_FILE = re.compile(r"tekken_?(\w*)\.json")
-
-
-def data_dir() -> Path | None:
-    """mistral-common's folder of shipped tokenizers, or None when the package is not installed."""
-    try:
-        import mistral_common
-    except ImportError:
-        return None
-    return Path(mistral_common.__file__).resolve().parent / "data"
 
 
 def family_name(filename: str) -> str | None:
@@ -73,7 +68,7 @@ def _sources() -> dict[str, Path]:
     seen: set[str] = set()
     sources = {}
     for name, path in named:
-        digest = _sha256(path)
+        digest = file_sha256(path)
         if digest not in seen:
             seen.add(digest)
             sources[name] = path
@@ -91,31 +86,30 @@ def mistral_family(name: str, cache_dir: Path | None = None) -> Family:
         if data_dir() is None:
             raise FamilyError(f"family {name!r} needs mistral-common: pip install mistral-common")
         raise FamilyError(f"unknown Mistral family {name!r} (mistral-common ships: {', '.join(sources)})")
-    return Family(name, build_mistral_family(name, cache_dir), ORIGIN)
+    return Family(name, build_mistral_family(name, cache_dir), "mistral")
 
 
-def mistral_families(names: list[str] | None = None, cache_dir: Path | None = None) -> list[Family]:
-    """The named Mistral families (every one when ``names`` is None), built if needed."""
-    return [mistral_family(name, cache_dir) for name in (mistral_family_names() if names is None else names)]
+# Converted on first use, which takes seconds each: named only, never in the run without arguments.
+named_families(NamedFamilies("from mistral-common", mistral_family_names, mistral_family, in_default_run=False))
 
 
 def build_mistral_family(name: str, cache_dir: Path | None = None) -> Path:
     """The family's folder, converting its shipped file if no finished build is cached."""
     source = _sources()[name]
     versions = {package: _version(package) for package in CONVERTING_PACKAGES}
-    key = hashlib.sha256(json.dumps({"format": BUILD_FORMAT, "source": _sha256(source), "versions": versions},
+    key = hashlib.sha256(json.dumps({"format": BUILD_FORMAT, "source": file_sha256(source), "versions": versions},
                                     sort_keys=True).encode("utf-8")).hexdigest()[:20]
     target = (cache_dir or default_cache_dir()) / "families" / f"{name}-{key}"
     if not (target / SOURCE_MANIFEST).is_file():
         files = convert(source)
-        files[SOURCE_MANIFEST] = json.dumps({"family": name, "source": source.name, "sha256": _sha256(source),
+        files[SOURCE_MANIFEST] = json.dumps({"family": name, "source": source.name, "sha256": file_sha256(source),
                                              "kind": source_kind(source), "versions": versions}, indent=2)
         publish(target, files)
     return target
 
 
 def source_kind(source: Path) -> str:
-    return "tekken" if TEKKEN_FILE.fullmatch(source.name) else "sentencepiece"
+    return TEKKEN if TEKKEN_FILE.fullmatch(source.name) else SENTENCEPIECE
 
 
 def convert(source: Path) -> dict[str, str]:
@@ -135,7 +129,7 @@ def convert(source: Path) -> dict[str, str]:
 
 
 def _converted_tokenizer(source: Path, scratch: Path):
-    if source_kind(source) == "tekken":
+    if source_kind(source) == TEKKEN:
         from transformers.integrations.mistral.tokenizer import convert_tekken_tokenizer
         # Resolves the chat template through mistral-common, as loading a tekken.json folder does.
         return convert_tekken_tokenizer(str(source))
@@ -150,28 +144,13 @@ def _converted_tokenizer(source: Path, scratch: Path):
     return tokenizer
 
 
-def source_manifest(folder: str | Path) -> dict | None:
-    """What ``mistral_source.json`` in a family folder says, or None for other families."""
-    path = Path(folder) / SOURCE_MANIFEST
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
-
-
 def source_file(folder: str | Path) -> Path | None:
-    """The shipped file a Mistral family folder was converted from, checked against its recorded
-    hash (None for other families); a file that changed since the build is an error."""
-    manifest = source_manifest(folder)
-    if manifest is None:
-        return None
-    source = _sources().get(manifest["family"])
-    if source is None or _sha256(source) != manifest["sha256"]:
-        raise FamilyError(f"{folder}: its source {manifest['source']} is not the installed mistral-common's "
-                          f"(rebuild the family)")
-    return source
-
-
-@cache
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    """The shipped file the Mistral family in ``folder`` was converted from, as the second oracles
+    read it (None for other families); a file that changed since the build is an error."""
+    try:
+        return mistral_source.source_file(folder)
+    except SourceChanged as exc:
+        raise FamilyError(str(exc)) from exc
 
 
 def _version(package: str) -> str | None:

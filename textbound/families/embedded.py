@@ -19,26 +19,27 @@ package, which compiles the rules).
 Post-processors name their special tokens and leave the ids out (``"sep": ["</s>", null]``, a
 template's ``{"id": "<s>", "tokens": ["<s>"]}``); they are filled in from the trained vocabulary.
 
-A build is cached under a directory named by a hash of the spec, the corpus text, the tokenizers
-version and BUILD_FORMAT, and published by renaming a finished staging directory into place, so
-concurrent builders never see or leave a half-written family.
+A build is cached (textbound.families.cache) under a directory named by a hash of the spec, the
+corpus text, the tokenizers version and BUILD_FORMAT.
+
+    >>> embedded_family("gpt2").path                   # doctest: +SKIP
+    PosixPath('~/.cache/textbound/families/gpt2-...')
 """
 from __future__ import annotations
 
-import base64
 import hashlib
-import io
 import json
 import math
-import os
-import shutil
-import tempfile
 from collections.abc import Callable, Iterator
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import corpora
+from corpora.charsmaps import resolve_charsmaps
+
+from .cache import default_cache_dir, publish
+from .family import Family, NamedFamilies, named_families
 
 # Bump when the build procedure changes what it writes for an unchanged spec.
 BUILD_FORMAT = 1
@@ -80,9 +81,11 @@ def load_spec(name: str) -> dict[str, Any]:
     return spec
 
 
-def default_cache_dir() -> Path:
-    root = os.environ.get("TEXTBOUND_CACHE")
-    return Path(root) if root else Path.home() / ".cache" / "textbound"
+def embedded_family(name: str) -> Family:
+    return Family(name, build_family(name), "embedded")
+
+
+named_families(NamedFamilies("embedded", embedded_family_names, embedded_family, in_default_run=True))
 
 
 def build_family(name: str, cache_dir: Path | None = None) -> Path:
@@ -145,75 +148,6 @@ def train(spec: dict[str, Any]) -> str:
     final["post_processor"] = post_processor
     # Loading the finished JSON proves tokenizers accepts it; its own serialization is canonical.
     return Tokenizer.from_str(json.dumps(final)).to_str(pretty=True)
-
-
-def resolve_charsmaps(node: Any) -> Any:
-    """``node`` with each ``{"sentencepiece_rule": name}`` charsmap compiled and base64-encoded."""
-    if isinstance(node, list):
-        return [resolve_charsmaps(item) for item in node]
-    if not isinstance(node, dict):
-        return node
-    charsmap = node.get("precompiled_charsmap")
-    if node.get("type") == "Precompiled" and isinstance(charsmap, dict):
-        return {**node, "precompiled_charsmap": base64.b64encode(sentencepiece_charsmap(
-            charsmap["sentencepiece_rule"])).decode("ascii")}
-    return {key: resolve_charsmaps(value) for key, value in node.items()}
-
-
-@cache
-def sentencepiece_charsmap(rule: str) -> bytes:
-    """SentencePiece's compiled charsmap of a built-in normalization rule ("nmt_nfkc", "nfkc_cf"...).
-
-    The `sentencepiece` package compiles it only into a trained model, so this trains a tiny one
-    and reads ``normalizer_spec.precompiled_charsmap`` out of the model's protobuf.
-    """
-    import sentencepiece
-
-    model = io.BytesIO()
-    sentencepiece.SentencePieceTrainer.train(
-        sentence_iterator=iter(["ab"] * 10), model_writer=model, vocab_size=8, normalization_rule_name=rule,
-        minloglevel=2, hard_vocab_limit=False)
-    charsmap = _protobuf_field(_protobuf_field(model.getvalue(), NORMALIZER_SPEC_FIELD), PRECOMPILED_CHARSMAP_FIELD)
-    if not charsmap:
-        raise ValueError(f"sentencepiece rule {rule!r} compiles to no charsmap")
-    return charsmap
-
-
-# Field numbers in sentencepiece_model.proto: ModelProto.normalizer_spec, NormalizerSpec.precompiled_charsmap.
-NORMALIZER_SPEC_FIELD = 3
-PRECOMPILED_CHARSMAP_FIELD = 2
-
-
-def _protobuf_field(message: bytes, number: int) -> bytes:
-    """The bytes of length-delimited field ``number`` in a protobuf message (b"" when absent)."""
-    position = 0
-
-    def varint() -> int:
-        nonlocal position
-        value = shift = 0
-        while True:
-            byte = message[position]
-            position += 1
-            value |= (byte & 0x7F) << shift
-            shift += 7
-            if byte < 0x80:
-                return value
-
-    while position < len(message):
-        key = varint()
-        wire_type = key & 7
-        if wire_type == 0:
-            varint()
-        elif wire_type in (1, 5):  # fixed 64 and 32 bits
-            position += 8 if wire_type == 1 else 4
-        elif wire_type == 2:
-            length = varint()
-            if key >> 3 == number:
-                return message[position:position + length]
-            position += length
-        else:
-            raise ValueError(f"unexpected protobuf wire type {wire_type}")
-    return b""
 
 
 def resolve_token_ids(node: Any, token_to_id: Callable[[str], int | None]) -> Any:
@@ -312,20 +246,3 @@ def _append_missing(model: dict[str, Any], tokens: tuple[str, ...]) -> None:
 
 def _is_complete(directory: Path) -> bool:
     return all((directory / filename).is_file() for filename in FILES)
-
-
-def publish(target: Path, files: dict[str, str]) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-    try:
-        for filename, text in files.items():
-            with (staging / filename).open("w", encoding="utf-8", newline="") as file:
-                file.write(text)
-        try:
-            os.rename(staging, target)
-        except OSError:
-            # Another builder published first; its files are identical, since training is deterministic.
-            if not _is_complete(target):
-                raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)

@@ -1,0 +1,94 @@
+"""The packages import in layers: no module takes part in an import cycle, the oracles never import
+the harness (truth must not depend on what is checked), and properties' strategies and generators
+produce inputs without it (only its test_ files call the checks). Imports are read with ``ast``,
+those inside functions too, so a deferred import cannot hide a cycle."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("corpora", "impl", "mutants", "oracles", "properties", "textbound")
+HARNESS_LAYERS = ("corpora", "mutants", "oracles", "properties", "textbound")  # impl is the subject, not the harness
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def is_module(name: str) -> bool:
+    path = ROOT.joinpath(*name.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
+def imported(path: Path) -> set[str]:
+    """The project modules ``path`` imports: ``from package import module`` names the module."""
+    this = module_name(path)
+    package = this if path.name == "__init__.py" else this.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = package.split(".")[:len(package.split(".")) - node.level + 1] if node.level else []
+            source = ".".join([*base, *([node.module] if node.module else [])])
+            found.update(f"{source}.{alias.name}" if is_module(f"{source}.{alias.name}") else source
+                         for alias in node.names)
+    return {name for name in found if name.split(".")[0] in PACKAGES and is_module(name)}
+
+
+GRAPH = {module_name(path): imported(path) for package in PACKAGES for path in (ROOT / package).rglob("*.py")}
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """One cycle through each strongly connected group of modules (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for target in sorted(graph.get(module, ())):
+            if target not in index:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in stack:
+                low[module] = min(low[module], index[target])
+        if low[module] == index[module]:
+            group = []
+            while not group or group[-1] != module:
+                group.append(stack.pop())
+            if len(group) > 1 or module in graph.get(module, ()):
+                found.append(sorted(group))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return found
+
+
+def test_the_reader_sees_imports_of_every_kind() -> None:
+    assert {"textbound.families.family", "textbound.families.embedded"} <= GRAPH["textbound.families"]
+    assert "oracles.mistral_source" in GRAPH["oracles.tiktoken_oracle"]
+    assert "properties.pipelines" in GRAPH["textbound.families.fuzzed"]
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_no_import_cycles() -> None:
+    harness = {module: targets for module, targets in GRAPH.items() if module.split(".")[0] in HARNESS_LAYERS}
+    assert cycles(harness) == []
+
+
+@pytest.mark.parametrize(("layer", "forbidden"), [("oracles", "textbound"), ("oracles", "properties"),
+                                                  ("properties", "textbound"), ("corpora", "textbound"),
+                                                  ("corpora", "properties")])
+def test_lower_layers_do_not_import_higher_ones(layer: str, forbidden: str) -> None:
+    offending = {module: sorted(target for target in targets if target.split(".")[0] == forbidden)
+                 for module, targets in GRAPH.items()
+                 if module.split(".")[0] == layer and not module.rpartition(".")[2].startswith("test_")}
+    assert {module: targets for module, targets in offending.items() if targets} == {}

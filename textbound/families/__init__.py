@@ -1,0 +1,28 @@
+"""Families: folders holding a tokenizer.json (and what else their source wrote), from wherever
+they come.
+
+``family`` is the leaf that defines them and holds the registry of sources that know families by
+name; each such source registers there when it is imported, and this package imports every source
+by name, in the order ``resolve`` lists their families: embedded (trained from
+corpora/tokenizer_specs), the models folder ($TEXTBOUND_MODELS), then mistral-common's
+vocabularies (converted on first use). ``--model-dir`` folders, ``--hub`` repositories and fuzzed
+pipelines are reached by their own functions.
+
+    >>> [family.origin for family in resolve(["gpt2"], [], [])]
+    ['embedded']
+"""
+from . import cache, embedded, folders, fuzzed, hub, mistral
+from .embedded import build_family, embedded_family, embedded_family_names, load_spec
+from .family import NAMED_FAMILIES, Family, FamilyError, NamedFamilies, named_families
+from .folders import MODELS_ENV, folder_families, folder_family, models_dir
+from .fuzzed import fuzz_families, write_family
+from .hub import hub_family
+from .mistral import build_mistral_family, mistral_family, mistral_family_names
+from .resolver import resolve
+
+__all__ = [
+    "MODELS_ENV", "NAMED_FAMILIES", "Family", "FamilyError", "NamedFamilies", "build_family", "build_mistral_family",
+    "cache", "embedded", "embedded_family", "embedded_family_names", "folder_families", "folder_family", "folders",
+    "fuzz_families", "fuzzed", "hub", "hub_family", "load_spec", "mistral", "mistral_family", "mistral_family_names",
+    "models_dir", "named_families", "resolve", "write_family",
+]

@@ -1,0 +1,51 @@
+"""Families in folders: each subfolder of the models folder ($TEXTBOUND_MODELS) that holds a
+tokenizer.json, named after the subfolder, and a user's folder named by ``--model-dir``.
+
+    >>> [family.name for family in folder_families(models_dir())]    # doctest: +SKIP
+    ['llama3', 'qwen2', ...]
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .family import Family, FamilyError, NamedFamilies, named_families
+
+MODELS_ENV = "TEXTBOUND_MODELS"
+
+
+def models_dir() -> Path | None:
+    value = os.environ.get(MODELS_ENV)
+    return Path(value) if value else None
+
+
+def folder_families(root: Path) -> list[Family]:
+    """Each subfolder of ``root`` holding a tokenizer.json is a family named after the subfolder."""
+    if not root.is_dir():
+        raise FamilyError(f"${MODELS_ENV}={root}: not a folder")
+    return [Family(p.name, p, "models") for p in sorted(root.iterdir()) if (p / "tokenizer.json").is_file()]
+
+
+def folder_family(path: str | Path) -> Family:
+    path = Path(path)
+    if not (path / "tokenizer.json").is_file():
+        raise FamilyError(f"--model-dir {path}: no tokenizer.json there")
+    return Family(path.resolve().name, path, "folder")
+
+
+def models_family_names() -> list[str]:
+    """The families under $TEXTBOUND_MODELS (none when it is not set)."""
+    root = models_dir()
+    return [family.name for family in folder_families(root)] if root else []
+
+
+def models_family(name: str) -> Family:
+    return Family(name, models_dir() / name, "models")
+
+
+def _models_hint() -> str | None:
+    return None if models_dir() else f"set ${MODELS_ENV} to reach a models folder"
+
+
+named_families(NamedFamilies(f"in ${MODELS_ENV}", models_family_names, models_family, in_default_run=True,
+                             hint=_models_hint))
