@@ -165,7 +165,8 @@ class Schedule:
     once the rest is checked."""
 
     def __init__(self, plan: Plan, pool: Pool, recorder: Recorder, progress: Progress, case_source: CaseSource):
-        self.plan, self.pool, self.recorder, self.progress, self.case_source = plan, pool, recorder, progress, case_source
+        self.plan, self.pool, self.recorder, self.progress = plan, pool, recorder, progress
+        self.case_source = case_source
         self.checked: set[tuple[str, str]] = set()
         self.groups: dict[tuple[str, str], Group] = defaultdict(Group)
         self.found: list[Divergence] = []
@@ -226,7 +227,8 @@ class Schedule:
     def _finish_if_done(self, key: tuple[str, str]) -> None:
         group = self.groups[key]
         if group.generated and group.outstanding == 0 and key in self.checked:
-            note = f"abandoned after {self.pool.max_stuck} timed-out or crashed cases" if self.pool.abandoned(key) else ""
+            abandoned = self.pool.abandoned(key)
+            note = f"abandoned after {self.pool.max_stuck} timed-out or crashed cases" if abandoned else ""
             self.progress.finished(*key, group.cases, group.divergences, note)
 
     def minimize_stuck(self) -> None:
@@ -241,7 +243,8 @@ class Schedule:
         minimized: set[tuple[str, str]] = set()
         while self.stuck:
             divergence, family = self.stuck[0], by_name[self.stuck[0].case.family]
-            if recheck_alone(self.pool, family, divergence) and (key := (family.name, divergence.signature)) not in minimized:
+            key = (family.name, divergence.signature)
+            if recheck_alone(self.pool, family, divergence) and key not in minimized:
                 minimized.add(key)
                 divergence = minimize_stuck(self.pool, family, divergence)
             self.keep(divergence)
