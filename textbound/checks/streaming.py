@@ -11,6 +11,7 @@ and keep the splits:
 from __future__ import annotations
 
 import itertools
+import random
 import re
 from dataclasses import dataclass
 
@@ -29,6 +30,18 @@ def chunks(items: list, splits: list[int]) -> list[list]:
     """``items`` cut at ``splits`` (sorted, clipped to the length; repeats give empty chunks)."""
     cuts = sorted(min(max(cut, 0), len(items)) for cut in splits)
     return [items[start:end] for start, end in itertools.pairwise([0, *cuts, len(items)])]
+
+
+def random_splits(rng: random.Random, length: int, fewest: int = 0, most: int | None = None) -> list[int]:
+    """Between ``fewest`` and ``most`` (default ``length + 1``) cut points into ``length`` items, sorted,
+    repeats allowed (empty deltas). A stream of a few dozen ids can take a cut between any two; a tool
+    call's text of hundreds of characters takes at most a quarter as many, since each delta costs a
+    scan, and at least one so that it is streamed at all:
+
+        random_splits(random.Random(0), 4) == [0, 2, 3]
+    """
+    count = rng.randint(fewest, length + 1 if most is None else most)
+    return sorted(rng.randint(0, length) for _ in range(count))
 
 
 
