@@ -9,7 +9,6 @@ from __future__ import annotations
 import string
 import unicodedata
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
 
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
@@ -128,43 +127,6 @@ def id_sequences(ids: Sequence[int], special_ids: Collection[int] = (),
     if byte_ids:
         single.append(utf8_fragments().map(lambda run: [byte_ids[b] for b in run if b in byte_ids]))
     return st.lists(st.one_of(single), max_size=max_parts).map(lambda runs: [i for run in runs for i in run])
-
-
-@dataclass(frozen=True)
-class FamilyFacts:
-    """What the strategies need to know about one tokenizer, read from the oracle."""
-
-    ids: tuple[int, ...]
-    special_ids: tuple[int, ...]
-    added_tokens: tuple[str, ...]   # contents of every added token, special or not
-    byte_ids: dict[int, int]        # byte value -> id of its "<0xNN>" token
-
-    @classmethod
-    def of(cls, oracle) -> "FamilyFacts":
-        vocab = oracle.vocab()
-        added = oracle.tokenizer.get_added_tokens_decoder()
-        return cls(
-            ids=tuple(sorted(vocab.values())),
-            special_ids=tuple(sorted(oracle.special_ids)),
-            added_tokens=tuple(sorted({token.content for token in added.values()})),
-            byte_ids=byte_fallback_ids(vocab),
-        )
-
-    def texts(self) -> st.SearchStrategy[str]:
-        return text_with_specials(self.added_tokens)
-
-    def id_sequences(self) -> st.SearchStrategy[list[int]]:
-        return id_sequences(self.ids, self.special_ids, self.byte_ids)
-
-
-def byte_fallback_ids(vocab: Mapping[str, int]) -> dict[int, int]:
-    """Byte value -> id for every "<0xNN>" token in the vocabulary."""
-    found = {}
-    for value in range(256):
-        token_id = vocab.get(f"<0x{value:02X}>")
-        if token_id is not None:
-            found[value] = token_id
-    return found
 
 
 def draw_examples(strategy: st.SearchStrategy, n: int, seed_value: int) -> list:

@@ -17,10 +17,9 @@ whole decode and its DecodeStream.
 """
 from __future__ import annotations
 
-from ..divergence import Case, Divergence, char_kind, first_index
+from ..divergence import REPLACEMENT_CHARACTER, Case, Divergence, char_kind, first_index
 from .registry import Subject, check, impl_call, oracle_call, text_divergence, text_window
-from .streaming import (REPLACEMENT_CHARACTER, StreamInput, decode_stream_shown, stream_impl,
-                        vocabulary_survey)
+from .streaming import StreamInput, decode_stream_shown, stream_impl, vocabulary_survey
 
 
 def _premature(case: Case, expected: str, shown: str, after: str) -> Divergence:
