@@ -13,8 +13,10 @@ from collections.abc import Collection, Mapping, Sequence
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
-WHITESPACE = (" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
-              "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
+# Every character str.isspace() accepts: Unicode's White_Space and the separators U+001C..U+001F,
+# which Python counts as space and tokenizers (Rust's is_whitespace) do not.
+ISSPACE_CHARACTERS = (" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
+                      "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
 # Characters that look like whitespace to a reader or a tokenizer but are not White_Space.
 INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff\u180e\u00ad\u034f"
 
@@ -47,7 +49,7 @@ DRAW_CHUNK = 16  # examples draw_examples takes from one Hypothesis run
 
 def whitespace_runs(max_size: int = 6) -> st.SearchStrategy[str]:
     """Runs of spaces, tabs, newlines, Unicode spaces and zero-width look-alikes."""
-    return st.text(alphabet=st.sampled_from(WHITESPACE + INVISIBLE), min_size=1, max_size=max_size)
+    return st.text(alphabet=st.sampled_from(ISSPACE_CHARACTERS + INVISIBLE), min_size=1, max_size=max_size)
 
 
 def any_character() -> st.SearchStrategy[str]:

@@ -18,7 +18,7 @@ import zlib
 from collections.abc import Iterator
 
 from oracles.chat_oracle import templates_dir
-from oracles.tool_reference import FORMATS
+from oracles.tool_reference import TOOL_CALL_FORMATS
 from properties.model_outputs import ROUND_TRIP_TEMPLATES, TOOLS, assistant_messages, hard_outputs, model_outputs
 from properties.strategies import DRAW_CHUNK, draw_examples
 
@@ -51,8 +51,8 @@ def _sample(rng: random.Random, what: str, fmt: str, seed: int, count: int) -> l
 
 @cases("tools")
 def tool_cases(family: Family, budget: Budget, seed: int, subject: Subject) -> Iterator[Case]:
-    per_format = max(MIN_OUTPUTS, budget.generated_cases // len(FORMATS))
-    for fmt in FORMATS:
+    per_format = max(MIN_OUTPUTS, budget.generated_cases // len(TOOL_CALL_FORMATS))
+    for fmt in TOOL_CALL_FORMATS:
         for output in hard_outputs(fmt):
             one_by_one = list(range(1, len(output["text"])))
             yield Case("tools", "whole", family.name, {**output, "splits": []})
