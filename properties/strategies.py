@@ -57,12 +57,6 @@ def any_character() -> st.SearchStrategy[str]:
     return st.characters(exclude_categories=("Cs",))
 
 
-def short_text_leaning_on(characters: str, max_size: int = 24) -> st.SearchStrategy[str]:
-    """Short text of any characters, or of mostly ``characters`` (those a stage treats specially)."""
-    return st.one_of(st.text(any_character(), max_size=max_size),
-                     st.text(st.one_of(st.sampled_from(characters), any_character()), max_size=max_size))
-
-
 def text_parts() -> st.SearchStrategy[str]:
     return st.one_of(
         st.text(alphabet=string.ascii_letters + string.digits, min_size=1, max_size=8),
