@@ -127,7 +127,7 @@ def test_sweep_sample(family: Family) -> None:
     assert not found, f"{len(found)} divergences; first ones:\n" + "\n".join(d.describe() for d in found[:5])
 
 
-# -- pipelines fuzzing has found divergences in (minimal examples; the fuzzer now avoids some) ----
+# -- pipelines fuzzing found divergences in, minimized (kept: the fuzzer avoids some of them) -----
 
 def _strip() -> dict:
     return {"type": "Strip", "strip_left": True, "strip_right": True}
