@@ -120,8 +120,9 @@ def _sigterm_interrupts():
 class Plan:
     """What one run checks and against what: the cases the budget and seed generate for every
     family × component (the shard's part of them), checked on ``impl`` and judged against
-    ``baseline``. summary.json records every field, and two runs of one plan check the same cases
-    and reach the same verdict: it is what a shard, a merge and a replay have in common.
+    ``baseline``. Two runs of one plan check the same cases and reach the same verdict, whatever
+    their machinery; summary.json's header records the plan (impl, families, budget, seed, shard),
+    and ``textbound merge`` takes only shards whose headers agree.
 
     How the cases are checked is not the plan's but the run's machinery (``run``'s keywords): the
     worker processes (``jobs``) only change how fast the same cases are checked; their ``limits``
