@@ -49,10 +49,11 @@ TAGGED: dict[str, TagFormat] = {fmt.name: fmt for fmt in (HERMES, QWEN3_CODER, M
                                                            KIMI_K2, GLM45, MINIMAX_M2)}
 WHOLE: dict[str, tuple[Callable[..., Parsed], tuple[str, ...]]] = {
     "llama3_json": (parse_llama3_json, LLAMA3_TAGS), "gpt_oss": (parse_harmony, HARMONY_TAGS)}
-FORMATS = ("hermes", "qwen3_coder", "llama3_json", "mistral", "deepseek_r1", "deepseek_v31", "gpt_oss", "kimi_k2",
-           "glm45", "minimax_m2")
+# The tool-call formats of model output the reference parses, by the names impl.tools gives them.
+TOOL_CALL_FORMATS = ("hermes", "qwen3_coder", "llama3_json", "mistral", "deepseek_r1", "deepseek_v31", "gpt_oss",
+                     "kimi_k2", "glm45", "minimax_m2")
 # Formats whose arguments are the model's own JSON text, so a streamed call can pass it on byte for byte.
-JSON_ARGUMENT_FORMATS = frozenset(FORMATS) - {"qwen3_coder", "glm45", "minimax_m2"}
+JSON_ARGUMENT_FORMATS = frozenset(TOOL_CALL_FORMATS) - {"qwen3_coder", "glm45", "minimax_m2"}
 # Characters that may glue a call to the syntax after it, so a stream may hold them after a call until
 # the next character says whether they are markup or content.
 GLUE = {"deepseek_r1": JSON_WHITESPACE, "deepseek_v31": JSON_WHITESPACE, "kimi_k2": JSON_WHITESPACE,
@@ -60,8 +61,8 @@ GLUE = {"deepseek_r1": JSON_WHITESPACE, "deepseek_v31": JSON_WHITESPACE, "kimi_k
 
 
 def _known(format: str) -> str:
-    if format not in FORMATS:
-        raise ValueError(f"unknown tool-call format {format!r} (known: {', '.join(FORMATS)})")
+    if format not in TOOL_CALL_FORMATS:
+        raise ValueError(f"unknown tool-call format {format!r} (known: {', '.join(TOOL_CALL_FORMATS)})")
     return format
 
 

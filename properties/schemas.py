@@ -32,7 +32,8 @@ MAX_DEPTH = 5
 # matches nothing past it). A branch that would need more is left out, so a recursive tree
 # ends in a leaf within the bound.
 REF_DEPTH = 3
-FORMATS = {
+# Strings valid for each "format" keyword the schemas use.
+FORMATTED_STRINGS = {
     "date": st.dates().map(lambda d: d.isoformat()),
     "time": st.builds(lambda h, m, s, zone: f"{h:02d}:{m:02d}:{s:02d}{zone}", st.integers(0, 23), st.integers(0, 59),
                       st.integers(0, 59), st.sampled_from(["Z", "+01:00", "-05:30", "+00:00"])),
@@ -56,7 +57,7 @@ PATTERNS = (r"^[A-Z]{3}$", r"^[a-z][a-z0-9_-]{0,15}$", r"^\+?[0-9]{7,15}$", r"^[
 def _strings(schema: dict) -> st.SearchStrategy[str]:
     low, high = schema.get("minLength", 0), schema.get("maxLength")
     if "format" in schema:
-        base = FORMATS[schema["format"]]
+        base = FORMATTED_STRINGS[schema["format"]]
     elif "pattern" in schema:
         base = st.from_regex(schema["pattern"], fullmatch=True)
     else:
@@ -176,7 +177,7 @@ def _bounded(low_key: str, high_key: str, values: st.SearchStrategy) -> st.Searc
 
 _STRING_SCHEMAS = st.one_of(
     _bounded("minLength", "maxLength", st.integers(0, 8)).map(lambda b: {"type": "string", **b}),
-    st.sampled_from(sorted(FORMATS)).map(lambda f: {"type": "string", "format": f}),
+    st.sampled_from(sorted(FORMATTED_STRINGS)).map(lambda f: {"type": "string", "format": f}),
     st.sampled_from(PATTERNS).map(lambda p: {"type": "string", "pattern": p}),
     st.lists(st.text(STRING_CHARACTERS, max_size=6), min_size=1, max_size=4, unique=True).map(lambda e: {"enum": e}),
 )

@@ -9,13 +9,14 @@ from __future__ import annotations
 import string
 import unicodedata
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
 
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
-WHITESPACE = (" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
-              "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
+# Every character str.isspace() accepts: Unicode's White_Space and the separators U+001C..U+001F,
+# which Python counts as space and tokenizers (Rust's is_whitespace) do not.
+ISSPACE_CHARACTERS = (" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
+                      "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
 # Characters that look like whitespace to a reader or a tokenizer but are not White_Space.
 INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff\u180e\u00ad\u034f"
 
@@ -48,18 +49,12 @@ DRAW_CHUNK = 16  # examples draw_examples takes from one Hypothesis run
 
 def whitespace_runs(max_size: int = 6) -> st.SearchStrategy[str]:
     """Runs of spaces, tabs, newlines, Unicode spaces and zero-width look-alikes."""
-    return st.text(alphabet=st.sampled_from(WHITESPACE + INVISIBLE), min_size=1, max_size=max_size)
+    return st.text(alphabet=st.sampled_from(ISSPACE_CHARACTERS + INVISIBLE), min_size=1, max_size=max_size)
 
 
 def any_character() -> st.SearchStrategy[str]:
     """Any code point of any plane and category except lone surrogates (which are not text)."""
     return st.characters(exclude_categories=("Cs",))
-
-
-def short_text_leaning_on(characters: str, max_size: int = 24) -> st.SearchStrategy[str]:
-    """Short text of any characters, or of mostly ``characters`` (those a stage treats specially)."""
-    return st.one_of(st.text(any_character(), max_size=max_size),
-                     st.text(st.one_of(st.sampled_from(characters), any_character()), max_size=max_size))
 
 
 def text_parts() -> st.SearchStrategy[str]:
@@ -128,43 +123,6 @@ def id_sequences(ids: Sequence[int], special_ids: Collection[int] = (),
     if byte_ids:
         single.append(utf8_fragments().map(lambda run: [byte_ids[b] for b in run if b in byte_ids]))
     return st.lists(st.one_of(single), max_size=max_parts).map(lambda runs: [i for run in runs for i in run])
-
-
-@dataclass(frozen=True)
-class FamilyFacts:
-    """What the strategies need to know about one tokenizer, read from the oracle."""
-
-    ids: tuple[int, ...]
-    special_ids: tuple[int, ...]
-    added_tokens: tuple[str, ...]   # contents of every added token, special or not
-    byte_ids: dict[int, int]        # byte value -> id of its "<0xNN>" token
-
-    @classmethod
-    def of(cls, oracle) -> "FamilyFacts":
-        vocab = oracle.vocab()
-        added = oracle.tokenizer.get_added_tokens_decoder()
-        return cls(
-            ids=tuple(sorted(vocab.values())),
-            special_ids=tuple(sorted(oracle.special_ids)),
-            added_tokens=tuple(sorted({token.content for token in added.values()})),
-            byte_ids=byte_fallback_ids(vocab),
-        )
-
-    def texts(self) -> st.SearchStrategy[str]:
-        return text_with_specials(self.added_tokens)
-
-    def id_sequences(self) -> st.SearchStrategy[list[int]]:
-        return id_sequences(self.ids, self.special_ids, self.byte_ids)
-
-
-def byte_fallback_ids(vocab: Mapping[str, int]) -> dict[int, int]:
-    """Byte value -> id for every "<0xNN>" token in the vocabulary."""
-    found = {}
-    for value in range(256):
-        token_id = vocab.get(f"<0x{value:02X}>")
-        if token_id is not None:
-            found[value] = token_id
-    return found
 
 
 def draw_examples(strategy: st.SearchStrategy, n: int, seed_value: int) -> list:

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from oracles.tool_reference import FORMATS
+from oracles.tool_reference import TOOL_CALL_FORMATS
 from properties.model_outputs import model_outputs
 from textbound.checks import run_check
 from textbound.divergence import Case
@@ -28,7 +28,7 @@ def split_outputs(draw, fmt: str) -> dict:
     return {**output, "splits": splits}
 
 
-@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("fmt", TOOL_CALL_FORMATS)
 def test_tools_properties(fmt: str):
     @given(split_outputs(fmt))
     @SETTINGS

@@ -1,4 +1,5 @@
-"""Testing one pipeline stage against the oracle: a tokenizer with only that stage, and faults."""
+"""Testing one pipeline stage against the oracle: a tokenizer with only that stage, texts leaning on
+the characters it treats specially, and faults."""
 from __future__ import annotations
 
 import json
@@ -6,8 +7,10 @@ from collections.abc import Callable
 
 import pytest
 import tokenizers
+from hypothesis import strategies as st
 
 from impl import TokenizerFileError
+from properties.strategies import any_character
 
 
 def oracle_with(stage: str, node: dict | None, vocab: dict[str, int] | None = None, unk: str = "[UNK]",
@@ -31,3 +34,9 @@ def assert_refused_by_both(oracle_build: Callable[[], object], impl_build: Calla
         impl_build()
     assert raised.value.where == path
     assert message in str(raised.value)
+
+
+def short_text_leaning_on(characters: str, max_size: int = 24) -> st.SearchStrategy[str]:
+    """Short text of any characters, or of mostly ``characters`` (those a stage treats specially)."""
+    return st.one_of(st.text(any_character(), max_size=max_size),
+                     st.text(st.one_of(st.sampled_from(characters), any_character()), max_size=max_size))

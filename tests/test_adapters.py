@@ -1,4 +1,4 @@
-"""The adapters: the subprocess protocol end to end (an engine wrapping impl is checked exactly as
+"""The adapters: the JSON-lines engine protocol end to end (an engine wrapping impl is checked exactly as
 impl is; a broken engine is caught; errors, crashes and missing ops are reported as such), and the
 Python adapters (tokenizers finds nothing; minijinja, mistral-common and the structured engines
 answer through impl's names).
@@ -21,7 +21,7 @@ from textbound.implementation import Implementation, ImplementationError
 from .families import NEEDS_MODELS, SHARED
 
 ECHO_ENGINE = Path(__file__).parent / "engines" / "echo_engine.py"
-SUBPROCESS = "textbound.adapters.subprocess"
+JSONL_ENGINE = "textbound.adapters.jsonl_engine"
 
 
 def echo_command(*options: str) -> str:
@@ -33,7 +33,7 @@ def echo_engine(monkeypatch):
     """Points $TEXTBOUND_ENGINE_CMD at the echo engine (with ``options``) and returns the adapter."""
     def use(*options: str) -> Implementation:
         monkeypatch.setenv("TEXTBOUND_ENGINE_CMD", echo_command(*options))
-        return Implementation(SUBPROCESS)
+        return Implementation(JSONL_ENGINE)
     return use
 
 
@@ -48,7 +48,7 @@ def verdict(subject: Subject, case: Case) -> str | None:
     return None if found is None else found.kind
 
 
-# -- the subprocess protocol --------------------------------------------------------------------
+# -- the JSON-lines protocol --------------------------------------------------------------------
 
 @pytest.mark.parametrize("component,count", [("tokenizer", 30), ("detokenizer", 20), ("stops", 20),
                                              ("chat", 4), ("tools", 12)])
@@ -115,7 +115,7 @@ def test_names_follow_the_ops_the_engine_announces(echo_engine):
 
 def test_a_crashing_engine_is_a_clear_error_and_restarts(echo_engine):
     engine = echo_engine("--bug", "crash-on-decode")
-    from textbound.adapters.subprocess import EngineFailure  # the module needs the engine's command
+    from textbound.adapters.jsonl_engine import EngineFailure  # the module needs the engine's command
     tokenizer = engine.Tokenizer.from_dir(build_family("gpt2"))
     with pytest.raises(EngineFailure, match="exit status 3"):
         tokenizer.decode([1])
@@ -124,7 +124,7 @@ def test_a_crashing_engine_is_a_clear_error_and_restarts(echo_engine):
 
 def test_a_refused_family_is_refused_again_without_a_process_left(echo_engine, monkeypatch, tmp_path):
     engine = echo_engine()
-    from textbound.adapters import subprocess as protocol
+    from textbound.adapters import jsonl_engine as protocol
     started, start = [], protocol.EngineProcess.__init__
 
     def counted_start(process, *arguments):
@@ -140,9 +140,9 @@ def test_a_refused_family_is_refused_again_without_a_process_left(echo_engine, m
 
 def test_no_engine_command_fails_the_setup(monkeypatch):
     monkeypatch.delenv("TEXTBOUND_ENGINE_CMD", raising=False)
-    monkeypatch.delitem(sys.modules, SUBPROCESS, raising=False)
+    monkeypatch.delitem(sys.modules, JSONL_ENGINE, raising=False)
     with pytest.raises(ImplementationError, match="TEXTBOUND_ENGINE_CMD"):
-        Implementation(SUBPROCESS)
+        Implementation(JSONL_ENGINE)
 
 
 # -- tokenizers: the harness's sanity check ---------------------------------------------------

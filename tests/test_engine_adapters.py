@@ -82,7 +82,7 @@ def test_transformers_js_render_chat_leaves_continue_final_message_to_the_templa
     continue_final_message is only a variable, so the final message is closed as any other."""
     hf_jinja = adapter("hf_jinja")
     monkeypatch.setenv("TEXTBOUND_ENGINE_CMD", " ".join(hf_jinja.node_command(hf_jinja.CHAT_ENGINE, hf_jinja.CHAT_PACKAGE)))
-    engine = Implementation("textbound.adapters.subprocess")
+    engine = Implementation("textbound.adapters.jsonl_engine")
     template = "{% for m in messages %}[{{ m.content }}]{% endfor %}{{ continue_final_message }}"
     assert engine.render_chat(template, MESSAGES, continue_final_message=True) == "[é <b>][ok]true"
 

@@ -26,10 +26,9 @@ from impl.tokenizer import unicode_tables
 from impl.errors import TokenizerFileError
 from impl import Tokenizer
 from impl.tokenizer.normalizers import NORMALIZERS, normalizer_from_json
-from properties.strategies import short_text_leaning_on
 from tests.families import SHARED_MODEL_DIRS
 from corpora.charsmaps import sentencepiece_charsmap
-from tests.stage_oracle import assert_refused_by_both, oracle_with
+from tests.stage_oracle import assert_refused_by_both, oracle_with, short_text_leaning_on
 
 WHERE = "tokenizer.json: $.normalizer"
 

@@ -28,9 +28,8 @@ from impl.tokenizer import unicode_age
 from impl.errors import TokenizerFileError
 from impl.tokenizer.patterns import compile_pattern
 from impl.tokenizer.pre_tokenizers import PRE_TOKENIZERS, Piece, pre_tokenizer_from_json
-from properties.strategies import short_text_leaning_on
 from tests.families import SHARED_MODEL_DIRS
-from tests.stage_oracle import assert_refused_by_both, oracle_with
+from tests.stage_oracle import assert_refused_by_both, oracle_with, short_text_leaning_on
 
 WHERE = "tokenizer.json: $.pre_tokenizer"
 ADDED = "<|x|>"  # an added token put before a text, so that the text does not start the input

@@ -11,7 +11,7 @@ from textbound.families import Family, build_family
 from textbound.implementation import Implementation
 from textbound.minimize import ddmin
 from textbound.report import Recorder, RunInfo
-from textbound.runner import run
+from textbound.runner import Plan, run
 
 
 def test_interrupted_run_keeps_what_it_found(tmp_path, monkeypatch):
@@ -30,8 +30,8 @@ def test_interrupted_run_keeps_what_it_found(tmp_path, monkeypatch):
 
     monkeypatch.setattr(recorder, "count", count_then_interrupt)
     with pytest.raises(KeyboardInterrupt):
-        run(Implementation("tests.broken_impl"), [family], ["tokenizer"], BUDGETS["quick"], 0, 1,
-            recorder, [], source)
+        run(Plan(Implementation("tests.broken_impl"), [family], ["tokenizer"], BUDGETS["quick"]), recorder,
+            case_source=source)
     lines = [json.loads(line) for line in (tmp_path / "divergences.jsonl").read_text().splitlines()]
     assert "abc 12 def" in [line["input"]["text"] for line in lines]
     summary = json.loads((tmp_path / "summary.json").read_text())
@@ -52,14 +52,14 @@ def test_records_are_flushed_as_found(tmp_path):
     def source(family, component, budget, seed):
         return iter([Case("tokenizer", "encode", family.name, {"text": "abc 12 def", "add_special_tokens": False})])
 
-    verdict = run(Implementation("tests.broken_impl"), [family], ["tokenizer"], BUDGETS["quick"], 0, 1,
-                  recorder, [], source)
+    verdict = run(Plan(Implementation("tests.broken_impl"), [family], ["tokenizer"], BUDGETS["quick"]), recorder,
+                  case_source=source)
     (line,) = (tmp_path / "divergences.jsonl").read_text().splitlines()
     record = json.loads(line)
     smallest = record["minimized_input"]["text"]
     assert len(smallest) <= 3 and any(c.isdigit() for c in smallest)
     assert record["reproduce"].startswith("textbound replay --impl tests.broken_impl --model-dir ")
-    assert verdict["new"] == [record["signature"]]
+    assert verdict.new == [record["signature"]]
     report = (tmp_path / "report.md").read_text()
     assert record["signature"] in report and "| gpt2 | tokenizer | 1 | 1 |" in report
 
@@ -117,8 +117,9 @@ def test_oracle_disagreements_are_reported_apart_and_never_fail_the_gate(tmp_pat
     def source(family, component, budget, seed):
         return iter([Case("tokenizer", "encode", family.name, {"text": t, "add_special_tokens": False}) for t in texts])
 
-    verdict = run(Implementation("impl"), [family], ["tokenizer"], BUDGETS["quick"], 0, 1, recorder, baseline, source)
-    assert verdict["new"] == [] and verdict["known"] == []
+    verdict = run(Plan(Implementation("impl"), [family], ["tokenizer"], BUDGETS["quick"], baseline=baseline),
+                  recorder, case_source=source)
+    assert verdict.new == [] and verdict.known == []
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["oracle_disagreements"] == 2 and summary["signatures"] == {}
     assert summary["counts"][0]["divergences"] == 0 and summary["properties"][0]["oracle_disagreements"] == 2
@@ -134,6 +135,7 @@ def test_oracle_disagreements_are_reported_apart_and_never_fail_the_gate(tmp_pat
 def test_oracle_disagreements_beyond_the_kept_ones_are_counted_not_written(tmp_path, monkeypatch):
     """A second oracle parting alike on every case writes DISAGREEMENTS_KEPT records per family and
     signature; summary.json, report.md and a merge of two such runs still count every one."""
+    from textbound.baseline import Verdict
     from textbound.divergence import Divergence
     from textbound.merge import merge
 
@@ -146,7 +148,7 @@ def test_oracle_disagreements_beyond_the_kept_ones_are_counted_not_written(tmp_p
             case = Case("tokenizer", "encode", "gpt2", {"text": text, "add_special_tokens": False})
             recorder.record(Divergence(case, [1], [2], "oracle disagreement: B: control tokens"))
         recorder.count("gpt2", "tokenizer", [Case("tokenizer", "encode", "gpt2", {})] * len(texts))
-        recorder.write_summary({"new": [], "known": [], "fixed": []}, checked=[("gpt2", "tokenizer")])
+        recorder.write_summary(Verdict(new_in=[], known_in=[], fixed=[]), checked=[("gpt2", "tokenizer")])
         recorder.close()
         runs.append(recorder.dir)
     first = json.loads((runs[0] / "summary.json").read_text())

@@ -20,7 +20,7 @@ from textbound.families import Family, build_family
 from textbound.implementation import Implementation
 from textbound.pool import Limits
 from textbound.report import Recorder, RunInfo
-from textbound.runner import run
+from textbound.runner import Plan, run
 
 ROOT = Path(__file__).parent.parent
 TEXTS = ["plain words", "abc 12 def", "more words", "x9 y"]  # the second and the last misbehave
@@ -35,7 +35,7 @@ def run_impl(report_dir: Path, impl_name: str, limits: Limits, jobs: int = 1) ->
     family = Family("gpt2", build_family("gpt2"), "embedded")
     impl = Implementation(impl_name)
     recorder = Recorder(report_dir, RunInfo(impl_name, impl.version, {}, 0, "quick", {"gpt2": str(family.path)}))
-    run(impl, [family], ["tokenizer"], BUDGETS["quick"], 0, jobs, recorder, [], source, limits)
+    run(Plan(impl, [family], ["tokenizer"], BUDGETS["quick"]), recorder, jobs=jobs, limits=limits, case_source=source)
     records = [json.loads(line) for line in (report_dir / "divergences.jsonl").read_text().splitlines()]
     return json.loads((report_dir / "summary.json").read_text()), records
 

@@ -87,7 +87,7 @@ def test_reference_implementation_passes_the_whole_check():
     assert run_check(subject, tool_case("whole", "<think>hm</think>Hi " + CALL % "x", [])) is None
 
 
-@given(st.sampled_from(tool_reference.FORMATS).flatmap(model_outputs))
+@given(st.sampled_from(tool_reference.TOOL_CALL_FORMATS).flatmap(model_outputs))
 @settings(SETTINGS, derandomize=True)
 def test_reference_agrees_with_transformers_on_well_formed_output(output):
     options = {key: output[key] for key in ("tools", "reasoning", "starts_in_reasoning")}

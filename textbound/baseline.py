@@ -7,7 +7,7 @@ reported as fixed, so baselines get pruned instead of going silently stale.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .divergence import Divergence
@@ -56,12 +56,55 @@ def checked_by(entry: BaselineEntry, checked: set[tuple[str, str]]) -> bool:
     return any(c == entry.component and entry.family in ("*", f) for f, c in checked)
 
 
-def judge(entries: list[BaselineEntry], found: list[Divergence], checked: set[tuple[str, str]]) -> dict:
+@dataclass(frozen=True)
+class Verdict:
+    """A run judged against the baseline, as summary.json states it.
+
+    ``new_in`` and ``known_in`` are the [family, signature] pairs impl diverges on, outside and
+    inside the baseline (an entry may baseline a signature on one family only); ``new`` and
+    ``known`` their signatures. ``fixed`` are the entries that matched nothing on what was checked.
+    Harness errors (``errors``, as the notes word them) fail the gate as new signatures do, since a
+    component that could not be checked proves nothing. ``seconds`` and ``slowest_case`` are what
+    the gate line reports of the run beside its verdict.
+
+        >>> verdict = Verdict(new_in=[["gpt2", "tokenizer/encode/x"]], known_in=[], fixed=[])
+        >>> verdict.new, verdict.failed
+        (['tokenizer/encode/x'], True)
+    """
+
+    new_in: list[list[str]]
+    known_in: list[list[str]]
+    fixed: list[dict]
+    errors: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    slowest_case: dict = field(default_factory=lambda: {"seconds": 0.0})
+
+    @property
+    def new(self) -> list[str]:
+        return sorted({signature for _, signature in self.new_in})
+
+    @property
+    def known(self) -> list[str]:
+        return sorted({signature for _, signature in self.known_in})
+
+    @property
+    def failed(self) -> bool:
+        """True when the gate fails: a new signature, or a harness error."""
+        return bool(self.new or self.errors)
+
+    def summary_fields(self) -> dict:
+        """The verdict's part of summary.json, in its order."""
+        return {"new": self.new, "known": self.known, "fixed": self.fixed, "new_in": self.new_in,
+                "known_in": self.known_in, "seconds": self.seconds, "errors": self.errors,
+                "slowest_case": self.slowest_case}
+
+
+def judge(entries: list[BaselineEntry], found: list[Divergence], checked: set[tuple[str, str]],
+          errors: list[str] = ()) -> Verdict:
     """Splits what was found into new and known, and finds the entries that no longer diverge.
 
-    ``new`` and ``known`` are signatures; ``new_in`` and ``known_in`` the [family, signature] pairs
-    behind them, since an entry may baseline a signature on one family only. Oracle disagreements
-    are neither: they say nothing about impl (the report lists them apart).
+    Oracle disagreements are neither new nor known: they say nothing about impl (the report lists
+    them apart).
     """
     new, known, used = set(), set(), set()
     for divergence in (d for d in found if not d.is_oracle_disagreement):
@@ -71,5 +114,4 @@ def judge(entries: list[BaselineEntry], found: list[Divergence], checked: set[tu
             used.add(match)
     fixed = [{"signature": e.signature, "family": e.family, "reason": e.reason}
              for e in entries if e not in used and checked_by(e, checked)]
-    return {"new": sorted({s for _, s in new}), "known": sorted({s for _, s in known}), "fixed": fixed,
-            "new_in": sorted(map(list, new)), "known_in": sorted(map(list, known))}
+    return Verdict(new_in=sorted(map(list, new)), known_in=sorted(map(list, known)), fixed=fixed, errors=list(errors))

@@ -49,8 +49,9 @@ def run_bench(impl: Implementation, families: list[Family], seconds: float) -> i
               f"{impl_encode * megabytes:>17.2f}")
     if families:
         from .bench_tokenizers import tokenizer_bench
-        # Issue 9's table: prose, random words, one long word, code and multilingual text; load time,
-        # peak memory and encode_batch; tiktoken beside tokenizers where the vocabulary is byte-level.
+        # The texts whose cost differs most between tokenizers (prose, random words, one long word, code
+        # and multilingual text); load time, peak memory and encode_batch; tiktoken beside tokenizers
+        # where the vocabulary is byte-level.
         tokenizer_bench(families, impl, seconds)
     if impl.provides("stops"):
         short = min(stop_benchmark(impl.StopChecker, 10_000, 16, seed=0) for _ in range(3))

@@ -27,13 +27,13 @@ CASES_PER_COMPONENT = 30000  # 20 chunks: seconds of checking per worker, so its
 
 def measure(impl: Implementation, family: Family, component: str, cases: list, jobs: int, budget: Budget) -> float:
     """Cases per second checking ``cases`` with ``jobs`` workers."""
-    from .runner import run
+    from .runner import Plan, run
 
     with tempfile.TemporaryDirectory() as report_dir:
         recorder = Recorder(report_dir, RunInfo(impl.name, impl.version, {}, 0, budget.name,
                                                 {family.name: str(family.path)}))
         started = time.perf_counter()
-        run(impl, [family], [component], budget, 0, jobs, recorder, [], lambda *_: iter(cases),
+        run(Plan(impl, [family], [component], budget), recorder, jobs=jobs, case_source=lambda *_: iter(cases),
             progress=Progress(io.StringIO()))
         return len(cases) / (time.perf_counter() - started)
 

@@ -1,8 +1,8 @@
 """Benchmark of schema-forced decoding: building impl's Constraint for a typical tool over a large
 vocabulary, and the time per allowed_tokens step, side by side with outlines-core and llguidance.
 
-Targets (issue 8): the build within BUILD_TARGET times outlines-core's, and a step under
-STEP_TARGET_MS on average. Every engine is timed on its own view of the same schema (impl's pattern,
+Targets, so that a server can build a constraint per request and step at decoding speed: the build
+within BUILD_TARGET times outlines-core's, and a step under STEP_TARGET_MS on average. Every engine is timed on its own view of the same schema (impl's pattern,
 outlines-core's regex, llguidance's grammar) over the same vocabulary bytes, and steps along the
 same tokens: the oracle tokenizer's ids of one json.dumps instance.
 """

@@ -46,7 +46,7 @@ MIN_REPEATS = 3
 MAX_REPEATS = 20
 LARGE_VOCABULARY = 262_144
 BATCH_PROCESSES = max(2, os.cpu_count() or 1)
-# The issue's targets, on the ratio to tokenizers (time for the long word, seconds for a load).
+# impl's targets: ratios to tokenizers' speed, but seconds for the long word and for a load.
 PROSE_TARGET = 1.5
 RANDOM_WORDS_TARGET = 1.0
 NO_PRE_TOKENIZER_TARGET = 1 / 20  # prose through a family whose model takes whole lines
@@ -285,7 +285,7 @@ def _verdict(met: bool) -> str:
 
 
 def _text_target(family: Family, text_name: str, timings: dict[str, Timing]) -> str:
-    """The issue's target for this row, met or not ('' for rows without one)."""
+    """The target for this row, met or not ('' for rows without one)."""
     ratio = timings["tokenizers"].seconds / timings["impl"].seconds
     if text_name == "prose":
         no_pre_tokenizer = json.loads((family.path / "tokenizer.json").read_text(encoding="utf-8")) \

@@ -166,11 +166,10 @@ REPORT_COMMANDS = {"triage": _triage, "diff": _diff, "merge": _merge, "mutate": 
 
 
 def _check(args, impl: Implementation) -> int:
-    from .checks import case_source
     from .checks import checked_components
     from .report import Recorder, RunInfo
     from .pool import Limits
-    from .runner import run
+    from .runner import Plan, run
 
     budget = BUDGETS[args.budget]
     baseline = load_baseline(args.baseline)
@@ -193,9 +192,9 @@ def _check(args, impl: Implementation) -> int:
                    seed=args.seed, budget=budget.name, families={f.name: str(f.path) for f in families})
     recorder = Recorder(report_dir, info)
     limits = Limits(case_timeout=args.case_timeout, max_memory_mb=args.max_memory)
+    plan = Plan(impl, families, components, budget, args.seed, args.shard, baseline)
     try:
-        verdict = run(impl, families, components, budget, args.seed, max(1, args.jobs), recorder, baseline,
-                      case_source, limits, args.shard)
+        verdict = run(plan, recorder, jobs=max(1, args.jobs), limits=limits)
     except KeyboardInterrupt as exc:
         signum = getattr(exc, "signum", signal.SIGINT)
         print(f"textbound: interrupted ({signal.Signals(signum).name}); the report of what was checked: "
@@ -204,16 +203,16 @@ def _check(args, impl: Implementation) -> int:
     finally:
         _copy_gate_outputs(report_dir, args.junit, args.markdown)
     print(f"textbound: {recorder.cases} cases on {len(families)} families "
-          f"in {verdict['seconds']} s; new divergences: {len(verdict['new'])}, baselined: {len(verdict['known'])}, "
-          f"fixed: {len(verdict['fixed'])}, oracle disagreements: {recorder.oracle_disagreements}; "
+          f"in {verdict.seconds} s; new divergences: {len(verdict.new)}, baselined: {len(verdict.known)}, "
+          f"fixed: {len(verdict.fixed)}, oracle disagreements: {recorder.oracle_disagreements}; "
           f"report: {report_dir / 'report.md'}")
-    for signature in verdict["new"]:
+    for signature in verdict.new:
         print(f"  NEW {signature}")
-    for entry in verdict["fixed"]:
+    for entry in verdict.fixed:
         print(f"  FIXED (remove from baseline) {entry['signature']} on {entry['family']}")
     for note in recorder.notes:
         print(f"  note: {note}")
-    return EXIT_DIVERGED if verdict["new"] or verdict["errors"] else EXIT_OK
+    return EXIT_DIVERGED if verdict.failed else EXIT_OK
 
 
 def _copy_gate_outputs(report_dir: Path, junit: Path | None, markdown: Path | None) -> None:

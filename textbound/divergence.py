@@ -11,6 +11,7 @@ COMPONENTS = ("tokenizer", "detokenizer", "stops", "chat", "tools", "structured"
 # The kind of a divergence where two references disagree and impl sides with one of them: recorded
 # and reported apart, never minimized at length nor counted against impl (nor baselined).
 ORACLE_DISAGREEMENT = "oracle disagreement:"
+REPLACEMENT_CHARACTER = "\ufffd"  # what a decode shows for bytes that are not a character (or not yet)
 
 
 def is_oracle_disagreement(signature: str) -> bool:
@@ -82,7 +83,7 @@ def char_kind(text: str, index: int) -> str:
     if index >= len(text):
         return "end"
     char = text[index]
-    if char == "\ufffd":
+    if char == REPLACEMENT_CHARACTER:
         return "U+FFFD"
     if char in " \t\n\r":
         return {" ": "space", "\t": "tab", "\n": "newline", "\r": "CR"}[char]

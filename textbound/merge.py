@@ -16,7 +16,7 @@ import shutil
 from collections import Counter
 from pathlib import Path
 
-from .baseline import BaselineEntry, checked_by
+from .baseline import BaselineEntry, Verdict, checked_by
 from .report import build_summary, write_outputs
 from .triage import Run, load_run
 
@@ -107,12 +107,11 @@ def merge(out: Path, shard_dirs: list[Path]) -> dict:
             case_counts[(entry["family"], entry["component"], entry["property"])] += entry["cases"]
     new_in = sorted(_unique([p for run in runs for p in run.summary.get("new_in", [])]))
     known_in = sorted(_unique([p for run in runs for p in run.summary.get("known_in", [])]))
-    verdict = {"new": sorted({s for _, s in new_in}), "known": sorted({s for _, s in known_in}),
-               "fixed": _fixed(runs), "new_in": new_in, "known_in": known_in,
-               "seconds": max(run.summary.get("seconds", 0) for run in runs),
-               "slowest_case": max((run.summary.get("slowest_case", {"seconds": 0.0}) for run in runs),
-                                   key=lambda case: case["seconds"]),
-               "errors": [e for run in runs for e in run.summary.get("errors", [])]}
+    verdict = Verdict(new_in=new_in, known_in=known_in, fixed=_fixed(runs),
+                      errors=[e for run in runs for e in run.summary.get("errors", [])],
+                      seconds=max(run.summary.get("seconds", 0) for run in runs),
+                      slowest_case=max((run.summary.get("slowest_case", {"seconds": 0.0}) for run in runs),
+                                       key=lambda case: case["seconds"]))
     problems = [f"{run.dir}: {run.summary.get('interrupted')}" for run in runs if not run.summary.get("completed", True)]
     problems += _missing_shards(runs)
     header = {k: runs[0].summary[k] for k in HEADER}
@@ -126,7 +125,7 @@ def merge(out: Path, shard_dirs: list[Path]) -> dict:
              "oracle_disagreements_unwritten": [u for run in runs
                                                 for u in run.summary.get("oracle_disagreements_unwritten", [])]}
     notes = _unique([n for run in runs for n in run.summary.get("notes", [])])
-    summary = build_summary(header, case_counts, records, verdict, notes, state)
+    summary = build_summary(header, case_counts, records, verdict.summary_fields(), notes, state)
     (out / "divergences.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records),
                                            encoding="utf-8")
     write_outputs(out, summary, records)

@@ -47,7 +47,7 @@ SHOWN_CHARACTERS = 400  # of a minimized input, in the printed summary (the JSON
 
 
 @dataclass
-class Verdict:
+class MutantVerdict:
     """What checking one mutant found."""
 
     name: str
@@ -114,12 +114,12 @@ def _base_subject(base: Implementation, family: Family):
 
 
 def hunt(mutant: Mutant, families: list[Family], budget: Budget = BUDGETS["quick"], seed: int = 0,
-         base: str = "impl", examples: int = DEFAULT_EXAMPLES, time_limit: float | None = DEFAULT_TIME_LIMIT) -> Verdict:
+         base: str = "impl", examples: int = DEFAULT_EXAMPLES, time_limit: float | None = DEFAULT_TIME_LIMIT) -> MutantVerdict:
     """Checks ``mutant`` family by family until a family gives divergences that ``base`` does not
     have; returns the smallest of up to ``examples`` of them, minimized."""
     from .checks import Subject, run_check
     started = time.monotonic()
-    verdict = Verdict(mutant.name, mutant.component, mutant.bug, "missed", 0, 0.0)
+    verdict = MutantVerdict(mutant.name, mutant.component, mutant.bug, "missed", 0, 0.0)
     try:
         impl, reference = Implementation(mutant.module), Implementation(base)
         for family in families:
@@ -199,7 +199,7 @@ def _shrinkable(value) -> bool:
     return isinstance(value, (list, dict)) and bool(value) or isinstance(value, str) and len(value) > LONG_TEXT
 
 
-def _report_smallest(verdict: Verdict, found: list[Divergence]) -> None:
+def _report_smallest(verdict: MutantVerdict, found: list[Divergence]) -> None:
     smallest = min(found, key=lambda d: len(d.smallest.to_json()))
     verdict.outcome, verdict.family, verdict.signature = "caught", smallest.case.family, smallest.signature
     verdict.example = smallest.smallest.input
@@ -220,13 +220,13 @@ def _hunt_in_worker(arguments: tuple) -> dict:
 
 def run_mutants(mutants: Iterable[Mutant], families: list[Family], budget: Budget = BUDGETS["quick"],
                 seed: int = 0, jobs: int = 1, base: str = "impl", examples: int = DEFAULT_EXAMPLES,
-                time_limit: float | None = DEFAULT_TIME_LIMIT, on_verdict=None) -> list[Verdict]:
+                time_limit: float | None = DEFAULT_TIME_LIMIT, on_verdict=None) -> list[MutantVerdict]:
     """Each mutant's verdict, in catalogue order; with ``jobs`` > 1 checked in that many worker
     processes (started fresh, so no mutant's imports reach another run). ``on_verdict`` is called
     with each verdict as it comes."""
     mutants = list(mutants)
     tasks = [(mutant, families, budget, seed, base, examples, time_limit) for mutant in mutants]
-    verdicts: dict[str, Verdict] = {}
+    verdicts: dict[str, MutantVerdict] = {}
     if jobs <= 1:
         for task in tasks:
             verdicts[task[0].name] = verdict = hunt(*task)
@@ -236,14 +236,14 @@ def run_mutants(mutants: Iterable[Mutant], families: list[Family], budget: Budge
         with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as pool:
             futures = [pool.submit(_hunt_in_worker, task) for task in tasks]
             for future in as_completed(futures):
-                verdict = Verdict(**future.result())
+                verdict = MutantVerdict(**future.result())
                 verdicts[verdict.name] = verdict
                 if on_verdict:
                     on_verdict(verdict)
     return [verdicts[mutant.name] for mutant in mutants]
 
 
-def score_line(verdicts: list[Verdict], seconds: float, jobs: int, budget: str) -> str:
+def score_line(verdicts: list[MutantVerdict], seconds: float, jobs: int, budget: str) -> str:
     caught = sum(v.outcome == "caught" for v in verdicts)
     share = 100.0 * caught / len(verdicts) if verdicts else 0.0
     return (f"mutation score: {caught}/{len(verdicts)} caught ({share:.1f}%) at the {budget} budget "

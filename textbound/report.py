@@ -20,13 +20,13 @@ import shlex
 import sys
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from .baseline import Verdict
 from .divergence import Case, Divergence
 from .triage import SignatureGroup, record_alignment, render_alignment, signature_groups, split_records
 
-OUTPUTS = ("summary.json", "report.md", "summary.md", "junit.xml", "report.html")
 # Oracle disagreements written per family and signature; the rest are counted, not written: a
 # second oracle may part from tokenizers on every case alike (sentencepiece never matches a control
 # token in text, and a full sweep puts one before every code point).
@@ -49,6 +49,23 @@ class RunInfo:
     families: dict[str, str]  # name -> folder, so every record can be reproduced
 
 
+@dataclass(frozen=True)
+class HarnessError:
+    """A chunk of cases the harness could not check (the check itself raised): the run fails.
+
+        >>> HarnessError("gpt2", "tokenizer", "KeyError: 'ids'").note
+        "tokenizer on gpt2: harness error KeyError: 'ids'"
+    """
+
+    family: str
+    component: str
+    message: str
+
+    @property
+    def note(self) -> str:
+        return f"{self.component} on {self.family}: harness error {self.message}"
+
+
 class Recorder:
     def __init__(self, report_dir: Path, info: RunInfo):
         self.dir = Path(report_dir)
@@ -61,7 +78,7 @@ class Recorder:
         self.seen: set[str] = set()
         self.notes: list[str] = []  # components not provided, families skipped, and why
         self.skipped: list[dict] = []  # {"family", "component", ["property",] "reason"}: not checked at all
-        self.harness_errors: list[dict] = []  # {"family", "component", "message"}
+        self.harness_errors: list[HarnessError] = []
         self.kept_disagreements: Counter[tuple[str, str]] = Counter()  # (family, signature)
         self.unwritten_disagreements: Counter[tuple[str, str, str, str]] = Counter()  # (family, component, property, signature)
 
@@ -73,8 +90,9 @@ class Recorder:
         self.notes.append(f"{what} on {family}: {reason}")
 
     def harness_error(self, family: str, component: str, message: str) -> None:
-        self.harness_errors.append({"family": family, "component": component, "message": message})
-        self.notes.append(f"{component} on {family}: harness error {message}")
+        error = HarnessError(family, component, message)
+        self.harness_errors.append(error)
+        self.notes.append(error.note)
 
     def count(self, family: str, component: str, cases: Iterable[Case]) -> None:
         for case in cases:
@@ -124,7 +142,7 @@ class Recorder:
     def close(self) -> None:
         self._stream.close()
 
-    def write_summary(self, verdict: dict, completed: bool = True, interrupted: str | None = None,
+    def write_summary(self, verdict: Verdict, completed: bool = True, interrupted: str | None = None,
                       checked: Iterable[tuple[str, str]] = (), shard: str | None = None,
                       limits: dict | None = None) -> None:
         header = {"impl": self.info.impl, "impl_version": self.info.impl_version,
@@ -132,11 +150,11 @@ class Recorder:
                   "families": self.info.families}
         run = {"completed": completed, "interrupted": interrupted, "shard": shard, "limits": limits or {},
                "checked": sorted(map(list, checked)),
-               "skipped": self.skipped, "harness_errors": self.harness_errors,
+               "skipped": self.skipped, "harness_errors": [asdict(error) for error in self.harness_errors],
                "oracle_disagreements_unwritten": [
                    {"family": family, "component": component, "property": prop, "signature": signature, "count": count}
                    for (family, component, prop, signature), count in sorted(self.unwritten_disagreements.items())]}
-        summary = build_summary(header, self.case_counts, self.records, verdict, self.notes, run)
+        summary = build_summary(header, self.case_counts, self.records, verdict.summary_fields(), self.notes, run)
         write_outputs(self.dir, summary, self.records)
 
 

@@ -15,20 +15,21 @@ import zlib
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from .baseline import BaselineEntry, judge
+from .baseline import BaselineEntry, Verdict, judge
 from .budget import Budget
 from .divergence import Case, Divergence
 from .implementation import Implementation
-from .pool import Found, Limits, Pool, Stuck, Task, minimize_stuck, recheck_alone
+from .pool import Checked, Found, Limits, Pool, Stuck, Task, minimize_stuck, recheck_alone
 from .progress import Progress
 from .report import Recorder
 from .families import Family
 
 CHUNK = 1500  # cases per task: large enough to amortize a batch oracle call, small enough to spread
 # Smaller tasks for components whose cases take milliseconds to seconds each, so that one family's
-# cases spread over the workers too (its 351 structured cases were one task: ~45 s on one worker).
+# cases spread over the workers too: a family's few hundred structured cases in one task would keep
+# one worker busy for most of a minute while the others wait.
 COMPONENT_CHUNK = {"chat": 150, "tools": 400, "structured": 30}
 
 
@@ -115,6 +116,40 @@ def _sigterm_interrupts():
         signal.signal(signal.SIGTERM, previous)
 
 
+@dataclass(frozen=True)
+class Plan:
+    """What one run checks and against what: the cases the budget and seed generate for every
+    family × component (the shard's part of them), checked on ``impl`` and judged against
+    ``baseline``. Two runs of one plan check the same cases and reach the same verdict, whatever
+    their machinery; summary.json's header records the plan (impl, families, budget, seed, shard),
+    and ``textbound merge`` takes only shards whose headers agree.
+
+    How the cases are checked is not the plan's but the run's machinery (``run``'s keywords): the
+    worker processes (``jobs``) only change how fast the same cases are checked; their ``limits``
+    are a guard of the machinery against an implementation that hangs or eats memory; the recorder,
+    the progress lines and the case source are where the run writes, shows and draws from.
+
+        >>> plan = Plan(Implementation("impl"), resolve(["gpt2"], [], []), ["tokenizer"], BUDGETS["quick"])
+        >>> run(plan, Recorder(report_dir, info)).new
+        []
+    """
+
+    impl: Implementation
+    families: tuple[Family, ...]
+    components: tuple[str, ...]
+    budget: Budget
+    seed: int = 0
+    shard: Shard | None = None
+    baseline: tuple[BaselineEntry, ...] = ()
+
+    def __post_init__(self):
+        for name in ("families", "components", "baseline"):  # a frozen plan holds no list to change
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+
+
+CaseSource = Callable[[Family, str, Budget, int], Iterable[Case]]
+
+
 @dataclass
 class Group:
     """Progress of one family × component."""
@@ -125,82 +160,120 @@ class Group:
     generated: bool = False  # every task of it has been handed out
 
 
-def run(impl: Implementation, families: list[Family], components: list[str], budget: Budget, seed: int,
-        jobs: int, recorder: Recorder, baseline: list[BaselineEntry],
-        case_source: Callable[[Family, str, Budget, int], Iterable[Case]],
-        limits: Limits = Limits(), shard: Shard | None = None, progress: Progress | None = None) -> dict:
-    checked: set[tuple[str, str]] = set()
-    groups: dict[tuple[str, str], Group] = defaultdict(Group)
-    progress = progress or Progress()
-    pool = Pool(impl.name, jobs, limits, on_tick=progress.tick)
+class Schedule:
+    """The plan's cases as tasks for the pool, and what comes back: each family × component's
+    progress, the divergences kept (recorded once), and the timed-out or crashed cases, minimized
+    once the rest is checked."""
 
-    def finish_if_done(key: tuple[str, str]) -> None:
-        group = groups[key]
-        if group.generated and group.outstanding == 0 and key in checked:
-            note = f"abandoned after {pool.max_stuck} timed-out or crashed cases" if pool.abandoned(key) else ""
-            progress.finished(*key, group.cases, group.divergences, note)
+    def __init__(self, plan: Plan, pool: Pool, recorder: Recorder, progress: Progress, case_source: CaseSource):
+        self.plan, self.pool, self.recorder, self.progress = plan, pool, recorder, progress
+        self.case_source = case_source
+        self.checked: set[tuple[str, str]] = set()
+        self.groups: dict[tuple[str, str], Group] = defaultdict(Group)
+        self.found: list[Divergence] = []
+        self.stuck: list[Divergence] = []
+        self.slowest: dict = {"seconds": 0.0}  # the slowest case checked, to choose --case-timeout by
 
-    def tasks() -> Iterator[Task]:
-        # Generated as the workers consume them, so checking starts at once and memory stays flat.
-        for family in families:
-            for component in components:
+    def tasks(self) -> Iterator[Task]:
+        """Generated as the workers consume them, so checking starts at once and memory stays flat."""
+        plan, impl = self.plan, self.plan.impl
+        for family in plan.families:
+            for component in plan.components:
                 key = (family.name, component)
                 if not impl.provides(component):
-                    recorder.skip(family.name, component, f"not provided by {impl.name} "
-                                                          f"(missing {', '.join(impl.missing(component))})")
+                    self.recorder.skip(family.name, component, f"not provided by {impl.name} "
+                                                               f"(missing {', '.join(impl.missing(component))})")
                     continue
-                cases = provided_cases(impl, recorder, case_source(family, component, budget, seed))
+                cases = provided_cases(impl, self.recorder, self.case_source(family, component, plan.budget, plan.seed))
                 for index, task in enumerate(chunks(family, component, cases)):
-                    if pool.abandoned(key):
+                    if self.pool.abandoned(key):
                         break
-                    if shard is None or shard.owns(family.name, component, index):
-                        checked.add(key)
-                        groups[key].outstanding += 1
-                        progress.current = f"{family.name} {component}"
+                    if plan.shard is None or plan.shard.owns(family.name, component, index):
+                        self.checked.add(key)
+                        self.groups[key].outstanding += 1
+                        self.progress.current = f"{family.name} {component}"
                         yield task
-                groups[key].generated = True
-                finish_if_done(key)
+                self.groups[key].generated = True
+                self._finish_if_done(key)
 
-    found: list[Divergence] = []
-    stuck: list[Divergence] = []
-    slowest = {"seconds": 0.0}  # the slowest case checked, to choose --case-timeout by
+    def take(self, event: Checked | Found | Stuck) -> None:
+        """One event of the pool: a divergence found, a case stuck, or cases checked."""
+        if isinstance(event, Found):
+            self.keep(event.divergence)
+        elif isinstance(event, Stuck):
+            self.stuck.append(event.divergence)
+        else:
+            key = event.task.group
+            self.recorder.count(*key, event.task.cases[event.start:event.end])
+            self.groups[key].cases += event.end - event.start
+            self.progress.checked(*key, event.end - event.start, 0)
+            if event.error:
+                self.recorder.harness_error(*key, event.error)
+            if event.slowest and event.slowest[0] > self.slowest["seconds"]:
+                case = event.task.cases[event.slowest[1]]
+                self.slowest.update(seconds=round(event.slowest[0], 3), family=case.family,
+                                    component=case.component, property=case.property)
+            if event.finished:
+                self.groups[key].outstanding -= 1
+                self._finish_if_done(key)
 
-    def keep(divergence: Divergence) -> None:
+    def keep(self, divergence: Divergence) -> None:
         key = (divergence.case.family, divergence.case.component)
-        if recorder.record(divergence):
-            found.append(divergence)
+        if self.recorder.record(divergence):
+            self.found.append(divergence)
             if not divergence.is_oracle_disagreement:  # the progress lines count impl's divergences
-                groups[key].divergences += 1
-                progress.checked(*key, 0, 1)
+                self.groups[key].divergences += 1
+                self.progress.checked(*key, 0, 1)
 
+    def _finish_if_done(self, key: tuple[str, str]) -> None:
+        group = self.groups[key]
+        if group.generated and group.outstanding == 0 and key in self.checked:
+            abandoned = self.pool.abandoned(key)
+            note = f"abandoned after {self.pool.max_stuck} timed-out or crashed cases" if abandoned else ""
+            self.progress.finished(*key, group.cases, group.divergences, note)
+
+    def minimize_stuck(self) -> None:
+        """Notes each family × component abandoned, then checks every timed-out or crashed case again
+        alone, and minimizes the first of each signature and family that hangs or crashes alone too
+        (each costs up to ``minimize_timeout``)."""
+        for key in sorted({(d.case.family, d.case.component) for d in self.stuck}):
+            if self.pool.abandoned(key):
+                self.recorder.notes.append(f"{key[1]} on {key[0]}: abandoned after {self.pool.max_stuck} "
+                                           "timed-out or crashed cases; the rest was not checked")
+        by_name = {f.name: f for f in self.plan.families}
+        minimized: set[tuple[str, str]] = set()
+        while self.stuck:
+            divergence, family = self.stuck[0], by_name[self.stuck[0].case.family]
+            key = (family.name, divergence.signature)
+            if recheck_alone(self.pool, family, divergence) and key not in minimized:
+                minimized.add(key)
+                divergence = minimize_stuck(self.pool, family, divergence)
+            self.keep(divergence)
+            self.stuck.pop(0)
+
+    def keep_unfinished(self) -> None:
+        """What was found and not yet recorded or minimized when the run stops."""
+        for divergence in self.pool.close() + self.stuck:
+            self.keep(divergence)
+
+
+def run(plan: Plan, recorder: Recorder, *, jobs: int = 1, limits: Limits = Limits(),
+        case_source: CaseSource | None = None, progress: Progress | None = None) -> Verdict:
+    """Checks ``plan`` with ``jobs`` worker processes under ``limits``, records into ``recorder``
+    and writes the reports, also when interrupted; returns the verdict. ``case_source`` defaults
+    to the checks' case builders, ``progress`` to lines on stderr."""
+    if case_source is None:
+        from .checks import case_source
+    progress = progress or Progress()
+    pool = Pool(plan.impl.name, jobs, limits, on_tick=progress.tick)
+    schedule = Schedule(plan, pool, recorder, progress, case_source)
     started = time.monotonic()
     interrupted = None
     try:
         with _sigterm_interrupts():
-            for event in pool.run(tasks()):
-                if isinstance(event, Found):
-                    keep(event.divergence)
-                elif isinstance(event, Stuck):
-                    stuck.append(event.divergence)
-                else:
-                    key = event.task.group
-                    recorder.count(*key, event.task.cases[event.start:event.end])
-                    groups[key].cases += event.end - event.start
-                    progress.checked(*key, event.end - event.start, 0)
-                    if event.error:
-                        recorder.harness_error(*key, event.error)
-                    if event.slowest and event.slowest[0] > slowest["seconds"]:
-                        case = event.task.cases[event.slowest[1]]
-                        slowest.update(seconds=round(event.slowest[0], 3), family=case.family,
-                                       component=case.component, property=case.property)
-                    if event.finished:
-                        groups[key].outstanding -= 1
-                        finish_if_done(key)
-            for key in sorted({(d.case.family, d.case.component) for d in stuck}):
-                if pool.abandoned(key):
-                    recorder.notes.append(f"{key[1]} on {key[0]}: abandoned after {pool.max_stuck} "
-                                          "timed-out or crashed cases; the rest was not checked")
-            _minimize_stuck(pool, families, stuck, keep)
+            for event in pool.run(schedule.tasks()):
+                schedule.take(event)
+            schedule.minimize_stuck()
     except KeyboardInterrupt as exc:
         interrupted = str(exc) if isinstance(exc, Interrupted) else "SIGINT"
         raise
@@ -208,30 +281,13 @@ def run(impl: Implementation, families: list[Family], components: list[str], bud
         interrupted = f"{type(exc).__name__}: {exc}"
         raise
     finally:
-        for divergence in pool.close() + stuck:  # what was found and not yet recorded or minimized
-            keep(divergence)
+        schedule.keep_unfinished()
         progress.close()
-        verdict = judge(baseline, found, checked)
-        verdict["seconds"] = round(time.monotonic() - started, 1)
-        verdict["errors"] = [n for n in recorder.notes if "harness error" in n]
-        verdict["slowest_case"] = slowest
+        verdict = replace(judge(list(plan.baseline), schedule.found, schedule.checked,
+                                [error.note for error in recorder.harness_errors]),
+                          seconds=round(time.monotonic() - started, 1), slowest_case=schedule.slowest)
         recorder.write_summary(verdict, completed=interrupted is None, interrupted=interrupted,
-                               checked=checked, shard=str(shard) if shard else None,
+                               checked=schedule.checked, shard=str(plan.shard) if plan.shard else None,
                                limits={"case_timeout": limits.case_timeout, "max_memory_mb": limits.max_memory_mb})
         recorder.close()
     return verdict
-
-
-def _minimize_stuck(pool: Pool, families: list[Family], stuck: list[Divergence],
-                    keep: Callable[[Divergence], None]) -> None:
-    """Checks every timed-out or crashed case again alone, and minimizes the first of each signature
-    and family that hangs or crashes alone too (each costs up to ``minimize_timeout``)."""
-    by_name = {f.name: f for f in families}
-    minimized: set[tuple[str, str]] = set()
-    while stuck:
-        divergence, family = stuck[0], by_name[stuck[0].case.family]
-        if recheck_alone(pool, family, divergence) and (key := (family.name, divergence.signature)) not in minimized:
-            minimized.add(key)
-            divergence = minimize_stuck(pool, family, divergence)
-        keep(divergence)
-        stuck.pop(0)

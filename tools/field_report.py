@@ -70,7 +70,7 @@ ENGINES = (
     # Heavy engines (nox -s engines_js / engine_llama_cpp install them); skipped, saying why, without.
     Engine("hf-jinja", "textbound.adapters.hf_jinja", ("chat",), False),
     # transformers.js' own apply_chat_template (messages as given) through the generic protocol
-    Engine("transformers.js-chat", "textbound.adapters.subprocess", ("chat",), False,
+    Engine("transformers.js-chat", "textbound.adapters.jsonl_engine", ("chat",), False,
            (("TEXTBOUND_ENGINE_CMD", f"node {ROOT / 'engines' / 'js' / 'chat_engine.mjs'}"),)),
     Engine("tokenizers.js", "textbound.adapters.js_tokenizers", ("tokenizer", "detokenizer"), True),
     Engine("llama.cpp", "textbound.adapters.llama_cpp_adapter", ("tokenizer", "detokenizer"), True),

@@ -2,7 +2,7 @@
 // over textbound's JSON-lines protocol (ops render_chat and render_template):
 //
 //   TEXTBOUND_ENGINE_CMD="node engines/js/chat_engine.mjs" \
-//       textbound check --impl textbound.adapters.subprocess --component chat
+//       textbound check --impl textbound.adapters.jsonl_engine --component chat
 //
 // Two ops:
 // - render_chat renders a request as transformers.js' apply_chat_template does: `new Template(source)`

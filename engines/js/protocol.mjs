@@ -1,4 +1,4 @@
-// The JSON-lines protocol of textbound.adapters.subprocess, engine side: one request per stdin
+// The JSON-lines protocol of textbound.adapters.jsonl_engine, engine side: one request per stdin
 // line, one answer per stdout line, in order. See that module's docstring for every op.
 //
 //   -> {"id": 1, "op": "hello", "protocol": 1}

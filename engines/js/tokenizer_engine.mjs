@@ -2,7 +2,7 @@
 // textbound's JSON-lines protocol:
 //
 //   TEXTBOUND_ENGINE_CMD="node engines/js/tokenizer_engine.mjs" \
-//       textbound check --impl textbound.adapters.subprocess --component tokenizer
+//       textbound check --impl textbound.adapters.jsonl_engine --component tokenizer
 //
 // `load` reads the family folder's tokenizer.json and tokenizer_config.json ({} when absent) from
 // disk, as transformers.js' PreTrainedTokenizer gives them to `new Tokenizer(json, config)`.

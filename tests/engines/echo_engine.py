@@ -1,7 +1,7 @@
-"""An engine for the JSON-lines subprocess protocol (textbound/adapters/subprocess.py), with impl behind
+"""An engine for the JSON-lines subprocess protocol (textbound/adapters/jsonl_engine.py), with impl behind
 every op: the smallest complete engine, to copy from when wrapping another language's engine.
 
-    TEXTBOUND_ENGINE_CMD="python tests/engines/echo_engine.py" textbound check --impl textbound.adapters.subprocess
+    TEXTBOUND_ENGINE_CMD="python tests/engines/echo_engine.py" textbound check --impl textbound.adapters.jsonl_engine
 
 Options, for the tests: ``--ops encode,decode,...`` answers hello with only those ops (the others
 stay served); ``--bug drop-last`` drops the last id of every encode of text with a digit (a broken

@@ -46,7 +46,7 @@ a divergence of kind "raised <class>".
 
 The adapters here
 -----------------
-- ``textbound.adapters.subprocess``: any engine, in any language, speaking JSON lines on its stdin
+- ``textbound.adapters.jsonl_engine``: any engine, in any language, speaking JSON lines on its stdin
   and stdout (the engine command in ``$TEXTBOUND_ENGINE_CMD``; see that module).
 - ``textbound.adapters.tokenizers_adapter``: Hugging Face ``tokenizers`` itself (must find nothing).
 - ``textbound.adapters.minijinja_adapter``: chat templates rendered by ``minijinja``.

@@ -7,14 +7,14 @@ Only the template engine is swapped, as in textbound.adapters.minijinja_adapter:
 prepared and finished as transformers' ``apply_chat_template`` does it (impl.chat.ChatRenderer:
 messages copied without None values, reasoning aliased, ``continue_final_message`` tagged and
 cut), and the template runs in ``node engines/js/chat_engine.mjs`` (op ``render_template``, over
-the JSON-lines protocol of textbound.adapters.subprocess; the engine's clock is the harness's).
+the JSON-lines protocol of textbound.adapters.jsonl_engine; the engine's clock is the harness's).
 
 transformers.js' own ``apply_chat_template``, which prepares nothing (messages as given,
 ``continue_final_message`` a mere variable), is the same engine's ``render_chat`` op, checked
 through the generic adapter:
 
     TEXTBOUND_ENGINE_CMD="node engines/js/chat_engine.mjs" \\
-        textbound check --impl textbound.adapters.subprocess --component chat
+        textbound check --impl textbound.adapters.jsonl_engine --component chat
 
 This module also starts the other node engines of engines/js (``node_engine``, used by
 textbound.adapters.js_tokenizers): without ``node`` on the PATH or without the installed packages,
@@ -31,7 +31,7 @@ from datetime import datetime
 from pathlib import Path
 
 from . import EngineMissing, render_chat_through
-from . import subprocess as protocol
+from . import jsonl_engine as protocol
 
 JS_ENGINES_DIR = Path(__file__).resolve().parents[2] / "engines" / "js"
 CHAT_ENGINE = "chat_engine.mjs"

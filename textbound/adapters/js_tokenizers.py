@@ -4,7 +4,7 @@
     textbound check --impl textbound.adapters.js_tokenizers --component tokenizer,detokenizer
 
 The engine is ``node engines/js/tokenizer_engine.mjs``, one process per family, over the JSON-lines
-protocol of textbound.adapters.subprocess (it reads the family's tokenizer.json and
+protocol of textbound.adapters.jsonl_engine (it reads the family's tokenizer.json and
 tokenizer_config.json from disk; decoding never cleans up spaces, as tokenizers). The tokenizer
 component runs through the generic adapter too
 (``TEXTBOUND_ENGINE_CMD="node engines/js/tokenizer_engine.mjs"``).
@@ -26,7 +26,7 @@ from pathlib import Path
 
 from . import tokenizers_adapter
 from .hf_jinja import engine_description, node_engine
-from .subprocess import EngineTokenizer
+from .jsonl_engine import EngineTokenizer
 
 TOKENIZER_ENGINE = "tokenizer_engine.mjs"
 TOKENIZER_PACKAGE = "@huggingface/tokenizers"

@@ -28,8 +28,9 @@ from . import engine_version, require
 require("tokenizers")
 from oracles.tokenizers_oracle import TokenizersOracle  # noqa: E402
 
+from ..divergence import REPLACEMENT_CHARACTER  # noqa: E402
+
 __version__ = engine_version("tokenizers")
-REPLACEMENT_CHARACTER = "\ufffd"
 
 
 class Tokenizer(TokenizersOracle):

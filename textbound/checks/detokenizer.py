@@ -17,10 +17,9 @@ whole decode and its DecodeStream.
 """
 from __future__ import annotations
 
-from ..divergence import Case, Divergence, char_kind, first_index
-from .registry import Subject, check, impl_call, oracle_call, text_divergence
-from .streaming import (REPLACEMENT_CHARACTER, StreamInput, decode_stream_shown, stream_impl,
-                        vocabulary_survey)
+from ..divergence import REPLACEMENT_CHARACTER, Case, Divergence, char_kind, first_index
+from .registry import Subject, check, impl_call, oracle_call, text_divergence, text_window
+from .streaming import StreamInput, decode_stream_shown, stream_impl, vocabulary_survey
 
 
 def _premature(case: Case, expected: str, shown: str, after: str) -> Divergence:
@@ -30,8 +29,8 @@ def _premature(case: Case, expected: str, shown: str, after: str) -> Divergence:
     else:
         kind = f"shown text the whole decode changes, at {char_kind(expected, index)}"
     return Divergence(case, expected, shown, kind, {
-        "after": after, "index": index, "expected_window": expected[max(0, index - 8): index + 8],
-        "shown_window": shown[max(0, index - 8): index + 8]})
+        "after": after, "index": index, "expected_window": text_window(expected, index),
+        "shown_window": text_window(shown, index)})
 
 
 @check("detokenizer", "stream", minimize="ids")

@@ -27,7 +27,8 @@ from ..divergence import COMPONENTS, Case, Divergence, char_kind, first_index
 from ..implementation import Implementation
 from ..families import Family
 
-WINDOW = 3  # token pieces shown on each side of a first difference
+PIECE_WINDOW = 3  # token pieces shown on each side of where two id lists part
+TEXT_WINDOW = 8  # characters shown on each side of where two texts part
 
 
 @dataclass
@@ -123,19 +124,25 @@ def oracle_call(call: Callable):
         return None, f"{type(exc).__name__}: {exc}"
 
 
+def text_window(text: str, index: int) -> str:
+    """``text`` around ``index``, TEXT_WINDOW characters on each side:
+    ``text_window("abcdefghijklmnopqrstuvwxyz", 10) == "cdefghijklmnopqr"``."""
+    return text[max(0, index - TEXT_WINDOW): index + TEXT_WINDOW]
+
+
 def text_divergence(case: Case, expected: str, actual: str) -> Divergence:
     index = first_index(expected, actual)
     kind = f"text differs at {char_kind(expected, index)} (impl {char_kind(actual, index)})"
     return Divergence(case, expected, actual, kind, {
-        "index": index, "expected_window": expected[max(0, index - 8): index + 8],
-        "actual_window": actual[max(0, index - 8): index + 8],
+        "index": index, "expected_window": text_window(expected, index),
+        "actual_window": text_window(actual, index),
     })
 
 
 def ids_divergence(subject: Subject, case: Case, expected: list[int], actual: list[int], text: str) -> Divergence:
     """Where two id lists part: the index, the text position and a window of token pieces on each side."""
     index = first_index(expected, actual)
-    lo, hi = max(0, index - WINDOW), index + WINDOW + 1
+    lo, hi = max(0, index - PIECE_WINDOW), index + PIECE_WINDOW + 1
     impl_pieces = [subject.tokenizer.id_to_token(i) if isinstance(i, int) else repr(i) for i in actual[lo:hi]]
     # Where in the text the sides part: the length of what the agreed-on prefix decodes to.
     at = len(subject.oracle.decode(expected[:index])) if index else 0

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from oracles.stop_reference import held_back_reference, stop_outcome
 
 from ..divergence import Case, Divergence, char_kind, first_index
-from .registry import Subject, check, impl_call, oracle_call
+from .registry import Subject, check, impl_call, oracle_call, text_window
 from .streaming import StreamInput, chunks
 
 
@@ -40,8 +40,7 @@ def _stops_divergence(case: Case, expected: dict, actual: dict) -> Divergence | 
     if got != want:
         index = first_index(want, got)
         return Divergence(case, expected, actual, f"output differs at {char_kind(want, index)}", {
-            "index": index, "expected_window": want[max(0, index - 8): index + 8],
-            "actual_window": got[max(0, index - 8): index + 8]})
+            "index": index, "expected_window": text_window(want, index), "actual_window": text_window(got, index)})
     return Divergence(case, expected, actual, "reports another stop string",
                       {"expected_stop_string": expected["stop_string"], "actual_stop_string": actual["stop_string"]})
 

@@ -9,7 +9,7 @@ from ..budget import Budget
 from ..divergence import Case
 from ..families import Family
 from .registry import Subject, cases
-from .streaming import VocabularySurvey, vocabulary_survey
+from .streaming import VocabularySurvey, random_splits, vocabulary_survey
 from .tokenizer_cases import corpus_snippets
 
 # Comparing with DecodeStream decodes the prefix at every step where impl holds text back, which is
@@ -40,10 +40,6 @@ def _random_ids(rng: random.Random, survey: VocabularySurvey, real: list[list[in
         else:
             ids.append(rng.choice(rng.choice(pools)))
     return ids
-
-
-def _random_splits(rng: random.Random, length: int) -> list[int]:
-    return sorted(rng.randint(0, length) for _ in range(rng.randint(0, length + 1)))
 
 
 def _prompt_cut(rng: random.Random, ids: list[int], survey: VocabularySurvey) -> int:
@@ -104,7 +100,7 @@ def detokenizer_cases(family: Family, budget: Budget, seed: int, subject: Subjec
             yield case("decode_stream", ids, one_by_one, skip, prompt)
         yield case("stream", ids, one_by_one, skip, prompt)
         for _ in range(budget.stream_splits - 1):
-            yield case("stream", ids, _random_splits(rng, len(ids)), rng.random() < 0.5, prompt)
+            yield case("stream", ids, random_splits(rng, len(ids)), rng.random() < 0.5, prompt)
     for token_id in survey.ids[:: budget.sweep_stride]:
         yield case("stream", [token_id], [], False, [])
 
@@ -119,8 +115,8 @@ def stop_cases(family: Family, budget: Budget, seed: int, subject: Subject) -> I
         for _ in range(budget.stream_splits):
             yield Case("stops", "stream", family.name, {
                 "text": text, "stops": _stops_for(rng, text, specials),
-                "splits": _random_splits(rng, len(text)), "include_stop": rng.random() < 0.5})
+                "splits": random_splits(rng, len(text)), "include_stop": rng.random() < 0.5})
         yield Case("stops", "pipeline", family.name, {
-            "ids": ids, "splits": _random_splits(rng, len(ids)), "skip_special_tokens": skip,
+            "ids": ids, "splits": random_splits(rng, len(ids)), "skip_special_tokens": skip,
             "stops": _stops_for(rng, text, specials), "include_stop": rng.random() < 0.5})
 

@@ -20,7 +20,8 @@ from ..divergence import Case
 from ..families import Family
 from .registry import Subject, cases
 
-FORMATS = ("hermes", "llama3_json", "mistral")
+# The tool-call formats a forced call is written in (impl.structured.tool_call's), taken in turn.
+FORCED_CALL_FORMATS = ("hermes", "llama3_json", "mistral")
 LARGE_VOCABULARY = 60_000
 # Keywords outside impl's subset, each with a value that is valid JSON Schema.
 UNSUPPORTED = {"not": {"type": "null"}, "if": {"type": "string"}, "patternProperties": {"^x": {}},
@@ -78,7 +79,7 @@ def structured_cases(family: Family, budget: Budget, seed: int, subject: Subject
         group = rng.choice(sorted(groups))
         tools = groups[group]
         forced = rng.choice([None, *(tool["function"]["name"] for tool in tools)])
-        fmt = FORMATS[index % len(FORMATS)]
+        fmt = FORCED_CALL_FORMATS[index % len(FORCED_CALL_FORMATS)]
         yield case("guarantee", source=group, tools=tools, name=forced, format=fmt,
                    runs=max(1, share["runs"] // (4 if large else 1)))
         if index == 0:

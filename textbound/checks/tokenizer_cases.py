@@ -10,6 +10,7 @@ from ..budget import Budget
 from ..divergence import Case
 from ..families import Family
 from .registry import Subject, cases
+from .streaming import vocabulary_survey
 
 FUZZ_SWEEP_STRIDE = 17
 # One character of each class an added token's neighbour may belong to.
@@ -70,8 +71,7 @@ def tokenizer_cases(family: Family, budget: Budget, seed: int, subject: Subject)
         yield encode(text, False)
     # Random ids come from the strategies the property tests use (specials, byte-fallback runs that
     # are not valid UTF-8), drawn deterministically from the seed.
-    facts = strategies.FamilyFacts.of(oracle)
-    random_ids = strategies.draw_examples(facts.id_sequences(), budget.random_id_sequences, seed)
+    random_ids = strategies.draw_examples(vocabulary_survey(subject).id_sequences(), budget.random_id_sequences, seed)
     for ids in [oracle.encode(t) for t in snippets + in_context] + [ids for ids in random_ids if ids]:
         yield decode(ids, False)
         yield decode(ids, True)

@@ -144,7 +144,8 @@ def judged(case: Case, given: ToolInput, reference: Parsed, actual: dict,
     oracle disagreement (unless impl agrees with neither), never silently passed nor blamed on impl.
     Malformed output is the reference's alone: transformers' parser has no fallback to content (it
     raises on broken JSON, reads broken XML leniently, reads what an unterminated region holds), so
-    the issue's rule (malformed markup is content) is not one it can express."""
+    the rule impl follows there (malformed markup is content, so what the model wrote is not lost) is
+    not one it can express."""
     expected = reference.message()
     impl_vs_reference = message_difference(expected, actual)
     answer = transformers() if well_formed(reference) else transformers_response.TransformersAnswer(

@@ -18,7 +18,7 @@ import zlib
 from collections.abc import Iterator
 
 from oracles.chat_oracle import templates_dir
-from oracles.tool_reference import FORMATS
+from oracles.tool_reference import TOOL_CALL_FORMATS
 from properties.model_outputs import ROUND_TRIP_TEMPLATES, TOOLS, assistant_messages, hard_outputs, model_outputs
 from properties.strategies import DRAW_CHUNK, draw_examples
 
@@ -26,6 +26,7 @@ from ..budget import Budget
 from ..divergence import Case
 from ..families import Family
 from .registry import Subject, cases, oracle_call
+from .streaming import random_splits
 from .tools import assistant_part, shared_template
 
 MIN_OUTPUTS = 3         # per format and family, whatever the budget
@@ -48,14 +49,10 @@ def _sample(rng: random.Random, what: str, fmt: str, seed: int, count: int) -> l
     return rng.sample(pool, count)
 
 
-def _random_splits(rng: random.Random, length: int) -> list[int]:
-    return sorted(rng.randint(0, length) for _ in range(rng.randint(1, max(1, length // 4))))
-
-
 @cases("tools")
 def tool_cases(family: Family, budget: Budget, seed: int, subject: Subject) -> Iterator[Case]:
-    per_format = max(MIN_OUTPUTS, budget.generated_cases // len(FORMATS))
-    for fmt in FORMATS:
+    per_format = max(MIN_OUTPUTS, budget.generated_cases // len(TOOL_CALL_FORMATS))
+    for fmt in TOOL_CALL_FORMATS:
         for output in hard_outputs(fmt):
             one_by_one = list(range(1, len(output["text"])))
             yield Case("tools", "whole", family.name, {**output, "splits": []})
@@ -64,7 +61,8 @@ def tool_cases(family: Family, budget: Budget, seed: int, subject: Subject) -> I
         rng = random.Random(f"{seed}/{family.name}/tools/{fmt}")
         for number, output in enumerate(_sample(rng, "outputs", fmt, seed, per_format)):
             length = len(output["text"])
-            splits = [_random_splits(rng, length) for _ in range(budget.stream_splits)]
+            splits = [random_splits(rng, length, fewest=1, most=max(1, length // 4))
+                      for _ in range(budget.stream_splits)]
             if length <= CHAR_BY_CHAR_MAX:
                 splits.append(list(range(1, length)))
             yield Case("tools", "whole", family.name, {**output, "splits": []})

@@ -1,6 +1,6 @@
 """Any engine, in any language, as an ``--impl``: a JSON-lines protocol over the engine's stdin/stdout.
 
-    TEXTBOUND_ENGINE_CMD="node my_engine.js" textbound check --impl textbound.adapters.subprocess
+    TEXTBOUND_ENGINE_CMD="node my_engine.js" textbound check --impl textbound.adapters.jsonl_engine
 
 ``$TEXTBOUND_ENGINE_CMD`` (ENGINE_CMD_ENV) is the engine's command line (split as a POSIX shell
 would, run without a shell). Each Python process starts it when first needed (the harness's setup
@@ -244,7 +244,7 @@ _REFUSED: dict[tuple[int, tuple[str, ...], Path | None], tuple[type[Exception], 
 def engine_command() -> list[str]:
     command = os.environ.get(ENGINE_CMD_ENV, "").strip()
     if not command:
-        raise EngineMissing(f"textbound.adapters.subprocess needs the engine's command in ${ENGINE_CMD_ENV} "
+        raise EngineMissing(f"textbound.adapters.jsonl_engine needs the engine's command in ${ENGINE_CMD_ENV} "
                             f"(e.g. {ENGINE_CMD_ENV}='python tests/engines/echo_engine.py')")
     return shlex.split(command)
 
@@ -345,7 +345,7 @@ class EngineChatTokenizer(EngineTokenizer):
                             sanitize_control_tokens=False, tools=None, documents=None, add_generation_prompt=False,
                             continue_final_message=False, **variables) -> list[int]:
         if not tokenize or return_dict:
-            raise NotImplementedError("the subprocess protocol answers apply_chat_template with ids only "
+            raise NotImplementedError("the JSON-lines protocol answers apply_chat_template with ids only "
                                       "(tokenize=True, return_dict=False)")
         return self.engine.request(
             "apply_chat_template", conversation=conversation, chat_template=chat_template,
@@ -361,7 +361,7 @@ def _now() -> str:
 
 def _engine_of(tokenizer) -> EngineProcess:
     if not isinstance(tokenizer, EngineTokenizer):
-        raise TypeError(f"expected a textbound.adapters.subprocess Tokenizer (EngineTokenizer), found {type(tokenizer).__name__}")
+        raise TypeError(f"expected a textbound.adapters.jsonl_engine Tokenizer (EngineTokenizer), found {type(tokenizer).__name__}")
     return tokenizer.engine
 
 
