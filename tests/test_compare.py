@@ -68,6 +68,18 @@ def test_identical_shared_copies_are_identical(tmp_path):
     assert compare(old, new, tmp_path)[0] == EXIT_SAME
 
 
+@NEEDS_MODELS
+def test_two_different_families_differ_everywhere(tmp_path, capsys):
+    code, summary = compare(SHARED["llama2"], SHARED["qwen3"], tmp_path)
+    assert code == EXIT_CHANGED
+    found = set(summary["new"])
+    assert {"tokenizer/vocab: entries renumbered", "tokenizer/added_tokens: token added", "chat/template: added",
+            "chat/render: OLD refuses, NEW renders", "stops/eos_set: changed",
+            "detokenizer/decode: text differs"} <= found
+    printed = capsys.readouterr().out.splitlines()
+    assert len(printed) == 1 + len(found)  # one line per signature, however many subjects
+
+
 def _drop_added_token(content: str):
     def change(data: dict) -> None:
         data["added_tokens"] = [t for t in data["added_tokens"] if t["content"] != content]

@@ -66,8 +66,10 @@ def run_command(args: argparse.Namespace, argv: list[str]) -> int:
     changed = [c for c in comparison.changes if c.allowed is None]
     print(f"textbound compare: {sum(comparison.cases.values())} cases; {len(changed)} change(s), "
           f"{len(comparison.changes) - len(changed)} allowed; report: {report_dir / 'report.md'}")
-    for change in changed:
-        print(f"  CHANGED {change.signature}: {change.subject}")
+    for signature in sorted({c.signature for c in changed}):
+        subjects = [c.subject for c in changed if c.signature == signature]
+        more = f" and {len(subjects) - 1} more" if len(subjects) > 1 else ""
+        print(f"  CHANGED {signature}: {subjects[0]}{more}")
     for entry in unused:
         print(f"  UNUSED --allow entry (remove it) {entry['signature']}")
     return EXIT_CHANGED if changed else EXIT_SAME

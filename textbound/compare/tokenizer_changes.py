@@ -66,7 +66,8 @@ def vocabulary_changes(old: FamilyVersion, new: FamilyVersion, changes: Changes)
     old_model, new_model = old.tokenizer_json.get("model", {}), new.tokenizer_json.get("model", {})
     old_merges, new_merges = _merges(old_model), _merges(new_model)
     if old_merges != new_merges:
-        gone, came = [m for m in old_merges if m not in set(new_merges)], [m for m in new_merges if m not in set(old_merges)]
+        old_set, new_set = set(old_merges), set(new_merges)
+        gone, came = [m for m in old_merges if m not in new_set], [m for m in new_merges if m not in old_set]
         changes.add(Change("tokenizer", "vocab: merges changed", f"{len(gone)} removed, {len(came)} added"
                            + ("" if gone or came else ", reordered"), gone[:LISTED], came[:LISTED]))
     for key in sorted((old_model.keys() | new_model.keys()) - {"vocab", "merges"}):
