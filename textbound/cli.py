@@ -1,10 +1,11 @@
-"""The ``textbound`` command: check, replay, bench, triage, diff, merge, mutate.
+"""The ``textbound`` command: check, replay, bench, triage, diff, merge, mutate, compare.
 
 Exit codes of ``check``: 0 no divergence beyond the baseline, 1 new divergences, 2 the run could
 not be set up (unknown family or component, unimportable --impl, unreadable baseline), 128 + the
 signal's number when interrupted (130 for Ctrl-C, 143 for SIGTERM; the report is written first).
 ``diff`` exits 1 when NEW has signatures OLD had not. ``mutate`` (textbound.mutate) exits 0 when
 every mutant of mutants/ is caught, 1 when some are missed, 2 when the run could not be set up.
+``compare`` (textbound.compare) exits 0 when nothing changed beyond --allow, 1 on changes, 2 on bad input.
 """
 from __future__ import annotations
 
@@ -95,6 +96,7 @@ def _parser() -> argparse.ArgumentParser:
     merge.add_argument("shard_dirs", type=Path, nargs="+")
     mutate = commands.add_parser("mutate", help="mutation score: each mutant of mutants/ checked at the quick budget")
     add_mutate_arguments(mutate)
+    _add_compare_command(commands)
     return parser
 
 
@@ -161,8 +163,23 @@ def _merge(args) -> int:
     return EXIT_DIVERGED if summary["new"] or summary["errors"] else EXIT_OK
 
 
-# Commands that need no --impl of their own (mutate loads each mutant itself).
-REPORT_COMMANDS = {"triage": _triage, "diff": _diff, "merge": _merge, "mutate": run_mutate}
+# -- compare: the tokenizer-change gate (textbound.compare); exits 0 unchanged, 1 changed, 2 bad input --
+
+def _add_compare_command(commands) -> None:
+    from .compare.command import add_arguments
+    compare = commands.add_parser("compare", help="every behaviour change between two versions of a family")
+    add_arguments(compare)
+
+
+def _compare(args) -> int:
+    from .compare.command import run_command
+    return run_command(args, sys.argv[1:])
+
+# -- end of compare --
+
+
+# Commands that need no --impl of their own (mutate loads each mutant itself, compare runs oracles only).
+REPORT_COMMANDS = {"triage": _triage, "diff": _diff, "merge": _merge, "mutate": run_mutate, "compare": _compare}
 
 
 def _check(args, impl: Implementation) -> int:

@@ -37,14 +37,18 @@ for (const name of ["cases", "divergences", "new"]) {
 """
 
 
+# What the two sides of an aligned example are called; a summary may name them ("sides": compare's old and new).
+SIDES = ("expected", "actual")
+
+
 def _e(value) -> str:
     return html.escape(str(value), quote=True)
 
 
-def _alignment(alignment: Alignment) -> str:
+def _alignment(alignment: Alignment, sides: tuple[str, str]) -> str:
     width = len(alignment.columns)
     head = "".join(f"<th>{_e(c)}</th>" for c in alignment.columns)
-    rows = [f'<tr><th colspan="{width}">expected</th><th colspan="{width}">actual</th></tr>',
+    rows = [f'<tr><th colspan="{width}">{_e(sides[0])}</th><th colspan="{width}">{_e(sides[1])}</th></tr>',
             f"<tr>{head}{head}</tr>"]
     if alignment.hidden_before:
         rows.append(f'<tr><td colspan="{2 * width}">… {alignment.hidden_before} equal row(s) before</td></tr>')
@@ -118,6 +122,6 @@ def _signature_entry(group: SignatureGroup, tag: str, css: str, counted: str, su
         f"<p>{len(group.records)} {counted} in {_e(where)}.</p>",
         f"<p>smallest input ({_e(smallest['family'])}):</p>"
         f"<pre>{_e(json.dumps(smallest['minimized_input'], ensure_ascii=False, indent=1))}</pre>",
-        _alignment(record_alignment(smallest, summary.get("families", {}))),
+        _alignment(record_alignment(smallest, summary.get("families", {})), summary.get("sides", SIDES)),
         f"<p>replay: <code>{_e(smallest['reproduce'])}</code></p></{tag}>",
     ]

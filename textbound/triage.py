@@ -269,8 +269,9 @@ def record_alignment(record: dict, families: dict[str, str]) -> Alignment:
                          notes=[f"no aligned view: {type(exc).__name__}: {exc}"])
 
 
-def render_alignment(alignment: Alignment) -> list[str]:
-    """Plain-text lines: the expected side | the actual side, ">>" on the first differing row."""
+def render_alignment(alignment: Alignment, sides: tuple[str, str] = ("expected", "actual")) -> list[str]:
+    """Plain-text lines: the expected side | the actual side (named by ``sides``), ">>" on the
+    first differing row."""
     def joined(cells: tuple[str, ...] | None) -> str:
         return "  ".join(c[:40].ljust(widths[i]) for i, c in enumerate(cells)) if cells else ""
 
@@ -278,7 +279,7 @@ def render_alignment(alignment: Alignment) -> list[str]:
                                 if side for c in side[i:i + 1])]) for i, name in enumerate(alignment.columns)]
     width = sum(widths) + 2 * (len(widths) - 1)
     lines = [f"   at {alignment.path}" if alignment.path else None,
-             f"   {'expected'.ljust(width)} | actual",
+             f"   {sides[0].ljust(width)} | {sides[1]}",
              f"   {joined(alignment.columns).ljust(width)} | {joined(alignment.columns)}"]
     if alignment.hidden_before:
         lines.append(f"   ... {alignment.hidden_before} equal row(s) before")
