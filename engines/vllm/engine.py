@@ -181,13 +181,14 @@ class Parsing:
         self.pending += text
         piece = self.pending if final else self.pending[:len(self.pending) - self._marker_tail(self.pending)]
         self.pending = self.pending[len(piece):]
-        ids = self.tokenizer.encode(piece, add_special_tokens=False)
-        if not piece and not final:
-            return []
-        # The last step carries the end-of-turn token, which decodes to nothing (skipped special).
-        step = self.processor.step(piece, ids + (self.end_ids if final else []), "stop" if final else None,
-                                   self.prompt_ids)
-        return openai_deltas(step.delta)
+        deltas = []
+        if piece:
+            step = self.processor.step(piece, self.tokenizer.encode(piece, add_special_tokens=False), None,
+                                       self.prompt_ids)
+            deltas += openai_deltas(step.delta)
+        if final:  # the last step is the end-of-turn token, which decodes to nothing (a skipped special)
+            deltas += openai_deltas(self.processor.step("", self.end_ids, "stop", self.prompt_ids).delta)
+        return deltas
 
     def _marker_tail(self, text: str) -> int:
         """The longest end of ``text`` that begins a marker without being one: held for the next delta."""
