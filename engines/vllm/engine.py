@@ -167,7 +167,10 @@ class Parsing:
         # Without tools a server parses no calls at all (tool_choice none): past the request's
         # validation, the parsers are asked anyway, so that what they read can be compared.
         self.request.tool_choice = "auto"
-        self.parser = self.parser_cls(tokenizer, self.request.tools, chat_template_kwargs={}, model_config=None)
+        # A prompt left inside reasoning is what a request for thinking renders (the reasoning parsers
+        # of DeepSeek V3.1, GLM and Kimi read this flag; Qwen3's thinks unless told not to).
+        thinking = {"thinking": True} if starts_in_reasoning else {}
+        self.parser = self.parser_cls(tokenizer, self.request.tools, chat_template_kwargs=thinking, model_config=None)
         opening = REASONING_OPEN.get(fmt, "<think>") if starts_in_reasoning else ""
         self.prompt_ids = tokenizer.encode(PROMPT + opening, add_special_tokens=False)
         self.processor = ChatStreamProcessor(self.request, self.parser, enable_auto_tools=True,
