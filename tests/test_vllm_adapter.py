@@ -73,6 +73,16 @@ def test_an_unknown_detokenizer_is_refused_by_name(monkeypatch, tmp_path):
         vllm_adapter.engine_command()
 
 
+def test_the_detokenizer_and_the_tools_tokenizer_are_passed_to_the_engine(monkeypatch, tmp_path):
+    python = tmp_path / "python"
+    python.write_text("")
+    monkeypatch.setenv(vllm_adapter.PYTHON_ENV, str(python))
+    monkeypatch.setenv(vllm_adapter.DETOKENIZER_ENV, "slow")
+    monkeypatch.setenv(vllm_adapter.TOOLS_TOKENIZER_ENV, str(tmp_path))
+    assert vllm_adapter.engine_command() == [str(python), str(vllm_adapter.ENGINE_SCRIPT), "--detokenizer", "slow",
+                                             "--tools-base", str(tmp_path.resolve())]
+
+
 # -- through vLLM -----------------------------------------------------------------------------------
 
 @VLLM
