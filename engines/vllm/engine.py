@@ -88,9 +88,9 @@ REASONING_OPEN = {"mistral": "[THINK]", "gpt_oss": "<|start|>assistant<|channel|
 PROMPT = "Hi"  # the user turn of every parsed request (the parsers read only its ids' reasoning state)
 
 
-def request_of(r: dict, sampling: SamplingParams) -> SimpleNamespace:
+def request_of(prompt_ids: list[int], sampling: SamplingParams) -> SimpleNamespace:
     """What the v1 detokenizers read of an EngineCoreRequest."""
-    return SimpleNamespace(request_id="textbound", sampling_params=sampling, prompt_token_ids=list(r["prompt_ids"]),
+    return SimpleNamespace(request_id="textbound", sampling_params=sampling, prompt_token_ids=list(prompt_ids),
                            prompt_embeds=None)
 
 
@@ -100,7 +100,7 @@ class TextSteps(BaseIncrementalDetokenizer):
 
     def __init__(self, stops: list[str], include_stop: bool):
         sampling = SamplingParams(stop=stops, include_stop_str_in_output=include_stop)
-        super().__init__(request_of({"prompt_ids": []}, sampling))
+        super().__init__(request_of([], sampling))
         self._delta, self.stop_string = "", None
 
     def decode_next(self, next_token_id: int) -> str:
@@ -122,7 +122,9 @@ class TextSteps(BaseIncrementalDetokenizer):
 class Detokenizer:
     def __init__(self, kind, tokenizer, skip_special_tokens: bool, prompt_ids: list[int]):
         sampling = SamplingParams(skip_special_tokens=skip_special_tokens)
-        self.steps = kind(tokenizer, request_of({"prompt_ids": prompt_ids}, sampling))
+        self.steps = kind(tokenizer, request_of(prompt_ids, sampling))
+        # vLLM never streams the prompt: it takes all of it as shown (the slow path's offsets start
+        # past it), so the prompt's decode is what was shown before the first step.
         self.prompt_text = tokenizer.decode(prompt_ids, skip_special_tokens=skip_special_tokens)
         self.text = ""
 
