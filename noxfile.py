@@ -1,7 +1,8 @@
 """nox sessions: tests, one check per family, fuzz (the fuzzed pipelines), gate (check against the
 committed baseline), bench, mutants (the harness's own mutation score), field (the field report of
 every adapter), and the engines that need
-heavy optional installs: engines_js (node packages) and engine_llama_cpp (a source build).
+heavy optional installs: engines_js (node packages), engine_llama_cpp (a source build) and
+engine_vllm (vllm in an environment of its own).
 
 The shared models and templates are found through $TEXTBOUND_MODELS and $TEXTBOUND_TEMPLATES; when
 they are unset, the folders beside the repository (../shared) are used if they exist.
@@ -132,3 +133,25 @@ def engine_llama_cpp(session: nox.Session) -> None:
     session.install("-e", ".[llama-cpp]")
     _engine_checks(session, "engine_llama_cpp", {"textbound.adapters.llama_cpp_adapter": "tokenizer,detokenizer"},
                    {**_shared_env(), "TEXTBOUND_ENGINE_TESTS": "llama_cpp"})
+
+
+VLLM_VERSION = "0.33.0"
+
+
+@nox.session
+def engine_vllm(session: nox.Session) -> None:
+    """vLLM's tokenizer, detokenizer, stops and tool parsers: vllm pins transformers below the oracles',
+    so it gets an environment of its own beside this session's (about 10 minutes the first time)."""
+    _install(session)
+    engine_env = Path(session.virtualenv.location).parent / "engine_vllm-vllm"
+    python = engine_env / "bin" / "python"
+    if not python.is_file():
+        session.run("python", "-m", "venv", str(engine_env))
+    session.run(str(python), "-m", "pip", "install", "-q", f"vllm=={VLLM_VERSION}", external=True)
+    env = {**_shared_env(), "TEXTBOUND_VLLM_PYTHON": str(python)}
+    session.run("pytest", "-q", "tests/test_vllm_adapter.py", env=env)
+    for family in _shared_names() or ["qwen"]:
+        session.run("textbound", "check", "--impl", "textbound.adapters.vllm", "--family", family,
+                    "--component", "tokenizer,detokenizer,stops,tools", "--budget", "quick", "--jobs", "1",
+                    "--report-dir", f"reports/runs/engine_vllm-{family}", *session.posargs,
+                    env=env, success_codes=[0, 1])  # divergences are findings, not a failed session

@@ -67,13 +67,15 @@ ENGINES = (
     Engine("mistral-common", "textbound.adapters.mistral_common_adapter", ("tokenizer", "chat"), True),
     Engine("outlines-core", "textbound.adapters.outlines_core_adapter", ("structured",), False),
     Engine("llguidance", "textbound.adapters.llguidance_adapter", ("structured",), False),
-    # Heavy engines (nox -s engines_js / engine_llama_cpp install them); skipped, saying why, without.
+    # Heavy engines (nox -s engines_js / engine_llama_cpp / engine_vllm install them); skipped, saying why, without.
     Engine("hf-jinja", "textbound.adapters.hf_jinja", ("chat",), False),
     # transformers.js' own apply_chat_template (messages as given) through the generic protocol
     Engine("transformers.js-chat", "textbound.adapters.jsonl_engine", ("chat",), False,
            (("TEXTBOUND_ENGINE_CMD", f"node {ROOT / 'engines' / 'js' / 'chat_engine.mjs'}"),)),
     Engine("tokenizers.js", "textbound.adapters.js_tokenizers", ("tokenizer", "detokenizer"), True),
     Engine("llama.cpp", "textbound.adapters.llama_cpp_adapter", ("tokenizer", "detokenizer"), True),
+    # vLLM in an environment of its own, named by $TEXTBOUND_VLLM_PYTHON (nox -s engine_vllm builds one)
+    Engine("vllm", "textbound.adapters.vllm", ("tokenizer", "detokenizer", "stops", "tools"), True),
 )
 
 

@@ -1,0 +1,316 @@
+"""vLLM's own text boundary behind textbound's JSON-lines protocol (textbound/adapters/subprocess.py):
+run by the python of an environment holding vllm, never importing the harness.
+
+    python engines/vllm/engine.py --detokenizer fast --tools-base FAMILY_DIR
+
+- tokenizer: ``vllm.tokenizers.get_tokenizer(family)``, the cached Hugging Face tokenizer the
+  server loads; encode/decode as the server calls them.
+- detokenizer: vLLM v1's ``FastIncrementalDetokenizer`` (tokenizers' DecodeStream, what the server
+  uses for a fast tokenizer) or ``SlowIncrementalDetokenizer`` (``detokenize_incrementally``),
+  chosen by ``--detokenizer``, primed with the prompt ids; each ``add`` is one engine step, its
+  text ``get_next_output_text(finished=False, delta=True)``, ``flush`` the finished request's rest.
+- stops: the same detokenizer class's stop-string check, fed each text delta as one step's text.
+- tools: the ``Parser`` the server composes (``ParserManager.get_parser``) from the tool and
+  reasoning parsers a server would be started with for the format (PARSERS), driven through the
+  server's own ``ChatStreamProcessor`` (streaming) and ``Parser.parse`` plus
+  ``assemble_chat_message_fields`` (whole). The parser's tokenizer is ``--tools-base``'s with the
+  format's markers added as special tokens, as a real model's tokenizer has them (MARKERS), so
+  token-id-based parsers see one id per marker; each streamed delta carries its text's ids and a
+  marker is never cut between deltas (the server's deltas are whole tokens).
+
+    -> {"id": 3, "op": "encode", "text": "Hi", "add_special_tokens": false}
+    <- {"id": 3, "result": [13048]}
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import tempfile
+from pathlib import Path
+from types import SimpleNamespace
+
+from protocol_loop import Handles, serve
+
+os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")  # vLLM's info lines go to stdout: the protocol's channel
+
+import tokenizers  # noqa: E402
+import vllm  # noqa: E402
+from vllm.entrypoints.generate.base.protocol import ToolCall  # noqa: E402
+from vllm.entrypoints.openai.chat_completion.message_assembly import assemble_chat_message_fields  # noqa: E402
+from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest, ChatMessage  # noqa: E402
+from vllm.entrypoints.openai.chat_completion.stream_processor import ChatStreamProcessor  # noqa: E402
+from vllm.parser import ParserManager  # noqa: E402
+from vllm.renderers.chat_utils import make_tool_call_id  # noqa: E402
+from vllm.sampling_params import SamplingParams  # noqa: E402
+from vllm.tokenizers import get_tokenizer  # noqa: E402
+from vllm.v1.engine.detokenizer import (  # noqa: E402
+    BaseIncrementalDetokenizer,
+    FastIncrementalDetokenizer,
+    SlowIncrementalDetokenizer,
+)
+
+DETOKENIZERS = {"fast": FastIncrementalDetokenizer, "slow": SlowIncrementalDetokenizer}
+THINK = ("<think>", "</think>")
+DEEPSEEK = ("<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>", "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>",
+            "<｜tool▁sep｜>")
+# The format's markers, special tokens in its models' tokenizers.
+MARKERS: dict[str, tuple[str, ...]] = {
+    "hermes": ("<tool_call>", "</tool_call>", *THINK),
+    "qwen3_coder": ("<tool_call>", "</tool_call>", *THINK),
+    "llama3_json": ("<|python_tag|>",),
+    "mistral": ("[TOOL_CALLS]", "[ARGS]", "[CALL_ID]", "[THINK]", "[/THINK]"),
+    "deepseek_r1": (*DEEPSEEK, *THINK),
+    "deepseek_v31": (*DEEPSEEK, *THINK),
+    "gpt_oss": ("<|start|>", "<|end|>", "<|message|>", "<|channel|>", "<|constrain|>", "<|return|>", "<|call|>"),
+    "kimi_k2": ("<|tool_calls_section_begin|>", "<|tool_calls_section_end|>", "<|tool_call_begin|>",
+                "<|tool_call_argument_begin|>", "<|tool_call_end|>", *THINK),
+    "glm45": ("<tool_call>", "</tool_call>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>", *THINK),
+    "minimax_m2": ("<minimax:tool_call>", "</minimax:tool_call>", *THINK),
+}
+# (--tool-call-parser, --reasoning-parser) a server of the format's models runs with; gpt_oss's
+# model type makes the server compose the Harmony parser.
+PARSERS: dict[str, tuple[str, str | None]] = {
+    "hermes": ("hermes", "qwen3"), "qwen3_coder": ("qwen3_coder", "qwen3"), "llama3_json": ("llama3_json", None),
+    "mistral": ("mistral", "mistral"), "deepseek_r1": ("deepseek_v3", "deepseek_r1"),
+    "deepseek_v31": ("deepseek_v31", "deepseek_v3"), "gpt_oss": ("openai", "openai_gptoss"),
+    "kimi_k2": ("kimi_k2", "kimi_k2"), "glm45": ("glm45", "glm45"), "minimax_m2": ("minimax_m2", "minimax_m2"),
+}
+HARMONY_FORMATS = {"gpt_oss"}
+# Formats whose vLLM parser cannot run here, and why (raised as the answer to every request of it).
+REFUSED_FORMATS = {"gpt_oss": "vLLM's Harmony parser reads ids of openai_harmony's o200k_harmony encoding, "
+                              "which no tokenizer here has"}
+# What a prompt that left the model inside reasoning ends with (starts_in_reasoning).
+REASONING_OPEN = {"mistral": "[THINK]", "gpt_oss": "<|start|>assistant<|channel|>analysis<|message|>",
+                  "llama3_json": ""}
+PROMPT = "Hi"  # the user turn of every parsed request (the parsers read only its ids' reasoning state)
+
+
+def request_of(prompt_ids: list[int], sampling: SamplingParams) -> SimpleNamespace:
+    """What the v1 detokenizers read of an EngineCoreRequest."""
+    return SimpleNamespace(request_id="textbound", sampling_params=sampling, prompt_token_ids=list(prompt_ids),
+                           prompt_embeds=None)
+
+
+class TextSteps(BaseIncrementalDetokenizer):
+    """vLLM's stop-string check over text: each ``add`` is one engine step whose token decodes to the
+    given delta."""
+
+    def __init__(self, stops: list[str], include_stop: bool):
+        sampling = SamplingParams(stop=stops, include_stop_str_in_output=include_stop)
+        super().__init__(request_of([], sampling))
+        self._delta, self.stop_string = "", None
+
+    def decode_next(self, next_token_id: int) -> str:
+        return self._delta
+
+    def add(self, delta: str) -> dict:
+        if self.stop_string is not None:  # the request finished: nothing more is streamed
+            return {"text": "", "stopped": True, "stop_string": self.stop_string}
+        self._delta = delta
+        self.stop_string = self.update([0], stop_terminated=False)
+        stopped = self.stop_string is not None
+        return {"text": self.get_next_output_text(finished=stopped, delta=True), "stopped": stopped,
+                "stop_string": self.stop_string}
+
+    def finish(self) -> str:
+        return self.get_next_output_text(finished=True, delta=True)
+
+
+class Detokenizer:
+    def __init__(self, kind, tokenizer, skip_special_tokens: bool, prompt_ids: list[int]):
+        sampling = SamplingParams(skip_special_tokens=skip_special_tokens)
+        self.steps = kind(tokenizer, request_of(prompt_ids, sampling))
+        # vLLM never streams the prompt: it takes all of it as shown (the slow path's offsets start
+        # past it), so the prompt's decode is what was shown before the first step.
+        self.prompt_text = tokenizer.decode(prompt_ids, skip_special_tokens=skip_special_tokens)
+        self.text = ""
+
+    def add(self, ids: list[int]) -> str:
+        self.steps.update(list(ids), stop_terminated=False)
+        return self._shown(self.steps.get_next_output_text(finished=False, delta=True))
+
+    def flush(self) -> str:
+        return self._shown(self.steps.get_next_output_text(finished=True, delta=True))
+
+    def _shown(self, delta: str) -> str:
+        self.text += delta
+        return delta
+
+
+def format_tokenizer(base: Path, fmt: str, into: Path):
+    """``base``'s tokenizer with the format's markers added as special tokens, loaded as vLLM loads one."""
+    tokenizer = tokenizers.Tokenizer.from_file(str(base / "tokenizer.json"))
+    tokenizer.add_special_tokens([tokenizers.AddedToken(m, special=True, normalized=False) for m in MARKERS[fmt]])
+    folder = into / fmt
+    folder.mkdir(parents=True, exist_ok=True)
+    tokenizer.save(str(folder / "tokenizer.json"))
+    config = json.loads((base / "tokenizer_config.json").read_text(encoding="utf-8"))
+    config.pop("added_tokens_decoder", None)  # the added tokens are tokenizer.json's
+    (folder / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
+    return get_tokenizer(str(folder))
+
+
+class Parsing:
+    """One request's parser, as the server makes it and feeds it."""
+
+    def __init__(self, tokenizer, fmt: str, tools, reasoning: bool, starts_in_reasoning: bool):
+        if fmt in REFUSED_FORMATS:
+            raise ValueError(f"format {fmt!r} not provided: {REFUSED_FORMATS[fmt]}")
+        tool_parser, reasoning_parser = PARSERS[fmt]
+        self.tokenizer, self.markers = tokenizer, MARKERS[fmt]
+        self.parser_cls = ParserManager.get_parser(
+            tool_parser_name=tool_parser, reasoning_parser_name=reasoning_parser if reasoning else None,
+            enable_auto_tools=True, is_harmony=fmt in HARMONY_FORMATS, tokenizer=tokenizer)
+        self.request = ChatCompletionRequest(messages=[{"role": "user", "content": PROMPT}], model="textbound",
+                                             tools=tools, tool_choice="auto" if tools else None)
+        # Without tools a server parses no calls at all (tool_choice none): past the request's
+        # validation, the parsers are asked anyway, so that what they read can be compared.
+        self.request.tool_choice = "auto"
+        # A prompt left inside reasoning is what a request for thinking renders (the reasoning parsers
+        # of DeepSeek V3.1, GLM and Kimi read this flag; Qwen3's thinks unless told not to).
+        thinking = {"thinking": True} if starts_in_reasoning else {}
+        self.parser = self.parser_cls(tokenizer, self.request.tools, chat_template_kwargs=thinking, model_config=None)
+        opening = REASONING_OPEN.get(fmt, "<think>") if starts_in_reasoning else ""
+        self.prompt_ids = tokenizer.encode(PROMPT + opening, add_special_tokens=False)
+        self.processor = ChatStreamProcessor(self.request, self.parser, enable_auto_tools=True,
+                                             parser_cls=self.parser_cls)
+        self.processor.keep_tool_calls = True
+        self.pending = ""
+        end = tokenizer.eos_token_id
+        self.end_ids = [end] if end is not None else []
+
+    def feed(self, text: str, final: bool) -> list[dict]:
+        self.pending += text
+        piece = self.pending if final else self.pending[:len(self.pending) - self._marker_tail(self.pending)]
+        self.pending = self.pending[len(piece):]
+        deltas = []
+        if piece:
+            step = self.processor.step(piece, self.tokenizer.encode(piece, add_special_tokens=False), None,
+                                       self.prompt_ids)
+            deltas += openai_deltas(step.delta)
+        if final:  # the last step is the end-of-turn token, which decodes to nothing (a skipped special)
+            deltas += openai_deltas(self.processor.step("", self.end_ids, "stop", self.prompt_ids).delta)
+        return deltas
+
+    def _marker_tail(self, text: str) -> int:
+        """The longest end of ``text`` that begins a marker without being one: held for the next delta."""
+        return max((n for marker in self.markers for n in range(1, len(marker)) if text.endswith(marker[:n])),
+                   default=0)
+
+    def whole(self, text: str) -> dict:
+        self.parser.set_prompt_token_ids(self.prompt_ids)
+        ids = self.tokenizer.encode(text, add_special_tokens=False) + self.end_ids
+        reasoning, content, calls = self.parser.parse(text, self.request, enable_auto_tools=True,
+                                                      model_output_token_ids=ids)
+        if self.request.tools:
+            fields = assemble_chat_message_fields(self.request, reasoning, content, calls, enable_auto_tools=True,
+                                                  parser_cls=self.parser_cls)
+            reasoning, content, tool_calls = fields
+        else:
+            tool_calls = [ToolCall(id=call.id or make_tool_call_id(), function=call) for call in calls or []]
+        message = ChatMessage(role="assistant", reasoning=reasoning, content=content, tool_calls=tool_calls)
+        return openai_message(message.model_dump(exclude_none=False))
+
+
+def openai_deltas(delta) -> list[dict]:
+    """A vLLM DeltaMessage as the protocol's deltas (reasoning, content, then calls)."""
+    if delta is None:
+        return []
+    found = []
+    if delta.reasoning:
+        found.append({"reasoning_content": delta.reasoning})
+    if delta.content:
+        found.append({"content": delta.content})
+    for call in delta.tool_calls or []:
+        piece = {k: v for k, v in call.model_dump().items() if v is not None}
+        if "function" in piece:
+            piece["function"] = {k: v for k, v in piece["function"].items() if v is not None}
+        found.append({"tool_calls": [piece]})
+    return found
+
+
+def openai_message(dumped: dict) -> dict:
+    message = {"role": "assistant", "content": dumped.get("content"), "reasoning_content": dumped.get("reasoning")}
+    if dumped.get("tool_calls"):
+        message["tool_calls"] = [{"id": c["id"], "type": "function", "function": {
+            "name": c["function"]["name"], "arguments": c["function"]["arguments"]}} for c in dumped["tool_calls"]]
+    return message
+
+
+class Engine:
+    def __init__(self, detokenizer: str, tools_base: Path | None):
+        self.detokenizer = DETOKENIZERS[detokenizer]
+        self.detokenizer_name = detokenizer
+        self.tools_base = tools_base
+        self.tokenizer = None
+        self.handles = Handles()
+        self._tool_tokenizers: dict[str, object] = {}
+        self._scratch = tempfile.TemporaryDirectory(prefix="textbound-vllm-")
+
+    def _tok(self):
+        if self.tokenizer is None:
+            raise ValueError("no family loaded: this request needs a family's process")
+        return self.tokenizer
+
+    def tool_tokenizer(self, fmt: str):
+        if self.tools_base is None:
+            raise ValueError("tool parsing needs --tools-base (a family folder whose tokenizer the parsers use)")
+        if fmt not in PARSERS:
+            raise ValueError(f"vLLM has no parser for format {fmt!r}")
+        if fmt not in self._tool_tokenizers:
+            self._tool_tokenizers[fmt] = format_tokenizer(self.tools_base, fmt, Path(self._scratch.name))
+        return self._tool_tokenizers[fmt]
+
+    def parsing(self, r: dict) -> Parsing:
+        return Parsing(self.tool_tokenizer(r["format"]), r["format"], r["tools"], r["reasoning"],
+                       r["starts_in_reasoning"])
+
+    def ops(self) -> dict:
+        h = self.handles
+        ops = {
+            "load": lambda r: setattr(self, "tokenizer", get_tokenizer(r["path"])),
+            "encode": lambda r: self._tok().encode(r["text"], add_special_tokens=r["add_special_tokens"]),
+            "decode": lambda r: self._tok().decode(r["ids"], skip_special_tokens=r["skip_special_tokens"]),
+            "token_to_id": lambda r: self._tok().get_vocab().get(r["token"]),
+            "id_to_token": lambda r: self._tok().convert_ids_to_tokens(r["token_id"]),
+            "vocab_size": lambda r: len(self._tok()),
+            "detokenizer_new": self.detokenizer_new,
+            "detokenizer_add": lambda r: h[r["handle"]].add(r["ids"]),
+            "detokenizer_flush": lambda r: h[r["handle"]].flush(),
+            "detokenizer_text": lambda r: h[r["handle"]].text,
+            "stops_new": lambda r: h.keep(TextSteps(r["stops"], r["include_stop"])),
+            "stops_add": lambda r: h[r["handle"]].add(r["delta"]),
+            "stops_finish": lambda r: h[r["handle"]].finish(),
+            "release": lambda r: h.release(r["handles"]),
+        }
+        if self.tools_base is not None:
+            ops.update({
+                "parser_new": lambda r: h.keep(self.parsing(r)),
+                "parser_feed": lambda r: h[r["handle"]].feed(r["text"], r["final"]),
+                "parse_response": lambda r: self.parsing(r).whole(r["text"]),
+            })
+        ops["hello"] = lambda r: {"engine": f"vllm ({self.detokenizer_name} detokenizer)", "version": vllm.__version__,
+                                  "ops": sorted(set(ops) - {"hello"})}
+        return ops
+
+    def detokenizer_new(self, r: dict) -> dict:
+        made = Detokenizer(self.detokenizer, self._tok(), r["skip_special_tokens"], r["prompt_ids"])
+        return {"handle": self.handles.keep(made), "prompt_text": made.prompt_text}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--detokenizer", choices=sorted(DETOKENIZERS), default="fast")
+    parser.add_argument("--tools-base", type=Path, help="family folder whose tokenizer the tool parsers get")
+    options = parser.parse_args()
+    logging.disable(logging.WARNING)
+    protocol_out = sys.stdout
+    sys.stdout = sys.stderr  # anything vLLM prints must not reach the protocol's channel
+    serve(sys.stdin, protocol_out, Engine(options.detokenizer, options.tools_base).ops())
+
+
+if __name__ == "__main__":
+    main()

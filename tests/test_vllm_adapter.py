@@ -1,0 +1,129 @@
+"""textbound.adapters.vllm: the engine script's protocol loop (no vllm needed), the adapter's setup
+errors, and, where $TEXTBOUND_VLLM_PYTHON names an environment holding vllm (nox -s engine_vllm),
+a few requests through vLLM's own classes against the oracles; elsewhere those skip, saying so.
+"""
+from __future__ import annotations
+
+import importlib.util
+import io
+import json
+
+import pytest
+import tokenizers
+
+from textbound.adapters import EngineMissing
+from textbound.adapters import vllm as vllm_adapter
+from textbound.families import build_family
+
+VLLM = pytest.mark.skipif(not vllm_adapter.os.environ.get(vllm_adapter.PYTHON_ENV),
+                          reason=f"vLLM runs in nox -s engine_vllm (${vllm_adapter.PYTHON_ENV} is not set)")
+WEATHER = [{"type": "function", "function": {"name": "get_weather", "parameters": {
+    "type": "object", "properties": {"city": {"type": "string"}}}}}]
+
+
+def protocol_loop():
+    """engines/vllm/protocol_loop.py, loaded from its file (the engine runs it as a script's sibling)."""
+    spec = importlib.util.spec_from_file_location("protocol_loop", vllm_adapter.ENGINE_SCRIPT.parent / "protocol_loop.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def answers(ops, *requests) -> list[dict]:
+    out = io.StringIO()
+    protocol_loop().serve(io.StringIO("".join(json.dumps(r) + "\n" for r in requests)), out, ops)
+    return [json.loads(line) for line in out.getvalue().splitlines()]
+
+
+def test_the_loop_answers_each_request_with_its_id_and_result():
+    assert answers({"twice": lambda r: 2 * r["n"]}, {"id": 7, "op": "twice", "n": 3}) == [{"id": 7, "result": 6}]
+
+
+def test_the_loop_reports_failures_as_the_contracts_errors_and_goes_on():
+    def fail(r):
+        raise json.JSONDecodeError("bad", "", 0)
+    found = answers({"fail": fail, "one": lambda r: 1}, {"id": 1, "op": "fail"}, {"id": 2, "op": "nope"},
+                    {"id": 3, "op": "one"})
+    assert found[0]["error"]["type"] == "json.decoder.JSONDecodeError"
+    assert found[1]["error"] == {"type": "ValueError", "message": "unknown op 'nope'"}
+    assert found[2] == {"id": 3, "result": 1}
+
+
+def test_released_handles_are_forgotten():
+    handles = protocol_loop().Handles()
+    kept = handles.keep("x")
+    assert handles[kept] == "x"
+    handles.release([kept])
+    with pytest.raises(KeyError):
+        handles[kept]
+
+
+def test_without_the_engines_python_the_setup_says_how_to_build_it(monkeypatch):
+    monkeypatch.delenv(vllm_adapter.PYTHON_ENV, raising=False)
+    with pytest.raises(EngineMissing, match="nox -s engine_vllm"):
+        vllm_adapter.__version__  # noqa: B018 - the harness's setup reads it
+
+
+def test_an_unknown_detokenizer_is_refused_by_name(monkeypatch, tmp_path):
+    python = tmp_path / "python"
+    python.write_text("")
+    monkeypatch.setenv(vllm_adapter.PYTHON_ENV, str(python))
+    monkeypatch.setenv(vllm_adapter.DETOKENIZER_ENV, "quick")
+    with pytest.raises(ValueError, match=r"TEXTBOUND_VLLM_DETOKENIZER='quick': expected one of fast, slow"):
+        vllm_adapter.engine_command()
+
+
+def test_the_detokenizer_and_the_tools_tokenizer_are_passed_to_the_engine(monkeypatch, tmp_path):
+    python = tmp_path / "python"
+    python.write_text("")
+    monkeypatch.setenv(vllm_adapter.PYTHON_ENV, str(python))
+    monkeypatch.setenv(vllm_adapter.DETOKENIZER_ENV, "slow")
+    monkeypatch.setenv(vllm_adapter.TOOLS_TOKENIZER_ENV, str(tmp_path))
+    assert vllm_adapter.engine_command() == [str(python), str(vllm_adapter.ENGINE_SCRIPT), "--detokenizer", "slow",
+                                             "--tools-base", str(tmp_path.resolve())]
+
+
+# -- through vLLM -----------------------------------------------------------------------------------
+
+@VLLM
+def test_vllm_encodes_and_decodes_as_tokenizers():
+    family = build_family("qwen")
+    oracle = tokenizers.Tokenizer.from_file(str(family / "tokenizer.json"))
+    tokenizer = vllm_adapter.Tokenizer.from_dir(family)
+    text = "Hi there, 12 €"
+    assert tokenizer.encode(text) == oracle.encode(text, add_special_tokens=False).ids
+    assert tokenizer.decode(tokenizer.encode(text)) == text
+
+
+@VLLM
+def test_vllm_streams_a_prompts_continuation():
+    tokenizer = vllm_adapter.Tokenizer.from_dir(build_family("qwen"))
+    ids = tokenizer.encode("Hello world")
+    detokenizer = vllm_adapter.IncrementalDetokenizer(tokenizer, skip_special_tokens=True, prompt_ids=ids[:1])
+    shown = "".join(detokenizer.add([token_id]) for token_id in ids[1:]) + detokenizer.flush()
+    assert detokenizer.prompt_text + shown == "Hello world" and detokenizer.text == shown
+
+
+@VLLM
+def test_vllm_stops_at_a_stop_string_split_across_deltas():
+    checker = vllm_adapter.StopChecker(["STOP"])
+    released = "".join(checker.add(delta) for delta in ["ab", "cS", "TO", "Pxyz"]) + checker.finish()
+    assert (released, checker.stopped, checker.stop_string) == ("abc", True, "STOP")
+
+
+@VLLM
+def test_vllms_hermes_parser_reads_a_call_whole_and_streamed():
+    text = '<think>hm</think>Hi<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
+    whole = vllm_adapter.parse_response(text, "hermes", tools=WEATHER)
+    parser = vllm_adapter.OutputParser("hermes", tools=WEATHER)
+    deltas = [d for start in range(0, len(text), 5) for d in parser.feed(text[start:start + 5])]
+    streamed = vllm_adapter.assemble(deltas + parser.feed("", final=True))
+    for message in (whole, streamed):
+        assert (message["content"], message["reasoning_content"]) == ("Hi", "hm")
+        assert [json.loads(c["function"]["arguments"]) for c in message["tool_calls"]] == [{"city": "Paris"}]
+
+
+@VLLM
+def test_a_format_vllm_cannot_run_here_is_refused_with_the_reason():
+    with pytest.raises(ValueError, match="not provided: vLLM's Harmony parser"):
+        vllm_adapter.parse_response("hi", "gpt_oss")

@@ -1,0 +1,110 @@
+"""vLLM's own text boundary as an ``--impl``: its tokenizer wrapper, v1 incremental detokenizer, stop
+strings and tool/reasoning parsers, run in an environment of its own.
+
+    nox -s engine_vllm      # builds the environment and runs this adapter's tests and checks
+    TEXTBOUND_VLLM_PYTHON=ENV/bin/python textbound check --impl textbound.adapters.vllm \\
+        --component tokenizer,detokenizer,stops,tools
+
+vllm pins transformers and llguidance below the harness's oracles, so it never shares the harness's
+environment: ``$TEXTBOUND_VLLM_PYTHON`` (PYTHON_ENV) names the python of an environment holding
+vllm, which runs ``engines/vllm/engine.py`` over the JSON-lines protocol of
+textbound.adapters.subprocess (that script documents what each op calls in vLLM). Unset, reading
+``__version__`` (the harness's setup) raises ``EngineMissing`` saying how to build one.
+
+- ``$TEXTBOUND_VLLM_DETOKENIZER`` (DETOKENIZER_ENV): ``fast`` (default: tokenizers' DecodeStream,
+  what the server uses with a fast tokenizer) or ``slow`` (``detokenize_incrementally``).
+- ``$TEXTBOUND_VLLM_TOOLS_TOKENIZER`` (TOOLS_TOKENIZER_ENV): the family folder whose tokenizer, with
+  each format's markers added as special tokens, the tool parsers get and stream ids of; default
+  the embedded ``qwen`` family (TOOLS_FAMILY). The parsers run without a family, as the checks
+  call them.
+- ``assemble`` is impl's: merging deltas is the OpenAI client's job, which vLLM does not ship.
+
+    >>> tok = Tokenizer.from_dir(path)                                   # doctest: +SKIP
+    >>> tok.encode("Hi there"), tok.decode([13048, 1052])                # doctest: +SKIP
+    ([13048, 1052], 'Hi there')
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from impl.tools import assemble
+
+from . import EngineMissing
+from . import subprocess as protocol
+
+PYTHON_ENV = "TEXTBOUND_VLLM_PYTHON"
+DETOKENIZER_ENV = "TEXTBOUND_VLLM_DETOKENIZER"
+TOOLS_TOKENIZER_ENV = "TEXTBOUND_VLLM_TOOLS_TOKENIZER"
+DETOKENIZERS = ("fast", "slow")
+TOOLS_FAMILY = "qwen"
+ENGINE_SCRIPT = Path(__file__).resolve().parents[2] / "engines" / "vllm" / "engine.py"
+VLLM_VERSION = "0.33.0"  # the version nox -s engine_vllm installs
+
+
+def engine_command() -> list[str]:
+    """The engine's command line; EngineMissing without $TEXTBOUND_VLLM_PYTHON, ValueError for a bad
+    $TEXTBOUND_VLLM_DETOKENIZER."""
+    python = os.environ.get(PYTHON_ENV, "").strip()
+    if not python:
+        raise EngineMissing(f"textbound.adapters.vllm needs the python of an environment holding vllm in "
+                            f"${PYTHON_ENV}: build one with nox -s engine_vllm, or python -m venv ENV && "
+                            f"ENV/bin/pip install vllm=={VLLM_VERSION}, then {PYTHON_ENV}=ENV/bin/python")
+    if not Path(python).is_file():
+        raise EngineMissing(f"${PYTHON_ENV}={python}: no such file")
+    detokenizer = os.environ.get(DETOKENIZER_ENV, "fast").strip()
+    if detokenizer not in DETOKENIZERS:
+        raise ValueError(f"${DETOKENIZER_ENV}={detokenizer!r}: expected one of {', '.join(DETOKENIZERS)}")
+    return [python, str(ENGINE_SCRIPT), "--detokenizer", detokenizer, "--tools-base", str(tools_family())]
+
+
+def tools_family() -> Path:
+    if os.environ.get(TOOLS_TOKENIZER_ENV):
+        return Path(os.environ[TOOLS_TOKENIZER_ENV]).resolve()
+    from textbound.families import build_family
+    return build_family(TOOLS_FAMILY)
+
+
+def engine(family: Path | None = None) -> protocol.EngineProcess:
+    """The running vLLM engine of this process for ``family`` (None: family-less requests)."""
+    return protocol.engine(family, command=engine_command())
+
+
+def __getattr__(name: str):
+    if name == "__version__":  # read by the harness's setup: starting the engine, a broken one fails it
+        hello = engine().hello
+        return f"{hello['engine']} {hello['version']}"
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class Tokenizer(protocol.EngineTokenizer):
+    @classmethod
+    def from_dir(cls, path: str | Path) -> "Tokenizer":
+        return cls(engine(Path(path)))
+
+
+IncrementalDetokenizer = protocol.EngineDetokenizer  # in the tokenizer's own engine
+
+
+class StopChecker(protocol.EngineStopChecker):
+    def __init__(self, stops, include_stop: bool = False):
+        process = engine()
+        protocol._EngineObject.__init__(self, process, process.request(
+            "stops_new", stops=list(stops), include_stop=include_stop))
+        self.stopped, self.stop_string = False, None
+
+
+class OutputParser(protocol.EngineOutputParser):
+    def __init__(self, format="hermes", *, tools=None, reasoning=True, starts_in_reasoning=False):
+        process = engine()
+        protocol._EngineObject.__init__(self, process, process.request(
+            "parser_new", format=format, tools=tools, reasoning=reasoning, starts_in_reasoning=starts_in_reasoning))
+        self.format = format
+
+
+def parse_response(text, format="hermes", *, tools=None, reasoning=True, starts_in_reasoning=False) -> dict:
+    return engine().request("parse_response", text=text, format=format, tools=tools, reasoning=reasoning,
+                            starts_in_reasoning=starts_in_reasoning)
+
+
+__all__ = ["IncrementalDetokenizer", "OutputParser", "StopChecker", "Tokenizer", "assemble", "parse_response"]
