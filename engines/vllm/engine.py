@@ -1,4 +1,4 @@
-"""vLLM's own text boundary behind textbound's JSON-lines protocol (textbound/adapters/subprocess.py):
+"""vLLM's own text boundary behind textbound's JSON-lines protocol (textbound/adapters/jsonl_engine.py):
 run by the python of an environment holding vllm, never importing the harness.
 
     python engines/vllm/engine.py --detokenizer fast --tools-base FAMILY_DIR

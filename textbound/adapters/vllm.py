@@ -8,7 +8,7 @@ strings and tool/reasoning parsers, run in an environment of its own.
 vllm pins transformers and llguidance below the harness's oracles, so it never shares the harness's
 environment: ``$TEXTBOUND_VLLM_PYTHON`` (PYTHON_ENV) names the python of an environment holding
 vllm, which runs ``engines/vllm/engine.py`` over the JSON-lines protocol of
-textbound.adapters.subprocess (that script documents what each op calls in vLLM). Unset, reading
+textbound.adapters.jsonl_engine (that script documents what each op calls in vLLM). Unset, reading
 ``__version__`` (the harness's setup) raises ``EngineMissing`` saying how to build one.
 
 - ``$TEXTBOUND_VLLM_DETOKENIZER`` (DETOKENIZER_ENV): ``fast`` (default: tokenizers' DecodeStream,
@@ -31,7 +31,7 @@ from pathlib import Path
 from impl.tools import assemble
 
 from . import EngineMissing
-from . import subprocess as protocol
+from . import jsonl_engine as protocol
 
 PYTHON_ENV = "TEXTBOUND_VLLM_PYTHON"
 DETOKENIZER_ENV = "TEXTBOUND_VLLM_DETOKENIZER"
