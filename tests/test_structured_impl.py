@@ -158,6 +158,30 @@ def test_an_unsupported_keyword_raises_naming_it_and_its_path(schema, keyword, p
     assert keyword in str(raised.value) and path in str(raised.value)
 
 
+ANNOTATED = {"id": "http://example.com/s", "$id": "s", "$schema": "http://json-schema.org/draft-04/schema#",
+             "title": "t", "description": "d", "examples": [{"a": 2}], "$comment": "c", "deprecated": True,
+             "readOnly": True, "writeOnly": False, "default": {"a": 1}, "markdownDescription": "m",
+             "contentMediaType": "application/json", "x-vendor": {"type": "string"}}
+
+
+@pytest.mark.parametrize("annotation", sorted(ANNOTATED))
+def test_an_annotation_of_any_draft_is_ignored_and_still_constrains_nothing(annotation):
+    schema = {"type": "object", "properties": {"a": {"type": "integer", "maximum": 3}}, "required": ["a"]}
+    annotated = dict(schema, **{annotation: ANNOTATED[annotation]})
+    annotated["properties"] = {"a": dict(schema["properties"]["a"], **{annotation: ANNOTATED[annotation]})}
+    pattern = json_schema_to_regex(annotated)
+    assert pattern == json_schema_to_regex(schema)
+    validator = jsonschema.validators.validator_for(annotated, default=jsonschema.Draft202012Validator)(annotated)
+    for value in (-1, 3, 4, "x"):
+        text = json.dumps({"a": value})
+        assert bool(re.fullmatch(pattern, text)) == validator.is_valid({"a": value}), text
+
+
+def test_a_remote_ref_is_refused_naming_the_url():
+    with pytest.raises(ValueError, match="https://example.com/other.json"):
+        json_schema_to_regex({"type": "object", "properties": {"a": {"$ref": "https://example.com/other.json"}}})
+
+
 @pytest.mark.parametrize("name", sorted(VALID))
 def test_the_schema_is_not_mutated(name):
     schema = VALID[name][0]

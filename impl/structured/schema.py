@@ -11,6 +11,9 @@ call needs, where JSON Schema itself is looser:
 - Any JSON value (``{}``, ``true``, free-form objects, arrays without ``items``) nests at most
   ``FREE_DEPTH`` levels; ``$ref`` cycles unfold at most ``REF_DEPTH`` times, after which the branch
   matches nothing (so a recursive tree ends in an empty array or an omitted optional property).
+- A keyword that is no validation keyword of any draft (``id``, ``title``, ``examples``, vendor
+  extensions) is an annotation and is ignored, as jsonschema ignores it; a validation keyword impl
+  does not translate is refused. A ``$ref`` that is not local (``#...``) is refused naming it.
 - ``oneOf`` is written as ``anyOf``: exact when its branches are disjoint (different types, enums).
 - ``minimum``/``maximum`` on ``number`` must be integers (``exclusive*`` only on ``integer``).
 - Formats are written stricter than jsonschema's checker where it is loose: ``date`` is a calendar
@@ -37,8 +40,15 @@ from .regex_text import (HEX_LOWER, NEVER, char_class, group, natural_range, dig
 FREE_DEPTH = 2
 REF_DEPTH = 3
 
-_ANNOTATIONS = {"title", "description", "default", "examples", "$schema", "$id", "$comment", "deprecated",
-                "readOnly", "writeOnly", "$defs", "definitions", "contentMediaType", "contentEncoding"}
+# Keywords of some draft (3 to 2020-12) that constrain instances and that impl does not translate:
+# refused, since ignoring one would admit what the schema forbids. Every other keyword impl does not
+# know is an annotation (``id``, ``title``, ``examples``, ``markdownDescription``...): jsonschema
+# ignores it too, and so does impl.
+_UNTRANSLATED = {"multipleOf", "uniqueItems", "contains", "minContains", "maxContains", "prefixItems",
+                 "additionalItems", "unevaluatedItems", "unevaluatedProperties", "minProperties",
+                 "maxProperties", "patternProperties", "propertyNames", "dependencies", "dependentRequired",
+                 "dependentSchemas", "not", "if", "then", "else", "$dynamicRef", "$recursiveRef",
+                 "disallow", "extends", "divisibleBy"}  # the last three: draft 3's
 _KEYWORDS_BY_TYPE = {
     "string": {"minLength", "maxLength", "pattern", "format"},
     "integer": {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"},
@@ -48,7 +58,7 @@ _KEYWORDS_BY_TYPE = {
     "boolean": set(), "null": set(),
 }
 _GENERAL = {"type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref"}
-_KNOWN = _ANNOTATIONS | _GENERAL | set().union(*_KEYWORDS_BY_TYPE.values())
+_TRANSLATED = _GENERAL | set().union(*_KEYWORDS_BY_TYPE.values())
 
 # One JSON string character: raw (json.dumps leaves it), a short escape, \uXXXX of a non-surrogate,
 # or a surrogate pair (lone surrogates are not Unicode text).
@@ -167,9 +177,9 @@ class _Translator:
         if not isinstance(schema, dict):
             raise ValueError(f"{path}: a schema must be an object or a boolean, not {type(schema).__name__}")
         for keyword in schema:
-            if keyword not in _KNOWN:
+            if keyword in _UNTRANSLATED:
                 raise ValueError(f"unsupported keyword {keyword!r} at {path}")
-        constraining = {k for k in schema if k not in _ANNOTATIONS}
+        constraining = {k for k in schema if k in _TRANSLATED}
         if "$ref" in schema:
             self._alone(schema, "$ref", constraining, path)
             return self.reference(schema["$ref"], path, refs)
@@ -235,7 +245,7 @@ class _Translator:
             values, where = schema["enum"], f"{path}.enum"
             if not isinstance(values, list) or not values:
                 raise ValueError(f"{where}: expected a non-empty array")
-        others = {k for k in schema if k not in _ANNOTATIONS | {"const", "enum", "type"}}
+        others = {k for k in schema if k in _TRANSLATED - {"const", "enum", "type"}}
         if others:
             raise ValueError(f"unsupported keyword {sorted(others)[0]!r} beside {where.rsplit('.', 1)[1]!r} at {path}")
         types = schema.get("type")
