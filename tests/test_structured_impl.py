@@ -177,6 +177,29 @@ def test_an_annotation_of_any_draft_is_ignored_and_still_constrains_nothing(anno
         assert bool(re.fullmatch(pattern, text)) == validator.is_valid({"a": value}), text
 
 
+DISCRIMINATED = {"oneOf": [
+    {"type": "object", "properties": {"kind": {"const": "a"}, "n": {"type": "integer"}}, "required": ["kind"]},
+    {"type": "object", "properties": {"kind": {"enum": ["b", "c"]}, "n": {"type": "string"}}, "required": ["kind"]},
+    {"$ref": "#/$defs/other"}], "$defs": {"other": {"type": "string"}}}
+
+
+def test_one_of_with_exclusive_branches_admits_exactly_the_instances_of_one_branch():
+    pattern = json_schema_to_regex(DISCRIMINATED)
+    validator = jsonschema.Draft202012Validator(DISCRIMINATED)
+    for instance in ({"kind": "a", "n": 1}, {"kind": "b", "n": "x"}, {"kind": "a", "n": "x"}, "s", 3):
+        assert bool(re.fullmatch(pattern, json.dumps(instance))) == validator.is_valid(instance), instance
+
+
+@pytest.mark.parametrize("branches", [
+    [{"type": "integer"}, {"type": "number", "minimum": 2}],  # 2 is an instance of both
+    [{"type": "object", "properties": {"a": {"type": "string"}}}, {"type": "object", "required": ["b"]}],
+    [{"type": "string"}, {"maxLength": 3}],  # no type declared: "ab" is an instance of both
+])
+def test_one_of_whose_branches_may_overlap_is_refused_rather_than_read_as_any_of(branches):
+    with pytest.raises(ValueError, match=r"'oneOf' at \$: branches 0 and 1 may both match"):
+        json_schema_to_regex({"oneOf": branches})
+
+
 def test_a_remote_ref_is_refused_naming_the_url():
     with pytest.raises(ValueError, match="https://example.com/other.json"):
         json_schema_to_regex({"type": "object", "properties": {"a": {"$ref": "https://example.com/other.json"}}})
