@@ -41,6 +41,7 @@ from .regex_text import (HEX_LOWER, NEVER, char_class, group, natural_range, dig
 
 FREE_DEPTH = 2
 REF_DEPTH = 3
+_UNRESOLVED = object()  # what a $ref that points nowhere resolves to
 
 # Keywords of some draft (3 to 2020-12) that constrain instances and that impl does not translate:
 # refused, since ignoring one would admit what the schema forbids. Every other keyword impl does not
@@ -221,6 +222,13 @@ class _Translator:
             raise ValueError(f"unsupported $ref {ref!r} at {path} (only local '#/...' references)")
         if refs.count(ref) >= REF_DEPTH:
             return NEVER
+        target = self._pointed(ref)
+        if target is _UNRESOLVED:
+            raise ValueError(f"unresolvable $ref {ref!r} at {path}")
+        return self.value(target, ref, refs + (ref,))
+
+    def _pointed(self, ref: str):
+        """The part of the root schema a local ``#/a/b`` reference points to, or ``_UNRESOLVED``."""
         target = self.root
         for part in ref[1:].split("/")[1:]:
             part = part.replace("~1", "/").replace("~0", "~")
@@ -229,8 +237,8 @@ class _Translator:
             elif isinstance(target, list) and part.isdigit() and int(part) < len(target):
                 target = target[int(part)]
             else:
-                raise ValueError(f"unresolvable $ref {ref!r} at {path}")
-        return self.value(target, ref, refs + (ref,))
+                return _UNRESOLVED
+        return target
 
     def combination(self, schema: dict, combinator: str, path: str, refs) -> str:
         branches = schema[combinator]
@@ -256,13 +264,9 @@ class _Translator:
             if ref in seen:
                 return schema
             seen.add(ref)
-            target = self.root
-            for part in ref[1:].split("/")[1:]:
-                part = part.replace("~1", "/").replace("~0", "~")
-                if isinstance(target, dict) and part in target:
-                    target = target[part]
-                else:
-                    return schema
+            target = self._pointed(ref)
+            if target is _UNRESOLVED:
+                return schema
             schema = target
         return schema
 
