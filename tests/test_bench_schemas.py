@@ -9,14 +9,15 @@ from textbound.cli import main
 
 def test_the_coverage_table_counts_compiled_and_refused_schemas_per_engine(tmp_path, capsys):
     (tmp_path / "plain.json").write_text(json.dumps({"type": "object", "properties": {"a": {"type": "integer"}}}))
-    (tmp_path / "tuple.json").write_text(json.dumps({"type": "array", "items": {"type": "integer", "multipleOf": 3}}))
+    (tmp_path / "negated.json").write_text(json.dumps({"type": "array", "items": {"not": {"type": "integer"}}}))
     (tmp_path / "broken.json").write_text("{not json")
     assert main(["bench", "--schemas", str(tmp_path)]) == 0
     rows = {line.split(" | ")[0].strip("| "): line.split(" | ") for line in capsys.readouterr().out.splitlines()
             if line.startswith("| ") and not line.startswith("| engine")}
     assert rows["impl"][1:4] == ["1", "1", "0"]
-    assert "multipleOf" in rows["impl"][4]
+    assert "'not'" in rows["impl"][4]
     assert set(rows) == {"impl", "outlines-core", "llguidance"}
+    assert rows["llguidance"][1:4] == ["1", "1", "0"]  # llguidance implements no "not" either
 
 
 def test_a_folder_without_schemas_is_one_line_and_exit_2(tmp_path, capsys):

@@ -20,10 +20,21 @@ TOP_REASONS = 4
 _LONG_QUOTED = re.compile(r"'[^']{24,}'|\"[^\"]{24,}\"")
 
 
-def _engines(impl) -> dict:
-    from oracles.structured_oracles import llguidance_grammar, outlines_regex
+def _llguidance_compile(schema) -> None:
+    """llguidance's grammar of ``schema``, compiled: writing the grammar alone checks nothing."""
+    import llguidance
 
-    return {"impl": impl.json_schema_to_regex, "outlines-core": outlines_regex, "llguidance": llguidance_grammar}
+    from oracles.structured_oracles import llguidance_grammar
+
+    problem = llguidance.LLMatcher.validate_grammar(llguidance_grammar(schema))
+    if problem:
+        raise ValueError(problem)
+
+
+def _engines(impl) -> dict:
+    from oracles.structured_oracles import outlines_regex
+
+    return {"impl": impl.json_schema_to_regex, "outlines-core": outlines_regex, "llguidance": _llguidance_compile}
 
 
 def _compile(engine, schema, results) -> None:
