@@ -158,6 +158,53 @@ def test_an_unsupported_keyword_raises_naming_it_and_its_path(schema, keyword, p
     assert keyword in str(raised.value) and path in str(raised.value)
 
 
+ANNOTATED = {"id": "http://example.com/s", "$id": "s", "$schema": "http://json-schema.org/draft-04/schema#",
+             "title": "t", "description": "d", "examples": [{"a": 2}], "$comment": "c", "deprecated": True,
+             "readOnly": True, "writeOnly": False, "default": {"a": 1}, "markdownDescription": "m",
+             "contentMediaType": "application/json", "x-vendor": {"type": "string"}}
+
+
+@pytest.mark.parametrize("annotation", sorted(ANNOTATED))
+def test_an_annotation_of_any_draft_is_ignored_and_still_constrains_nothing(annotation):
+    schema = {"type": "object", "properties": {"a": {"type": "integer", "maximum": 3}}, "required": ["a"]}
+    annotated = dict(schema, **{annotation: ANNOTATED[annotation]})
+    annotated["properties"] = {"a": dict(schema["properties"]["a"], **{annotation: ANNOTATED[annotation]})}
+    pattern = json_schema_to_regex(annotated)
+    assert pattern == json_schema_to_regex(schema)
+    validator = jsonschema.validators.validator_for(annotated, default=jsonschema.Draft202012Validator)(annotated)
+    for value in (-1, 3, 4, "x"):
+        text = json.dumps({"a": value})
+        assert bool(re.fullmatch(pattern, text)) == validator.is_valid({"a": value}), text
+
+
+DISCRIMINATED = {"oneOf": [
+    {"type": "object", "properties": {"kind": {"const": "a"}, "n": {"type": "integer"}}, "required": ["kind"]},
+    {"type": "object", "properties": {"kind": {"enum": ["b", "c"]}, "n": {"type": "string"}}, "required": ["kind"]},
+    {"$ref": "#/$defs/other"}], "$defs": {"other": {"type": "string"}}}
+
+
+def test_one_of_with_exclusive_branches_admits_exactly_the_instances_of_one_branch():
+    pattern = json_schema_to_regex(DISCRIMINATED)
+    validator = jsonschema.Draft202012Validator(DISCRIMINATED)
+    for instance in ({"kind": "a", "n": 1}, {"kind": "b", "n": "x"}, {"kind": "a", "n": "x"}, "s", 3):
+        assert bool(re.fullmatch(pattern, json.dumps(instance))) == validator.is_valid(instance), instance
+
+
+@pytest.mark.parametrize("branches", [
+    [{"type": "integer"}, {"type": "number", "minimum": 2}],  # 2 is an instance of both
+    [{"type": "object", "properties": {"a": {"type": "string"}}}, {"type": "object", "required": ["b"]}],
+    [{"type": "string"}, {"maxLength": 3}],  # no type declared: "ab" is an instance of both
+])
+def test_one_of_whose_branches_may_overlap_is_refused_rather_than_read_as_any_of(branches):
+    with pytest.raises(ValueError, match=r"'oneOf' at \$: branches 0 and 1 may both match"):
+        json_schema_to_regex({"oneOf": branches})
+
+
+def test_a_remote_ref_is_refused_naming_the_url():
+    with pytest.raises(ValueError, match="https://example.com/other.json"):
+        json_schema_to_regex({"type": "object", "properties": {"a": {"$ref": "https://example.com/other.json"}}})
+
+
 @pytest.mark.parametrize("name", sorted(VALID))
 def test_the_schema_is_not_mutated(name):
     schema = VALID[name][0]

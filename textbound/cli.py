@@ -82,6 +82,8 @@ def _parser() -> argparse.ArgumentParser:
     bench = commands.add_parser("bench", help="speed of impl as a ratio against the oracle")
     family_options(bench)
     bench.add_argument("--seconds", type=float, default=2.0, help="time per measurement")
+    bench.add_argument("--schemas", type=Path, default=None, metavar="DIR",
+                       help="only count the JSON Schemas in DIR each structured engine compiles")
     bench.add_argument("--scaling", type=_jobs_list, default=None, metavar="JOBS",
                        help="instead: cases per second per component through the runner with each --jobs "
                             "count of a comma-separated list (e.g. 1,2), on the first family")
@@ -127,6 +129,9 @@ def main(argv: list[str] | None = None) -> int:
             return _check(args, impl)
         if args.command == "replay":
             return _replay(args, impl)
+        if args.schemas is not None:
+            from .bench_schemas import schema_coverage
+            return schema_coverage(impl, args.schemas)
         families = resolve(args.family, args.model_dir, args.hub)
         if args.scaling:
             from .bench_harness import run_scaling_bench

@@ -11,7 +11,12 @@ call needs, where JSON Schema itself is looser:
 - Any JSON value (``{}``, ``true``, free-form objects, arrays without ``items``) nests at most
   ``FREE_DEPTH`` levels; ``$ref`` cycles unfold at most ``REF_DEPTH`` times, after which the branch
   matches nothing (so a recursive tree ends in an empty array or an omitted optional property).
-- ``oneOf`` is written as ``anyOf``: exact when its branches are disjoint (different types, enums).
+- A keyword that is no validation keyword of any draft (``id``, ``title``, ``examples``, vendor
+  extensions) is an annotation and is ignored, as jsonschema ignores it; a validation keyword impl
+  does not translate is refused. A ``$ref`` that is not local (``#...``) is refused naming it.
+- ``oneOf`` is written as ``anyOf`` only when its branches are proved pairwise exclusive (different
+  types, a required property's distinct ``const``/``enum`` values, a property one branch requires and
+  another forbids); otherwise it is refused, since ``anyOf`` would admit an instance of two branches.
 - ``minimum``/``maximum`` on ``number`` must be integers (``exclusive*`` only on ``integer``).
 - Formats are written stricter than jsonschema's checker where it is loose: ``date`` is a calendar
   date of years 0001-9999 (as the checker); ``time`` is RFC 3339 ``HH:MM:SS[.frac](Z|+HH:MM)``
@@ -36,9 +41,17 @@ from .regex_text import (HEX_LOWER, NEVER, char_class, group, natural_range, dig
 
 FREE_DEPTH = 2
 REF_DEPTH = 3
+_UNRESOLVED = object()  # what a $ref that points nowhere resolves to
 
-_ANNOTATIONS = {"title", "description", "default", "examples", "$schema", "$id", "$comment", "deprecated",
-                "readOnly", "writeOnly", "$defs", "definitions", "contentMediaType", "contentEncoding"}
+# Keywords of some draft (3 to 2020-12) that constrain instances and that impl does not translate:
+# refused, since ignoring one would admit what the schema forbids. Every other keyword impl does not
+# know is an annotation (``id``, ``title``, ``examples``, ``markdownDescription``...): jsonschema
+# ignores it too, and so does impl.
+_UNTRANSLATED = {"multipleOf", "uniqueItems", "contains", "minContains", "maxContains", "prefixItems",
+                 "additionalItems", "unevaluatedItems", "unevaluatedProperties", "minProperties",
+                 "maxProperties", "patternProperties", "propertyNames", "dependencies", "dependentRequired",
+                 "dependentSchemas", "not", "if", "then", "else", "$dynamicRef", "$recursiveRef",
+                 "disallow", "extends", "divisibleBy"}  # the last three: draft 3's
 _KEYWORDS_BY_TYPE = {
     "string": {"minLength", "maxLength", "pattern", "format"},
     "integer": {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"},
@@ -48,7 +61,7 @@ _KEYWORDS_BY_TYPE = {
     "boolean": set(), "null": set(),
 }
 _GENERAL = {"type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref"}
-_KNOWN = _ANNOTATIONS | _GENERAL | set().union(*_KEYWORDS_BY_TYPE.values())
+_TRANSLATED = _GENERAL | set().union(*_KEYWORDS_BY_TYPE.values())
 
 # One JSON string character: raw (json.dumps leaves it), a short escape, \uXXXX of a non-surrogate,
 # or a surrogate pair (lone surrogates are not Unicode text).
@@ -166,9 +179,9 @@ class _Translator:
         if not isinstance(schema, dict):
             raise ValueError(f"{path}: a schema must be an object or a boolean, not {type(schema).__name__}")
         for keyword in schema:
-            if keyword not in _KNOWN:
+            if keyword in _UNTRANSLATED:
                 raise ValueError(f"unsupported keyword {keyword!r} at {path}")
-        constraining = {k for k in schema if k not in _ANNOTATIONS}
+        constraining = {k for k in schema if k in _TRANSLATED}
         if "$ref" in schema:
             self._alone(schema, "$ref", constraining, path)
             return self.reference(schema["$ref"], path, refs)
@@ -208,6 +221,13 @@ class _Translator:
             raise ValueError(f"unsupported $ref {ref!r} at {path} (only local '#/...' references)")
         if refs.count(ref) >= REF_DEPTH:
             return NEVER
+        target = self._pointed(ref)
+        if target is _UNRESOLVED:
+            raise ValueError(f"unresolvable $ref {ref!r} at {path}")
+        return self.value(target, ref, refs + (ref,))
+
+    def _pointed(self, ref: str):
+        """The part of the root schema a local ``#/a/b`` reference points to, or ``_UNRESOLVED``."""
         target = self.root
         for part in ref[1:].split("/")[1:]:
             part = part.replace("~1", "/").replace("~0", "~")
@@ -216,8 +236,8 @@ class _Translator:
             elif isinstance(target, list) and part.isdigit() and int(part) < len(target):
                 target = target[int(part)]
             else:
-                raise ValueError(f"unresolvable $ref {ref!r} at {path}")
-        return self.value(target, ref, refs + (ref,))
+                return _UNRESOLVED
+        return target
 
     def combination(self, schema: dict, combinator: str, path: str, refs) -> str:
         branches = schema[combinator]
@@ -225,7 +245,29 @@ class _Translator:
             raise ValueError(f"{path}.{combinator}: expected a non-empty array")
         if combinator == "allOf" and len(branches) > 1:
             raise ValueError(f"unsupported keyword 'allOf' with {len(branches)} schemas at {path}")
+        if combinator == "oneOf":
+            resolved = [self._resolved(branch) for branch in branches]
+            for i, first in enumerate(resolved):
+                for j in range(i + 1, len(resolved)):
+                    if not _exclusive(first, resolved[j]) and not _exclusive(resolved[j], first):
+                        raise ValueError(f"unsupported keyword 'oneOf' at {path}: branches {i} and {j} may both "
+                                         f"match one instance (exclusivity is proved only by type, by a required "
+                                         f"property's const/enum or a property one requires and the other forbids)")
         return group(self.value(branch, f"{path}.{combinator}[{i}]", refs) for i, branch in enumerate(branches))
+
+    def _resolved(self, schema):
+        """``schema`` with local ``$ref``s followed (a cycle or an unresolvable one stops at the ref)."""
+        seen = set()
+        while isinstance(schema, dict) and isinstance(schema.get("$ref"), str) and schema["$ref"].startswith("#"):
+            ref = schema["$ref"]
+            if ref in seen:
+                return schema
+            seen.add(ref)
+            target = self._pointed(ref)
+            if target is _UNRESOLVED:
+                return schema
+            schema = target
+        return schema
 
     def constants(self, schema: dict, path: str) -> str:
         if "const" in schema:
@@ -234,7 +276,7 @@ class _Translator:
             values, where = schema["enum"], f"{path}.enum"
             if not isinstance(values, list) or not values:
                 raise ValueError(f"{where}: expected a non-empty array")
-        others = {k for k in schema if k not in _ANNOTATIONS | {"const", "enum", "type"}}
+        others = {k for k in schema if k in _TRANSLATED - {"const", "enum", "type"}}
         if others:
             raise ValueError(f"unsupported keyword {sorted(others)[0]!r} beside {where.rsplit('.', 1)[1]!r} at {path}")
         types = schema.get("type")
@@ -378,6 +420,63 @@ class _Translator:
                                   or not math.isfinite(value)):
             raise ValueError(f"{path}.{keyword}: expected a finite number, found {value!r}")
         return value
+
+
+def _exclusive(first, second) -> bool:
+    """True when no instance can be valid for both schemas, by a proof impl knows (False: maybe not).
+
+    ``_exclusive({"type": "string"}, {"type": "integer"})`` -> True; proofs: the declared types are
+    disjoint; or a property ``first`` requires is one ``second`` forbids (``additionalProperties``
+    false, no such property) or that both require with ``const``/``enum`` values in common to none.
+    """
+    if not isinstance(first, dict) or not isinstance(second, dict):
+        return first is False or second is False
+    types = [_type_set(first), _type_set(second)]
+    if None not in types and not (types[0] & types[1]):
+        return True
+    if not (types[0] == types[1] == {"object"}):
+        return False
+    required = first.get("required", [])
+    for name in required if isinstance(required, list) else []:
+        properties = second.get("properties", {})
+        if second.get("additionalProperties", True) is False and not second.get("patternProperties") \
+                and isinstance(properties, dict) and name not in properties:
+            return True
+        if name in second.get("required", []):
+            values = [_values(_property(schema, name)) for schema in (first, second)]
+            if None not in values and not any(_same_json(a, b) for a in values[0] for b in values[1]):
+                return True
+    return False
+
+
+def _property(schema: dict, name: str):
+    properties = schema.get("properties")
+    return properties.get(name) if isinstance(properties, dict) else None
+
+
+def _type_set(schema: dict) -> set[str] | None:
+    """The JSON types ``schema`` declares ("integer" counted as "number"), None when it declares none."""
+    types = schema.get("type")
+    if types is None:
+        return None
+    types = {types} if isinstance(types, str) else set(types) if isinstance(types, list) else None
+    return None if types is None else {"number" if t == "integer" else t for t in types}
+
+
+def _values(schema) -> list | None:
+    """The values a ``const``/``enum`` schema allows, None when it is not one."""
+    if isinstance(schema, dict) and "const" in schema:
+        return [schema["const"]]
+    if isinstance(schema, dict) and isinstance(schema.get("enum"), list):
+        return schema["enum"]
+    return None
+
+
+def _same_json(first, second) -> bool:
+    """JSON equality, erring towards "same": 1 and 1.0 are equal, True and 1 are not."""
+    if isinstance(first, bool) or isinstance(second, bool):
+        return first is second
+    return first == second
 
 
 def _has_type(value, type_name: str) -> bool:

@@ -1,0 +1,31 @@
+"""``textbound bench --schemas DIR``: the coverage table of a folder of schemas, per engine."""
+from __future__ import annotations
+
+import json
+
+from textbound.bench_schemas import compile_in_child, reason_class
+from textbound.cli import main
+
+
+def test_the_coverage_table_counts_compiled_and_refused_schemas_per_engine(tmp_path, capsys):
+    (tmp_path / "plain.json").write_text(json.dumps({"type": "object", "properties": {"a": {"type": "integer"}}}))
+    (tmp_path / "negated.json").write_text(json.dumps({"type": "array", "items": {"not": {"type": "integer"}}}))
+    (tmp_path / "broken.json").write_text("{not json")
+    assert main(["bench", "--schemas", str(tmp_path)]) == 0
+    rows = {line.split(" | ")[0].strip("| "): line.split(" | ") for line in capsys.readouterr().out.splitlines()
+            if line.startswith("| ") and not line.startswith("| engine")}
+    assert rows["impl"][1:4] == ["1", "1", "0"]
+    assert "'not'" in rows["impl"][4]
+    assert set(rows) == {"impl", "outlines-core", "llguidance"}
+    assert rows["llguidance"][1:4] == ["1", "1", "0"]  # llguidance implements no "not" either
+
+
+def test_a_folder_without_schemas_is_one_line_and_exit_2(tmp_path, capsys):
+    assert main(["bench", "--schemas", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.strip() == f"textbound: no JSON schema in {tmp_path}"
+
+
+def test_an_engine_that_hangs_is_timed_out_and_one_that_raises_is_refused_with_its_reason():
+    assert compile_in_child(lambda schema: [None for _ in iter(int, 1)], {}, 0.5) == ("timed out", "")
+    assert compile_in_child(lambda schema: 1 / 0, {}, 10) == ("refused", "division by zero")
+    assert reason_class("unsupported keyword 'not' at $.a") == "unsupported keyword 'not'"
