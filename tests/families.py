@@ -39,9 +39,14 @@ def _model_type(name: str) -> str:
     return load_spec(name)["model"]["type"]
 
 
-# The families whose model is BPE (for tests of BPE's own machinery).
-BPE_FAMILIES = [*(name for name in EMBEDDED if _model_type(name) == "BPE"),
-                *(pytest.param(name, id=f"shared-{name}") for name in SHARED if _model_type(name) == "BPE")]
+def _families_of(model_type: str) -> list:
+    return [*(name for name in EMBEDDED if _model_type(name) == model_type),
+            *(pytest.param(name, id=f"shared-{name}") for name in SHARED if _model_type(name) == model_type)]
+
+
+# The families whose model is BPE, or Unigram (for tests of that model's own machinery).
+BPE_FAMILIES = _families_of("BPE")
+UNIGRAM_FAMILIES = _families_of("Unigram")
 
 # The folders of the shared models; one skipped parameter, saying why, when there are none.
 SHARED_MODEL_DIRS = ([pytest.param(path, id=name) for name, path in SHARED.items()]

@@ -18,15 +18,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from impl import Tokenizer
-from impl.tokenizer import models
+from impl.tokenizer import models, piece_cache
 from impl.tokenizer.byte_level import BYTE_TO_CHAR, bytes_to_chars
 from impl.errors import TokenizerFileError
 from impl.tokenizer.models import BPE, NO_RULE, _merge_ids, _merge_pairs_from_json, _merge_rules, _packed_rules
 from impl.tokenizer.normalizers import Replace
 from impl.tokenizer.patterns import FLAGS, _spans_searched, compile_oniguruma, match_spans
-from impl.tokenizer.pre_tokenizers import GPT2_SPLIT, ByteLevel, Piece, _isolated, cut, isolated_pieces
+from impl.tokenizer.pre_tokenizers import (GPT2_SPLIT, ByteLevel, Metaspace, Piece, _isolated, _merged_with_next, cut,
+                                           isolated_pieces)
 from properties.strategies import unicode_text
-from tests.families import BPE_FAMILIES, FAMILIES, family_path
+from tests.families import BPE_FAMILIES, FAMILIES, UNIGRAM_FAMILIES, family_path
 
 EXAMPLES = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 WHERE = "tokenizer.json: $.model.merges"
@@ -105,7 +106,7 @@ def test_a_subclassed_stage_keeps_its_own_behaviour():
 
 
 def test_the_cache_stays_within_its_capacity(monkeypatch):
-    monkeypatch.setattr(models, "CACHE_CAPACITY", 4)
+    monkeypatch.setattr(piece_cache, "CACHE_CAPACITY", 4)
     fast, general = Tokenizer.from_dir(family_path("gpt2")), tokenizers("gpt2")[1]
     many = "one two three four five six seven eight nine"  # more new pieces than the cache holds
     assert fast.encode(many) == general.encode(many)
@@ -193,6 +194,39 @@ def test_new_words_get_the_oracles_ids(family, text):
     assert general.encode(text) == expected, text
 
 
+@pytest.mark.parametrize("family", UNIGRAM_FAMILIES)
+@EXAMPLES
+@given(text=st.one_of(new_words(), unicode_text()))
+def test_unigram_gets_the_oracles_ids_new_and_cached(family, text):
+    # The first encoding runs the lattice over the trie; the second takes the cached pieces.
+    expected = oracle(family).encode(text, add_special_tokens=False).ids
+    tokenizer = tokenizers(family)[0]
+    assert tokenizer.encode(text) == expected, text
+    assert tokenizer.encode(text) == expected, text
+
+
+def test_unigram_answers_from_its_cache():
+    # Otherwise the test above would compare the lattice with itself.
+    model = Tokenizer.from_dir(family_path("unigram")).model
+    model.tokenize("▁hello")
+    model._cache["▁hello"] = (0,)
+    assert model.tokenize("▁hello") == [0]
+
+
+def test_precompiled_cluster_table_stays_within_its_capacity(monkeypatch):
+    from impl.tokenizer import precompiled
+
+    fresh, normalizer = Tokenizer.from_dir(family_path("unigram")).normalizer, tokenizers("unigram")[0].normalizer
+    found = [stage for stage in getattr(normalizer, "normalizers", [normalizer]) if type(stage) is precompiled.Precompiled]
+    assert found, "the unigram family has a Precompiled normalizer"
+    text = "ｈｉ\u3000① Ａ\u0301 " + string.ascii_letters
+    expected = found[0].normalize(text)
+    monkeypatch.setattr(precompiled, "CLUSTER_TABLE_CAPACITY", 8)
+    stage = next(stage for stage in getattr(fresh, "normalizers", [fresh]) if type(stage) is precompiled.Precompiled)
+    assert stage.normalize(text) == expected
+    assert len(stage._normalized_clusters) <= 8
+
+
 def test_a_wrong_character_pair_rule_is_caught():
     model = Tokenizer.from_dir(family_path("gpt2")).model
     model.tokenize_batch(["Ġhello", "Ġworld"])
@@ -278,6 +312,14 @@ def test_match_spans_as_a_search_per_match_finds_them(pattern, text):
 def test_isolated_pieces_are_cuts_texts(pattern, text):
     expected = [part.text for part in cut(Piece(text, True), pattern, _isolated) if part.text]
     assert isolated_pieces(pattern, text) == expected
+
+
+@EXAMPLES
+@given(replacement=st.sampled_from("▁]^-\\a"), text=st.text("ab ▁]^-\\", max_size=16), at_start=st.booleans())
+def test_metaspace_pieces_are_cuts_merged_with_next(replacement, text, at_start):
+    metaspace, spaced = Metaspace(replacement, "never", split=True), text.replace(" ", replacement)
+    expected = cut(Piece(spaced, at_start), regex.compile(regex.escape(replacement), FLAGS), _merged_with_next)
+    assert metaspace.split(Piece(text, at_start)) == expected
 
 
 @EXAMPLES

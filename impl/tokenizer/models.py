@@ -20,6 +20,7 @@ import regex
 from ..errors import TokenizerFileError, UnsupportedError
 from .byte_level import byte_token_ids
 from .fields import U32_MAX, UNTYPED, build_component, child, field, optional, u32_value, usize_field
+from .piece_cache import remember
 from .unigram import Unigram
 
 # Merge rules, packed into ints for speed and memory: ``left << 32 | right`` (a pair of ids) ->
@@ -31,8 +32,6 @@ ID_MASK = (1 << ID_BITS) - 1
 RANK_MASK = ~ID_MASK
 NO_RULE = 1 << 64  # above every packed rule
 
-CACHE_CAPACITY = 10_000  # as HF's DEFAULT_CACHE_CAPACITY
-CACHE_MAX_PIECE_LENGTH = 256  # longer pieces are rare and would bloat the cache
 # Up to this many symbols, merging rescans the pairs after each merge (min() and index() in C);
 # longer pieces use the queue, whose cost grows as n log n rather than n squared.
 SCAN_MAX_SYMBOLS = 48
@@ -43,16 +42,6 @@ CHUNKED_PIECE_LENGTH = 64
 # Characters that start words in the pieces of pipelines without a pre-tokenizer: SentencePiece's
 # meta space, a space, and the byte-level alphabet's space.
 CHUNK_SEPARATORS = ("\u2581", " ", "\u0120")
-
-
-def remember(cache: dict, piece: str, ids) -> None:
-    """Keep a short piece's ids in ``cache``; a full cache is emptied first, so that its memory
-    stays bounded and it follows what the text now holds (a run of new words fills it once,
-    and the words that come back refill it)."""
-    if len(piece) < CACHE_MAX_PIECE_LENGTH:
-        if len(cache) >= CACHE_CAPACITY:
-            cache.clear()
-        cache[piece] = ids
 
 
 def pair_key(left: int, right: int) -> int:

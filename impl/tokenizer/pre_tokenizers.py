@@ -11,7 +11,7 @@ punctuation, the regex crate for Whitespace's words, Oniguruma for Split and Byt
 from __future__ import annotations
 
 from collections.abc import Callable
-from itertools import accumulate
+from itertools import accumulate, repeat
 from typing import NamedTuple
 
 import regex
@@ -193,7 +193,11 @@ class Metaspace(PreTokenizer):
         self.replacement = replacement
         self.prepend_scheme = prepend_scheme
         self.split_on_replacement = split
-        self.pattern = regex.compile(regex.escape(replacement), FLAGS)
+        # The pieces of cutting before each replacement character (MergedWithNext, as the oracle
+        # does), found by findall in C: each replacement character starts one and takes everything
+        # up to the next; the text may begin without one.
+        escaped = regex.escape(replacement)
+        self.pieces_pattern = regex.compile(f"{escaped}[^{escaped}]*|[^{escaped}]+", FLAGS)
 
     @classmethod
     def from_json(cls, node: dict, where: str) -> Metaspace:
@@ -205,8 +209,10 @@ class Metaspace(PreTokenizer):
         prepend = self.prepend_scheme == "always" or (self.prepend_scheme == "first" and piece.at_start)
         if prepend and text and not text.startswith(self.replacement):  # see ByteLevel on empty text
             text = self.replacement + text
-        piece = Piece(text, piece.at_start)
-        return cut(piece, self.pattern, _merged_with_next) if self.split_on_replacement else [piece]
+        if not self.split_on_replacement:
+            return [Piece(text, piece.at_start)]
+        parts = self.pieces_pattern.findall(text)
+        return [Piece(parts[0], piece.at_start), *map(Piece, parts[1:], repeat(False))] if parts else []
 
 
 class Whitespace(PreTokenizer):

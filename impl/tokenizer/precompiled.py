@@ -29,8 +29,11 @@ GRAPHEME = regex.compile(r"\X")
 # Other), so regex's clusters are cut before each.
 SEGMENTATION_UNICODE = "17.0"
 NEWER_THAN_SEGMENTATION = regex.compile(f"(?=[{regex.escape(assigned_after(SEGMENTATION_UNICODE))}])")
+# The same code points as a set: whether a text holds one is found in C, where searching it with a
+# class of thousands of characters takes seconds on a megabyte.
+ASSIGNED_SINCE_SEGMENTATION = frozenset(assigned_after(SEGMENTATION_UNICODE))
 WHOLE_CLUSTER_MAX_BYTES = 5  # longer clusters go character by character
-CACHE_CAPACITY = 100_000
+CLUSTER_TABLE_CAPACITY = 100_000
 
 
 class CorruptCharsmap(ValueError):
@@ -42,6 +45,7 @@ class Precompiled(Normalizer):
         self.trie = trie
         self.replacements = replacements
         self._cache: dict[str, str | None] = {}
+        self._normalized_clusters: dict[str, str] = {}
 
     @classmethod
     def from_json(cls, node: dict, where: str) -> Precompiled:
@@ -67,17 +71,25 @@ class Precompiled(Normalizer):
         return cls(struct.unpack_from(f"<{units}I", charsmap, 4), replacements)
 
     def normalize(self, text: str) -> str:
-        pieces = []
-        for cluster in _clusters(text):
-            if len(cluster.encode()) <= WHOLE_CLUSTER_MAX_BYTES:
-                replaced = self._replacement(cluster)
-                if replaced is not None:
-                    pieces.append(replaced)
-                    continue
-            for char in cluster:
-                replaced = self._replacement(char)
-                pieces.append(char if replaced is None else replaced)
-        return "".join(pieces)
+        # Each distinct cluster is normalized once, and the text joined from a table in C.
+        clusters = _clusters(text)
+        table = self._normalized_clusters
+        missing = set(clusters).difference(table)
+        if missing:
+            if len(table) + len(missing) > CLUSTER_TABLE_CAPACITY:  # a new table: another thread may read the old
+                table = {}
+                if len(missing) <= CLUSTER_TABLE_CAPACITY:
+                    self._normalized_clusters = table
+            table.update(zip(missing, map(self._normalized_cluster, missing)))
+        return "".join(map(table.__getitem__, clusters))
+
+    def _normalized_cluster(self, cluster: str) -> str:
+        if len(cluster.encode()) <= WHOLE_CLUSTER_MAX_BYTES:
+            replaced = self._replacement(cluster)
+            if replaced is not None:
+                return replaced
+        return "".join(char if replaced is None else replaced
+                       for char, replaced in zip(cluster, map(self._replacement, cluster)))
 
     def _keeps_start(self, text: str) -> bool:
         # The oracle records a leading deletion nowhere (tokenizers' transform with an initial
@@ -86,7 +98,7 @@ class Precompiled(Normalizer):
 
     def _replacement(self, chunk: str) -> str | None:
         if chunk not in self._cache:
-            if len(self._cache) >= CACHE_CAPACITY:
+            if len(self._cache) >= CLUSTER_TABLE_CAPACITY:
                 self._cache.clear()
             offset = self._first_key_value(chunk.encode())
             self._cache[chunk] = None if offset is None else self._replacement_at(offset)
@@ -127,7 +139,7 @@ class Precompiled(Normalizer):
 def _clusters(text: str) -> list[str]:
     """Extended grapheme clusters, as the oracle's Unicode version draws them."""
     clusters = GRAPHEME.findall(text)
-    if NEWER_THAN_SEGMENTATION.search(text) is None:
+    if ASSIGNED_SINCE_SEGMENTATION.isdisjoint(text):
         return clusters
     return [part for cluster in clusters for part in NEWER_THAN_SEGMENTATION.split(cluster) if part]
 

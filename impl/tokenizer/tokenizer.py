@@ -13,7 +13,7 @@ from itertools import chain
 from pathlib import Path
 
 from ..errors import TokenizerFileError
-from . import decoders, models, normalizers, post_processors, pre_tokenizers
+from . import decoders, models, normalizers, piece_cache, post_processors, pre_tokenizers
 from .added_tokens import AddedVocabulary
 from ..chat.render import apply_chat_template
 from .fields import U32_MAX, field, optional
@@ -25,7 +25,7 @@ class _FastPath:
 
     The text is cut into raw pieces (in C); a piece seen before costs one lookup, and the pieces
     not seen yet are spelled and tokenized together (``BPE.tokenize_batch``). The cache keeps up to
-    models.CACHE_CAPACITY short pieces; when it is full a new one replaces it (the model's is
+    piece_cache.CACHE_CAPACITY short pieces; when it is full a new one replaces it (the model's is
     emptied alike), and nothing is ever removed from a cache another thread may be reading.
     """
 
@@ -39,13 +39,13 @@ class _FastPath:
         table = cache = self.cache
         missing = set(raws).difference(cache)
         if missing:
-            if len(cache) >= models.CACHE_CAPACITY:
+            if len(cache) >= piece_cache.CACHE_CAPACITY:
                 table = cache = self.cache = {}
                 missing = set(raws)
             missing, known = list(missing), bool(cache)
             fresh = dict(zip(missing, self._tokenized(missing)))
-            kept = [raw for raw in missing if len(raw) < models.CACHE_MAX_PIECE_LENGTH]
-            kept = kept[:models.CACHE_CAPACITY - len(cache)]
+            kept = [raw for raw in missing if len(raw) < piece_cache.CACHE_MAX_PIECE_LENGTH]
+            kept = kept[:piece_cache.CACHE_CAPACITY - len(cache)]
             cache.update(zip(kept, map(fresh.__getitem__, kept)))
             if len(kept) < len(missing):  # (a cache that was empty holds nothing fresh lacks)
                 table = {**cache, **fresh} if known else fresh

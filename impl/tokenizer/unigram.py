@@ -24,6 +24,7 @@ import math
 from ..errors import TokenizerFileError
 from .byte_level import byte_token_ids
 from .fields import U64_MAX, child, defaulted, field, optional
+from .piece_cache import remember
 
 UNKNOWN_PENALTY = 10.0  # K_UNK_PENALTY in model.rs
 POWERS_OF_TEN = [float(f"1e{exponent}") for exponent in range(309)]  # serde_json's POW10 table
@@ -39,10 +40,9 @@ class Unigram:
         # A piece written twice keeps its last id, as the oracle's token -> id map does; every id
         # still decodes to its piece.
         self.vocab = {piece: token_id for token_id, (piece, _) in enumerate(pieces)}
-        self._scored = {piece: (token_id, pieces[token_id][1]) for piece, token_id in self.vocab.items()}
-        # Every proper prefix of a piece: the Viterbi step stops extending a match once it is not one.
-        self._prefixes = {piece[:length] for piece in self.vocab for length in range(1, len(piece))}
         self._unknown_score = min((score for _, score in pieces), default=math.inf) - UNKNOWN_PENALTY
+        self._lattice_trie: dict[str, tuple[int, float, bool]] | None = None  # built on first use
+        self._cache: dict[str, tuple[int, ...]] = {}
 
     @classmethod
     def from_json(cls, node: dict, where: str) -> Unigram:
@@ -64,7 +64,14 @@ class Unigram:
         return self.pieces[token_id][0] if 0 <= token_id < len(self.pieces) else None
 
     def tokenize(self, piece: str) -> list[int]:
-        """The ids of one pre-tokenized piece."""
+        """The ids of one pre-tokenized piece, from the cache when seen before."""
+        cached = self._cache.get(piece)
+        if cached is None:
+            cached = tuple(self._tokenized(piece))
+            remember(self._cache, piece, cached)
+        return list(cached)
+
+    def _tokenized(self, piece: str) -> list[int]:
         ids: list[int] = []
         for segment in self._segments(piece):
             token_id = self.vocab.get(segment)
@@ -81,37 +88,50 @@ class Unigram:
                                      "the text has a character no piece covers, and the model has no unk_id")
         return self.unk_id
 
+    def _trie(self) -> dict[str, tuple[int, float, bool]]:
+        """Each piece and each proper prefix of one -> (the piece's id, or -1 for a prefix only;
+        its score; whether some longer piece starts with it). One lookup per substring tells the
+        Viterbi step both whether a piece ends there and whether to read on."""
+        if self._lattice_trie is None:
+            prefixes = {piece[:length] for piece in self.vocab for length in range(1, len(piece))}
+            trie = dict.fromkeys(prefixes, (-1, 0.0, True))
+            trie.update((piece, (token_id, self.pieces[token_id][1], piece in prefixes))
+                        for piece, token_id in self.vocab.items())
+            self._lattice_trie = trie
+        return self._lattice_trie
+
     def _segments(self, text: str) -> list[str]:
         """The best path's pieces, consecutive unknown ones fused."""
         size = len(text)
-        best_score = [0.0] * (size + 1)
+        best_score = [-math.inf] * (size + 1)
+        best_score[0] = 0.0
         best_start = [-1] * (size + 1)  # -1: no path ends here yet
         best_id = [0] * (size + 1)
-        scored, prefixes = self._scored, self._prefixes
-
-        def offer(start: int, end: int, score: float) -> bool:
-            """Whether the path through (start, end) beats the best one ending at ``end``; if so it
-            becomes that path (the caller sets its id)."""
-            candidate = score + best_score[start]
-            if best_start[end] >= 0 and candidate <= best_score[end]:
-                return False
-            best_score[end], best_start[end] = candidate, start
-            return True
+        trie, unknown_score = self._trie().get, self._unknown_score
 
         for start in range(size):
-            covered_alone = False
-            for end in range(start + 1, size + 1):
-                candidate = text[start:end]
-                entry = scored.get(candidate)
-                if entry is not None:
-                    if offer(start, end, entry[1]):
-                        best_id[end] = entry[0]
+            base, covered_alone, end = best_score[start], False, start
+            while end < size:
+                end += 1
+                node = trie(text[start:end])
+                if node is None:
+                    break
+                token_id, score, extends = node
+                if token_id >= 0:
+                    # A path replaces the best one ending here only with a strictly higher score
+                    # (the first found wins ties); -inf scores only when no path ends here yet.
+                    candidate = base + score
+                    if candidate > best_score[end] or best_start[end] < 0:
+                        best_score[end], best_start[end], best_id[end] = candidate, start, token_id
                     covered_alone = covered_alone or end == start + 1
-                if candidate not in prefixes:
+                if not extends:
                     break
             # The oracle fails for want of an unk_id only when the unknown piece would be taken.
-            if not covered_alone and offer(start, start + 1, self._unknown_score):
-                best_id[start + 1] = self._required_unk_id()
+            if not covered_alone:
+                candidate = base + unknown_score
+                if candidate > best_score[start + 1] or best_start[start + 1] < 0:
+                    best_score[start + 1], best_start[start + 1] = candidate, start
+                    best_id[start + 1] = self._required_unk_id()
 
         segments: list[str] = []
         end, unknown_end = size, None  # unknown_end: where the run of unknown pieces being fused ends
