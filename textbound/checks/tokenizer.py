@@ -26,28 +26,34 @@ def second_oracle_disagreement(subject: Subject, case: Case, operation: str, giv
     return None
 
 
+def _compared(subject: Subject, case: Case, operation: str, given, expected, call, differs,
+              second_opinion: bool) -> Divergence | None:
+    """impl's answer to ``operation(given)`` against the oracle's ``expected``; where impl is right,
+    the family's second oracles are asked too when ``second_opinion``."""
+    actual, failure = impl_call(case, expected, call)
+    if failure:
+        return failure
+    if actual != expected:
+        return differs(actual)
+    return second_oracle_disagreement(subject, case, operation, given, expected) if second_opinion else None
+
+
 @check("tokenizer", "encode", minimize="text")
 def check_encode(subject: Subject, case: Case) -> Divergence | None:
     text, special = case.input["text"], case.input.get("add_special_tokens", False)
     expected = subject.oracle.encode(text, special)
-    actual, failure = impl_call(case, expected, lambda: subject.tokenizer.encode(text, add_special_tokens=special))
-    if failure:
-        return failure
-    if actual != expected:
-        return ids_divergence(subject, case, expected, actual, text)
-    return None if special else second_oracle_disagreement(subject, case, "encode", text, expected)
+    return _compared(subject, case, "encode", text, expected,
+                     lambda: subject.tokenizer.encode(text, add_special_tokens=special),
+                     lambda actual: ids_divergence(subject, case, expected, actual, text), not special)
 
 
 @check("tokenizer", "decode", minimize="ids")
 def check_decode(subject: Subject, case: Case) -> Divergence | None:
     ids, skip = case.input["ids"], case.input.get("skip_special_tokens", False)
     expected = subject.oracle.decode(ids, skip)
-    actual, failure = impl_call(case, expected, lambda: subject.tokenizer.decode(ids, skip_special_tokens=skip))
-    if failure:
-        return failure
-    if actual != expected:
-        return text_divergence(case, expected, actual)
-    return None if skip else second_oracle_disagreement(subject, case, "decode", ids, expected)
+    return _compared(subject, case, "decode", ids, expected,
+                     lambda: subject.tokenizer.decode(ids, skip_special_tokens=skip),
+                     lambda actual: text_divergence(case, expected, actual), not skip)
 
 
 @check("tokenizer", "vocab", minimize="ids")
