@@ -124,3 +124,32 @@ def test_properties_needing_names_the_impl_lacks_are_reported_not_provided(tmp_p
     assert [(s.get("property"), s["reason"]) for s in summary["skipped"]] == [("ids", reason), ("sanitized_ids", reason)]
     assert f"- chat/ids on {FAMILY}: {reason}" in (tmp_path / "report.md").read_text()
     assert '<testcase classname="textbound.gpt2.chat" name="ids"' in (tmp_path / "junit.xml").read_text()
+
+
+@pytest.mark.parametrize(("option", "value", "message"), [
+    ("--jobs", "0", "expected a whole number of 1 or more"),
+    ("--jobs", "-3", "expected a whole number of 1 or more"),
+    ("--jobs", "two", "expected a whole number of 1 or more"),
+    ("--max-memory", "0", "expected a whole number of 1 or more"),
+    ("--case-timeout", "0", "expected a number of seconds greater than 0"),
+    ("--case-timeout", "-1.5", "expected a number of seconds greater than 0"),
+    ("--case-timeout", "nan", "expected a number of seconds greater than 0"),
+])
+def test_an_option_out_of_its_range_is_a_setup_error_naming_the_range(tmp_path, capsys, option, value, message):
+    with pytest.raises(SystemExit) as exit_info:
+        run_cli("check", "--family", FAMILY, "--budget", "quick", "--report-dir", str(tmp_path), option, value)
+    assert exit_info.value.code == EXIT_SETUP
+    err = capsys.readouterr().err
+    assert f"argument {option}" in err and message in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("where", ["the folder itself", "a folder under it"])
+def test_a_report_dir_that_is_a_file_is_one_line_and_nothing_is_overwritten(tmp_path, capsys, where):
+    occupied = tmp_path / "occupied"
+    occupied.write_text("a file the user keeps\n")
+    report_dir = occupied if where == "the folder itself" else occupied / "run"
+    assert run_cli("check", "--family", FAMILY, "--budget", "quick", "--component", "stops",
+                   "--report-dir", str(report_dir)) == EXIT_SETUP
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"textbound: --report-dir {report_dir}: {occupied} is a file, not a folder"]
+    assert occupied.read_text() == "a file the user keeps\n"

@@ -1,8 +1,9 @@
 """The ``textbound`` command: check, replay, bench, triage, diff, merge, mutate, compare.
 
 Exit codes of ``check``: 0 no divergence beyond the baseline, 1 new divergences, 2 the run could
-not be set up (unknown family or component, unimportable --impl, unreadable baseline), 128 + the
-signal's number when interrupted (130 for Ctrl-C, 143 for SIGTERM; the report is written first).
+not be set up (unknown family or component, unimportable --impl, unreadable baseline, an option out of
+its range, a --report-dir that is a file), 128 + the signal's number when interrupted (130 for
+Ctrl-C, 143 for SIGTERM; the report is written first).
 ``diff`` exits 1 when NEW has signatures OLD had not. ``mutate`` (textbound.mutate) exits 0 when
 every mutant of mutants/ is caught, 1 when some are missed, 2 when the run could not be set up.
 ``compare`` (textbound.compare) exits 0 when nothing changed beyond --allow, 1 on changes, 2 on bad input.
@@ -58,13 +59,13 @@ def _parser() -> argparse.ArgumentParser:
                        help=f"comma-separated components of {', '.join(COMPONENTS)} (default: every one with checks)")
     check.add_argument("--budget", choices=sorted(BUDGETS), default="default")
     check.add_argument("--seed", type=int, default=0)
-    check.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    check.add_argument("--jobs", type=_at_least_one, default=os.cpu_count() or 1)
     check.add_argument("--report-dir", type=Path, default=None,
                        help="where to write the report (default: reports/runs/<time>)")
     check.add_argument("--baseline", type=Path, default=None, help="known divergences (JSON)")
-    check.add_argument("--case-timeout", type=float, default=DEFAULT_CASE_TIMEOUT, metavar="SECONDS",
+    check.add_argument("--case-timeout", type=_positive_seconds, default=DEFAULT_CASE_TIMEOUT, metavar="SECONDS",
                        help=f"a case running longer is recorded as 'timed out' (default: {DEFAULT_CASE_TIMEOUT:g})")
-    check.add_argument("--max-memory", type=int, default=None, metavar="MB",
+    check.add_argument("--max-memory", type=_at_least_one, default=None, metavar="MB",
                        help="data size limit of each worker process (default: none)")
     check.add_argument("--shard", type=_shard, default=None, metavar="K/N",
                        help="check only the K-th of N deterministic parts of the cases (combine with merge)")
@@ -100,6 +101,36 @@ def _parser() -> argparse.ArgumentParser:
     add_mutate_arguments(mutate)
     _add_compare_command(commands)
     return parser
+
+
+def _at_least_one(value: str) -> int:
+    """A whole number of 1 or more (``--jobs``, ``--max-memory``): ``"0"`` is refused, naming the range."""
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{value!r}: expected a whole number of 1 or more")
+    return number
+
+
+def _positive_seconds(value: str) -> float:
+    """A time of more than 0 seconds (``--case-timeout``): with 0 every case would time out."""
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = 0.0
+    if not 0 < seconds < float("inf"):
+        raise argparse.ArgumentTypeError(f"{value!r}: expected a number of seconds greater than 0")
+    return seconds
+
+
+def _unusable_report_dir(path: Path) -> str | None:
+    """Why ``path`` cannot hold a run's reports (a file, or a folder under one), or None."""
+    for place in (path, *path.parents):
+        if place.exists() and not place.is_dir():
+            return f"--report-dir {path}: {place} is a file, not a folder"
+    return None
 
 
 def _jobs_list(value: str) -> list[int]:
@@ -196,6 +227,9 @@ def _check(args, impl: Implementation) -> int:
     budget = BUDGETS[args.budget]
     baseline = load_baseline(args.baseline)
     report_dir = args.report_dir or Path("reports") / "runs" / time.strftime("%Y%m%d-%H%M%S")
+    if problem := _unusable_report_dir(report_dir):
+        print(f"textbound: {problem}", file=sys.stderr)
+        return EXIT_SETUP
     explicit = args.family or args.model_dir or args.hub
     if args.fuzzed_only and explicit:
         raise FamilyError("--fuzzed-only checks the fuzzed pipelines alone: drop --family, --model-dir and --hub")
@@ -216,7 +250,7 @@ def _check(args, impl: Implementation) -> int:
     limits = Limits(case_timeout=args.case_timeout, max_memory_mb=args.max_memory)
     plan = Plan(impl, families, components, budget, args.seed, args.shard, baseline)
     try:
-        verdict = run(plan, recorder, jobs=max(1, args.jobs), limits=limits)
+        verdict = run(plan, recorder, jobs=args.jobs, limits=limits)
     except KeyboardInterrupt as exc:
         signum = getattr(exc, "signum", signal.SIGINT)
         print(f"textbound: interrupted ({signal.Signals(signum).name}); the report of what was checked: "
