@@ -153,3 +153,11 @@ def test_a_report_dir_that_is_a_file_is_one_line_and_nothing_is_overwritten(tmp_
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"textbound: --report-dir {report_dir}: {occupied} is a file, not a folder"]
     assert occupied.read_text() == "a file the user keeps\n"
+
+
+def test_replay_of_a_case_lacking_a_field_names_it(capsys):
+    case = json.dumps({"component": "tokenizer", "property": "encode", "family": FAMILY, "input": {}})
+    assert run_cli("replay", "--family", FAMILY, case) == EXIT_SETUP
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["textbound: the case is not valid: tokenizer/encode reads the field 'text' of its input, "
+                   "which it lacks"]

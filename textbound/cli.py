@@ -296,7 +296,12 @@ def _replay(args, impl: Implementation) -> int:
     except (ValueError, KeyError, TypeError) as exc:
         print(f"textbound: the case is not valid: {exc}", file=sys.stderr)
         return EXIT_SETUP
-    divergence = run_check(Subject(families[0].name, families[0].path, impl), case)
+    try:
+        divergence = run_check(Subject(families[0].name, families[0].path, impl), case)
+    except KeyError as exc:  # the implementation's own failures are divergences: this is the case's input
+        print(f"textbound: the case is not valid: {case.component}/{case.property} reads the field {exc} "
+              f"of its input, which it lacks", file=sys.stderr)
+        return EXIT_SETUP
     if divergence is None:
         print("no divergence: impl agrees with the oracle on this case")
         return EXIT_OK
