@@ -103,26 +103,23 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _at_least_one(value: str) -> int:
-    """A whole number of 1 or more (``--jobs``, ``--max-memory``): ``"0"`` is refused, naming the range."""
-    try:
-        number = int(value)
-    except ValueError:
-        number = 0
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"{value!r}: expected a whole number of 1 or more")
-    return number
+def _within(convert, accepts, expectation: str):
+    """An argparse type: ``convert(value)`` when ``accepts`` it, else a usage error naming the range
+    (``_within(int, lambda n: n >= 1, "a whole number of 1 or more")("0")`` is refused)."""
+    def parse(value: str):
+        try:
+            number = convert(value)
+        except ValueError:
+            number = None
+        if number is None or not accepts(number):
+            raise argparse.ArgumentTypeError(f"{value!r}: expected {expectation}")
+        return number
+    return parse
 
 
-def _positive_seconds(value: str) -> float:
-    """A time of more than 0 seconds (``--case-timeout``): with 0 every case would time out."""
-    try:
-        seconds = float(value)
-    except ValueError:
-        seconds = 0.0
-    if not 0 < seconds < float("inf"):
-        raise argparse.ArgumentTypeError(f"{value!r}: expected a number of seconds greater than 0")
-    return seconds
+_at_least_one = _within(int, lambda n: n >= 1, "a whole number of 1 or more")  # --jobs, --max-memory
+# --case-timeout: with 0 every case would time out; nan and inf are no limits either.
+_positive_seconds = _within(float, lambda s: 0 < s < float("inf"), "a number of seconds greater than 0")
 
 
 def _unusable_report_dir(path: Path) -> str | None:
