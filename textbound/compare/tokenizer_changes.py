@@ -15,8 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from properties.sweeps import sweep_texts
+
 from ..budget import Budget
-from ..checks.tokenizer_cases import corpus_snippets
+from ..checks.tokenizer_cases import added_token_texts, corpus_snippets
 from ..minimize import ddmin
 from .changes import Change, Changes
 from .version import FamilyVersion
@@ -92,8 +94,6 @@ def _added_tokens(version: FamilyVersion) -> dict[str, dict]:
 def added_token_changes(old: FamilyVersion, new: FamilyVersion, changes: Changes) -> None:
     """Added tokens gone, new, renumbered or with a flag flipped, each with a text that encodes
     differently because of it when one of the token's contexts shows it."""
-    from ..checks.tokenizer_cases import added_token_texts
-
     old_added, new_added = _added_tokens(old), _added_tokens(new)
     changes.ran("tokenizer", "added_tokens", len(old_added.keys() | new_added.keys()))
     for content in sorted(old_added.keys() | new_added.keys()):
@@ -116,8 +116,9 @@ def _example(old: FamilyVersion, new: FamilyVersion, texts: list[str]) -> dict |
         if before[0] != after[0]:
             group = first_difference(before[1], after[1])
             smallest = ddmin(text, lambda t: first_difference(*(_plain(v, [t])[0][1] for v in (old, new))) == group)
-            return {"text": smallest, "old_ids": _plain(old, [smallest])[0][0], "new_ids": _plain(new, [smallest])[0][0],
-                    "old_pieces": _plain(old, [smallest])[0][1], "new_pieces": _plain(new, [smallest])[0][1]}
+            (old_ids, old_pieces), (new_ids, new_pieces) = _plain(old, [smallest])[0], _plain(new, [smallest])[0]
+            return {"text": smallest, "old_ids": old_ids, "new_ids": new_ids,
+                    "old_pieces": old_pieces, "new_pieces": new_pieces}
     return None
 
 
@@ -175,10 +176,6 @@ ENCODERS: dict[str, Callable[[FamilyVersion, list[str]], list[Encoded]]] = {
 def encode_texts(old: FamilyVersion, budget: Budget) -> dict[str, list[str]]:
     """The texts each encoder runs on: corpus snippets, added tokens in context and, without special
     tokens, the sweeps (of OLD's vocabulary: NEW's new entries show in the vocabulary changes)."""
-    from properties.sweeps import sweep_texts
-
-    from ..checks.tokenizer_cases import added_token_texts
-
     snippets = corpus_snippets(budget)
     added = sorted(t.content for t in old.oracle.tokenizer.get_added_tokens_decoder().values() if t.content)
     plain = snippets + added_token_texts(added) + sweep_texts(old.oracle, stride=budget.sweep_stride)
