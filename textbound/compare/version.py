@@ -1,7 +1,9 @@
 """One side of a comparison: a family folder as the oracles load it.
 
 A folder holds tokenizer.json and tokenizer_config.json, and may hold chat_template.jinja,
-generation_config.json and special_tokens_map.json. ``tokenizers`` reads tokenizer.json (ids and
+generation_config.json and special_tokens_map.json. A GGUF file stands for the folder transformers
+reads out of it (textbound/families/gguf.py), so ``compare model.gguf hf_folder/`` lists what the
+file carries differently from the folder it was made from. ``tokenizers`` reads tokenizer.json (ids and
 pieces), transformers' generic fast tokenizer the whole folder (special tokens, chat templates),
 exactly as the ``check`` command's oracles do.
 """
@@ -11,6 +13,9 @@ import json
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+
+from ..families import FamilyError
+from ..families.gguf import gguf_family, is_gguf
 
 
 class CompareError(Exception):
@@ -27,10 +32,16 @@ class FamilyVersion:
 
     label: str
     path: Path
+    gguf: Path | None = None  # the GGUF file the folder was read from
 
     @property
     def name(self) -> str:
-        return self.path.resolve().name
+        return self.gguf.stem if self.gguf else self.path.resolve().name
+
+    @property
+    def source(self) -> Path:
+        """What the user named: the folder, or the GGUF file."""
+        return self.gguf or self.path
 
     def json_file(self, filename: str) -> dict:
         """A JSON file of the folder, {} when the folder has none."""
@@ -77,13 +88,23 @@ class FamilyVersion:
 
 
 def load_version(label: str, path: str | Path) -> FamilyVersion:
-    """The folder at ``path`` as a FamilyVersion, checked loadable by both oracles."""
+    """The folder (or GGUF file) at ``path`` as a FamilyVersion, checked loadable by both oracles."""
     path = Path(path)
+    if is_gguf(path):
+        try:
+            family = gguf_family(path)
+        except FamilyError as exc:
+            raise CompareError(f"{label} {exc}") from None
+        version = FamilyVersion(label, family.path, gguf=path)
+        return _loaded(version)
     if not path.is_dir():
-        raise CompareError(f"{label} {path}: not a folder")
+        raise CompareError(f"{label} {path}: neither a folder nor a GGUF file")
     if not (path / "tokenizer.json").is_file():
         raise CompareError(f"{label} {path}: no tokenizer.json there")
-    version = FamilyVersion(label, path)
+    return _loaded(FamilyVersion(label, path))
+
+
+def _loaded(version: FamilyVersion) -> FamilyVersion:
     # Loaded now, so bad input fails before any case runs.
     for loaded in ("tokenizer_json", "config", "generation_config", "oracle", "transformers_tokenizer"):
         getattr(version, loaded)

@@ -23,7 +23,7 @@ class FamilyError(Exception):
 class Family:
     name: str
     path: Path
-    origin: str  # "embedded", "models", "mistral", "folder", "hub" or "fuzz"
+    origin: str  # "embedded", "models", "mistral", "folder", "gguf", "hub" or "fuzz"
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 
 from .family import Family, FamilyError, NamedFamilies, named_families
+from .gguf import gguf_family, is_gguf
 
 MODELS_ENV = "TEXTBOUND_MODELS"
 
@@ -27,7 +28,10 @@ def folder_families(root: Path) -> list[Family]:
 
 
 def folder_family(path: str | Path) -> Family:
+    """The family in the folder ``path``, or in the GGUF file ``path`` names (families/gguf.py)."""
     path = Path(path)
+    if is_gguf(path):
+        return gguf_family(path)
     if not (path / "tokenizer.json").is_file():
         raise FamilyError(f"--model-dir {path}: no tokenizer.json there")
     return Family(path.resolve().name, path, "folder")

@@ -1,0 +1,101 @@
+"""transformers' reading of a GGUF file's tokenizer: the family folder a transformers user gets from
+``AutoTokenizer.from_pretrained(folder, gguf_file=name)``, saved with ``save_pretrained``.
+
+A GGUF carries no tokenizer.json: its vocabulary, merges, token types, pre-tokenizer name,
+BOS/EOS ids, ``add_bos_token`` and chat template are metadata under llama.cpp's key names, which
+transformers (``integrations/gguf/gguf_tokenizer_mapping.py``) turns back into a fast tokenizer.
+That reading is the reference here, stamped with transformers' version; what the file carries
+(the template llama.cpp renders, its BOS flag) comes through it unchanged.
+
+transformers' GGUF reader imports torch at the top for the tensors, which reading the tokenizer
+never touches. The reading runs in a child process (``python -m oracles.gguf_oracle GGUF OUT``)
+that holds a stand-in torch, so the harness's own process never sees one.
+
+    >>> files = read_gguf(Path("qwen3.gguf"))                                    # doctest: +SKIP
+    >>> sorted(files)
+    ['gguf_source.json', 'tokenizer.json', 'tokenizer_config.json']
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.machinery
+import json
+import subprocess
+import sys
+import tempfile
+import types
+from pathlib import Path
+
+SOURCE_FILE = "gguf_source.json"  # in a folder read from a GGUF: the file's name, digest and reader
+KEPT_FILES = ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja", SOURCE_FILE)
+TIMEOUT_SECONDS = 300
+ERROR_LINES = 3  # of the child's stderr kept in the error
+
+
+class GGUFReadError(Exception):
+    """transformers could not read the GGUF's tokenizer; the message names the file and says why."""
+
+
+def file_digest(path: Path) -> str:
+    """The SHA-256 of a file, read in blocks (a GGUF with weights is gigabytes)."""
+    digest = hashlib.sha256()
+    with path.open("rb") as file:
+        for block in iter(lambda: file.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def read_gguf(path: Path) -> dict[str, str]:
+    """The family folder's files (name -> text) transformers makes of the GGUF at ``path``."""
+    path = Path(path).resolve()
+    with tempfile.TemporaryDirectory(prefix="textbound-gguf-") as out:
+        try:
+            done = subprocess.run([sys.executable, "-m", "oracles.gguf_oracle", str(path), out],
+                                  capture_output=True, text=True, timeout=TIMEOUT_SECONDS)
+        except subprocess.TimeoutExpired:
+            raise GGUFReadError(f"{path}: transformers did not read it within {TIMEOUT_SECONDS} s") from None
+        if done.returncode != 0:
+            words = " | ".join(done.stderr.strip().splitlines()[-ERROR_LINES:]) or f"exit {done.returncode}"
+            raise GGUFReadError(f"{path}: transformers cannot read its tokenizer: {words}")
+        return {name: (Path(out) / name).read_text(encoding="utf-8")
+                for name in KEPT_FILES if (Path(out) / name).is_file()}
+
+
+class _Absent:
+    """Any torch name: a placeholder in annotations and defaults, an error when called."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __getattr__(self, name: str) -> "_Absent":
+        return _Absent(f"{self.name}.{name}")
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(f"{self.name} called: reading a GGUF's tokenizer needs no torch")
+
+    def __mro_entries__(self, bases):
+        return (object,)
+
+
+def _install_torch_stand_in() -> None:
+    torch = types.ModuleType("torch")
+    torch.__spec__ = importlib.machinery.ModuleSpec("torch", None)
+    torch.__getattr__ = lambda name: _Absent(f"torch.{name}")
+    torch.inference_mode = contextlib.nullcontext
+    sys.modules["torch"] = torch
+
+
+def _read_in_child(gguf: Path, out: Path) -> None:
+    # transformers first: it decides that torch is absent before the stand-in exists.
+    import transformers
+    from transformers import PreTrainedTokenizerFast
+    _install_torch_stand_in()
+    tokenizer = PreTrainedTokenizerFast.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    tokenizer.save_pretrained(str(out))
+    source = {"gguf": gguf.name, "sha256": file_digest(gguf), "reader": f"transformers {transformers.__version__}"}
+    (out / SOURCE_FILE).write_text(json.dumps(source, indent=1) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    _read_in_child(Path(sys.argv[1]), Path(sys.argv[2]))
