@@ -220,3 +220,15 @@ def test_prefix_stability_is_reported_on_every_shared_template(tmp_path, monkeyp
             assert not example["longer"].startswith(example["shorter"])
         else:
             assert example["longer"][:len(example["shorter"])] != example["shorter"]
+
+
+def test_two_hub_revisions_are_compared(monkeypatch, tmp_path):
+    old, new = copy_pair(build_family("gpt2"), tmp_path)
+    edit_json(new / "tokenizer_config.json", lambda c: c.update(add_bos_token=not c.get("add_bos_token", False)))
+    revisions = {"old": old, "new": new}
+    monkeypatch.setattr("huggingface_hub.snapshot_download",
+                        lambda repo_id, revision, allow_patterns, cache_dir: str(revisions[revision]))
+    code, summary = compare("org/name@old", "org/name@new", tmp_path, "--component", "tokenizer")
+    assert code == EXIT_CHANGED
+    assert (summary["old_version"], summary["new_version"]) == ("org/name@old", "org/name@new")
+    assert changes(summary, "tokenizer/special_tokens: tokenizer_config setting changed")

@@ -45,3 +45,18 @@ def test_hub_download_failure_is_a_clear_error(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(FamilyError, match="--hub textbound-test/absent: cannot download"):
         hub_family("textbound-test/absent")
+
+
+def test_a_hub_revision_is_asked_for_by_name(monkeypatch, models_root):
+    asked = []
+
+    def snapshot_download(repo_id, revision, allow_patterns, cache_dir):
+        asked.append((repo_id, revision))
+        return str(models_root / "mine")
+    monkeypatch.setattr("huggingface_hub.snapshot_download", snapshot_download)
+    family = hub_family("org/name@v1.0")
+    assert asked == [("org/name", "v1.0")] and family.name == "org--name@v1.0"
+    hub_family("org/name")
+    assert asked[-1] == ("org/name", None)
+    with pytest.raises(FamilyError, match="expected ORG/NAME or ORG/NAME@REVISION"):
+        hub_family("org/name@")

@@ -37,7 +37,7 @@ def build_summary(old: FamilyVersion, new: FamilyVersion, comparison: Comparison
         for name in ("cases", "divergences", "new"):
             total[name] += entry[name]
     return {
-        "old_version": str(old.source), "new_version": str(new.source), "impl": "textbound compare", "impl_version": pair,
+        "old_version": old.source, "new_version": new.source, "impl": "textbound compare", "impl_version": pair,
         "sides": list(SIDES), "families": {}, "changes": [c.as_dict() for c in comparison.changes],
         "allowed": sorted({c.signature for c in comparison.changes
                                                                                if c.allowed is not None}),

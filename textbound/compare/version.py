@@ -3,19 +3,25 @@
 A folder holds tokenizer.json and tokenizer_config.json, and may hold chat_template.jinja,
 generation_config.json and special_tokens_map.json. A GGUF file stands for the folder transformers
 reads out of it (textbound/families/gguf.py), so ``compare model.gguf hf_folder/`` lists what the
-file carries differently from the folder it was made from. ``tokenizers`` reads tokenizer.json (ids and
+file carries differently from the folder it was made from; ``org/name@rev`` stands for that hub
+revision's tokenizer files (textbound/families/hub.py). ``tokenizers`` reads tokenizer.json (ids and
 pieces), transformers' generic fast tokenizer the whole folder (special tokens, chat templates),
 exactly as the ``check`` command's oracles do.
 """
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
 from ..families import FamilyError
 from ..families.gguf import gguf_family, is_gguf
+from ..families.hub import hub_family
+
+# What names a hub repository, optionally at a revision: org/name or org/name@rev.
+HUB_REPO = re.compile(r"[\w.-]+/[\w.-]+(@[\w./-]+)?")
 
 
 class CompareError(Exception):
@@ -33,15 +39,18 @@ class FamilyVersion:
     label: str
     path: Path
     gguf: Path | None = None  # the GGUF file the folder was read from
+    hub: str | None = None  # the hub repository (and revision) the folder was downloaded from
 
     @property
     def name(self) -> str:
+        if self.hub:
+            return self.hub
         return self.gguf.stem if self.gguf else self.path.resolve().name
 
     @property
-    def source(self) -> Path:
-        """What the user named: the folder, or the GGUF file."""
-        return self.gguf or self.path
+    def source(self) -> str:
+        """What the user named: the folder, the GGUF file or the hub revision."""
+        return self.hub or str(self.gguf or self.path)
 
     def json_file(self, filename: str) -> dict:
         """A JSON file of the folder, {} when the folder has none."""
@@ -88,17 +97,18 @@ class FamilyVersion:
 
 
 def load_version(label: str, path: str | Path) -> FamilyVersion:
-    """The folder (or GGUF file) at ``path`` as a FamilyVersion, checked loadable by both oracles."""
-    path = Path(path)
-    if is_gguf(path):
-        try:
-            family = gguf_family(path)
-        except FamilyError as exc:
-            raise CompareError(f"{label} {exc}") from None
-        version = FamilyVersion(label, family.path, gguf=path)
-        return _loaded(version)
+    """The folder, GGUF file or hub revision (``org/name@rev``, where no such file or folder exists)
+    at ``path`` as a FamilyVersion, checked loadable by both oracles."""
+    name, path = str(path), Path(path)
+    try:
+        if is_gguf(path):
+            return _loaded(FamilyVersion(label, gguf_family(path).path, gguf=path))
+        if not path.exists() and HUB_REPO.fullmatch(name):
+            return _loaded(FamilyVersion(label, hub_family(name).path, hub=name))
+    except FamilyError as exc:
+        raise CompareError(f"{label} {exc}") from None
     if not path.is_dir():
-        raise CompareError(f"{label} {path}: neither a folder nor a GGUF file")
+        raise CompareError(f"{label} {path}: neither a folder, a GGUF file nor a hub repository")
     if not (path / "tokenizer.json").is_file():
         raise CompareError(f"{label} {path}: no tokenizer.json there")
     return _loaded(FamilyVersion(label, path))
