@@ -106,6 +106,18 @@ def field(session: nox.Session) -> None:
     session.run("python", "tools/field_report.py", *session.posargs, env=_shared_env())
 
 
+@nox.session
+def oracle_upgrade(session: nox.Session) -> None:
+    """compare under two versions of the oracle libraries, the gate before a pin bump:
+    nox -s oracle_upgrade -- FAMILY tokenizers==0.23.1,tokenizers==0.23.3 [compare options]."""
+    if len(session.posargs) < 2:
+        session.error("usage: nox -s oracle_upgrade -- FAMILY A,B [compare options]")
+    family, sides, *options = session.posargs
+    _install(session)
+    session.run("textbound", "compare", family, "--oracle-versions", sides,
+                "--report-dir", "reports/runs/oracle-upgrade", *options, env=_shared_env())
+
+
 JS_ENGINES = ROOT / "engines" / "js"
 
 

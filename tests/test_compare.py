@@ -38,9 +38,11 @@ def edit_json(path: Path, change) -> None:
     path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
 
 
-def compare(old: Path, new: Path, tmp_path: Path, *options: str) -> tuple[int, dict]:
+def compare(old: Path, new: Path | None, tmp_path: Path, *options: str) -> tuple[int, dict]:
+    """compare at the quick budget; ``new`` None for one family under --oracle-versions."""
     report = tmp_path / "report"
-    code = main(["compare", str(old), str(new), "--budget", "quick", "--report-dir", str(report), *options])
+    sides = [str(old)] if new is None else [str(old), str(new)]
+    code = main(["compare", *sides, "--budget", "quick", "--report-dir", str(report), *options])
     return code, json.loads((report / "summary.json").read_text(encoding="utf-8"))
 
 

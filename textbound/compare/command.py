@@ -10,12 +10,15 @@ import sys
 import time
 from pathlib import Path
 
+from oracles.remote import RemoteOracleError, RemoteOracles
+
 from ..baseline import BaselineError, load_baseline
 from ..budget import BUDGETS
 from .changes import apply_allow
 from .gate import COMPARED_COMPONENTS, compare
 from .report import build_summary, write_reports
-from .version import CompareError, load_version
+from .oracle_versions import OverlayError, overlay, parse_sides
+from .version import CompareError, FamilyVersion, load_version
 
 EXIT_SAME, EXIT_CHANGED, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -31,7 +34,8 @@ def _components(value: str) -> list[str]:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("old", type=Path, help="the family folder users have now")
-    parser.add_argument("new", type=Path, help="the family folder they would get")
+    parser.add_argument("new", type=Path, nargs="?", default=None,
+                        help="the family folder they would get (none with --oracle-versions)")
     parser.add_argument("--component", type=_components, default=list(COMPARED_COMPONENTS), metavar="LIST",
                         help=f"comma-separated components of {', '.join(COMPARED_COMPONENTS)} (default: all)")
     parser.add_argument("--budget", choices=sorted(BUDGETS), default="default")
@@ -40,6 +44,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="accepted as check takes it; compare runs its cases in one process")
     parser.add_argument("--report-dir", type=Path, default=None,
                         help="where to write the report (default: reports/compare/<time>)")
+    parser.add_argument("--oracle-versions", type=parse_sides, default=None, metavar="A,B",
+                        help="compare OLD under two versions of the oracle libraries, e.g. "
+                             "tokenizers==0.22.1,tokenizers==0.23.3 (a side may join pins with +)")
     parser.add_argument("--allow", type=Path, default=None, metavar="FILE",
                         help='changes accepted, each with a reason: {"entries": [{"signature", "reason"[, "family"]}]}')
 
@@ -47,18 +54,42 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run_command(args: argparse.Namespace, argv: list[str]) -> int:
     """``textbound compare`` with parsed ``args``; ``argv`` is the command line reports show."""
     started = time.monotonic()
+    remotes: list[RemoteOracles] = []
     try:
         allow = load_baseline(args.allow)
-        old, new = load_version("old", args.old), load_version("new", args.new)
-    except (CompareError, BaselineError) as exc:
+        if (args.new is None) == (args.oracle_versions is None):
+            raise CompareError("give OLD and NEW, or one family with --oracle-versions A,B")
+        if args.oracle_versions:
+            for pins in args.oracle_versions:
+                remotes.append(RemoteOracles(args.old, overlay(pins)))
+            old, new = load_version("old", args.old, remotes[0]), load_version("new", args.old, remotes[1])
+        else:
+            old, new = load_version("old", args.old), load_version("new", args.new)
+    except (CompareError, BaselineError, OverlayError, RemoteOracleError) as exc:
         print(f"textbound compare: {exc}", file=sys.stderr)
+        _close(remotes)
         return EXIT_BAD_INPUT
+    try:
+        return _compare(args, argv, started, old, new, allow)
+    finally:
+        _close(remotes)
+
+
+def _close(remotes: list[RemoteOracles]) -> None:
+    for remote in remotes:
+        remote.close()
+
+
+def _compare(args: argparse.Namespace, argv: list[str], started: float, old: FamilyVersion, new: FamilyVersion,
+             allow: dict) -> int:
     budget = BUDGETS[args.budget]
     comparison = compare(old, new, budget, args.seed, args.component)
     unused = apply_allow(comparison.changes, allow)
     from oracles import versions
-    run = {"budget": budget.name, "seed": args.seed, "components": args.component,
-           "oracles": {c: v for c, v in versions().items() if c in args.component},
+    references = {c: v for c, v in versions().items() if c in args.component}
+    if old.remote:
+        references = {v.label: ", ".join(f"{package} {n}" for package, n in v.remote.versions.items()) for v in (old, new)}
+    run = {"budget": budget.name, "seed": args.seed, "components": args.component, "oracles": references,
            "seconds": round(time.monotonic() - started, 1)}
     summary = build_summary(old, new, comparison, run, unused)
     report_dir = args.report_dir or Path("reports") / "compare" / time.strftime("%Y%m%d-%H%M%S")

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
+from oracles.remote import RemoteOracles
+
 from ..families import FamilyError
 from ..families.gguf import gguf_family, is_gguf
 from ..families.hub import hub_family
@@ -40,12 +42,14 @@ class FamilyVersion:
     path: Path
     gguf: Path | None = None  # the GGUF file the folder was read from
     hub: str | None = None  # the hub repository (and revision) the folder was downloaded from
+    remote: RemoteOracles | None = None  # the oracles under other library versions (--oracle-versions)
 
     @property
     def name(self) -> str:
-        if self.hub:
-            return self.hub
-        return self.gguf.stem if self.gguf else self.path.resolve().name
+        name = self.hub or (self.gguf.stem if self.gguf else self.path.resolve().name)
+        if self.remote:
+            return f"{name} under " + " ".join(f"{package} {v}" for package, v in self.remote.versions.items())
+        return name
 
     @property
     def source(self) -> str:
@@ -82,6 +86,10 @@ class FamilyVersion:
         """The `tokenizers` oracle of tokenizer.json."""
         from oracles.tokenizers_oracle import TokenizersOracle
         try:
+            if self.remote:
+                oracle = self.remote.root("oracle")
+                oracle.vocab_size  # loaded now, so that a refusal is bad input here too
+                return oracle
             return TokenizersOracle.from_dir(self.path)
         except Exception as exc:  # tokenizers refuses the file: name it, no traceback
             raise CompareError(f"{self.label} {self.path / 'tokenizer.json'}: tokenizers cannot load it: {exc}") from None
@@ -91,27 +99,31 @@ class FamilyVersion:
         """transformers' tokenizer of the folder (the chat oracle's, so templates and specials agree)."""
         from oracles.chat_oracle import FamilyChatOracle
         try:
+            if self.remote:
+                tokenizer = self.remote.root("transformers_tokenizer")
+                tokenizer.eos_token_id  # loaded now, so that a refusal is bad input here too
+                return tokenizer
             return FamilyChatOracle.of(self.path.resolve()).tokenizer
         except Exception as exc:  # a config transformers refuses is bad input too
             raise CompareError(f"{self.label} {self.path}: transformers cannot load it: {exc}") from None
 
 
-def load_version(label: str, path: str | Path) -> FamilyVersion:
+def load_version(label: str, path: str | Path, remote: RemoteOracles | None = None) -> FamilyVersion:
     """The folder, GGUF file or hub revision (``org/name@rev``, where no such file or folder exists)
-    at ``path`` as a FamilyVersion, checked loadable by both oracles."""
+    at ``path`` as a FamilyVersion, checked loadable by both oracles (``remote``'s, when given)."""
     name, path = str(path), Path(path)
     try:
         if is_gguf(path):
-            return _loaded(FamilyVersion(label, gguf_family(path).path, gguf=path))
+            return _loaded(FamilyVersion(label, gguf_family(path).path, gguf=path, remote=remote))
         if not path.exists() and HUB_REPO.fullmatch(name):
-            return _loaded(FamilyVersion(label, hub_family(name).path, hub=name))
+            return _loaded(FamilyVersion(label, hub_family(name).path, hub=name, remote=remote))
     except FamilyError as exc:
         raise CompareError(f"{label} {exc}") from None
     if not path.is_dir():
         raise CompareError(f"{label} {path}: neither a folder, a GGUF file nor a hub repository")
     if not (path / "tokenizer.json").is_file():
         raise CompareError(f"{label} {path}: no tokenizer.json there")
-    return _loaded(FamilyVersion(label, path))
+    return _loaded(FamilyVersion(label, path, remote=remote))
 
 
 def _loaded(version: FamilyVersion) -> FamilyVersion:

@@ -1,0 +1,77 @@
+"""``textbound compare FAMILY --oracle-versions A,B``: the same cases under two versions of the oracle
+libraries, the gate a project runs before bumping its ``tokenizers`` or transformers pin.
+
+Each side is one or more pins joined by ``+`` (``tokenizers==0.22.1+transformers==5.20.0``); the
+two sides are separated by a comma. A side's oracles run in a child process (oracles/remote.py)
+whose packages come first from an *overlay*: a folder holding just the pinned packages, installed
+once with ``pip install --no-deps --target`` and cached by the pins. A side whose pins are the
+installed versions needs none. The rest of the environment (numpy, huggingface_hub...) is the
+harness's own, so a pin that needs other versions of those fails that side's setup, with pip's or
+the import's words.
+
+    >>> parse_sides("tokenizers==0.22.1,tokenizers==0.23.3")
+    [('tokenizers==0.22.1',), ('tokenizers==0.23.3',)]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from importlib.metadata import version
+from pathlib import Path
+
+from oracles.remote import PACKAGES
+
+from ..families.cache import default_cache_dir
+
+PIP_TIMEOUT_SECONDS = 600
+ERROR_LINES = 3  # of pip's stderr kept in the error
+
+
+class OverlayError(Exception):
+    """A side's pinned packages could not be installed; the message gives pip's words."""
+
+
+def parse_sides(value: str) -> list[tuple[str, ...]]:
+    """The two sides' pins; ArgumentTypeError naming what is wrong (it is an argparse type)."""
+    sides = [tuple(pin.strip() for pin in side.split("+")) for side in value.split(",")]
+    if len(sides) != 2:
+        raise argparse.ArgumentTypeError(f"{value!r}: expected two sides, A,B (each PACKAGE==VERSION[+...])")
+    for pin in (pin for side in sides for pin in side):
+        package, equals, wanted = pin.partition("==")
+        if not equals or package not in PACKAGES or not wanted:
+            raise argparse.ArgumentTypeError(f"{pin!r}: expected PACKAGE==VERSION with PACKAGE one of "
+                                             f"{', '.join(PACKAGES)}")
+    return sides
+
+
+def overlay(pins: tuple[str, ...]) -> Path | None:
+    """The folder holding ``pins`` (None when they are the installed versions), built on first use."""
+    wanted = [pin for pin in pins if version(pin.partition("==")[0]) != pin.partition("==")[2]]
+    if not wanted:
+        return None
+    target = default_cache_dir() / "oracle-overlays" / "+".join(sorted(wanted)).replace("==", "-")
+    if target.is_dir():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        try:
+            done = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target",
+                                   str(staging), *wanted], capture_output=True, text=True, timeout=PIP_TIMEOUT_SECONDS)
+        except subprocess.TimeoutExpired:
+            raise OverlayError(f"pip install {' '.join(wanted)}: no answer within {PIP_TIMEOUT_SECONDS} s") from None
+        if done.returncode != 0:
+            words = " | ".join(done.stderr.strip().splitlines()[-ERROR_LINES:]) or f"exit {done.returncode}"
+            raise OverlayError(f"pip install {' '.join(wanted)}: {words}")
+        try:
+            os.rename(staging, target)
+        except OSError:
+            if not target.is_dir():  # else another run published the same pins first
+                raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return target
