@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.families import NEEDS_MODELS, SHARED
 from tests.gguf_files import write_gguf
 from tests.test_compare import changes, compare
 from textbound.cli import main
@@ -73,3 +74,14 @@ def test_a_broken_gguf_is_one_line_and_exit_2(tmp_path, capsys, content, words):
     assert code == EXIT_BAD_INPUT and words in err and str(broken) in err and len(err.splitlines()) == 1
     with pytest.raises(FamilyError, match=words):
         folder_family(broken)
+
+
+@NEEDS_MODELS
+def test_a_gguf_of_a_shared_family_shows_the_normalizer_transformers_drops(tmp_path):
+    folder = SHARED["qwen3"]
+    made = write_gguf(folder, tmp_path / "qwen3.gguf", pre="qwen2", architecture="qwen3")
+    code, summary = compare(folder, made, tmp_path, "--component", "tokenizer")
+    assert code == EXIT_CHANGED
+    stages = {c["subject"]: (c["old"], c["new"]) for c in changes(summary, "tokenizer/vocab: pipeline stage changed")}
+    assert "normalizer" in stages and "NFC" in str(stages["normalizer"][0]) and stages["normalizer"][1] is None
+    assert changes(summary, "tokenizer/encode: different pieces")  # compatibility ideographs, no longer NFC'd
