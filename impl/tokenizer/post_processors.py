@@ -25,7 +25,10 @@ class PostProcessorPanic(ValueError):
 class PostProcessor:
     def process(self, ids: list[int], add_special_tokens: bool) -> list[int]:
         """The ids of one input sequence with this processor's special tokens added."""
-        return [token_id for encoding in self.process_encodings([ids], add_special_tokens) for token_id in encoding]
+        encodings = self.process_encodings([ids], add_special_tokens)
+        if len(encodings) == 1:  # no copy of a long text's ids when nothing was added around them
+            return encodings[0]
+        return [token_id for encoding in encodings for token_id in encoding]
 
     def process_encodings(self, encodings: Encodings, add_special_tokens: bool) -> Encodings:
         raise NotImplementedError
