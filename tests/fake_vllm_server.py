@@ -183,10 +183,10 @@ class FakeEngine:
 
     def detokenize(self, body: dict) -> dict:
         ids = _field(body, "tokens", list)
-        try:
-            return {"prompt": self.tokenizer.decode(ids)}
-        except (ValueError, TypeError, IndexError, KeyError) as exc:
-            raise BadRequest(f"tokens: {exc}") from exc
+        unknown = [i for i in ids if not isinstance(i, int) or self.tokenizer.id_to_token(i) is None]
+        if unknown:
+            raise BadRequest(f"tokens: not token ids of this model: {unknown[:5]}")
+        return {"prompt": self.tokenizer.decode(ids)}
 
     def prompt_ids(self, text: str, add_special_tokens: bool) -> list[int]:
         ids = self.tokenizer.encode(text, add_special_tokens=add_special_tokens)
