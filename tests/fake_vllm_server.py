@@ -459,9 +459,9 @@ def _broken_instance(schema: dict, arguments):
         kinds = sub.get("type") if isinstance(sub, dict) else None
         if kinds:
             kinds = kinds if isinstance(kinds, list) else [kinds]
-            wrong = next(value for kind, value in (("string", 12345), ("integer", "x"), ("number", "x"),
-                                                   ("boolean", "x"), ("object", "x"), ("array", "x"), ("null", "x"))
-                         if kind not in kinds)
+            wrong = next(value for value, types in (("x", {"string"}), (12345, {"integer", "number"}),
+                                                    ([], {"array"}), (None, {"null"}))
+                         if not types & set(kinds))
             return {**arguments, name: wrong} if isinstance(arguments, dict) else wrong
     if schema.get("required") and isinstance(arguments, dict):
         return {k: v for k, v in arguments.items() if k != schema["required"][0]}
