@@ -85,7 +85,7 @@ class _Exchange:
     def __init__(self, client: ServerClient, request: dict):
         self.client, self.request = client, request
         path = request["path"]
-        if not path.startswith("/") or "://" in path:
+        if not path.startswith("/") or path.startswith("//") or "://" in path:
             raise ValueError(f"a request path must start with '/' and name no other server: {path!r}")
         self._timed_out = threading.Event()
         self._connection = None

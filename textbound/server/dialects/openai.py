@@ -48,6 +48,9 @@ class OpenAIDialect:
                   add_generation_prompt: bool = True) -> str:
         raise NotProvided(f"{self.name}: no endpoint renders a chat's text")
 
+    def chat_template(self) -> str:
+        raise NotProvided(f"{self.name}: no endpoint names the chat template")
+
     def generate(self, request: GenerationRequest) -> Generation:
         """The server's generation for ``request``, streamed or not (see dialect.Generation)."""
         path, body = self.request_body(request)
