@@ -179,6 +179,7 @@ def _server_environment(args):
         yield
         return
     args.impl = SERVER_ADAPTER
+    sys.modules.pop(SERVER_ADAPTER, None)  # the adapter reads its environment when imported: this run's
     with patch.dict(os.environ, {name: getattr(args, option) for option, name in SERVER_ENV.items()
                                  if getattr(args, option)}):
         yield

@@ -29,7 +29,7 @@ from oracles.tokenizers_oracle import TokenizersOracle
 from ..budget import Budget
 from ..divergence import COMPONENTS, SERVER_ERROR, Case, Divergence, char_kind, first_index
 from ..implementation import LIBRARY, Implementation
-from ..server.dialect import ServerError
+from ..server.dialect import NotProvided, ServerError
 from ..families import Family
 
 PIECE_WINDOW = 3  # token pieces shown on each side of where two id lists part
@@ -109,6 +109,8 @@ def run_check(subject: Subject, case: Case) -> Divergence | None:
         return fn(subject, case)
     except ServerError as exc:  # a check lets a misbehaving server through (impl_outcome): recorded, never a crash
         return server_error(case, None, exc)
+    except NotProvided as exc:
+        return not_provided(case, exc)
 
 
 def server_error(case: Case, expected, exc: ServerError) -> Divergence:
@@ -118,11 +120,14 @@ def server_error(case: Case, expected, exc: ServerError) -> Divergence:
 
 def impl_call(case: Case, expected, call: Callable):
     """Runs the implementation; an exception is a divergence of its own kind, never a crash. A server
-    that misbehaved gives "server error: <what>", the request it was sent in first_difference."""
+    that misbehaved gives "server error: <what>", the request it was sent in first_difference; one
+    lacking what the case asks "not provided: <what>" (never a pass)."""
     try:
         return call(), None
     except ServerError as exc:
         return None, server_error(case, expected, exc)
+    except NotProvided as exc:
+        return None, not_provided(case, exc)
     except Exception as exc:  # the implementation under test may fail in any way
         frame = traceback.extract_tb(exc.__traceback__)[-1]
         where = f"{Path(frame.filename).name}:{frame.lineno}"
@@ -130,12 +135,17 @@ def impl_call(case: Case, expected, call: Callable):
                                 kind=f"raised {type(exc).__name__}", first_difference={"where": where})
 
 
+def not_provided(case: Case, exc: NotProvided) -> Divergence:
+    """A case asking what the server lacks (a property's feature it has, a case's option it has not)."""
+    return Divergence(case, None, None, f"not provided: {exc}")
+
+
 def impl_outcome(call: Callable) -> tuple[object, Raised | None]:
     """oracles.chat_oracle.outcome of impl's side, whose exceptions are compared by class: a server's
-    misbehaviour is no such answer, so it goes up to run_check as a server error."""
+    misbehaviour, or its lack of what was asked, is no such answer, so it goes up to run_check."""
     try:
         return call(), None
-    except ServerError:
+    except (ServerError, NotProvided):
         raise
     except Exception as exc:  # impl may fail in any way; the class is what is compared
         return None, Raised.of(exc)

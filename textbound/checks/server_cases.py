@@ -1,18 +1,20 @@
 """Cases of a running server (``source == SERVER``): the prompt side through the library's builders,
 the output side (textbound.checks.server_output) from the seed.
 
-- tokenizer: the library's cases (the vocab property is not provided by a server);
-- chat: the library's cases rendered with the family's own templates (a server renders its own
-  template, never a shared one);
+- tokenizer: the library's cases, decode keeping special tokens only (/detokenize has no
+  skip_special_tokens); the vocab property is not provided by a server (textbound.server.features);
+- chat: the library's cases with the family's own template and no documents (a server renders
+  its own template, never a shared or named one, and takes no documents);
 - detokenizer, stops: completions of prompts cut from the corpora's snippets as the family encodes
   them (or of random ids of its vocabulary), seeded, of 1 to MAX_TOKENS tokens;
 - tools, structured: short conversations of corpus text, with a tool group of the corpus and a
   tool_choice ("required" or one of them by name), or with a tool's parameters as the JSON schema.
 
 A case is the request, never the server's answer: the stop strings are picked as positions into the
-text of a first unstopped run (``[boundary, left, right]``: around the ``boundary``-th place where
-two streamed chunks meet, ``left`` characters before it and ``right`` after), so they occur across
-token and chunk boundaries whatever the server generates.
+text of a first unstopped run (``{"at": boundary, "before": left, "after": right}``: around the
+``boundary``-th place where two streamed chunks meet, ``left`` characters before it and ``right``
+after; a key left out, as minimizing leaves them, counts as 0, 0 and 1), so they occur across token
+and chunk boundaries whatever the server generates.
 
     >>> next(server_detokenizer_cases(family, BUDGETS["quick"], 0, subject)).input    # doctest: +SKIP
     {'prompt': [464, 2068], 'max_tokens': 9, 'seed': 1804289383, 'skip_special_tokens': True}
@@ -38,14 +40,20 @@ CONSTRAINED_MAX_TOKENS = 160  # a forced call or JSON object needs room to close
 MAX_PROMPT_IDS = 16
 MAX_STOPS = 3
 SEED_RANGE = 2**31  # what every server takes as a sampling seed
+OWN_TEMPLATE = "family"  # the template a family folder's tokenizer_config.json holds: the one a server renders
 
-cases("tokenizer", source=SERVER)(tokenizer_cases)
+
+
+@cases("tokenizer", source=SERVER)
+def server_tokenizer_cases(family: Family, budget: Budget, seed: int, subject: Subject) -> Iterator[Case]:
+    return (case for case in tokenizer_cases(family, budget, seed, subject)
+            if not case.input.get("skip_special_tokens"))
 
 
 @cases("chat", source=SERVER)
 def server_chat_cases(family: Family, budget: Budget, seed: int, subject: Subject) -> Iterator[Case]:
     return (case for case in chat_cases(family, budget, seed, subject)
-            if not case.input["template"].startswith("shared:"))
+            if case.input["template"] == OWN_TEMPLATE and case.input.get("documents") is None)
 
 
 def _rng(seed: int, family: Family, component: str) -> random.Random:
@@ -85,7 +93,7 @@ def server_detokenizer_cases(family: Family, budget: Budget, seed: int, subject:
 def server_stop_cases(family: Family, budget: Budget, seed: int, subject: Subject) -> Iterator[Case]:
     rng = _rng(seed, family, "stops")
     for _, prompt in zip(range(_per_property(budget)), _prompts(subject, budget, rng)):
-        picks = [[rng.randrange(MAX_TOKENS), rng.randint(0, 3), rng.randint(1, 3)]
+        picks = [{"at": rng.randrange(MAX_TOKENS), "before": rng.randint(0, 3), "after": rng.randint(1, 3)}
                  for _ in range(rng.randint(1, MAX_STOPS))]
         yield Case("stops", "server", family.name, {**_completion(rng, prompt), "stops": picks})
 

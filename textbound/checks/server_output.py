@@ -114,7 +114,7 @@ def check_server_whole(subject: Subject, case: Case) -> Divergence | None:
                       {"request": streamed.request})
 
 
-def _stop_strings(text: str, generation: Generation, picks: list[list[int]]) -> tuple[str, ...]:
+def _stop_strings(text: str, generation: Generation, picks: list[dict]) -> tuple[str, ...]:
     """The stop strings ``picks`` cut from ``text`` around where its chunks meet (its middle when
     the text came in one chunk), each once, in order."""
     meets, at = [], 0
@@ -124,9 +124,9 @@ def _stop_strings(text: str, generation: Generation, picks: list[list[int]]) -> 
             meets.append(at)
     meets = meets or [len(text) // 2]
     stops = []
-    for boundary, left, right in picks:
-        middle = meets[boundary % len(meets)]
-        stops.append(text[max(0, middle - left): middle + right])
+    for pick in picks:
+        middle = meets[pick.get("at", 0) % len(meets)]
+        stops.append(text[max(0, middle - pick.get("before", 0)): middle + pick.get("after", 1)])
     return tuple(dict.fromkeys(stop for stop in stops if stop))
 
 
