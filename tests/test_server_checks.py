@@ -24,8 +24,9 @@ from textbound.server.dialect import Chunk, Generation
 ADAPTER = "textbound.adapters.server"
 FAMILY = "llama3"  # embedded, with a chat template of its own and characters split across byte tokens
 QUICK = BUDGETS["quick"]
-SERVER_PROPERTIES = [("detokenizer", "server_stream"), ("detokenizer", "server_whole"), ("stops", "server"),
+OUTPUT_PROPERTIES = [("detokenizer", "server_stream"), ("detokenizer", "server_whole"), ("stops", "server"),
                      ("tools", "server"), ("structured", "server")]
+PROMPT_PROPERTIES = [("tokenizer", "encode"), ("tokenizer", "decode"), ("chat", "ids")]
 # Each output bug of the fake, the property meant to catch it and how its divergence's kind begins.
 CAUGHT_BY = {
     "prompt_ids": ("tokenizer", "encode", "ids"),
@@ -78,13 +79,9 @@ def kinds(subject: Subject, cases: list[Case]) -> list[str]:
 
 
 def test_server_sources_build_every_output_property_deterministically(family):
-    for component, prop in SERVER_PROPERTIES:
+    for component, prop in OUTPUT_PROPERTIES:
         first, again = property_cases(family, component, prop, 5), property_cases(family, component, prop, 5)
         assert first and first == again, (component, prop)
-    chat = list(case_source(family, "chat", QUICK, 0, source=SERVER))
-    assert chat and {case.input["template"] for case in chat} == {"family"}
-    decode = [case for case in case_source(family, "tokenizer", QUICK, 0, source=SERVER) if case.property == "decode"]
-    assert decode and not any(case.input["skip_special_tokens"] for case in decode)
 
 
 def test_a_clean_fake_server_agrees_on_every_server_property(monkeypatch, family):
@@ -92,10 +89,13 @@ def test_a_clean_fake_server_agrees_on_every_server_property(monkeypatch, family
         impl = server_impl(monkeypatch, server.url)
         assert impl.source == SERVER
         subject = Subject(family.name, family.path, impl)
-        for component, prop in SERVER_PROPERTIES:
+        for component, prop in PROMPT_PROPERTIES + OUTPUT_PROPERTIES:
             assert impl.missing_for(component, prop) == []
             cases = property_cases(family, component, prop)
             assert cases and kinds(subject, cases) == [], (component, prop)
+            # What a server cannot be asked is not built: another template, skip_special_tokens on /detokenize.
+            assert all(case.input.get("template", "family") == "family" for case in cases)
+            assert not any(case.input.get("skip_special_tokens") for case in cases if component == "tokenizer")
 
 
 @pytest.mark.parametrize("bug", sorted(OUTPUT_BUGS))
@@ -117,6 +117,15 @@ def test_each_misbehaviour_is_a_server_error_with_its_request_never_minimized(mo
         assert found is not None and found.kind.startswith("server error: "), found
         assert found.first_difference["request"]["path"] == "/v1/completions"
         assert minimize(subject, found).minimized is None
+
+
+def test_a_divergence_is_minimized_by_fewer_tokens_and_fewer_stop_strings(monkeypatch, family):
+    with FakeVllmServer(family.path, bugs={"stream_vs_whole", "stop_late"}) as server:
+        subject = Subject(family.name, family.path, server_impl(monkeypatch, server.url))
+        whole = next(case for case in property_cases(family, "detokenizer", "server_whole") if case.input["max_tokens"] > 4)
+        assert minimize(subject, run_check(subject, whole)).minimized.input["max_tokens"] == 1
+        stops = next(case for case in property_cases(family, "stops", "server") if len(case.input["stops"]) > 1)
+        assert len(minimize(subject, run_check(subject, stops)).minimized.input["stops"]) == 1
 
 
 def test_a_property_whose_feature_the_dialect_lacks_is_not_provided(monkeypatch, family):

@@ -194,6 +194,10 @@ def _run_command(args) -> int:
             return _check(args, impl)
         if args.command == "replay":
             return _replay(args, impl)
+        if impl.source == SERVER:
+            print("textbound: bench measures a library against its oracle; a server is checked: textbound check",
+                  file=sys.stderr)
+            return EXIT_SETUP
         if args.schemas is not None:
             from .bench_schemas import schema_coverage
             return schema_coverage(impl, args.schemas)

@@ -4,7 +4,8 @@ the output side (textbound.checks.server_output) from the seed.
 - tokenizer: the library's cases, decode keeping special tokens only (/detokenize has no
   skip_special_tokens); the vocab property is not provided by a server (textbound.server.features);
 - chat: the library's cases with the family's own template and no documents (a server renders
-  its own template, never a shared or named one, and takes no documents);
+  its own template, never a shared or named one, and takes no documents), that transformers
+  renders: where it raises, a server answers 400, which is no exception to compare by class;
 - detokenizer, stops: completions of prompts cut from the corpora's snippets as the family encodes
   them (or of random ids of its vocabulary), seeded, of 1 to MAX_TOKENS tokens;
 - tools, structured: short conversations of corpus text, with a tool group of the corpus and a
@@ -24,6 +25,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator
 
+from oracles.chat_oracle import ChatRequest, FamilyChatOracle, outcome
 from properties.schemas import tool_corpus
 
 from ..budget import Budget
@@ -52,8 +54,14 @@ def server_tokenizer_cases(family: Family, budget: Budget, seed: int, subject: S
 
 @cases("chat", source=SERVER)
 def server_chat_cases(family: Family, budget: Budget, seed: int, subject: Subject) -> Iterator[Case]:
+    oracle = FamilyChatOracle.of(family.path)
+
+    def rendered(case: Case) -> bool:
+        request = ChatRequest.of(case.input)
+        return outcome(lambda: oracle.ids(request.messages, None, False, **request.arguments()))[1] is None
+
     return (case for case in chat_cases(family, budget, seed, subject)
-            if case.input["template"] == OWN_TEMPLATE and case.input.get("documents") is None)
+            if case.input["template"] == OWN_TEMPLATE and case.input.get("documents") is None and rendered(case))
 
 
 def _rng(seed: int, family: Family, component: str) -> random.Random:
