@@ -48,10 +48,10 @@ def family() -> Family:
     return Family(FAMILY, build_family(FAMILY), "embedded")
 
 
-def server_impl(monkeypatch, url: str, timeout: str = "5") -> Implementation:
+def server_impl(monkeypatch, url: str, timeout: str = "5", dialect: str = "vllm") -> Implementation:
     """The server adapter imported afresh for ``url`` (as a pool worker of a run against it would)."""
     monkeypatch.setenv("TEXTBOUND_SERVER_URL", url)
-    monkeypatch.setenv("TEXTBOUND_SERVER_DIALECT", "vllm")
+    monkeypatch.setenv("TEXTBOUND_SERVER_DIALECT", dialect)
     monkeypatch.setenv("TEXTBOUND_SERVER_TIMEOUT", timeout)
     monkeypatch.delitem(sys.modules, ADAPTER, raising=False)
     return Implementation(ADAPTER)
@@ -133,6 +133,20 @@ def test_a_property_whose_feature_the_dialect_lacks_is_not_provided(monkeypatch,
         impl = server_impl(monkeypatch, server.url)
         assert impl.missing_for("tokenizer", "vocab") and impl.missing_for("chat", "sanitized_ids")
         assert impl.missing_for("chat", "render") == ["render_chat"]  # vLLM renders no chat text
+
+
+@pytest.mark.parametrize(("bugs", "expected"), [(frozenset(), []), ({"stop_late"}, ["text differs at end"])])
+def test_the_openai_dialect_is_checked_on_chats_where_it_has_no_completions(monkeypatch, family, bugs, expected):
+    """OpenAI's public API: no /tokenize, no completions, no token ids; stops and streamed against
+    whole are checked on the case's chat, the properties needing more are not provided."""
+    with FakeVllmServer(family.path, bugs=bugs) as server:
+        impl = server_impl(monkeypatch, server.url, dialect="openai")
+        assert impl.missing_for("tokenizer", "encode") and impl.missing_for("detokenizer", "server_stream")
+        subject = Subject(family.name, family.path, impl)
+        assert impl.missing_for("stops", "server") == [] and impl.missing_for("detokenizer", "server_whole") == []
+        cases = property_cases(family, "detokenizer", "server_whole", 10) + property_cases(family, "stops", "server", 10)
+        found = kinds(subject, cases)
+    assert sorted(set(found)) == expected
 
 
 def test_streamed_tool_call_deltas_assemble_by_index():
