@@ -24,7 +24,8 @@ from textbound.server.dialect import Chunk, Generation
 ADAPTER = "textbound.adapters.server"
 FAMILY = "llama3"  # embedded, with a chat template of its own and characters split across byte tokens
 QUICK = BUDGETS["quick"]
-OUTPUT_PROPERTIES = [("detokenizer", "server_stream"), ("detokenizer", "server_whole"), ("stops", "server"),
+OUTPUT_PROPERTIES = [("detokenizer", "server_stream"), ("detokenizer", "server_specials"),
+                     ("detokenizer", "server_whole"), ("stops", "server"),
                      ("tools", "server"), ("structured", "server")]
 PROMPT_PROPERTIES = [("tokenizer", "encode"), ("tokenizer", "decode"), ("chat", "ids")]
 # Each output bug of the fake, the property meant to catch it and how its divergence's kind begins.

@@ -7,7 +7,8 @@ the output side (textbound.checks.server_output) from the seed.
   its own template, never a shared or named one, and takes no documents), that transformers
   renders: where it raises, a server answers 400, which is no exception to compare by class;
 - detokenizer, stops: completions of prompts cut from the corpora's snippets as the family encodes
-  them (or of random ids of its vocabulary), seeded, of 1 to MAX_TOKENS tokens; with ``messages``,
+  them (or of random ids of its vocabulary), seeded, of 1 to MAX_TOKENS tokens, special tokens
+  skipped (server_specials: kept, where the dialect can ask that); with ``messages``,
   the chat asked instead where the dialect has no completions (OpenAI's public API);
 - tools, structured: short conversations of corpus text, with a tool group of the corpus and a
   tool_choice ("required" or one of them by name), or with a tool's parameters as the JSON schema.
@@ -86,7 +87,7 @@ def _prompts(subject: Subject, budget: Budget, rng: random.Random) -> Iterator[l
 
 def _completion(rng: random.Random, prompt: list[int], snippets: list[str]) -> dict:
     return {"prompt": prompt, "messages": _conversation(rng, snippets), "max_tokens": rng.randint(1, MAX_TOKENS),
-            "seed": rng.randrange(SEED_RANGE), "skip_special_tokens": rng.random() < 0.5}
+            "seed": rng.randrange(SEED_RANGE), "skip_special_tokens": True}
 
 
 @cases("detokenizer", source=SERVER)
@@ -95,6 +96,7 @@ def server_detokenizer_cases(family: Family, budget: Budget, seed: int, subject:
     for _, prompt in zip(range(_per_property(budget)), _prompts(subject, budget, rng)):
         request = _completion(rng, prompt, corpus_snippets(budget))
         yield Case("detokenizer", "server_stream", family.name, request)
+        yield Case("detokenizer", "server_specials", family.name, {**request, "skip_special_tokens": False})
         yield Case("detokenizer", "server_whole", family.name, request)
 
 

@@ -6,7 +6,8 @@ server's text boundary must treat it as the oracles do.
 - detokenizer/server_stream: the concatenated content deltas equal the oracle's decode of the
   returned ids (skip_special_tokens as requested; a stop token that ended the run is not text);
   after every chunk the text shown so far is a beginning of it (no U+FFFD a later id resolves);
-  the chunks' ids, where they carry them, are the returned ids.
+  the chunks' ids, where they carry them, are the returned ids. detokenizer/server_specials: the
+  same with special tokens kept (skip_special_tokens false), where the dialect can ask that.
 - detokenizer/server_whole: streamed and non-streamed, the same text, ids and finish_reason (this
   and stops/server ask the case's chat where the dialect has no completions: OpenAI's public API).
 - stops/server: stop strings cut around where a first unstopped run's chunks meet; the stopped
@@ -79,6 +80,7 @@ def _decoded(subject: Subject, case: Case, generation: Generation) -> str:
 
 
 @check("detokenizer", "server_stream", minimize="max_tokens")
+@check("detokenizer", "server_specials", minimize="max_tokens")
 def check_server_stream(subject: Subject, case: Case) -> Divergence | None:
     streamed, failure = _generated(subject, case, _completion(case, stream=True))
     if failure:

@@ -52,6 +52,8 @@ PROBES: dict[str, Callable[[Dialect], str | None]] = {
     "chat_text": _answers(lambda d: d.chat_text(PROBE_MESSAGES)),
     "completions": _answers(lambda d: d.generate(GenerationRequest(prompt="Hi", max_tokens=1))),
     "generate": _generates,
+    "special tokens kept": _answers(lambda d: d.generate(GenerationRequest(prompt="Hi", max_tokens=1,
+                                                                           skip_special_tokens=False))),
     "generated ids": _generated_ids,
     "tool_choice": _answers(lambda d: d.generate(GenerationRequest(
         messages=PROBE_MESSAGES, tools=[PROBE_TOOL], tool_choice="required", max_tokens=1))),
@@ -70,6 +72,7 @@ SERVER_FEATURES: dict[tuple[str, str], tuple[str, ...]] = {
     ("chat", "ids"): ("chat_ids",),
     ("chat", "sanitized_ids"): ("chat_ids", "sanitize_control_tokens"),
     ("detokenizer", "server_stream"): ("generated ids",),
+    ("detokenizer", "server_specials"): ("generated ids", "special tokens kept"),
     ("detokenizer", "server_whole"): ("generate",),
     ("stops", "server"): ("generate",),
     ("tools", "server"): ("tool_choice",),
