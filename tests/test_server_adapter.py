@@ -14,7 +14,7 @@ from textbound.checks import Subject, case_source, run_check
 from textbound.divergence import Case
 from textbound.families import Family, build_family
 from textbound.implementation import Implementation, ImplementationError
-from textbound.server.dialect import NotProvided
+from textbound.server.dialect import NotProvided, ServerError
 
 ADAPTER = "textbound.adapters.server"
 FAMILY = "qwen"
@@ -106,3 +106,13 @@ def test_a_bad_configuration_fails_the_setup_in_one_line(monkeypatch, variable, 
     monkeypatch.delitem(sys.modules, ADAPTER, raising=False)
     with pytest.raises(ImplementationError, match=message):
         Implementation(ADAPTER)
+
+
+def test_a_misbehaving_server_raises_server_error_out_of_the_tokenizer(monkeypatch):
+    with FakeVllmServer(build_family(FAMILY), bugs={"status_500"}) as server:
+        tokenizer = adapter(monkeypatch, server.url).Tokenizer.from_dir(build_family(FAMILY))
+        with pytest.raises(ServerError) as raised:
+            tokenizer.encode("Hi")
+    assert raised.value.what.startswith("status 500")
+    assert raised.value.request == {"method": "POST", "path": "/tokenize",
+                                    "body": {"prompt": "Hi", "add_special_tokens": False}}
