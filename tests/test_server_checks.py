@@ -194,6 +194,12 @@ def test_server_beside_impl_is_a_one_line_setup_error(capsys):
     assert capsys.readouterr().err.count("\n") == 1
 
 
+def test_a_server_without_its_family_is_a_setup_error(tmp_path, family, capsys):
+    with FakeVllmServer(family.path) as server:
+        assert main(["check", "--server", server.url, "--report-dir", str(tmp_path)]) == EXIT_SETUP
+    assert "give --family, --model-dir or --hub" in capsys.readouterr().err
+
+
 def test_model_is_not_an_abbreviation_of_model_dir():
     args = _parser().parse_args(["check", "--model", "m", "--family", FAMILY])
     assert (args.model, args.model_dir) == ("m", [])
