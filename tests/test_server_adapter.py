@@ -78,8 +78,10 @@ def test_the_adapter_names_the_server_and_offers_its_dialect(monkeypatch):
         impl = adapter(monkeypatch, server.url)
         assert impl.version == f"vllm server 0.33.0+fake at {server.url}"
         assert impl.dialect().name == "vllm" and impl.dialect().tokenize("Hi") == [39, 72]
-        assert not impl.provides("chat")  # vLLM renders no chat text: no render_chat
-        assert impl.provides("tokenizer") and not impl.provides("detokenizer")
+        # A server's chat ids come through its Tokenizer; vLLM renders no chat text: no render_chat.
+        assert impl.provides("chat") and impl.missing_for("chat", "render") == ["render_chat"]
+        # Its output side (detokenizer, stops, tools, structured) is checked through its dialect.
+        assert impl.source == "server" and impl.provides("tokenizer") and impl.provides("detokenizer")
         with pytest.raises(NotProvided, match="chat_template"):
             impl.Tokenizer.from_dir(build_family(FAMILY)).apply_chat_template(MESSAGES, chat_template="{{ 1 }}",
                                                                               return_dict=False)
