@@ -101,6 +101,10 @@ class Dialect(Protocol):
                   add_generation_prompt: bool = True) -> str:
         """The prompt text the server renders for a chat (llama.cpp: POST /apply-template)."""
 
+    def chat_template(self) -> str:
+        """The source of the chat template the server renders with (llama.cpp: GET /props), so a
+        check of chat text knows which template's text the server's is."""
+
     def generate(self, request: GenerationRequest) -> Generation: ...
 
 

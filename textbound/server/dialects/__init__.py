@@ -1,0 +1,1 @@
+"""The HTTP APIs a server under test may speak, each a textbound.server.dialect.Dialect."""
