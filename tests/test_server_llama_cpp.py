@@ -223,3 +223,33 @@ def test_a_completion_streamed_is_the_same_as_whole(llama_server) -> None:
     assert whole.finish_reason in ("stop", "length") and whole.ids
     assert dialect.detokenize(list(whole.ids)).startswith(whole.text) or whole.finish_reason == "stop"
     assert streamed.text == whole.text
+
+
+def test_the_tiny_model_keeps_every_tokenizer_key_and_has_llama_tensors(tmp_path) -> None:
+    import gguf
+
+    from textbound.server.tiny_model import TinyModel, tiny_gguf
+    vocabulary = tmp_path / "family" / "vocab.gguf"
+    vocabulary.parent.mkdir()
+    writer = gguf.GGUFWriter(str(vocabulary), "llama")
+    writer.add_tokenizer_model("gpt2")
+    writer.add_token_list(["a", "b", "ab", "<|end|>"])
+    writer.add_token_types([1, 1, 1, 3])
+    writer.add_token_merges(["a b"])
+    writer.add_eos_token_id(3)
+    writer.add_chat_template("{{ messages[0].content }}")
+    writer.add_block_count(32)  # the converter's stand-in architecture: not copied
+    for step in (writer.write_header_to_file, writer.write_kv_data_to_file, writer.write_tensors_to_file, writer.close):
+        step()
+    plan = TinyModel(n_embd=8, n_layer=2, n_head=2, n_ff=16)
+    model = tiny_gguf(vocabulary, plan, cache=tmp_path / "cache")
+    assert tiny_gguf(vocabulary, plan, cache=tmp_path / "cache") == model  # written once
+    source, written = gguf.GGUFReader(str(vocabulary)), gguf.GGUFReader(str(model))
+    tokenizer_keys = {name for name in source.fields if name.startswith("tokenizer.")}
+    assert tokenizer_keys == {name for name in written.fields if name.startswith("tokenizer.")}
+    assert all(written.fields[name].contents() == source.fields[name].contents() for name in tokenizer_keys)
+    assert written.fields["llama.block_count"].contents() == 2
+    assert written.fields["llama.vocab_size"].contents() == 4
+    shapes = {tensor.name: tuple(int(n) for n in reversed(tensor.shape)) for tensor in written.tensors}
+    assert shapes["token_embd.weight"] == (4, 8) and shapes["blk.1.ffn_down.weight"] == (8, 16)
+    assert len(shapes) == 2 + 9 * 2
