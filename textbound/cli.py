@@ -2,8 +2,10 @@
 
 Exit codes of ``check``: 0 no divergence beyond the baseline, 1 new divergences, 2 the run could
 not be set up (unknown family or component, unimportable --impl, unreadable baseline, an option out of
-its range, a --report-dir that is a file), 128 + the signal's number when interrupted (130 for
-Ctrl-C, 143 for SIGTERM; the report is written first).
+its range, a --report-dir that is a file, --server beside --impl), 128 + the signal's number when
+interrupted (130 for Ctrl-C, 143 for SIGTERM; the report is written first).
+``--server URL [--server-dialect D] [--model NAME]`` is ``--impl textbound.adapters.server`` with its
+environment (SERVER_ENV) set for the run, so every worker process reaches the same server.
 ``diff`` exits 1 when NEW has signatures OLD had not. ``mutate`` (textbound.mutate) exits 0 when
 every mutant of mutants/ is caught, 1 when some are missed, 2 when the run could not be set up.
 ``compare`` (textbound.compare) exits 0 when nothing changed beyond --allow, 1 on changes, 2 on bad input.
@@ -16,20 +18,28 @@ import shutil
 import signal
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
+from unittest.mock import patch
 
 from .baseline import BaselineError, load_baseline
 from .budget import BUDGETS
 from .divergence import COMPONENTS, Case
-from .implementation import Implementation, ImplementationError
+from .implementation import SERVER, Implementation, ImplementationError
 from .merge import MergeError
 from .mutate import add_arguments as add_mutate_arguments, run_command as run_mutate
 from .pool import DEFAULT_CASE_TIMEOUT
 from .runner import Shard
 from .families import FamilyError, fuzz_families, resolve
+from .server.dialect import DIALECTS
 from .triage import TriageError
 
 EXIT_OK, EXIT_DIVERGED, EXIT_SETUP = 0, 1, 2
+DEFAULT_IMPL = "impl"
+SERVER_ADAPTER = "textbound.adapters.server"
+# What textbound.adapters.server reads, by the option that sets it.
+SERVER_ENV = {"server": "TEXTBOUND_SERVER_URL", "server_dialect": "TEXTBOUND_SERVER_DIALECT",
+              "model": "TEXTBOUND_SERVER_MODEL"}
 
 
 def _components(value: str) -> list[str]:
@@ -41,11 +51,15 @@ def _components(value: str) -> list[str]:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="textbound", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="textbound", description=__doc__.splitlines()[0], allow_abbrev=False)
     commands = parser.add_subparsers(dest="command", required=True)
 
     def family_options(sub: argparse.ArgumentParser) -> None:
-        sub.add_argument("--impl", default="impl", help="module exposing impl's public names (default: impl)")
+        sub.add_argument("--impl", default=None, help=f"module exposing impl's public names (default: {DEFAULT_IMPL})")
+        sub.add_argument("--server", default=None, metavar="URL",
+                         help=f"check the running server at URL instead (--impl {SERVER_ADAPTER})")
+        sub.add_argument("--server-dialect", choices=DIALECTS, default="vllm", help="the API --server speaks")
+        sub.add_argument("--model", default=None, metavar="NAME", help="the model --server serves (default: its only one)")
         sub.add_argument("--family", action="append", default=[], metavar="NAME",
                          help="an embedded family, or a folder name under $TEXTBOUND_MODELS (repeatable)")
         sub.add_argument("--model-dir", action="append", default=[], metavar="DIR",
@@ -100,6 +114,8 @@ def _parser() -> argparse.ArgumentParser:
     mutate = commands.add_parser("mutate", help="mutation score: each mutant of mutants/ checked at the quick budget")
     add_mutate_arguments(mutate)
     _add_compare_command(commands)
+    for command in commands.choices.values():  # "--model" must never be read as "--model-dir"
+        command.allow_abbrev = False
     return parser
 
 
@@ -149,10 +165,31 @@ def main(argv: list[str] | None = None) -> int:
     # in a conformance log, once per worker process.
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     args = _parser().parse_args(argv)
+    if getattr(args, "server", None) and args.impl:
+        print("textbound: --server checks the server at its URL: drop --impl", file=sys.stderr)
+        return EXIT_SETUP
+    with _server_environment(args):
+        return _run_command(args)
+
+
+@contextmanager
+def _server_environment(args):
+    """With --server: textbound.adapters.server's environment, for this process and its workers."""
+    if not getattr(args, "server", None):
+        yield
+        return
+    args.impl = SERVER_ADAPTER
+    sys.modules.pop(SERVER_ADAPTER, None)  # the adapter reads its environment when imported: this run's
+    with patch.dict(os.environ, {name: getattr(args, option) for option, name in SERVER_ENV.items()
+                                 if getattr(args, option)}):
+        yield
+
+
+def _run_command(args) -> int:
     try:
         if args.command in REPORT_COMMANDS:
             return REPORT_COMMANDS[args.command](args)
-        impl = Implementation(args.impl)
+        impl = Implementation(args.impl or DEFAULT_IMPL)
         if args.command == "check":
             return _check(args, impl)
         if args.command == "replay":
@@ -217,7 +254,7 @@ REPORT_COMMANDS = {"triage": _triage, "diff": _diff, "merge": _merge, "mutate": 
 
 def _check(args, impl: Implementation) -> int:
     from .checks import checked_components
-    from .report import Recorder, RunInfo
+    from .report import Recorder, RunInfo, failed_requests
     from .pool import Limits
     from .runner import Plan, run
 
@@ -242,7 +279,8 @@ def _check(args, impl: Implementation) -> int:
     components = args.component or checked
     oracles = {c: v for c, v in _oracle_versions().items() if c in components}
     info = RunInfo(impl=impl.name, impl_version=impl.version, oracle_versions=oracles,
-                   seed=args.seed, budget=budget.name, families={f.name: str(f.path) for f in families})
+                   seed=args.seed, budget=budget.name, families={f.name: str(f.path) for f in families},
+                   impl_options=_server_options(args))
     recorder = Recorder(report_dir, info)
     limits = Limits(case_timeout=args.case_timeout, max_memory_mb=args.max_memory)
     plan = Plan(impl, families, components, budget, args.seed, args.shard, baseline)
@@ -258,7 +296,8 @@ def _check(args, impl: Implementation) -> int:
     print(f"textbound: {recorder.cases} cases on {len(families)} families "
           f"in {verdict.seconds} s; new divergences: {len(verdict.new)}, baselined: {len(verdict.known)}, "
           f"fixed: {len(verdict.fixed)}, oracle disagreements: {recorder.oracle_disagreements}; "
-          f"report: {report_dir / 'report.md'}")
+          + (f"failed requests: {failed_requests(recorder.records)}; " if impl.source == SERVER else "")
+          + f"report: {report_dir / 'report.md'}")
     for signature in verdict.new:
         print(f"  NEW {signature}")
     for entry in verdict.fixed:
@@ -266,6 +305,13 @@ def _check(args, impl: Implementation) -> int:
     for note in recorder.notes:
         print(f"  note: {note}")
     return EXIT_DIVERGED if verdict.failed else EXIT_OK
+
+
+def _server_options(args) -> tuple[str, ...]:
+    """How a replay names the server checked: ``("--server", URL, "--server-dialect", "vllm", "--model", NAME)``."""
+    if not args.server:
+        return ()
+    return ("--server", args.server, "--server-dialect", args.server_dialect, *(("--model", args.model) if args.model else ()))
 
 
 def _copy_gate_outputs(report_dir: Path, junit: Path | None, markdown: Path | None) -> None:

@@ -11,6 +11,9 @@ COMPONENTS = ("tokenizer", "detokenizer", "stops", "chat", "tools", "structured"
 # The kind of a divergence where two references disagree and impl sides with one of them: recorded
 # and reported apart, never minimized at length nor counted against impl (nor baselined).
 ORACLE_DISAGREEMENT = "oracle disagreement:"
+# The kind of a divergence where a server under test failed a request (a timeout, a 500, invalid
+# JSON, ...): recorded with the request, never minimized, and counted as a failed request.
+SERVER_ERROR = "server error"
 REPLACEMENT_CHARACTER = "\ufffd"  # what a decode shows for bytes that are not a character (or not yet)
 
 
@@ -20,6 +23,12 @@ def is_oracle_disagreement(signature: str) -> bool:
     # A kind may itself hold "/" ("admits what anyOf/maximum forbids"), so a bare kind is tested whole.
     parts = signature.split("/", 2)
     return signature.startswith(ORACLE_DISAGREEMENT) or (len(parts) == 3 and parts[2].startswith(ORACLE_DISAGREEMENT))
+
+
+def is_server_error(signature: str) -> bool:
+    """Whether a signature's kind is a server error: ``is_server_error("stops/server/server error: status 500") is True``."""
+    parts = signature.split("/", 2)
+    return len(parts) == 3 and parts[2].startswith(SERVER_ERROR)
 
 
 @dataclass(frozen=True)

@@ -7,14 +7,15 @@ divergence still has the same signature, so the smaller input shows the same roo
 A structured field (a conversation: a list of messages holding strings, lists and dicts) shrinks by
 ``shrink``: fewest elements first, then, inside each remaining element, the keys that can go and
 the shortest strings, so a conversation comes out with the fewest messages and shortest strings.
-A flat text or id list shrinks exactly as by ``ddmin``.
+A flat text or id list shrinks exactly as by ``ddmin``; a count (a server case's max_tokens) to the
+smallest a bisection finds. A server error is never minimized: the server failed, not the input.
 """
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from .checks import MINIMIZED_FIELD, Subject, run_check
+from .checks import MINIMIZED_FIELD, SERVER_ERROR, Subject, run_check
 from .divergence import Case, Divergence
 
 MAX_TRIES = 2000  # checks per minimization: enough to reach a few characters from a few KB
@@ -50,6 +51,8 @@ def shrink(value, still_fails: Callable[[object], bool]):
     ...        lambda v: any(m.get("content", "").count("l") for m in v))
     [{'content': 'l'}]
     """
+    if isinstance(value, int) and not isinstance(value, bool):
+        return _smaller_count(value, still_fails)
     if isinstance(value, (str, list)):
         value = ddmin(value, still_fails)
     if isinstance(value, list):
@@ -63,6 +66,18 @@ def shrink(value, still_fails: Callable[[object], bool]):
         for key in list(value):
             value = _shrink_member(value, key, still_fails)
     return value
+
+
+def _smaller_count(count: int, still_fails: Callable[[object], bool]) -> int:
+    """A count of 1 or more, bisected down while it still fails: ``_smaller_count(20, lambda n: n >= 7) == 7``."""
+    low = 1
+    while low < count:
+        middle = (low + count) // 2
+        if still_fails(middle):
+            count = middle
+        else:
+            low = middle + 1
+    return count
 
 
 def _shrink_member(container, key, still_fails: Callable[[object], bool]):
@@ -83,7 +98,7 @@ def minimize(subject: Subject, divergence: Divergence, max_tries: int = MAX_TRIE
     within ``max_tries`` checks; a case without the field its check shrinks is returned whole."""
     case = divergence.case
     name = MINIMIZED_FIELD.get((case.component, case.property))
-    if name is None or name not in case.input:
+    if name is None or name not in case.input or divergence.kind.startswith(SERVER_ERROR):
         return divergence
     signature = divergence.signature
 

@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from .baseline import Verdict
-from .divergence import Case, Divergence
+from .divergence import Case, Divergence, is_server_error
 from .triage import SignatureGroup, record_alignment, render_alignment, signature_groups, split_records
 
 # Oracle disagreements written per family and signature; the rest are counted, not written: a
@@ -47,6 +47,8 @@ class RunInfo:
     seed: int
     budget: str
     families: dict[str, str]  # name -> folder, so every record can be reproduced
+    # How replay names the implementation when not by --impl alone: ("--server", URL, "--server-dialect", "vllm").
+    impl_options: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -108,7 +110,7 @@ class Recorder:
 
     def reproduce_command(self, divergence: Divergence) -> str:
         case = divergence.smallest
-        return shlex.join(["textbound", "replay", "--impl", self.info.impl,
+        return shlex.join(["textbound", "replay", *(self.info.impl_options or ("--impl", self.info.impl)),
                            "--model-dir", self.info.families.get(case.family, case.family), case.to_json()])
 
     def record(self, divergence: Divergence) -> bool:
@@ -192,8 +194,14 @@ def build_summary(header: dict, case_counts: Counter, records: list[dict], verdi
     return {**header, "counts": list(counts.values()), "properties": list(properties.values()),
             "signatures": dict(sorted(signatures.items())),
             "oracle_disagreements": sum(disagreement_signatures.values()),
+            "failed_requests": failed_requests(divergences),
             "oracle_disagreement_signatures": dict(sorted(disagreement_signatures.items())),
             "notes": notes, **verdict, **run}
+
+
+def failed_requests(records: list[dict]) -> int:
+    """How many requests a server under test failed: its records of kind "server error: ..."."""
+    return sum(is_server_error(record["signature"]) for record in records)
 
 
 def write_outputs(report_dir: Path, summary: dict, records: list[dict]) -> None:
@@ -247,7 +255,8 @@ def markdown_report(summary: dict, records: list[dict]) -> str:
         f"- {slowest_case(summary)}",
         f"- new divergences: {len(summary.get('new', []))}, baselined: {len(summary.get('known', []))}, "
         f"fixed baseline entries: {len(summary.get('fixed', []))}, "
-        f"oracle disagreements: {summary.get('oracle_disagreements', 0)}", "",
+        f"oracle disagreements: {summary.get('oracle_disagreements', 0)}",
+        *([f"- requests the server failed: {summary['failed_requests']}"] if summary.get("failed_requests") else []), "",
         "## Cases and divergences per family and component", "",
         "| family | component | cases | divergences |", "| --- | --- | ---: | ---: |", *_count_rows(summary),
     ]

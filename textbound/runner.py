@@ -8,6 +8,7 @@ summary.json and the reports are written from what was checked, saying the run d
 """
 from __future__ import annotations
 
+import functools
 import signal
 import threading
 import time
@@ -262,8 +263,9 @@ def run(plan: Plan, recorder: Recorder, *, jobs: int = 1, limits: Limits = Limit
     """Checks ``plan`` with ``jobs`` worker processes under ``limits``, records into ``recorder``
     and writes the reports, also when interrupted; returns the verdict. ``case_source`` defaults
     to the checks' case builders, ``progress`` to lines on stderr."""
-    if case_source is None:
-        from .checks import case_source
+    if case_source is None:  # the builders of the implementation's source: impl's names, or a server's wire
+        from .checks import case_source as every_case
+        case_source = functools.partial(every_case, source=plan.impl.source)
     progress = progress or Progress()
     pool = Pool(plan.impl.name, jobs, limits, on_tick=progress.tick)
     schedule = Schedule(plan, pool, recorder, progress, case_source)

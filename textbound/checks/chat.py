@@ -26,7 +26,7 @@ from oracles.chat_oracle import (ChatRequest, ChatTemplate, FamilyChatOracle, Ra
                                  resolve)
 
 from ..divergence import Case, Divergence
-from .registry import Subject, check, ids_divergence, text_divergence
+from .registry import Subject, check, ids_divergence, impl_outcome, text_divergence
 
 TOKENIZER_PROPERTIES = {"ids": False, "sanitized_ids": True}  # property -> sanitize_control_tokens
 
@@ -64,7 +64,7 @@ def check_render(subject: Subject, case: Case) -> Divergence | None:
     messages = copy.deepcopy(request.messages)
     with frozen_clock():
         expected, oracle_error = outcome(lambda: render(template.source, request.messages, **request.arguments()))
-        actual, impl_error = outcome(lambda: subject.impl.render_chat(template.source, messages,
+        actual, impl_error = impl_outcome(lambda: subject.impl.render_chat(template.source, messages,
                                                                       **request.arguments()))
     if oracle_error or impl_error:
         found = _error_divergence(case, expected, oracle_error, actual, impl_error)
@@ -99,7 +99,7 @@ def check_ids(subject: Subject, case: Case) -> Divergence | None:
     with frozen_clock():
         expected, oracle_error = outcome(lambda: oracle.ids(request.messages, chat_template, sanitize,
                                                             **request.arguments()))
-        actual, impl_error = outcome(lambda: subject.tokenizer.apply_chat_template(
+        actual, impl_error = impl_outcome(lambda: subject.tokenizer.apply_chat_template(
             copy.deepcopy(request.messages), chat_template=chat_template, tokenize=True, return_dict=False,
             sanitize_control_tokens=sanitize, **request.arguments()))
     if oracle_error or impl_error:

@@ -9,8 +9,11 @@ a divergence is, and either can replay what the other found.
     @check("stops", "stream", minimize="text")      # CHECKS[("stops", "stream")] = fn
     def check_stops_stream(subject, case): ...       # -> None or Divergence
 
-    @cases("stops")                                  # CASE_BUILDERS["stops"] = fn
+    @cases("stops")                                  # CASE_BUILDERS["library", "stops"] = fn
     def stop_cases(family, budget, seed, subject): ...  # -> Iterator[Case]
+
+Case builders are keyed by the source of the implementation's answers (textbound.implementation:
+LIBRARY for impl's names, SERVER for a running server's wire): ``@cases("stops", source=SERVER)``.
 """
 from __future__ import annotations
 
@@ -20,11 +23,13 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+from oracles.chat_oracle import Raised
 from oracles.tokenizers_oracle import TokenizersOracle
 
 from ..budget import Budget
-from ..divergence import COMPONENTS, Case, Divergence, char_kind, first_index
-from ..implementation import Implementation
+from ..divergence import COMPONENTS, SERVER_ERROR, Case, Divergence, char_kind, first_index
+from ..implementation import LIBRARY, Implementation
+from ..server.dialect import NotProvided, ServerError
 from ..families import Family
 
 PIECE_WINDOW = 3  # token pieces shown on each side of where two id lists part
@@ -60,7 +65,7 @@ CaseBuilder = Callable[[Family, Budget, int, Subject], Iterator[Case]]
 CHECKS: dict[tuple[str, str], Check] = {}
 # The input field that delta debugging shrinks, per property.
 MINIMIZED_FIELD: dict[tuple[str, str], str] = {}
-CASE_BUILDERS: dict[str, CaseBuilder] = {}
+CASE_BUILDERS: dict[tuple[str, str], CaseBuilder] = {}  # (source, component) -> builder
 
 
 def check(component: str, prop: str, minimize: str | None = None):
@@ -73,10 +78,10 @@ def check(component: str, prop: str, minimize: str | None = None):
     return register
 
 
-def cases(component: str):
-    """Registers the builder of every case of ``component`` on one family."""
+def cases(component: str, source: str = LIBRARY):
+    """Registers the builder of every case of ``component`` on one family, for implementations of ``source``."""
     def register(fn: CaseBuilder) -> CaseBuilder:
-        CASE_BUILDERS[component] = fn
+        CASE_BUILDERS[(source, component)] = fn
         return fn
     return register
 
@@ -86,9 +91,9 @@ def checked_components() -> list[str]:
     return [c for c in COMPONENTS if any(component == c for component, _ in CHECKS)]
 
 
-def case_source(family: Family, component: str, budget: Budget, seed: int) -> Iterator[Case]:
-    """Every case of ``component`` on ``family``; none for a component that has no builder."""
-    build = CASE_BUILDERS.get(component)
+def case_source(family: Family, component: str, budget: Budget, seed: int, source: str = LIBRARY) -> Iterator[Case]:
+    """Every case of ``component`` on ``family`` for ``source``; none for a component that has no builder."""
+    build = CASE_BUILDERS.get((source, component))
     if build is None:
         return iter(())
     return build(family, budget, seed, Subject(family.name, family.path, impl=None))
@@ -100,18 +105,50 @@ def run_check(subject: Subject, case: Case) -> Divergence | None:
     except KeyError:
         known = ", ".join(f"{c}/{p}" for c, p in sorted(CHECKS))
         raise ValueError(f"no check {case.component}/{case.property} (known: {known})") from None
-    return fn(subject, case)
+    try:
+        return fn(subject, case)
+    except ServerError as exc:  # a check lets a misbehaving server through (impl_outcome): recorded, never a crash
+        return server_error(case, None, exc)
+    except NotProvided as exc:
+        return not_provided(case, exc)
+
+
+def server_error(case: Case, expected, exc: ServerError) -> Divergence:
+    """The divergence of a request the server failed: ``server error: status 500``, with the request."""
+    return Divergence(case, expected, str(exc), kind=f"{SERVER_ERROR}: {exc.what}", first_difference={"request": exc.request})
 
 
 def impl_call(case: Case, expected, call: Callable):
-    """Runs the implementation; an exception is a divergence of its own kind, never a crash."""
+    """Runs the implementation; an exception is a divergence of its own kind, never a crash. A server
+    that misbehaved gives "server error: <what>", the request it was sent in first_difference; one
+    lacking what the case asks "not provided: <what>" (never a pass)."""
     try:
         return call(), None
+    except ServerError as exc:
+        return None, server_error(case, expected, exc)
+    except NotProvided as exc:
+        return None, not_provided(case, exc)
     except Exception as exc:  # the implementation under test may fail in any way
         frame = traceback.extract_tb(exc.__traceback__)[-1]
         where = f"{Path(frame.filename).name}:{frame.lineno}"
         return None, Divergence(case, expected, f"{type(exc).__name__}: {exc}",
                                 kind=f"raised {type(exc).__name__}", first_difference={"where": where})
+
+
+def not_provided(case: Case, exc: NotProvided) -> Divergence:
+    """A case asking what the server lacks (a property's feature it has, a case's option it has not)."""
+    return Divergence(case, None, None, f"not provided: {exc}")
+
+
+def impl_outcome(call: Callable) -> tuple[object, Raised | None]:
+    """oracles.chat_oracle.outcome of impl's side, whose exceptions are compared by class: a server's
+    misbehaviour, or its lack of what was asked, is no such answer, so it goes up to run_check."""
+    try:
+        return call(), None
+    except (ServerError, NotProvided):
+        raise
+    except Exception as exc:  # impl may fail in any way; the class is what is compared
+        return None, Raised.of(exc)
 
 
 def oracle_call(call: Callable):
@@ -143,7 +180,9 @@ def ids_divergence(subject: Subject, case: Case, expected: list[int], actual: li
     """Where two id lists part: the index, the text position and a window of token pieces on each side."""
     index = first_index(expected, actual)
     lo, hi = max(0, index - PIECE_WINDOW), index + PIECE_WINDOW + 1
-    impl_pieces = [subject.tokenizer.id_to_token(i) if isinstance(i, int) else repr(i) for i in actual[lo:hi]]
+    # An implementation without a vocabulary (a server's /tokenize) is shown in the oracle's pieces.
+    pieces = getattr(subject.tokenizer, "id_to_token", subject.oracle.id_to_token)
+    impl_pieces = [pieces(i) if isinstance(i, int) else repr(i) for i in actual[lo:hi]]
     # Where in the text the sides part: the length of what the agreed-on prefix decodes to.
     at = len(subject.oracle.decode(expected[:index])) if index else 0
     if index == len(expected):

@@ -1,0 +1,177 @@
+"""The checks of a running server, against the fake vLLM server (in process, port 0): a clean fake
+gives no divergence on any server property; each of its output bugs is caught by the property meant
+for it; each misbehaviour is a "server error" divergence carrying the request, never minimized, and
+the run goes on and counts the failed requests; ``textbound check --server`` end to end."""
+from __future__ import annotations
+
+import itertools
+import json
+import sys
+
+import pytest
+
+from tests.fake_vllm_server import MISBEHAVIOUR_BUGS, OUTPUT_BUGS, FakeVllmServer
+from textbound.budget import BUDGETS
+from textbound.checks import Subject, case_source, run_check
+from textbound.checks.server_output import assembled_calls, schema_problem
+from textbound.cli import EXIT_DIVERGED, EXIT_OK, EXIT_SETUP, _parser, main
+from textbound.divergence import Case
+from textbound.families import Family, build_family
+from textbound.implementation import SERVER, Implementation
+from textbound.minimize import minimize
+from textbound.server.dialect import Chunk, Generation
+
+ADAPTER = "textbound.adapters.server"
+FAMILY = "llama3"  # embedded, with a chat template of its own and characters split across byte tokens
+QUICK = BUDGETS["quick"]
+SERVER_PROPERTIES = [("detokenizer", "server_stream"), ("detokenizer", "server_whole"), ("stops", "server"),
+                     ("tools", "server"), ("structured", "server")]
+# Each output bug of the fake, the property meant to catch it and how its divergence's kind begins.
+CAUGHT_BY = {
+    "prompt_ids": ("tokenizer", "encode", "ids"),
+    "chat_ids": ("chat", "ids", "ids"),
+    "stream_text": ("detokenizer", "server_stream", "shown text the decode changes"),
+    "early_replacement": ("detokenizer", "server_stream", "shown U+FFFD the decode does not have"),
+    "stream_vs_whole": ("detokenizer", "server_whole", "streamed text differs from the non-streamed"),
+    "stop_late": ("stops", "server", "text differs"),
+    "stop_reason": ("stops", "server", "reports another stop_reason"),
+    "tool_deltas": ("tools", "server", "streamed tool calls differ from the message's"),
+    "invalid_arguments": ("tools", "server", "arguments invalid for the schema"),
+    "invalid_json_output": ("structured", "server", "content not JSON"),
+}
+CASES_PER_PROPERTY = 40
+
+
+@pytest.fixture(scope="module")
+def family() -> Family:
+    return Family(FAMILY, build_family(FAMILY), "embedded")
+
+
+def server_impl(monkeypatch, url: str, timeout: str = "5") -> Implementation:
+    """The server adapter imported afresh for ``url`` (as a pool worker of a run against it would)."""
+    monkeypatch.setenv("TEXTBOUND_SERVER_URL", url)
+    monkeypatch.setenv("TEXTBOUND_SERVER_DIALECT", "vllm")
+    monkeypatch.setenv("TEXTBOUND_SERVER_TIMEOUT", timeout)
+    monkeypatch.delitem(sys.modules, ADAPTER, raising=False)
+    return Implementation(ADAPTER)
+
+
+@pytest.fixture(autouse=True)
+def fresh_adapter(monkeypatch):
+    yield
+    monkeypatch.delitem(sys.modules, ADAPTER, raising=False)
+
+
+def servable(case: Case) -> bool:
+    """Whether the fake can serve the case faithfully: it writes schema instances ignoring ``pattern``."""
+    return "pattern" not in json.dumps([case.input.get("tools"), case.input.get("schema")])
+
+
+def property_cases(family: Family, component: str, prop: str, count: int = CASES_PER_PROPERTY) -> list[Case]:
+    cases = (case for case in case_source(family, component, QUICK, 0, source=SERVER)
+             if case.property == prop and servable(case))
+    return list(itertools.islice(cases, count))
+
+
+def kinds(subject: Subject, cases: list[Case]) -> list[str]:
+    return [found.kind for found in map(lambda case: run_check(subject, case), cases) if found]
+
+
+def test_server_sources_build_every_output_property_deterministically(family):
+    for component, prop in SERVER_PROPERTIES:
+        first, again = property_cases(family, component, prop, 5), property_cases(family, component, prop, 5)
+        assert first and first == again, (component, prop)
+    chat = list(case_source(family, "chat", QUICK, 0, source=SERVER))
+    assert chat and {case.input["template"] for case in chat} == {"family"}
+    decode = [case for case in case_source(family, "tokenizer", QUICK, 0, source=SERVER) if case.property == "decode"]
+    assert decode and not any(case.input["skip_special_tokens"] for case in decode)
+
+
+def test_a_clean_fake_server_agrees_on_every_server_property(monkeypatch, family):
+    with FakeVllmServer(family.path) as server:
+        impl = server_impl(monkeypatch, server.url)
+        assert impl.source == SERVER
+        subject = Subject(family.name, family.path, impl)
+        for component, prop in SERVER_PROPERTIES:
+            assert impl.missing_for(component, prop) == []
+            cases = property_cases(family, component, prop)
+            assert cases and kinds(subject, cases) == [], (component, prop)
+
+
+@pytest.mark.parametrize("bug", sorted(OUTPUT_BUGS))
+def test_each_output_bug_of_the_fake_is_caught_by_its_property(monkeypatch, family, bug):
+    component, prop, kind = CAUGHT_BY[bug]
+    with FakeVllmServer(family.path, bugs={bug}) as server:
+        subject = Subject(family.name, family.path, server_impl(monkeypatch, server.url))
+        cases = property_cases(family, component, prop)
+        found = kinds(subject, cases)
+    assert any(k.startswith(kind) for k in found), found
+
+
+@pytest.mark.parametrize("bug", sorted(MISBEHAVIOUR_BUGS))
+def test_each_misbehaviour_is_a_server_error_with_its_request_never_minimized(monkeypatch, family, bug):
+    with FakeVllmServer(family.path, bugs={bug}) as server:
+        subject = Subject(family.name, family.path, server_impl(monkeypatch, server.url, timeout="0.5"))
+        case = property_cases(family, "detokenizer", "server_stream", 1)[0]
+        found = run_check(subject, case)
+        assert found is not None and found.kind.startswith("server error: "), found
+        assert found.first_difference["request"]["path"] == "/v1/completions"
+        assert minimize(subject, found).minimized is None
+
+
+def test_a_property_whose_feature_the_dialect_lacks_is_not_provided(monkeypatch, family):
+    with FakeVllmServer(family.path) as server:
+        impl = server_impl(monkeypatch, server.url)
+        assert impl.missing_for("tokenizer", "vocab") and impl.missing_for("chat", "sanitized_ids")
+        assert impl.missing_for("chat", "render") == ["render_chat"]  # vLLM renders no chat text
+
+
+def test_streamed_tool_call_deltas_assemble_by_index():
+    chunks = (Chunk("", tool_call_deltas=({"index": 0, "id": "c", "function": {"name": "f", "arguments": '{"a"'}},)),
+              Chunk("", tool_call_deltas=({"index": 0, "function": {"arguments": ": 1}"}},)))
+    assert assembled_calls(Generation("", None, None, chunks=chunks)) == [
+        {"id": "c", "type": "function", "function": {"name": "f", "arguments": '{"a": 1}'}}]
+    schema = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
+    assert schema_problem('{"a": 1}', schema) is None
+    assert schema_problem('{"a": "x"}', schema) == "invalid for the schema (type)"
+    assert schema_problem('{"a": 1', schema) == "not JSON"
+
+
+def check_server(tmp_path, url: str, *options: str) -> int:
+    return main(["check", "--server", url, "--model", "fake", "--family", FAMILY, "--budget", "quick",
+                 "--jobs", "1", "--report-dir", str(tmp_path), *options])
+
+
+def test_check_server_end_to_end(tmp_path, family, capsys):
+    """Exit 0 on the clean fake, 1 on a buggy one (its record replays with --server), and the run
+    against a failing server completes and says how many requests failed."""
+    with FakeVllmServer(family.path, model="fake") as server:
+        assert check_server(tmp_path / "clean", server.url, "--component", "detokenizer,stops") == EXIT_OK
+    assert "failed requests: 0" in capsys.readouterr().out
+    with FakeVllmServer(family.path, bugs={"stop_late"}, model="fake") as server:
+        assert check_server(tmp_path / "buggy", server.url, "--component", "stops") == EXIT_DIVERGED
+        record = json.loads((tmp_path / "buggy" / "divergences.jsonl").read_text().splitlines()[0])
+        assert record["signature"].startswith("stops/server/text differs")
+        assert f"--server {server.url} --server-dialect vllm --model fake" in record["reproduce"]
+        capsys.readouterr()
+        case = json.dumps({"component": "stops", "property": "server", "family": FAMILY,
+                           "input": record["minimized_input"]})
+        assert main(["replay", "--server", server.url, "--family", FAMILY, case]) == EXIT_DIVERGED
+        assert "stops/server/text differs" in capsys.readouterr().out
+    with FakeVllmServer(family.path, bugs={"status_500"}, model="fake") as server:
+        assert check_server(tmp_path / "failing", server.url, "--component", "detokenizer") == EXIT_DIVERGED
+    summary = json.loads((tmp_path / "failing" / "summary.json").read_text())
+    assert summary["completed"] and summary["failed_requests"] > 0
+    assert f"failed requests: {summary['failed_requests']};" in capsys.readouterr().out
+
+
+def test_server_beside_impl_is_a_one_line_setup_error(capsys):
+    assert main(["check", "--server", "http://127.0.0.1:9", "--impl", "impl", "--family", FAMILY]) == EXIT_SETUP
+    assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_model_is_not_an_abbreviation_of_model_dir():
+    args = _parser().parse_args(["check", "--model", "m", "--family", FAMILY])
+    assert (args.model, args.model_dir) == ("m", [])
+    with pytest.raises(SystemExit):
+        _parser().parse_args(["check", "--model-d", "x"])

@@ -1,0 +1,138 @@
+"""Cases of a running server (``source == SERVER``): the prompt side through the library's builders,
+the output side (textbound.checks.server_output) from the seed.
+
+- tokenizer: the library's cases, decode keeping special tokens only (/detokenize has no
+  skip_special_tokens); the vocab property is not provided by a server (textbound.server.features);
+- chat: the library's cases with the family's own template and no documents (a server renders
+  its own template, never a shared or named one, and takes no documents);
+- detokenizer, stops: completions of prompts cut from the corpora's snippets as the family encodes
+  them (or of random ids of its vocabulary), seeded, of 1 to MAX_TOKENS tokens;
+- tools, structured: short conversations of corpus text, with a tool group of the corpus and a
+  tool_choice ("required" or one of them by name), or with a tool's parameters as the JSON schema.
+
+A case is the request, never the server's answer: the stop strings are picked as positions into the
+text of a first unstopped run (``{"at": boundary, "before": left, "after": right}``: around the
+``boundary``-th place where two streamed chunks meet, ``left`` characters before it and ``right``
+after; a key left out, as minimizing leaves them, counts as 0, 0 and 1), so they occur across token
+and chunk boundaries whatever the server generates.
+
+    >>> next(server_detokenizer_cases(family, BUDGETS["quick"], 0, subject)).input    # doctest: +SKIP
+    {'prompt': [464, 2068], 'max_tokens': 9, 'seed': 1804289383, 'skip_special_tokens': True}
+"""
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+
+from properties.schemas import tool_corpus
+
+from ..budget import Budget
+from ..divergence import Case
+from ..families import Family
+from ..implementation import SERVER
+from .chat_cases import chat_cases
+from .registry import Subject, cases
+from .streaming import vocabulary_survey
+from .tokenizer_cases import corpus_snippets, tokenizer_cases
+
+MAX_TOKENS = 24  # tokens of text per detokenizer and stops case
+CONSTRAINED_MAX_TOKENS = 160  # a forced call or JSON object needs room to close
+MAX_PROMPT_IDS = 16
+MAX_STOPS = 3
+SEED_RANGE = 2**31  # what every server takes as a sampling seed
+OWN_TEMPLATE = "family"  # the template a family folder's tokenizer_config.json holds: the one a server renders
+
+
+
+@cases("tokenizer", source=SERVER)
+def server_tokenizer_cases(family: Family, budget: Budget, seed: int, subject: Subject) -> Iterator[Case]:
+    return (case for case in tokenizer_cases(family, budget, seed, subject)
+            if not case.input.get("skip_special_tokens"))
+
+
+@cases("chat", source=SERVER)
+def server_chat_cases(family: Family, budget: Budget, seed: int, subject: Subject) -> Iterator[Case]:
+    return (case for case in chat_cases(family, budget, seed, subject)
+            if case.input["template"] == OWN_TEMPLATE and case.input.get("documents") is None)
+
+
+def _rng(seed: int, family: Family, component: str) -> random.Random:
+    return random.Random(f"{seed}/{family.name}/server/{component}")
+
+
+def _per_property(budget: Budget) -> int:
+    return max(3, budget.generated_cases // 3)
+
+
+def _prompts(subject: Subject, budget: Budget, rng: random.Random) -> Iterator[list[int]]:
+    """Prompts of 1 to MAX_PROMPT_IDS ids: a corpus snippet's beginning, or (one in four) random ids."""
+    snippets = [ids for ids in (subject.oracle.encode(text) for text in corpus_snippets(budget)) if ids]
+    ids = vocabulary_survey(subject).ids
+    while True:
+        if snippets and rng.random() < 0.75:
+            yield rng.choice(snippets)[: rng.randint(1, MAX_PROMPT_IDS)]
+        else:
+            yield [rng.choice(ids) for _ in range(rng.randint(1, MAX_PROMPT_IDS))]
+
+
+def _completion(rng: random.Random, prompt: list[int]) -> dict:
+    return {"prompt": prompt, "max_tokens": rng.randint(1, MAX_TOKENS), "seed": rng.randrange(SEED_RANGE),
+            "skip_special_tokens": rng.random() < 0.5}
+
+
+@cases("detokenizer", source=SERVER)
+def server_detokenizer_cases(family: Family, budget: Budget, seed: int, subject: Subject) -> Iterator[Case]:
+    rng = _rng(seed, family, "detokenizer")
+    for _, prompt in zip(range(_per_property(budget)), _prompts(subject, budget, rng)):
+        request = _completion(rng, prompt)
+        yield Case("detokenizer", "server_stream", family.name, request)
+        yield Case("detokenizer", "server_whole", family.name, request)
+
+
+@cases("stops", source=SERVER)
+def server_stop_cases(family: Family, budget: Budget, seed: int, subject: Subject) -> Iterator[Case]:
+    rng = _rng(seed, family, "stops")
+    for _, prompt in zip(range(_per_property(budget)), _prompts(subject, budget, rng)):
+        picks = [{"at": rng.randrange(MAX_TOKENS), "before": rng.randint(0, 3), "after": rng.randint(1, 3)}
+                 for _ in range(rng.randint(1, MAX_STOPS))]
+        yield Case("stops", "server", family.name, {**_completion(rng, prompt), "stops": picks})
+
+
+def _conversation(rng: random.Random, snippets: list[str]) -> list[dict]:
+    """One to three user turns (with the assistant's answers between them) of corpus text."""
+    def text() -> str:
+        snippet = rng.choice(snippets)
+        start = rng.randrange(len(snippet))
+        return snippet[start:start + rng.randint(1, 80)].strip() or "Hello"
+
+    messages = []
+    for turn in range(rng.randint(1, 3)):
+        if turn:
+            messages.append({"role": "assistant", "content": text()})
+        messages.append({"role": "user", "content": text()})
+    return messages
+
+
+@cases("tools", source=SERVER)
+def server_tool_cases(family: Family, budget: Budget, seed: int, subject: Subject) -> Iterator[Case]:
+    rng = _rng(seed, family, "tools")
+    snippets, groups = corpus_snippets(budget), tool_corpus()
+    for _ in range(_per_property(budget)):
+        tools = groups[rng.choice(sorted(groups))]
+        named = rng.choice([None, *(tool["function"]["name"] for tool in tools)])
+        choice = {"type": "function", "function": {"name": named}} if named else "required"
+        yield Case("tools", "server", family.name, {
+            "messages": _conversation(rng, snippets), "tools": tools, "tool_choice": choice,
+            "max_tokens": CONSTRAINED_MAX_TOKENS, "seed": rng.randrange(SEED_RANGE)})
+
+
+@cases("structured", source=SERVER)
+def server_structured_cases(family: Family, budget: Budget, seed: int, subject: Subject) -> Iterator[Case]:
+    rng = _rng(seed, family, "structured")
+    snippets = corpus_snippets(budget)
+    tools = [tool for group in tool_corpus().values() for tool in group]
+    for _ in range(_per_property(budget)):
+        tool = rng.choice(tools)["function"]
+        yield Case("structured", "server", family.name, {
+            "messages": _conversation(rng, snippets), "schema_name": tool["name"], "schema": tool["parameters"],
+            "max_tokens": CONSTRAINED_MAX_TOKENS, "seed": rng.randrange(SEED_RANGE)})

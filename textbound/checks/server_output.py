@@ -1,0 +1,271 @@
+"""Checks of what a running server generates, over the wire (textbound.server.dialect), against
+`tokenizers`, oracles.stop_reference and `jsonschema`. Sampling is seeded (temperature 1), so a
+request sent twice, streamed or not, generates the same tokens; whatever the model generates, the
+server's text boundary must treat it as the oracles do.
+
+- detokenizer/server_stream: the concatenated content deltas equal the oracle's decode of the
+  returned ids (skip_special_tokens as requested; a stop token that ended the run is not text);
+  after every chunk the text shown so far is a beginning of it (no U+FFFD a later id resolves);
+  the chunks' ids, where they carry them, are the returned ids.
+- detokenizer/server_whole: streamed and non-streamed, the same text, ids and finish_reason.
+- stops/server: stop strings cut around where a first unstopped run's chunks meet; the stopped
+  run's text, finish_reason and stop_reason (where the dialect reports one), streamed and not,
+  equal ``stop_outcome`` of the unstopped run's text.
+- tools/server: with tool_choice "required" or a named function, the streamed tool-call deltas
+  assemble to the non-streamed message's tool_calls; a run that ended on its own (not at
+  max_tokens) calls a tool it was offered (the named one), with arguments valid for its parameters.
+- structured/server: with response_format json_schema, streamed content equals the non-streamed;
+  a run that ended on its own has content that is JSON valid for the schema.
+
+A request the server fails is a divergence of kind "server error: <what>" (registry.impl_call).
+"""
+from __future__ import annotations
+
+import json
+
+import jsonschema
+
+from oracles.stop_reference import stop_outcome
+
+from ..divergence import REPLACEMENT_CHARACTER, Case, Divergence, char_kind, first_index
+from ..server.dialect import Generation, GenerationRequest
+from .registry import Subject, check, impl_call, text_divergence, text_window
+from .streaming import vocabulary_survey
+
+REPORTS_STOP_REASON = ("vllm", "llama.cpp")  # OpenAI's public API has no stop_reason
+LENGTH = "length"  # the finish_reason of a run cut at max_tokens
+
+
+def _generated(subject: Subject, case: Case, request: GenerationRequest) -> tuple[Generation | None, Divergence | None]:
+    return impl_call(case, None, lambda: subject.impl.server_dialect.generate(request))
+
+
+def _completion(case: Case, stream: bool, stop: tuple[str, ...] = ()) -> GenerationRequest:
+    given = case.input
+    return GenerationRequest(prompt=list(given["prompt"]), max_tokens=given["max_tokens"], seed=given["seed"],
+                             skip_special_tokens=given.get("skip_special_tokens", True), stream=stream, stop=stop)
+
+
+def _decoded(subject: Subject, case: Case, generation: Generation) -> str:
+    """The oracle's text for the returned ids after the prompt: the decode of prompt and ids together
+    past the prompt's settled text, the beginning of its decode that no id appended can change (a
+    server decodes the first ids in the prompt's context, as vLLM's detokenizer does: "Hello" +
+    " world", not "Hello" + "world"; a character or byte-fallback run the prompt leaves unfinished
+    is output). A stop token that ended the run is not shown.
+
+    ``_decoded`` of prompt [Hello] and ids [▁world] on a Metaspace family == " world".
+    """
+    prompt, ids = list(case.input["prompt"]), list(generation.ids)
+    skip = case.input.get("skip_special_tokens", True)
+    survey = vocabulary_survey(subject)
+    if ids and generation.finish_reason == "stop" and ids[-1] in set(survey.special_ids):
+        ids = ids[:-1]
+    whole, prompt_text, *continued = subject.oracle.decode_batch(
+        [prompt + ids, prompt, *(prompt + [w] for w in survey.witnesses)], skip)
+    settled = prompt_text.rstrip(REPLACEMENT_CHARACTER)
+    for text in (whole, *continued):
+        settled = settled[:first_index(settled, text)]
+    return whole[len(settled):]
+
+
+@check("detokenizer", "server_stream", minimize="max_tokens")
+def check_server_stream(subject: Subject, case: Case) -> Divergence | None:
+    streamed, failure = _generated(subject, case, _completion(case, stream=True))
+    if failure:
+        return failure
+    expected = _decoded(subject, case, streamed)
+    shown = ""
+    for index, chunk in enumerate(streamed.chunks):
+        shown += chunk.text
+        if not expected.startswith(shown):
+            at = first_index(expected, shown)
+            kind = ("shown U+FFFD the decode does not have" if shown[at:at + 1] == REPLACEMENT_CHARACTER
+                    else f"shown text the decode changes, at {char_kind(expected, at)}")
+            return Divergence(case, expected, shown, kind, {
+                "chunk": index, "index": at, "expected_window": text_window(expected, at),
+                "shown_window": text_window(shown, at), "ids": list(streamed.ids), "request": streamed.request})
+    if shown != expected:
+        found = text_divergence(case, expected, shown)
+        found.first_difference.update(ids=list(streamed.ids), request=streamed.request)
+        return found
+    carried = [chunk.ids for chunk in streamed.chunks]
+    if all(ids is not None for ids in carried) and [i for ids in carried for i in ids] != list(streamed.ids):
+        return Divergence(case, list(streamed.ids), [list(ids) for ids in carried], "chunk ids are not the returned ids",
+                          {"request": streamed.request})
+    return None
+
+
+def _outcome(generation: Generation) -> dict:
+    return {"text": generation.text, "ids": list(generation.ids) if generation.ids is not None else None,
+            "finish_reason": generation.finish_reason}
+
+
+@check("detokenizer", "server_whole", minimize="max_tokens")
+def check_server_whole(subject: Subject, case: Case) -> Divergence | None:
+    whole, failure = _generated(subject, case, _completion(case, stream=False))
+    streamed, failure = (None, failure) if failure else _generated(subject, case, _completion(case, stream=True))
+    if failure:
+        return failure
+    expected, actual = _outcome(whole), _outcome(streamed)
+    if expected == actual:
+        return None
+    what = next(key for key in expected if expected[key] != actual[key])
+    return Divergence(case, expected, actual, f"streamed {what} differs from the non-streamed",
+                      {"request": streamed.request})
+
+
+def _stop_strings(text: str, generation: Generation, picks: list[dict]) -> tuple[str, ...]:
+    """The stop strings ``picks`` cut from ``text`` around where its chunks meet (its middle when
+    the text came in one chunk), each once, in order."""
+    meets, at = [], 0
+    for chunk in generation.chunks[:-1]:
+        at += len(chunk.text)
+        if 0 < at < len(text):
+            meets.append(at)
+    meets = meets or [len(text) // 2]
+    stops = []
+    for pick in picks:
+        middle = meets[pick.get("at", 0) % len(meets)]
+        stops.append(text[max(0, middle - pick.get("before", 0)): middle + pick.get("after", 1)])
+    return tuple(dict.fromkeys(stop for stop in stops if stop))
+
+
+def _stop_divergence(case: Case, expected: dict, actual: dict, detail: dict) -> Divergence | None:
+    if actual == expected:
+        return None
+    if (actual["finish_reason"] == "stop") != (expected["finish_reason"] == "stop"):
+        kind = "stopped where the reference does not" if actual["finish_reason"] == "stop" else "missed a stop"
+    elif actual["text"] != expected["text"]:
+        index = first_index(expected["text"], actual["text"])
+        kind = f"text differs at {char_kind(expected['text'], index)}"
+        detail = {**detail, "index": index, "expected_window": text_window(expected["text"], index),
+                  "actual_window": text_window(actual["text"], index)}
+    elif actual["finish_reason"] != expected["finish_reason"]:
+        kind = "reports another finish_reason"
+    else:
+        kind = "reports another stop_reason"
+    return Divergence(case, expected, actual, kind, detail)
+
+
+@check("stops", "server", minimize="stops")
+def check_server_stops(subject: Subject, case: Case) -> Divergence | None:
+    unstopped, failure = _generated(subject, case, _completion(case, stream=True))
+    if failure:
+        return failure
+    stops = _stop_strings(unstopped.text, unstopped, case.input["stops"])
+    if not stops:
+        return None  # nothing was generated to cut a stop from
+    reference = stop_outcome(unstopped.text, list(stops))
+    reports = subject.impl.server_dialect.name in REPORTS_STOP_REASON
+    expected = {"text": reference.output,
+                "finish_reason": "stop" if reference.stopped else unstopped.finish_reason,
+                "stop_reason": (reference.stop_string if reference.stopped else unstopped.stop_reason) if reports else None}
+    for stream in (True, False):
+        stopped, failure = _generated(subject, case, _completion(case, stream=stream, stop=stops))
+        if failure:
+            return failure
+        actual = {"text": stopped.text, "finish_reason": stopped.finish_reason,
+                  "stop_reason": stopped.stop_reason if reports else None}
+        found = _stop_divergence(case, expected, actual, {"stream": stream, "stops": list(stops),
+                                                          "unstopped_text": unstopped.text, "request": stopped.request})
+        if found:
+            return found
+    return None
+
+
+def _chat(case: Case, stream: bool, **fields) -> GenerationRequest:
+    given = case.input
+    return GenerationRequest(messages=given["messages"], max_tokens=given["max_tokens"], seed=given["seed"],
+                             stream=stream, **fields)
+
+
+def _both(subject: Subject, case: Case, **fields) -> tuple[tuple[Generation, Generation] | None, Divergence | None]:
+    """The non-streamed and the streamed generation of one chat request."""
+    whole, failure = _generated(subject, case, _chat(case, False, **fields))
+    if failure:
+        return None, failure
+    streamed, failure = _generated(subject, case, _chat(case, True, **fields))
+    return (None, failure) if failure else ((whole, streamed), None)
+
+
+def assembled_calls(generation: Generation) -> list[dict]:
+    """The tool calls OpenAI's streamed ``delta.tool_calls`` entries build, by index: id, type and
+    name as first sent, arguments concatenated.
+
+    >>> assembled_calls(Generation("", None, None, chunks=(Chunk("", tool_call_deltas=(
+    ...     {"index": 0, "id": "c", "function": {"name": "f", "arguments": '{"a"'}},)), Chunk("", tool_call_deltas=(
+    ...     {"index": 0, "function": {"arguments": ": 1}"}},)))))
+    [{'id': 'c', 'type': 'function', 'function': {'name': 'f', 'arguments': '{"a": 1}'}}]
+    """
+    calls: dict[int, dict] = {}
+    for chunk in generation.chunks:
+        for delta in chunk.tool_call_deltas:
+            call = calls.setdefault(delta.get("index", 0), {"id": None, "type": "function",
+                                                             "function": {"name": None, "arguments": ""}})
+            call["id"] = call["id"] or delta.get("id")
+            function = delta.get("function") or {}
+            call["function"]["name"] = call["function"]["name"] or function.get("name")
+            call["function"]["arguments"] += function.get("arguments") or ""
+    return [calls[index] for index in sorted(calls)]
+
+
+def _call_view(calls) -> list[dict]:
+    """What two call lists must agree on: each call's name and argument text (ids are the server's)."""
+    return [{"name": call["function"]["name"], "arguments": call["function"]["arguments"]} for call in calls]
+
+
+def schema_problem(text: str, schema: dict) -> str | None:
+    """None when ``text`` is JSON valid for ``schema``, else what is wrong in a few words:
+    ``schema_problem('{"a": "x"}', {"properties": {"a": {"type": "integer"}}}) == "invalid for the schema (type)"``."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return "not JSON"
+    error = jsonschema.exceptions.best_match(jsonschema.validators.validator_for(schema)(schema).iter_errors(value))
+    return None if error is None else f"invalid for the schema ({error.validator})"
+
+
+@check("tools", "server", minimize="messages")
+def check_server_tools(subject: Subject, case: Case) -> Divergence | None:
+    tools, choice = case.input["tools"], case.input["tool_choice"]
+    pair, failure = _both(subject, case, tools=tools, tool_choice=choice)
+    if failure:
+        return failure
+    whole, streamed = pair
+    expected, actual = _call_view(whole.tool_calls), _call_view(assembled_calls(streamed))
+    if expected != actual:
+        return Divergence(case, expected, actual, "streamed tool calls differ from the message's",
+                          {"request": streamed.request})
+    if whole.finish_reason == LENGTH:
+        return None  # cut short: the arguments cannot be complete
+    offered = {tool["function"]["name"]: tool["function"].get("parameters", {}) for tool in tools}
+    wanted = [choice["function"]["name"]] if isinstance(choice, dict) else list(offered)
+    if not expected:
+        return Divergence(case, f"a call of {' or '.join(wanted)}", whole.text, "no tool call", {"request": whole.request})
+    for call in expected:
+        if call["name"] not in wanted:
+            return Divergence(case, wanted, call["name"], "called another tool", {"request": whole.request})
+        problem = schema_problem(call["arguments"], offered[call["name"]])
+        if problem:
+            return Divergence(case, offered[call["name"]], call["arguments"], f"arguments {problem}",
+                              {"tool": call["name"], "request": whole.request})
+    return None
+
+
+@check("structured", "server", minimize="messages")
+def check_server_structured(subject: Subject, case: Case) -> Divergence | None:
+    schema = case.input["schema"]
+    response_format = {"type": "json_schema",
+                       "json_schema": {"name": case.input.get("schema_name", "schema"), "schema": schema, "strict": True}}
+    pair, failure = _both(subject, case, response_format=response_format)
+    if failure:
+        return failure
+    whole, streamed = pair
+    if streamed.text != whole.text:
+        found = text_divergence(case, whole.text, streamed.text)
+        found.kind, found.first_difference["request"] = "streamed content differs from the non-streamed", streamed.request
+        return found
+    if whole.finish_reason == LENGTH:
+        return None  # cut short: the JSON cannot be complete
+    problem = schema_problem(whole.text, schema)
+    return Divergence(case, schema, whole.text, f"content {problem}", {"request": whole.request}) if problem else None
