@@ -4,7 +4,7 @@
     textbound check --impl textbound.adapters.llama_cpp_adapter --component tokenizer,detokenizer
 
 A family's vocabulary becomes a vocabulary-only GGUF made by llama.cpp's own converter
-(textbound.adapters.llama_cpp_source: ``convert_hf_to_gguf.py --vocab-only``), cached under
+(textbound.server.llama_cpp_source: ``convert_hf_to_gguf.py --vocab-only``), cached under
 ``$TEXTBOUND_CACHE/llama_cpp`` by the files' digest and the llama-cpp-python version. The converter is
 read from ``$TEXTBOUND_LLAMA_CPP_SOURCE`` (a folder holding convert_hf_to_gguf.py, e.g.
 ``vendor/llama.cpp`` of the extracted sdist), else from the sdist of the installed llama-cpp-python,
@@ -36,8 +36,9 @@ import os
 from functools import cache
 from pathlib import Path
 
-from . import engine_version, llama_cpp_source, require
-from .llama_cpp_source import CONVERTER, CONVERTER_PARTS, cache_dir, extract_source
+from ..server import llama_cpp_source
+from . import engine_version, require
+from ..server.llama_cpp_source import CONVERTER, CONVERTER_PARTS, cache_dir, extract_source
 
 llama_cpp = require("llama-cpp-python", "llama_cpp")
 # llama-cpp-python prints llama.cpp's log lines at or above this logger's level: errors only.

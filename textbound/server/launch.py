@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from textbound.adapters.llama_cpp_source import cache_dir, extract_source
+from .llama_cpp_source import cache_dir, extract_source
 
 LLAMA_CPP_PYTHON_VERSION = "0.3.36"
 SERVER_ENV = "TEXTBOUND_LLAMA_SERVER"
@@ -180,7 +180,6 @@ def llama_server_plan(binary: Path, model: Path, *, context: int = 4096) -> Laun
 def tiny_model_plan(binary: Path, family: Path) -> LaunchPlan:
     """llama-server at ``binary`` serving the tiny model of the family folder ``family`` (its
     vocabulary converted by the server's own source: textbound.server.tiny_model)."""
-    from textbound.adapters.llama_cpp_source import vocab_gguf
-
+    from .llama_cpp_source import vocab_gguf
     from .tiny_model import tiny_gguf
     return llama_server_plan(binary, tiny_gguf(vocab_gguf(family, LLAMA_CPP_PYTHON_VERSION, server_source())))

@@ -2,7 +2,7 @@
 small layers of seeded random weights, written as a GGUF with the ``gguf`` package (no torch, no hub).
 
 The vocabulary is the family's vocabulary-only GGUF made by llama.cpp's own converter
-(textbound.adapters.llama_cpp_source.vocab_gguf): every ``tokenizer.*`` key of it (tokens, types,
+(textbound.server.llama_cpp_source.vocab_gguf): every ``tokenizer.*`` key of it (tokens, types,
 merges or scores, special ids, add_bos/eos, pre-tokenizer, chat template) is copied unchanged, so the
 server tokenizes and renders exactly as for the real model. The rest is a Llama architecture sized
 by ``TinyModel``; its output is noise, which is the point: the server's text boundary is under test,
@@ -48,7 +48,7 @@ class TinyModel:
 
 def tiny_gguf(vocabulary: Path, plan: TinyModel = TinyModel(), cache: Path | None = None) -> Path:
     """The tiny model of the vocabulary-only GGUF ``vocabulary``, written on first use."""
-    from textbound.adapters.llama_cpp_source import cache_dir
+    from .llama_cpp_source import cache_dir
     digest = hashlib.sha256()
     digest.update(json.dumps([dataclasses.asdict(plan), _gguf_version()]).encode("utf-8"))
     digest.update(Path(vocabulary).read_bytes())
