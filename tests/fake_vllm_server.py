@@ -176,8 +176,6 @@ class FakeEngine:
     def tokenize(self, body: dict) -> dict:
         if "messages" in body:
             ids = self.chat_prompt_ids(body)
-            if body.get("add_special_tokens", False):
-                ids = self.tokenizer.encode("", add_special_tokens=True)[:1] + ids
         else:
             ids = self.prompt_ids(_field(body, "prompt", str), body.get("add_special_tokens", True))
         strs = [self.tokenizer.id_to_token(i) for i in ids] if body.get("return_token_strs") else None
@@ -204,10 +202,12 @@ class FakeEngine:
         arguments.update(tools=body.get("tools"), chat_template=body.get("chat_template"),
                          add_generation_prompt=body.get("add_generation_prompt", True),
                          continue_final_message=body.get("continue_final_message", False))
+        special = body.get("add_special_tokens", False)  # on top of the template's own
         try:
-            if "chat_ids" in self.bugs:
+            if "chat_ids" in self.bugs or special:
                 text = self.tokenizer.apply_chat_template(messages, tokenize=False, **arguments)
-                return self.tokenizer.encode(text + "\n")
+                return self.tokenizer.encode(text + ("\n" if "chat_ids" in self.bugs else ""),
+                                             add_special_tokens=special)
             return list(self.tokenizer.apply_chat_template(messages, tokenize=True, return_dict=False, **arguments))
         except Exception as exc:  # a template error is the request's fault, as vLLM answers it
             raise BadRequest(f"chat template: {type(exc).__name__}: {exc}") from exc
@@ -228,10 +228,9 @@ class FakeEngine:
         stops = body.get("stop") or []
         stops = [stops] if isinstance(stops, str) else stops
         skip = body.get("skip_special_tokens", True)
-        forced, tools = self.forced_text(body, random.Random(seed)), None
-        if forced is not None:
-            forced, tools = forced
-        ids = iter(self.tokenizer.encode(forced)) if forced is not None else self.sampled(random.Random(seed))
+        forced = self.forced_text(body, random.Random(seed))
+        text, tools = forced if forced is not None else (None, None)
+        ids = iter(self.tokenizer.encode(text)) if text is not None else self.sampled(random.Random(seed))
         try:
             detokenizer = (_NaiveDetokenizer(self.tokenizer, skip) if "early_replacement" in self.bugs
                            else impl.IncrementalDetokenizer(self.tokenizer, skip, prompt_ids=prompt))

@@ -14,7 +14,7 @@ from textbound.checks import Subject, case_source, run_check
 from textbound.divergence import Case
 from textbound.families import Family, build_family
 from textbound.implementation import Implementation, ImplementationError
-from textbound.server.dialect import NotProvided
+from textbound.server.dialect import NotProvided, ServerError
 
 ADAPTER = "textbound.adapters.server"
 FAMILY = "qwen"
@@ -78,8 +78,10 @@ def test_the_adapter_names_the_server_and_offers_its_dialect(monkeypatch):
         impl = adapter(monkeypatch, server.url)
         assert impl.version == f"vllm server 0.33.0+fake at {server.url}"
         assert impl.dialect().name == "vllm" and impl.dialect().tokenize("Hi") == [39, 72]
-        assert not impl.provides("chat")  # vLLM renders no chat text: no render_chat
-        assert impl.provides("tokenizer") and not impl.provides("detokenizer")
+        # A server's chat ids come through its Tokenizer; vLLM renders no chat text: no render_chat.
+        assert impl.provides("chat") and impl.missing_for("chat", "render") == ["render_chat"]
+        # Its output side (detokenizer, stops, tools, structured) is checked through its dialect.
+        assert impl.source == "server" and impl.provides("tokenizer") and impl.provides("detokenizer")
         with pytest.raises(NotProvided, match="chat_template"):
             impl.Tokenizer.from_dir(build_family(FAMILY)).apply_chat_template(MESSAGES, chat_template="{{ 1 }}",
                                                                               return_dict=False)
@@ -104,3 +106,13 @@ def test_a_bad_configuration_fails_the_setup_in_one_line(monkeypatch, variable, 
     monkeypatch.delitem(sys.modules, ADAPTER, raising=False)
     with pytest.raises(ImplementationError, match=message):
         Implementation(ADAPTER)
+
+
+def test_a_misbehaving_server_raises_server_error_out_of_the_tokenizer(monkeypatch):
+    with FakeVllmServer(build_family(FAMILY), bugs={"status_500"}) as server:
+        tokenizer = adapter(monkeypatch, server.url).Tokenizer.from_dir(build_family(FAMILY))
+        with pytest.raises(ServerError) as raised:
+            tokenizer.encode("Hi")
+    assert raised.value.what.startswith("status 500")
+    assert raised.value.request == {"method": "POST", "path": "/tokenize",
+                                    "body": {"prompt": "Hi", "add_special_tokens": False}}

@@ -24,8 +24,10 @@ from textbound.server.dialect import Chunk, Generation
 ADAPTER = "textbound.adapters.server"
 FAMILY = "llama3"  # embedded, with a chat template of its own and characters split across byte tokens
 QUICK = BUDGETS["quick"]
-SERVER_PROPERTIES = [("detokenizer", "server_stream"), ("detokenizer", "server_whole"), ("stops", "server"),
+OUTPUT_PROPERTIES = [("detokenizer", "server_stream"), ("detokenizer", "server_specials"),
+                     ("detokenizer", "server_whole"), ("stops", "server"),
                      ("tools", "server"), ("structured", "server")]
+PROMPT_PROPERTIES = [("tokenizer", "encode"), ("tokenizer", "decode"), ("chat", "ids")]
 # Each output bug of the fake, the property meant to catch it and how its divergence's kind begins.
 CAUGHT_BY = {
     "prompt_ids": ("tokenizer", "encode", "ids"),
@@ -47,10 +49,10 @@ def family() -> Family:
     return Family(FAMILY, build_family(FAMILY), "embedded")
 
 
-def server_impl(monkeypatch, url: str, timeout: str = "5") -> Implementation:
+def server_impl(monkeypatch, url: str, timeout: str = "5", dialect: str = "vllm") -> Implementation:
     """The server adapter imported afresh for ``url`` (as a pool worker of a run against it would)."""
     monkeypatch.setenv("TEXTBOUND_SERVER_URL", url)
-    monkeypatch.setenv("TEXTBOUND_SERVER_DIALECT", "vllm")
+    monkeypatch.setenv("TEXTBOUND_SERVER_DIALECT", dialect)
     monkeypatch.setenv("TEXTBOUND_SERVER_TIMEOUT", timeout)
     monkeypatch.delitem(sys.modules, ADAPTER, raising=False)
     return Implementation(ADAPTER)
@@ -78,13 +80,9 @@ def kinds(subject: Subject, cases: list[Case]) -> list[str]:
 
 
 def test_server_sources_build_every_output_property_deterministically(family):
-    for component, prop in SERVER_PROPERTIES:
+    for component, prop in OUTPUT_PROPERTIES:
         first, again = property_cases(family, component, prop, 5), property_cases(family, component, prop, 5)
         assert first and first == again, (component, prop)
-    chat = list(case_source(family, "chat", QUICK, 0, source=SERVER))
-    assert chat and {case.input["template"] for case in chat} == {"family"}
-    decode = [case for case in case_source(family, "tokenizer", QUICK, 0, source=SERVER) if case.property == "decode"]
-    assert decode and not any(case.input["skip_special_tokens"] for case in decode)
 
 
 def test_a_clean_fake_server_agrees_on_every_server_property(monkeypatch, family):
@@ -92,10 +90,13 @@ def test_a_clean_fake_server_agrees_on_every_server_property(monkeypatch, family
         impl = server_impl(monkeypatch, server.url)
         assert impl.source == SERVER
         subject = Subject(family.name, family.path, impl)
-        for component, prop in SERVER_PROPERTIES:
+        for component, prop in PROMPT_PROPERTIES + OUTPUT_PROPERTIES:
             assert impl.missing_for(component, prop) == []
             cases = property_cases(family, component, prop)
             assert cases and kinds(subject, cases) == [], (component, prop)
+            # What a server cannot be asked is not built: another template, skip_special_tokens on /detokenize.
+            assert all(case.input.get("template", "family") == "family" for case in cases)
+            assert not any(case.input.get("skip_special_tokens") for case in cases if component == "tokenizer")
 
 
 @pytest.mark.parametrize("bug", sorted(OUTPUT_BUGS))
@@ -119,11 +120,34 @@ def test_each_misbehaviour_is_a_server_error_with_its_request_never_minimized(mo
         assert minimize(subject, found).minimized is None
 
 
+def test_a_divergence_is_minimized_by_fewer_tokens_and_fewer_stop_strings(monkeypatch, family):
+    with FakeVllmServer(family.path, bugs={"stream_vs_whole", "stop_late"}) as server:
+        subject = Subject(family.name, family.path, server_impl(monkeypatch, server.url))
+        whole = next(case for case in property_cases(family, "detokenizer", "server_whole") if case.input["max_tokens"] > 4)
+        assert minimize(subject, run_check(subject, whole)).minimized.input["max_tokens"] == 1
+        stops = next(case for case in property_cases(family, "stops", "server") if len(case.input["stops"]) > 1)
+        assert len(minimize(subject, run_check(subject, stops)).minimized.input["stops"]) == 1
+
+
 def test_a_property_whose_feature_the_dialect_lacks_is_not_provided(monkeypatch, family):
     with FakeVllmServer(family.path) as server:
         impl = server_impl(monkeypatch, server.url)
         assert impl.missing_for("tokenizer", "vocab") and impl.missing_for("chat", "sanitized_ids")
         assert impl.missing_for("chat", "render") == ["render_chat"]  # vLLM renders no chat text
+
+
+@pytest.mark.parametrize(("bugs", "expected"), [(frozenset(), []), ({"stop_late"}, ["text differs at end"])])
+def test_the_openai_dialect_is_checked_on_chats_where_it_has_no_completions(monkeypatch, family, bugs, expected):
+    """OpenAI's public API: no /tokenize, no completions, no token ids; stops and streamed against
+    whole are checked on the case's chat, the properties needing more are not provided."""
+    with FakeVllmServer(family.path, bugs=bugs) as server:
+        impl = server_impl(monkeypatch, server.url, dialect="openai")
+        assert impl.missing_for("tokenizer", "encode") and impl.missing_for("detokenizer", "server_stream")
+        subject = Subject(family.name, family.path, impl)
+        assert impl.missing_for("stops", "server") == [] and impl.missing_for("detokenizer", "server_whole") == []
+        cases = property_cases(family, "detokenizer", "server_whole", 10) + property_cases(family, "stops", "server", 10)
+        found = kinds(subject, cases)
+    assert sorted(set(found)) == expected
 
 
 def test_streamed_tool_call_deltas_assemble_by_index():
@@ -168,6 +192,12 @@ def test_check_server_end_to_end(tmp_path, family, capsys):
 def test_server_beside_impl_is_a_one_line_setup_error(capsys):
     assert main(["check", "--server", "http://127.0.0.1:9", "--impl", "impl", "--family", FAMILY]) == EXIT_SETUP
     assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_a_server_without_its_family_is_a_setup_error(tmp_path, family, capsys):
+    with FakeVllmServer(family.path) as server:
+        assert main(["check", "--server", server.url, "--report-dir", str(tmp_path)]) == EXIT_SETUP
+    assert "give --family, --model-dir or --hub" in capsys.readouterr().err
 
 
 def test_model_is_not_an_abbreviation_of_model_dir():

@@ -4,6 +4,7 @@ through the dialect, so the server checks built on them have something to catch.
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 
 import jsonschema
 import pytest
@@ -37,16 +38,11 @@ def clean(family):
         yield open_dialect("vllm", server.url, model="fake", timeout=5)
 
 
+@contextmanager
 def served(bugs: set[str], name: str = "vllm"):
-    """A dialect on a fake qwen server with ``bugs``, as a context manager."""
-    class Served:
-        def __enter__(self):
-            self.server = FakeVllmServer(build_family("qwen"), bugs=bugs).__enter__()
-            return open_dialect(name, self.server.url, model="fake", timeout=5)
-
-        def __exit__(self, *exc_info):
-            self.server.__exit__(*exc_info)
-    return Served()
+    """A dialect on a fake qwen server with ``bugs``."""
+    with FakeVllmServer(build_family("qwen"), bugs=bugs) as server:
+        yield open_dialect(name, server.url, model="fake", timeout=5)
 
 
 def both(dialect, **fields):

@@ -194,6 +194,10 @@ def _run_command(args) -> int:
             return _check(args, impl)
         if args.command == "replay":
             return _replay(args, impl)
+        if impl.source == SERVER:
+            print("textbound: bench measures a library against its oracle; a server is checked: textbound check",
+                  file=sys.stderr)
+            return EXIT_SETUP
         if args.schemas is not None:
             from .bench_schemas import schema_coverage
             return schema_coverage(impl, args.schemas)
@@ -265,6 +269,8 @@ def _check(args, impl: Implementation) -> int:
         print(f"textbound: {problem}", file=sys.stderr)
         return EXIT_SETUP
     explicit = args.family or args.model_dir or args.hub
+    if impl.source == SERVER and (args.fuzzed_only or not explicit):
+        raise FamilyError("a server is checked against its model's tokenizer files: give --family, --model-dir or --hub")
     if args.fuzzed_only and explicit:
         raise FamilyError("--fuzzed-only checks the fuzzed pipelines alone: drop --family, --model-dir and --hub")
     families = [] if args.fuzzed_only else resolve(args.family, args.model_dir, args.hub)

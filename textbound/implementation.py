@@ -56,6 +56,7 @@ class Implementation:
             raise ImplementationError(f"--impl {module_name}: cannot import: {type(exc).__name__}: {exc}") from exc
         self.name = module_name
         self.source = SERVER if hasattr(self.module, "dialect") else LIBRARY
+        self.probed: dict[str, str | None] = {}  # each server feature asked about: None where provided, else why not
 
     def provides(self, component: str) -> bool:
         return not self.missing(component)
@@ -77,11 +78,6 @@ class Implementation:
     def server_dialect(self):
         """The dialect of the server under test (``source == SERVER`` only)."""
         return self.module.dialect()
-
-    @cached_property
-    def probed(self) -> dict[str, str | None]:
-        """Each server feature asked about so far: None where provided, else why not."""
-        return {}
 
     def __getattr__(self, name: str):
         try:

@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from .checks import MINIMIZED_FIELD, SERVER_ERROR, Subject, run_check
-from .divergence import Case, Divergence
+from .checks import MINIMIZED_FIELD, Subject, run_check
+from .divergence import SERVER_ERROR, Case, Divergence
 
 MAX_TRIES = 2000  # checks per minimization: enough to reach a few characters from a few KB
 

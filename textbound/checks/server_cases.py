@@ -4,9 +4,12 @@ the output side (textbound.checks.server_output) from the seed.
 - tokenizer: the library's cases, decode keeping special tokens only (/detokenize has no
   skip_special_tokens); the vocab property is not provided by a server (textbound.server.features);
 - chat: the library's cases with the family's own template and no documents (a server renders
-  its own template, never a shared or named one, and takes no documents);
+  its own template, never a shared or named one, and takes no documents), that transformers
+  renders: where it raises, a server answers 400, which is no exception to compare by class;
 - detokenizer, stops: completions of prompts cut from the corpora's snippets as the family encodes
-  them (or of random ids of its vocabulary), seeded, of 1 to MAX_TOKENS tokens;
+  them (or of random ids of its vocabulary), seeded, of 1 to MAX_TOKENS tokens, special tokens
+  skipped (server_specials: kept, where the dialect can ask that); with ``messages``,
+  the chat asked instead where the dialect has no completions (OpenAI's public API);
 - tools, structured: short conversations of corpus text, with a tool group of the corpus and a
   tool_choice ("required" or one of them by name), or with a tool's parameters as the JSON schema.
 
@@ -24,6 +27,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator
 
+from oracles.chat_oracle import ChatRequest, FamilyChatOracle, outcome
 from properties.schemas import tool_corpus
 
 from ..budget import Budget
@@ -52,8 +56,14 @@ def server_tokenizer_cases(family: Family, budget: Budget, seed: int, subject: S
 
 @cases("chat", source=SERVER)
 def server_chat_cases(family: Family, budget: Budget, seed: int, subject: Subject) -> Iterator[Case]:
+    oracle = FamilyChatOracle.of(family.path)
+
+    def rendered(case: Case) -> bool:
+        request = ChatRequest.of(case.input)
+        return outcome(lambda: oracle.ids(request.messages, None, False, **request.arguments()))[1] is None
+
     return (case for case in chat_cases(family, budget, seed, subject)
-            if case.input["template"] == OWN_TEMPLATE and case.input.get("documents") is None)
+            if case.input["template"] == OWN_TEMPLATE and case.input.get("documents") is None and rendered(case))
 
 
 def _rng(seed: int, family: Family, component: str) -> random.Random:
@@ -75,17 +85,18 @@ def _prompts(subject: Subject, budget: Budget, rng: random.Random) -> Iterator[l
             yield [rng.choice(ids) for _ in range(rng.randint(1, MAX_PROMPT_IDS))]
 
 
-def _completion(rng: random.Random, prompt: list[int]) -> dict:
-    return {"prompt": prompt, "max_tokens": rng.randint(1, MAX_TOKENS), "seed": rng.randrange(SEED_RANGE),
-            "skip_special_tokens": rng.random() < 0.5}
+def _completion(rng: random.Random, prompt: list[int], snippets: list[str]) -> dict:
+    return {"prompt": prompt, "messages": _conversation(rng, snippets), "max_tokens": rng.randint(1, MAX_TOKENS),
+            "seed": rng.randrange(SEED_RANGE), "skip_special_tokens": True}
 
 
 @cases("detokenizer", source=SERVER)
 def server_detokenizer_cases(family: Family, budget: Budget, seed: int, subject: Subject) -> Iterator[Case]:
     rng = _rng(seed, family, "detokenizer")
     for _, prompt in zip(range(_per_property(budget)), _prompts(subject, budget, rng)):
-        request = _completion(rng, prompt)
+        request = _completion(rng, prompt, corpus_snippets(budget))
         yield Case("detokenizer", "server_stream", family.name, request)
+        yield Case("detokenizer", "server_specials", family.name, {**request, "skip_special_tokens": False})
         yield Case("detokenizer", "server_whole", family.name, request)
 
 
@@ -95,7 +106,7 @@ def server_stop_cases(family: Family, budget: Budget, seed: int, subject: Subjec
     for _, prompt in zip(range(_per_property(budget)), _prompts(subject, budget, rng)):
         picks = [{"at": rng.randrange(MAX_TOKENS), "before": rng.randint(0, 3), "after": rng.randint(1, 3)}
                  for _ in range(rng.randint(1, MAX_STOPS))]
-        yield Case("stops", "server", family.name, {**_completion(rng, prompt), "stops": picks})
+        yield Case("stops", "server", family.name, {**_completion(rng, prompt, corpus_snippets(budget)), "stops": picks})
 
 
 def _conversation(rng: random.Random, snippets: list[str]) -> list[dict]:

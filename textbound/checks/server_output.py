@@ -6,8 +6,10 @@ server's text boundary must treat it as the oracles do.
 - detokenizer/server_stream: the concatenated content deltas equal the oracle's decode of the
   returned ids (skip_special_tokens as requested; a stop token that ended the run is not text);
   after every chunk the text shown so far is a beginning of it (no U+FFFD a later id resolves);
-  the chunks' ids, where they carry them, are the returned ids.
-- detokenizer/server_whole: streamed and non-streamed, the same text, ids and finish_reason.
+  the chunks' ids, where they carry them, are the returned ids. detokenizer/server_specials: the
+  same with special tokens kept (skip_special_tokens false), where the dialect can ask that.
+- detokenizer/server_whole: streamed and non-streamed, the same text, ids and finish_reason (this
+  and stops/server ask the case's chat where the dialect has no completions: OpenAI's public API).
 - stops/server: stop strings cut around where a first unstopped run's chunks meet; the stopped
   run's text, finish_reason and stop_reason (where the dialect reports one), streamed and not,
   equal ``stop_outcome`` of the unstopped run's text.
@@ -29,6 +31,7 @@ from oracles.stop_reference import stop_outcome
 
 from ..divergence import REPLACEMENT_CHARACTER, Case, Divergence, char_kind, first_index
 from ..server.dialect import Generation, GenerationRequest
+from ..server.features import probe
 from .registry import Subject, check, impl_call, text_divergence, text_window
 from .streaming import vocabulary_survey
 
@@ -44,6 +47,14 @@ def _completion(case: Case, stream: bool, stop: tuple[str, ...] = ()) -> Generat
     given = case.input
     return GenerationRequest(prompt=list(given["prompt"]), max_tokens=given["max_tokens"], seed=given["seed"],
                              skip_special_tokens=given.get("skip_special_tokens", True), stream=stream, stop=stop)
+
+
+def _text_request(subject: Subject, case: Case, stream: bool, stop: tuple[str, ...] = ()) -> GenerationRequest:
+    """The case's completion, or where the dialect has none its chat (compared only with itself)."""
+    if subject.cached("completions", lambda: probe(subject.impl.server_dialect, "completions") is None) \
+            or "messages" not in case.input:
+        return _completion(case, stream, stop)
+    return _chat(case, stream, stop=stop)
 
 
 def _decoded(subject: Subject, case: Case, generation: Generation) -> str:
@@ -69,6 +80,7 @@ def _decoded(subject: Subject, case: Case, generation: Generation) -> str:
 
 
 @check("detokenizer", "server_stream", minimize="max_tokens")
+@check("detokenizer", "server_specials", minimize="max_tokens")
 def check_server_stream(subject: Subject, case: Case) -> Divergence | None:
     streamed, failure = _generated(subject, case, _completion(case, stream=True))
     if failure:
@@ -102,8 +114,8 @@ def _outcome(generation: Generation) -> dict:
 
 @check("detokenizer", "server_whole", minimize="max_tokens")
 def check_server_whole(subject: Subject, case: Case) -> Divergence | None:
-    whole, failure = _generated(subject, case, _completion(case, stream=False))
-    streamed, failure = (None, failure) if failure else _generated(subject, case, _completion(case, stream=True))
+    whole, failure = _generated(subject, case, _text_request(subject, case, stream=False))
+    streamed, failure = (None, failure) if failure else _generated(subject, case, _text_request(subject, case, stream=True))
     if failure:
         return failure
     expected, actual = _outcome(whole), _outcome(streamed)
@@ -149,7 +161,7 @@ def _stop_divergence(case: Case, expected: dict, actual: dict, detail: dict) -> 
 
 @check("stops", "server", minimize="stops")
 def check_server_stops(subject: Subject, case: Case) -> Divergence | None:
-    unstopped, failure = _generated(subject, case, _completion(case, stream=True))
+    unstopped, failure = _generated(subject, case, _text_request(subject, case, stream=True))
     if failure:
         return failure
     stops = _stop_strings(unstopped.text, unstopped, case.input["stops"])
@@ -161,7 +173,7 @@ def check_server_stops(subject: Subject, case: Case) -> Divergence | None:
                 "finish_reason": "stop" if reference.stopped else unstopped.finish_reason,
                 "stop_reason": (reference.stop_string if reference.stopped else unstopped.stop_reason) if reports else None}
     for stream in (True, False):
-        stopped, failure = _generated(subject, case, _completion(case, stream=stream, stop=stops))
+        stopped, failure = _generated(subject, case, _text_request(subject, case, stream, stops))
         if failure:
             return failure
         actual = {"text": stopped.text, "finish_reason": stopped.finish_reason,

@@ -22,7 +22,7 @@ import threading
 from collections.abc import Iterator
 from urllib.parse import urlsplit
 
-from .dialect import ServerError
+from .protocol import ServerError
 
 MAX_BODY = 16 * 2**20
 READ_SIZE = 65536

@@ -18,69 +18,15 @@ divergence of kind "server error: <what>" and the run counts.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
+
+# The types every dialect answers in live in a leaf module, so the dialects need not import this
+# one (which imports them).
+from .protocol import Chunk, Generation, GenerationRequest, NotProvided, ServerError
 
 DIALECTS = ("vllm", "llama.cpp", "openai")
-
-
-class NotProvided(Exception):
-    """The dialect has no such operation (or the server answered that it lacks the feature)."""
-
-
-class ServerError(Exception):
-    """The server misbehaved on one request: ``what`` names how, in a few words ("timeout after 30 s",
-    "status 500", "invalid JSON at byte 12", "half an SSE event", "body over 16 MB", "redirect to
-    http://elsewhere"); ``request`` is the exact request, ``{"method", "path", "body"}``, to re-send."""
-
-    def __init__(self, what: str, request: dict):
-        super().__init__(f"{what}: {request.get('method', 'POST')} {request.get('path')}")
-        self.what, self.request = what, request
-
-
-@dataclass(frozen=True)
-class Chunk:
-    """One streamed event's share of the output: the content it shows and the token ids it carries."""
-
-    text: str
-    ids: tuple[int, ...] | None = None  # None where the dialect does not return ids per chunk
-    reasoning: str = ""
-    tool_call_deltas: tuple[dict, ...] = ()  # OpenAI ``delta.tool_calls`` entries, as sent
-
-
-@dataclass(frozen=True)
-class GenerationRequest:
-    """What to generate. Exactly one of ``prompt`` (text or ids: a completion) and ``messages`` (a chat
-    completion). Sampling is seeded so the same request gives the same output streamed or not."""
-
-    prompt: str | list[int] | None = None
-    messages: list[dict] | None = None
-    max_tokens: int = 16
-    seed: int = 0
-    temperature: float = 1.0
-    stop: tuple[str, ...] = ()
-    include_stop_str_in_output: bool = False  # vLLM's extension; NotProvided where a dialect lacks it
-    skip_special_tokens: bool = True
-    stream: bool = False
-    tools: list[dict] | None = None
-    tool_choice: Any = None  # "required", {"type": "function", "function": {"name": ...}}, ...
-    response_format: dict | None = None  # {"type": "json_schema", "json_schema": {...}}
-    chat_template_kwargs: dict | None = None
-
-
-@dataclass(frozen=True)
-class Generation:
-    """One generation as the server returned it, streamed or not."""
-
-    text: str  # the content (streamed: the concatenated content deltas)
-    ids: tuple[int, ...] | None  # the generated ids, where the dialect returns them
-    finish_reason: str | None
-    stop_reason: str | int | None = None  # vLLM: the stop string or id that ended it
-    reasoning: str = ""
-    tool_calls: tuple[dict, ...] = ()  # OpenAI ``message.tool_calls`` (streamed: assembled from deltas)
-    chunks: tuple[Chunk, ...] = ()  # streamed only, in order
-    prompt_ids: tuple[int, ...] | None = None  # where the dialect returns the prompt's ids
-    request: dict = field(default_factory=dict)  # the exact request sent, for replay
+__all__ = ["DIALECTS", "Chunk", "Dialect", "Generation", "GenerationRequest", "NotProvided", "ServerError",
+           "open_dialect"]
 
 
 class Dialect(Protocol):

@@ -20,6 +20,14 @@ PROBE_TOOL = {"type": "function", "function": {"name": "probe", "parameters": {"
 PROBE_SCHEMA = {"type": "json_schema", "json_schema": {"name": "probe", "schema": {"type": "object"}}}
 
 
+def _generates(dialect: Dialect) -> None:
+    """Completions of a prompt, else chat completions (all OpenAI's public API has)."""
+    try:
+        dialect.generate(GenerationRequest(prompt="Hi", max_tokens=1))
+    except NotProvided:
+        dialect.generate(GenerationRequest(messages=PROBE_MESSAGES, max_tokens=1))
+
+
 def _generated_ids(dialect: Dialect) -> str | None:
     generation = dialect.generate(GenerationRequest(prompt="Hi", max_tokens=1))
     return "the server returns no token ids" if generation.ids is None else None
@@ -42,7 +50,10 @@ PROBES: dict[str, Callable[[Dialect], str | None]] = {
     "detokenize": _answers(lambda d: d.detokenize([0])),
     "chat_ids": _answers(lambda d: d.chat_ids(PROBE_MESSAGES)),
     "chat_text": _answers(lambda d: d.chat_text(PROBE_MESSAGES)),
-    "generate": _answers(lambda d: d.generate(GenerationRequest(prompt="Hi", max_tokens=1))),
+    "completions": _answers(lambda d: d.generate(GenerationRequest(prompt="Hi", max_tokens=1))),
+    "generate": _generates,
+    "special tokens kept": _answers(lambda d: d.generate(GenerationRequest(prompt="Hi", max_tokens=1,
+                                                                           skip_special_tokens=False))),
     "generated ids": _generated_ids,
     "tool_choice": _answers(lambda d: d.generate(GenerationRequest(
         messages=PROBE_MESSAGES, tools=[PROBE_TOOL], tool_choice="required", max_tokens=1))),
@@ -61,6 +72,7 @@ SERVER_FEATURES: dict[tuple[str, str], tuple[str, ...]] = {
     ("chat", "ids"): ("chat_ids",),
     ("chat", "sanitized_ids"): ("chat_ids", "sanitize_control_tokens"),
     ("detokenizer", "server_stream"): ("generated ids",),
+    ("detokenizer", "server_specials"): ("generated ids", "special tokens kept"),
     ("detokenizer", "server_whole"): ("generate",),
     ("stops", "server"): ("generate",),
     ("tools", "server"): ("tool_choice",),

@@ -16,7 +16,7 @@ from __future__ import annotations
 from impl.tools import assemble
 
 from ..client import ServerClient
-from ..dialect import Chunk, Generation, GenerationRequest, NotProvided, ServerError
+from ..protocol import Chunk, Generation, GenerationRequest, NotProvided, ServerError
 
 CHAT_PATH = "/v1/chat/completions"
 COMPLETIONS_PATH = "/v1/completions"

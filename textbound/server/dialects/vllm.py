@@ -19,7 +19,7 @@ requests where it offers them. vLLM renders no chat text on its own: ``chat_text
 """
 from __future__ import annotations
 
-from ..dialect import GenerationRequest, ServerError
+from ..protocol import GenerationRequest, ServerError
 from .openai import OpenAIDialect, ids_field
 
 
