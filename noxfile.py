@@ -1,8 +1,8 @@
 """nox sessions: tests, one check per family, fuzz (the fuzzed pipelines), gate (check against the
 committed baseline), bench, mutants (the harness's own mutation score), field (the field report of
 every adapter), and the engines that need
-heavy optional installs: engines_js (node packages), engine_llama_cpp (a source build) and
-engine_vllm (vllm in an environment of its own).
+heavy optional installs: engines_js (node packages), engine_llama_cpp (a source build),
+server_llama_cpp (a llama-server build, checked over HTTP) and engine_vllm (vllm in an environment of its own).
 
 The shared models and templates are found through $TEXTBOUND_MODELS and $TEXTBOUND_TEMPLATES; when
 they are unset, the folders beside the repository (../shared) are used if they exist.
@@ -145,6 +145,25 @@ def engine_llama_cpp(session: nox.Session) -> None:
     session.install("-e", ".[llama-cpp]")
     _engine_checks(session, "engine_llama_cpp", {"textbound.adapters.llama_cpp_adapter": "tokenizer,detokenizer"},
                    {**_shared_env(), "TEXTBOUND_ENGINE_TESTS": "llama_cpp"})
+
+
+SERVER_FAMILIES = ("qwen3", "llama3_1", "llama2", "sentencepiece")  # shared ones where present; an embedded one
+
+
+@nox.session
+def server_llama_cpp(session: nox.Session) -> None:
+    """llama.cpp's llama-server, built from the llama-cpp-python sdist's source (cached; tens of
+    minutes the first time), serving each family's tiny model on 127.0.0.1 while
+    ``textbound check --server`` checks it; stopped after each."""
+    _install(session)
+    env = _shared_env()
+    session.run("pytest", "-q", "tests/test_server_llama_cpp.py", env=env)
+    names = [name for name in SERVER_FAMILIES if name in _shared_names() + _embedded_names()]
+    for family in session.posargs or names:
+        session.run("python", "tools/build_llama_server.py", "--family", family, "--",
+                    "textbound", "check", "--server", "{url}", "--server-dialect", "llama.cpp", "--family", family,
+                    "--budget", "quick", "--report-dir", f"reports/runs/server_llama_cpp-{family}",
+                    env=env, success_codes=[0, 1])  # divergences are findings, not a failed session
 
 
 VLLM_VERSION = "0.33.0"
