@@ -38,7 +38,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..client import DONE, ServerClient
-from ..dialect import Chunk, Generation, GenerationRequest, NotProvided, ServerError
+from ..protocol import Chunk, Generation, GenerationRequest, NotProvided, ServerError
 from .openai import OpenAIDialect, ids_field
 
 COMPLETION_PATH = "/completion"
