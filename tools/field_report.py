@@ -75,7 +75,7 @@ ENGINES = (
     Engine("tokenizers.js", "textbound.adapters.js_tokenizers", ("tokenizer", "detokenizer"), True),
     Engine("llama.cpp", "textbound.adapters.llama_cpp_adapter", ("tokenizer", "detokenizer"), True),
     # vLLM in an environment of its own, named by $TEXTBOUND_VLLM_PYTHON (nox -s engine_vllm builds one)
-    Engine("vllm", "textbound.adapters.vllm", ("tokenizer", "detokenizer", "stops", "tools"), True),
+    Engine("vllm", "textbound.adapters.vllm", ("tokenizer", "detokenizer", "stops", "chat", "tools"), True),
 )
 
 

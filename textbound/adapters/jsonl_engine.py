@@ -351,11 +351,11 @@ class EngineChatTokenizer(EngineTokenizer):
             "apply_chat_template", conversation=conversation, chat_template=chat_template,
             sanitize_control_tokens=sanitize_control_tokens, tools=tools, documents=documents,
             add_generation_prompt=add_generation_prompt, continue_final_message=continue_final_message,
-            variables=variables, now=_now())
+            variables=variables, now=now())
 
 
-def _now() -> str:
-    """The local time as the harness sees it (frozen by the chat checks), for ``strftime_now``."""
+def now() -> str:
+    """``"2025-03-14T09:26:53"``: the local time as the harness sees it (frozen by the chat checks), for ``strftime_now``."""
     return datetime.now().isoformat()
 
 
@@ -403,7 +403,7 @@ def _render_chat(template, messages, *, tools=None, documents=None, add_generati
                 continue_final_message=False, **variables) -> str:
     return engine().request("render_chat", template=template, messages=messages, tools=tools, documents=documents,
                             add_generation_prompt=add_generation_prompt,
-                            continue_final_message=continue_final_message, variables=variables, now=_now())
+                            continue_final_message=continue_final_message, variables=variables, now=now())
 
 
 class EngineOutputParser(_EngineObject):

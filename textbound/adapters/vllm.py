@@ -1,9 +1,10 @@
 """vLLM's own text boundary as an ``--impl``: its tokenizer wrapper, v1 incremental detokenizer, stop
-strings and tool/reasoning parsers, run in an environment of its own.
+strings, the OpenAI server's chat preparation and its tool/reasoning parsers, run in an environment
+of its own.
 
     nox -s engine_vllm      # builds the environment and runs this adapter's tests and checks
     TEXTBOUND_VLLM_PYTHON=ENV/bin/python textbound check --impl textbound.adapters.vllm \\
-        --component tokenizer,detokenizer,stops,tools
+        --component tokenizer,detokenizer,stops,chat,tools
 
 vllm pins transformers and llguidance below the harness's oracles, so it never shares the harness's
 environment: ``$TEXTBOUND_VLLM_PYTHON`` (PYTHON_ENV) names the python of an environment holding
@@ -17,6 +18,9 @@ textbound.adapters.jsonl_engine (that script documents what each op calls in vLL
   each format's markers added as special tokens, the tool parsers get and stream ids of; default
   the embedded ``qwen`` family (TOOLS_FAMILY). The parsers run without a family, as the checks
   call them.
+- chat: ``render_chat`` and ``Tokenizer.apply_chat_template`` are the server's preparation of a
+  chat-completion request carrying the case's messages, tools, documents and variables (as
+  ``chat_template_kwargs``), rendered with the template as the server's ``--chat-template``.
 - ``assemble`` is impl's: merging deltas is the OpenAI client's job, which vLLM does not ship.
 
     >>> tok = Tokenizer.from_dir(path)                                   # doctest: +SKIP
@@ -77,7 +81,7 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-class Tokenizer(protocol.EngineTokenizer):
+class Tokenizer(protocol.EngineChatTokenizer):
     @classmethod
     def from_dir(cls, path: str | Path) -> "Tokenizer":
         return cls(engine(Path(path)))
@@ -102,9 +106,20 @@ class OutputParser(protocol.EngineOutputParser):
         self.format = format
 
 
+def render_chat(template, messages, *, tools=None, documents=None, add_generation_prompt=False,
+                continue_final_message=False, **variables) -> str:
+    """The prompt vLLM's server renders for a request of ``messages`` with ``template`` as its
+    ``--chat-template``: ``render_chat("{{ messages[0].content }}", [{"role": "user", "content": "Hi"}])``
+    -> ``"Hi"``."""
+    return engine().request("render_chat", template=template, messages=messages, tools=tools, documents=documents,
+                            add_generation_prompt=add_generation_prompt,
+                            continue_final_message=continue_final_message, variables=variables, now=protocol.now())
+
+
 def parse_response(text, format="hermes", *, tools=None, reasoning=True, starts_in_reasoning=False) -> dict:
     return engine().request("parse_response", text=text, format=format, tools=tools, reasoning=reasoning,
                             starts_in_reasoning=starts_in_reasoning)
 
 
-__all__ = ["IncrementalDetokenizer", "OutputParser", "StopChecker", "Tokenizer", "assemble", "parse_response"]
+__all__ = ["IncrementalDetokenizer", "OutputParser", "StopChecker", "Tokenizer", "assemble", "parse_response",
+           "render_chat"]
