@@ -249,9 +249,11 @@ def engine_command() -> list[str]:
     return shlex.split(command)
 
 
-def engine(family: Path | None = None, command: list[str] | None = None) -> EngineProcess:
+def engine(family: Path | None = None, command: list[str] | None = None, *, one_family: bool = False) -> EngineProcess:
     """The engine of this process running ``command`` (default: $TEXTBOUND_ENGINE_CMD's) for
-    ``family`` (None: family-less requests), started (again, if it died) when needed."""
+    ``family`` (None: family-less requests), started (again, if it died) when needed. With
+    ``one_family``, starting a family's engine first closes this process's engines of the command's
+    other families (an engine that holds a gigabyte: the checks go family by family)."""
     command = list(command) if command is not None else engine_command()
     key = (os.getpid(), tuple(command), Path(family).resolve() if family is not None else None)
     if key in _REFUSED:
@@ -259,6 +261,8 @@ def engine(family: Path | None = None, command: list[str] | None = None) -> Engi
         raise kind(*arguments)
     running = _ENGINES.get(key)
     if running is None or not running.alive:
+        if one_family and key[2] is not None:
+            _close_other_families(key)
         try:
             running = EngineProcess(command, key[2])
         except EngineFailure:
@@ -268,6 +272,11 @@ def engine(family: Path | None = None, command: list[str] | None = None) -> Engi
             raise
         _ENGINES[key] = running
     return running
+
+
+def _close_other_families(key: tuple[int, tuple[str, ...], Path | None]) -> None:
+    for other in [k for k in _ENGINES if k[:2] == key[:2] and k[2] not in (None, key[2])]:
+        _ENGINES.pop(other).close()
 
 
 @atexit.register

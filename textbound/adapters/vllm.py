@@ -70,8 +70,9 @@ def tools_family() -> Path:
 
 
 def engine(family: Path | None = None) -> protocol.EngineProcess:
-    """The running vLLM engine of this process for ``family`` (None: family-less requests)."""
-    return protocol.engine(family, command=engine_command())
+    """The running vLLM engine of this process for ``family`` (None: family-less requests); one
+    family's at a time, each holding about a gigabyte."""
+    return protocol.engine(family, command=engine_command(), one_family=True)
 
 
 def __getattr__(name: str):
@@ -84,6 +85,9 @@ def __getattr__(name: str):
 class Tokenizer(protocol.EngineChatTokenizer):
     @classmethod
     def from_dir(cls, path: str | Path) -> "Tokenizer":
+        # The family-less process (stops, chat text, tools) is started here too: importing vllm takes a
+        # minute, which the harness allows loading a family but not a case.
+        engine()
         return cls(engine(Path(path)))
 
 
