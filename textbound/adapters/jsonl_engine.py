@@ -75,12 +75,14 @@ from __future__ import annotations
 import atexit
 import base64
 import builtins
+import functools
 import json
 import os
 import select
 import shlex
 import subprocess
 import tempfile
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
@@ -394,8 +396,10 @@ class EngineDetokenizer(_EngineObject):
 
 
 class EngineStopChecker(_EngineObject):
+    family_less = staticmethod(engine)  # the process it runs in: an adapter with its own engine sets it
+
     def __init__(self, stops, include_stop: bool = False):
-        process = engine()
+        process = self.family_less()
         super().__init__(process, process.request("stops_new", stops=list(stops), include_stop=include_stop))
         self.stopped, self.stop_string = False, None
 
@@ -408,16 +412,20 @@ class EngineStopChecker(_EngineObject):
         return self._call("stops_finish")
 
 
-def _render_chat(template, messages, *, tools=None, documents=None, add_generation_prompt=False,
-                continue_final_message=False, **variables) -> str:
-    return engine().request("render_chat", template=template, messages=messages, tools=tools, documents=documents,
+def render_chat_in(process_of: Callable[[], EngineProcess], template, messages, *, tools=None, documents=None,
+                   add_generation_prompt=False, continue_final_message=False, **variables) -> str:
+    """``render_chat`` answered by the engine ``process_of()`` returns (``functools.partial`` it
+    with an adapter's own engine)."""
+    return process_of().request("render_chat", template=template, messages=messages, tools=tools, documents=documents,
                             add_generation_prompt=add_generation_prompt,
                             continue_final_message=continue_final_message, variables=variables, now=now())
 
 
 class EngineOutputParser(_EngineObject):
+    family_less = staticmethod(engine)  # the process it runs in: an adapter with its own engine sets it
+
     def __init__(self, format="hermes", *, tools=None, reasoning=True, starts_in_reasoning=False):
-        process = engine()
+        process = self.family_less()
         super().__init__(process, process.request("parser_new", format=format, tools=tools, reasoning=reasoning,
                                                   starts_in_reasoning=starts_in_reasoning))
         self.format = format
@@ -426,9 +434,15 @@ class EngineOutputParser(_EngineObject):
         return self._call("parser_feed", text=text, final=final)
 
 
-def _parse_response(text, format="hermes", *, tools=None, reasoning=True, starts_in_reasoning=False) -> dict:
-    return engine().request("parse_response", text=text, format=format, tools=tools, reasoning=reasoning,
+def parse_response_in(process_of: Callable[[], EngineProcess], text, format="hermes", *, tools=None, reasoning=True,
+                      starts_in_reasoning=False) -> dict:
+    """``parse_response`` answered by the engine ``process_of()`` returns."""
+    return process_of().request("parse_response", text=text, format=format, tools=tools, reasoning=reasoning,
                             starts_in_reasoning=starts_in_reasoning)
+
+
+_render_chat = functools.partial(render_chat_in, engine)
+_parse_response = functools.partial(parse_response_in, engine)
 
 
 def _assemble(deltas) -> dict:
@@ -473,6 +487,11 @@ _PUBLIC = {"Tokenizer": EngineTokenizer, "IncrementalDetokenizer": EngineDetoken
            "tool_call_pattern": _tool_call_pattern, "Constraint": EngineConstraint}
 
 
+def version_of(process: EngineProcess) -> str:
+    """``"vllm 0.33.0"``: the engine and version its hello names, for an adapter's ``__version__``."""
+    return f"{process.hello.get('engine', 'engine')} {process.hello.get('version', 'unversioned')}"
+
+
 def provided_names() -> list[str]:
     """The public names whose ops the engine's hello lists."""
     ops = set(engine().hello.get("ops", ()))
@@ -482,8 +501,7 @@ def provided_names() -> list[str]:
 def __getattr__(name: str):
     """Public names exist only where the engine supports them (``hasattr`` is how ``--impl`` asks)."""
     if name == "__version__":
-        hello = engine().hello
-        return f"{hello.get('engine', 'engine')} {hello.get('version', 'unversioned')}"
+        return version_of(engine())
     if name in _PUBLIC and name in provided_names():
         if name == "Tokenizer" and "apply_chat_template" in engine().hello.get("ops", ()):
             return EngineChatTokenizer

@@ -29,6 +29,7 @@ textbound.adapters.jsonl_engine (that script documents what each op calls in vLL
 """
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -77,8 +78,7 @@ def engine(family: Path | None = None) -> protocol.EngineProcess:
 
 def __getattr__(name: str):
     if name == "__version__":  # read by the harness's setup: starting the engine, a broken one fails it
-        hello = engine().hello
-        return f"{hello['engine']} {hello['version']}"
+        return protocol.version_of(engine())
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -95,34 +95,17 @@ IncrementalDetokenizer = protocol.EngineDetokenizer  # in the tokenizer's own en
 
 
 class StopChecker(protocol.EngineStopChecker):
-    def __init__(self, stops, include_stop: bool = False):
-        process = engine()
-        protocol._EngineObject.__init__(self, process, process.request(
-            "stops_new", stops=list(stops), include_stop=include_stop))
-        self.stopped, self.stop_string = False, None
+    family_less = staticmethod(engine)
 
 
 class OutputParser(protocol.EngineOutputParser):
-    def __init__(self, format="hermes", *, tools=None, reasoning=True, starts_in_reasoning=False):
-        process = engine()
-        protocol._EngineObject.__init__(self, process, process.request(
-            "parser_new", format=format, tools=tools, reasoning=reasoning, starts_in_reasoning=starts_in_reasoning))
-        self.format = format
+    family_less = staticmethod(engine)
 
 
-def render_chat(template, messages, *, tools=None, documents=None, add_generation_prompt=False,
-                continue_final_message=False, **variables) -> str:
-    """The prompt vLLM's server renders for a request of ``messages`` with ``template`` as its
-    ``--chat-template``: ``render_chat("{{ messages[0].content }}", [{"role": "user", "content": "Hi"}])``
-    -> ``"Hi"``."""
-    return engine().request("render_chat", template=template, messages=messages, tools=tools, documents=documents,
-                            add_generation_prompt=add_generation_prompt,
-                            continue_final_message=continue_final_message, variables=variables, now=protocol.now())
-
-
-def parse_response(text, format="hermes", *, tools=None, reasoning=True, starts_in_reasoning=False) -> dict:
-    return engine().request("parse_response", text=text, format=format, tools=tools, reasoning=reasoning,
-                            starts_in_reasoning=starts_in_reasoning)
+# The server's chat preparation of a request of ``messages`` with ``template`` as its
+# --chat-template: render_chat("{{ messages[0].content }}", [{"role": "user", "content": "Hi"}]) -> "Hi"
+render_chat = functools.partial(protocol.render_chat_in, engine)
+parse_response = functools.partial(protocol.parse_response_in, engine)
 
 
 __all__ = ["IncrementalDetokenizer", "OutputParser", "StopChecker", "Tokenizer", "assemble", "parse_response",

@@ -1,0 +1,34 @@
+"""textbound.adapters.sglang: its setup error, and where $TEXTBOUND_SGLANG_PYTHON names an
+environment holding sglang, its Hermes parser through the adapter; elsewhere that skips, saying so.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from textbound.adapters import EngineMissing
+from textbound.adapters import sglang as sglang_adapter
+
+SGLANG = pytest.mark.skipif(not sglang_adapter.os.environ.get(sglang_adapter.PYTHON_ENV),
+                            reason=f"SGLang runs in an environment of its own (${sglang_adapter.PYTHON_ENV} is not set)")
+WEATHER = [{"type": "function", "function": {"name": "get_weather", "parameters": {
+    "type": "object", "properties": {"city": {"type": "string"}}}}}]
+
+
+def test_without_the_engines_python_the_setup_says_what_is_missing(monkeypatch):
+    monkeypatch.delenv(sglang_adapter.PYTHON_ENV, raising=False)
+    with pytest.raises(EngineMissing, match="TEXTBOUND_SGLANG_PYTHON"):
+        sglang_adapter.__version__  # noqa: B018 - the harness's setup reads it
+
+
+@SGLANG
+def test_sglangs_hermes_parser_reads_a_call_whole_and_streamed():
+    text = '<think>hm</think>Hi<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
+    whole = sglang_adapter.parse_response(text, "hermes", tools=WEATHER)
+    parser = sglang_adapter.OutputParser("hermes", tools=WEATHER)
+    deltas = [d for start in range(0, len(text), 5) for d in parser.feed(text[start:start + 5])]
+    streamed = sglang_adapter.assemble(deltas + parser.feed("", final=True))
+    for message in (whole, streamed):
+        assert (message["content"], message["reasoning_content"]) == ("Hi", "hm")
+        assert [json.loads(c["function"]["arguments"]) for c in message["tool_calls"]] == [{"city": "Paris"}]
