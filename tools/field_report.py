@@ -81,6 +81,8 @@ ENGINES = (
     # (TEXTBOUND_VLLM_TOOLS_TOKENIZER, default qwen): those two run on that family alone.
     Engine("vllm", "textbound.adapters.vllm", ("tokenizer", "detokenizer", "chat"), False),
     Engine("vllm-parsers", "textbound.adapters.vllm", ("stops", "tools"), False, families=("qwen",)),
+    # SGLang's tool and reasoning parsers ($TEXTBOUND_SGLANG_PYTHON; textbound/adapters/sglang.py says how)
+    Engine("sglang", "textbound.adapters.sglang", ("tools",), False, families=("qwen",)),
 )
 
 
