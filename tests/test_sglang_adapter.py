@@ -4,11 +4,14 @@ environment holding sglang, its Hermes parser through the adapter; elsewhere tha
 from __future__ import annotations
 
 import json
+import sys
+import types
 
 import pytest
 
 from textbound.adapters import EngineMissing
 from textbound.adapters import sglang as sglang_adapter
+from textbound.implementation import Implementation
 
 SGLANG = pytest.mark.skipif(not sglang_adapter.os.environ.get(sglang_adapter.PYTHON_ENV),
                             reason=f"SGLang runs in an environment of its own (${sglang_adapter.PYTHON_ENV} is not set)")
@@ -32,3 +35,13 @@ def test_sglangs_hermes_parser_reads_a_call_whole_and_streamed():
     for message in (whole, streamed):
         assert (message["content"], message["reasoning_content"]) == ("Hi", "hm")
         assert [json.loads(c["function"]["arguments"]) for c in message["tool_calls"]] == [{"city": "Paris"}]
+
+
+def test_a_parser_without_a_detokenizer_is_not_provided_the_token_stream(monkeypatch):
+    """tools/tokens feeds the parser what the implementation's own detokenizer streams: an engine
+    with parsers alone (SGLang's) gets it noted as not provided, not a raised AttributeError."""
+    parsers_only = types.ModuleType("parsers_only")
+    parsers_only.OutputParser, parsers_only.parse_response, parsers_only.assemble = object, len, len
+    monkeypatch.setitem(sys.modules, "parsers_only", parsers_only)
+    impl = Implementation("parsers_only")
+    assert impl.provides("tools") and impl.missing_for("tools", "tokens") == ["Tokenizer", "IncrementalDetokenizer"]

@@ -23,6 +23,8 @@ REQUIRED_NAMES: dict[str, tuple[str, ...]] = {
 PROPERTY_NAMES: dict[tuple[str, str], tuple[str, ...]] = {
     ("chat", "ids"): ("Tokenizer",),
     ("chat", "sanitized_ids"): ("Tokenizer",),
+    # The parser fed what the implementation's own detokenizer streams of the oracle's ids.
+    ("tools", "tokens"): ("Tokenizer", "IncrementalDetokenizer"),
 }
 
 
