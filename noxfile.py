@@ -171,8 +171,9 @@ VLLM_VERSION = "0.33.0"
 
 @nox.session
 def engine_vllm(session: nox.Session) -> None:
-    """vLLM's tokenizer, detokenizer, stops and tool parsers: vllm pins transformers below the oracles',
-    so it gets an environment of its own beside this session's (about 10 minutes the first time)."""
+    """vLLM's tokenizer, detokenizer, stops, chat preparation and tool parsers: vllm pins transformers
+    below the oracles', so it gets an environment of its own beside this session's (about 10 minutes
+    and 6 GB the first time: vllm pins a CUDA build of torch, which imports without a GPU)."""
     _install(session)
     engine_env = Path(session.virtualenv.location).parent / "engine_vllm-vllm"
     python = engine_env / "bin" / "python"
@@ -181,8 +182,8 @@ def engine_vllm(session: nox.Session) -> None:
     session.run(str(python), "-m", "pip", "install", "-q", f"vllm=={VLLM_VERSION}", external=True)
     env = {**_shared_env(), "TEXTBOUND_VLLM_PYTHON": str(python)}
     session.run("pytest", "-q", "tests/test_vllm_adapter.py", env=env)
-    for family in _shared_names() or ["qwen"]:
-        session.run("textbound", "check", "--impl", "textbound.adapters.vllm", "--family", family,
-                    "--component", "tokenizer,detokenizer,stops,tools", "--budget", "quick", "--jobs", "1",
-                    "--report-dir", f"reports/runs/engine_vllm-{family}", *session.posargs,
-                    env=env, success_codes=[0, 1])  # divergences are findings, not a failed session
+    families = [option for family in _embedded_names() + _shared_names() for option in ("--family", family)]
+    session.run("textbound", "check", "--impl", "textbound.adapters.vllm", *families,
+                "--component", "tokenizer,detokenizer,stops,chat,tools", "--budget", "quick", "--jobs", "1",
+                "--report-dir", "reports/runs/engine_vllm", *session.posargs,
+                env=env, success_codes=[0, 1])  # divergences are findings, not a failed session

@@ -138,6 +138,17 @@ def test_a_refused_family_is_refused_again_without_a_process_left(echo_engine, m
     assert len(started) == 1 and not started[0].alive  # one try, and its engine did not stay running
 
 
+def test_one_family_at_a_time_closes_the_other_families_engines(echo_engine, monkeypatch):
+    echo_engine()
+    from textbound.adapters import jsonl_engine as protocol
+    command = protocol.engine_command()
+    family_less = protocol.engine(None, command)
+    first = protocol.engine(build_family("gpt2"), command, one_family=True)
+    second = protocol.engine(build_family("qwen"), command, one_family=True)
+    assert (first.alive, second.alive, family_less.alive) == (False, True, True)
+    assert protocol.engine(build_family("gpt2"), command, one_family=True).alive and not second.alive
+
+
 def test_no_engine_command_fails_the_setup(monkeypatch):
     monkeypatch.delenv("TEXTBOUND_ENGINE_CMD", raising=False)
     monkeypatch.delitem(sys.modules, JSONL_ENGINE, raising=False)

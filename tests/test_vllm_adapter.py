@@ -10,8 +10,10 @@ import json
 
 import pytest
 import tokenizers
+from oracles.chat_oracle import FamilyChatOracle, frozen_clock, render
 
 from textbound.adapters import EngineMissing
+from textbound.adapters.jsonl_engine import EngineError
 from textbound.adapters import vllm as vllm_adapter
 from textbound.families import build_family
 
@@ -127,3 +129,37 @@ def test_vllms_hermes_parser_reads_a_call_whole_and_streamed():
 def test_a_format_vllm_cannot_run_here_is_refused_with_the_reason():
     with pytest.raises(ValueError, match="not provided: vLLM's Harmony parser"):
         vllm_adapter.parse_response("hi", "gpt_oss")
+
+
+CONTENT_PARTS = ("{% for m in messages %}{% if m.content is string %}[{{ m.content }}]{% else %}"
+                 "{% for part in m.content %}({{ part.text }}){% endfor %}{% endif %}{% endfor %}")
+
+
+@VLLM
+def test_vllms_server_renders_a_request_as_transformers_in_text_and_ids():
+    template = ("{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}{{ strftime_now('%Y') }}"
+                "{% if add_generation_prompt %}<assistant>{% endif %}")
+    messages = [{"role": "user", "content": "Hi there"}]
+    family = build_family("qwen")
+    with frozen_clock():
+        expected_text = render(template, messages, add_generation_prompt=True)
+        expected_ids = FamilyChatOracle.of(family).ids(messages, template, False, add_generation_prompt=True)
+        text = vllm_adapter.render_chat(template, messages, add_generation_prompt=True)
+        ids = vllm_adapter.Tokenizer.from_dir(family).apply_chat_template(messages, chat_template=template,
+                                                                          add_generation_prompt=True)
+    assert (text, ids) == (expected_text, expected_ids) and text.endswith("2025<assistant>")
+
+
+@VLLM
+def test_vllm_hands_a_template_that_loops_over_content_its_parts():
+    messages = [{"role": "user", "content": "Hi"}]
+    assert render(CONTENT_PARTS, messages) == "[Hi]"  # transformers passes the string as given
+    assert vllm_adapter.render_chat(CONTENT_PARTS, messages) == "(Hi)"  # vLLM detected the "openai" format
+
+
+@VLLM
+def test_a_templates_own_error_is_what_vllm_reports_raised():
+    with pytest.raises(EngineError) as raised:
+        vllm_adapter.render_chat("{{ raise_exception('no system') }}", [{"role": "user", "content": "Hi"}])
+    assert (type(raised.value).__module__, type(raised.value).__name__, str(raised.value)) == (
+        "jinja2.exceptions", "TemplateError", "no system")

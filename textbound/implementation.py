@@ -32,6 +32,8 @@ REQUIRED_NAMES: dict[str, tuple[str, ...]] = {
 PROPERTY_NAMES: dict[tuple[str, str], tuple[str, ...]] = {
     ("chat", "ids"): ("Tokenizer",),
     ("chat", "sanitized_ids"): ("Tokenizer",),
+    # The parser fed what the implementation's own detokenizer streams of the oracle's ids.
+    ("tools", "tokens"): ("Tokenizer", "IncrementalDetokenizer"),
 }
 # A running server: the prompt side through its Tokenizer and render_chat, the output side through
 # its dialect; chat needs no name of its own, each of its properties needs one (PROPERTY_NAMES).

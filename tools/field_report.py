@@ -54,6 +54,7 @@ class Engine:
     components: tuple[str, ...]
     loads_tokenizer: bool  # families are tried by loading the engine's Tokenizer first
     environment: tuple[tuple[str, str], ...] = ()  # what its adapter reads, e.g. the subprocess engine's command
+    families: tuple[str, ...] = ()  # the only families it is run on (none: every family)
 
     def environ(self):
         """os.environ with the engine's variables, for the setup done in this process."""
@@ -74,8 +75,14 @@ ENGINES = (
            (("TEXTBOUND_ENGINE_CMD", f"node {ROOT / 'engines' / 'js' / 'chat_engine.mjs'}"),)),
     Engine("tokenizers.js", "textbound.adapters.js_tokenizers", ("tokenizer", "detokenizer"), True),
     Engine("llama.cpp", "textbound.adapters.llama_cpp_adapter", ("tokenizer", "detokenizer"), True),
-    # vLLM in an environment of its own, named by $TEXTBOUND_VLLM_PYTHON (nox -s engine_vllm builds one)
-    Engine("vllm", "textbound.adapters.vllm", ("tokenizer", "detokenizer", "stops", "tools"), True),
+    # vLLM in an environment of its own, named by $TEXTBOUND_VLLM_PYTHON (nox -s engine_vllm builds one).
+    # It loads every family folder, and probing one starts an engine (a minute): none is probed. Its
+    # stop check reads text and its tool parsers get one tokenizer whatever the family
+    # (TEXTBOUND_VLLM_TOOLS_TOKENIZER, default qwen): those two run on that family alone.
+    Engine("vllm", "textbound.adapters.vllm", ("tokenizer", "detokenizer", "chat"), False),
+    Engine("vllm-parsers", "textbound.adapters.vllm", ("stops", "tools"), False, families=("qwen",)),
+    # SGLang's tool and reasoning parsers ($TEXTBOUND_SGLANG_PYTHON; textbound/adapters/sglang.py says how)
+    Engine("sglang", "textbound.adapters.sglang", ("tools",), False, families=("qwen",)),
 )
 
 
@@ -122,6 +129,7 @@ def run_engine(engine: Engine, families: list[FieldFamily], work_dir: Path, budg
     except Exception as exc:  # noqa: BLE001 - a missing engine skips, saying why
         return {"missing": f"{type(exc).__name__}: {exc}", "not_applicable": {}}
     out = work_dir / engine.name
+    families = [f for f in families if not engine.families or f.name in engine.families]
     not_applicable = {f.name: reason for f in families if (reason := applicable(engine, f))}
     chosen = [f for f in families if f.name not in not_applicable]
     shutil.rmtree(out, ignore_errors=True)  # a report folder's divergences.jsonl is appended to, never reset

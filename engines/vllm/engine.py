@@ -10,6 +10,18 @@ run by the python of an environment holding vllm, never importing the harness.
   chosen by ``--detokenizer``, primed with the prompt ids; each ``add`` is one engine step, its
   text ``get_next_output_text(finished=False, delta=True)``, ``flush`` the finished request's rest.
 - stops: the same detokenizer class's stop-string check, fed each text delta as one step's text.
+- chat: the server's chat preparation of a ``ChatCompletionRequest`` built from the case (its
+  pydantic validation, ``build_chat_params`` with the server's ``--chat-template``, the tool dicts
+  ``preprocess_chat`` adds, then ``HfRenderer.render_messages``: ``parse_chat_messages`` in the
+  content format ``resolve_chat_template_content_format`` detects, and ``safe_apply_chat_template``
+  with the kwargs ``resolve_chat_template_kwargs`` keeps), text as rendered and ids as the renderer
+  encodes that text. The template is the server's own (``--chat-template``, or the tokenizer's),
+  since a server refuses a request's template unless trusted; the case's variables are the
+  request's ``chat_template_kwargs``, ``sanitize_control_tokens`` among them (the server has no
+  option of its own for it). ``render_chat`` runs with a tokenizer of no special tokens, as the
+  oracle does. The template's own exception, which the server wraps in a VLLMValidationError (its
+  400 answer), is reported as what was raised; a request refused by validation raises pydantic's
+  ValidationError.
 - tools: the ``Parser`` the server composes (``ParserManager.get_parser``) from the tool and
   reasoning parsers a server would be started with for the format (PARSERS), driven through the
   server's own ``ChatStreamProcessor`` (streaming) and ``Parser.parse`` plus
@@ -24,9 +36,12 @@ run by the python of an environment holding vllm, never importing the harness.
 from __future__ import annotations
 
 import argparse
+import ctypes
+import datetime
 import json
 import logging
 import os
+import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -37,12 +52,16 @@ from protocol_loop import Handles, serve
 os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")  # vLLM's info lines go to stdout: the protocol's channel
 
 import tokenizers  # noqa: E402
+import transformers.utils.chat_template_utils as hf_chat_utils  # noqa: E402
 import vllm  # noqa: E402
 from vllm.entrypoints.generate.base.protocol import ToolCall  # noqa: E402
 from vllm.entrypoints.openai.chat_completion.message_assembly import assemble_chat_message_fields  # noqa: E402
 from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest, ChatMessage  # noqa: E402
 from vllm.entrypoints.openai.chat_completion.stream_processor import ChatStreamProcessor  # noqa: E402
+from vllm.exceptions import VLLMValidationError  # noqa: E402
 from vllm.parser import ParserManager  # noqa: E402
+from vllm.renderers.hf import HfRenderer  # noqa: E402
+from vllm.renderers.params import merge_kwargs  # noqa: E402
 from vllm.renderers.chat_utils import make_tool_call_id  # noqa: E402
 from vllm.sampling_params import SamplingParams  # noqa: E402
 from vllm.tokenizers import get_tokenizer  # noqa: E402
@@ -79,6 +98,7 @@ PARSERS: dict[str, tuple[str, str | None]] = {
     "kimi_k2": ("kimi_k2", "kimi_k2"), "glm45": ("glm45", "glm45"), "minimax_m2": ("minimax_m2", "minimax_m2"),
 }
 HARMONY_FORMATS = {"gpt_oss"}
+PR_SET_PDEATHSIG = 1  # prctl's option: the signal this process gets when its parent dies
 # Formats whose vLLM parser cannot run here, and why (raised as the answer to every request of it).
 REFUSED_FORMATS = {"gpt_oss": "vLLM's Harmony parser reads ids of openai_harmony's o200k_harmony encoding, "
                               "which no tokenizer here has"}
@@ -215,6 +235,84 @@ class Parsing:
         return openai_message(message.model_dump(exclude_none=False))
 
 
+class FrozenClock:
+    """transformers' ``strftime_now`` reading the harness's clock: it calls its module's
+    ``datetime.now()``, which this stands in for while a request renders."""
+
+    def __init__(self, now: str):
+        self.moment = datetime.datetime.fromisoformat(now)
+
+    def now(self, tz=None) -> datetime.datetime:
+        return self.moment
+
+    def __enter__(self):
+        self._saved, hf_chat_utils.datetime = hf_chat_utils.datetime, self
+        return self
+
+    def __exit__(self, *exc_info):
+        hf_chat_utils.datetime = self._saved
+
+
+def served_model_config(tokenizer) -> SimpleNamespace:
+    """What the chat preparation reads of a server's ModelConfig: a text-only model whose folder is
+    the tokenizer's (no processor, no multimodal inputs, no prompt embeds, no template fallback)."""
+    name = tokenizer.name_or_path
+    return SimpleNamespace(model=name, tokenizer=name, revision=None, tokenizer_revision=None, code_revision=None,
+                           trust_remote_code=False, enable_prompt_embeds=False, multimodal_config=None,
+                           is_multimodal_model=False, hf_config=SimpleNamespace(model_type=None),
+                           allowed_local_media_path="", allowed_media_domains=None)
+
+
+def template_error(exc: VLLMValidationError) -> Exception:
+    """The template's own exception behind the server's 400 (safe_apply_chat_template wraps it);
+    a refusal of vLLM's own, with nothing behind it, is itself."""
+    cause = exc.__cause__
+    return cause if isinstance(cause, Exception) and not isinstance(cause, VLLMValidationError) else exc
+
+
+class ChatServer:
+    """The server's chat preparation for one tokenizer, as ``OnlineRenderer.preprocess_chat`` and
+    ``HfRenderer.render_messages`` run it (this object is the renderer they read)."""
+
+    def __init__(self, tokenizer):
+        self.tokenizer = tokenizer
+        self.model_config = served_model_config(tokenizer)
+        self.use_unified_vision_chunk = False
+
+    def get_tokenizer(self):
+        return self.tokenizer
+
+    def request(self, r: dict, messages: list, sanitize: bool = False) -> ChatCompletionRequest:
+        kwargs = {**r["variables"], **({"sanitize_control_tokens": True} if sanitize else {})}
+        return ChatCompletionRequest(model="textbound", messages=messages, tools=r["tools"], documents=r["documents"],
+                                     add_generation_prompt=r["add_generation_prompt"],
+                                     continue_final_message=r["continue_final_message"],
+                                     chat_template_kwargs=kwargs or None)
+
+    def render(self, request: ChatCompletionRequest, server_template: str | None, now: str) -> str:
+        tool_dicts = None if request.tools is None else [tool.model_dump() for tool in request.tools]
+        params = request.build_chat_params(server_template, "auto").with_defaults(
+            merge_kwargs(None, {"tools": tool_dicts, "tokenize": False}))
+        try:
+            with FrozenClock(now):
+                _, prompt = HfRenderer.render_messages(self, request.messages, params)
+        except VLLMValidationError as exc:
+            raise template_error(exc) from None
+        return prompt["prompt"]
+
+    def ids(self, r: dict) -> list[int]:
+        request = self.request(r, r["conversation"], r["sanitize_control_tokens"])
+        text = self.render(request, r["chat_template"], r["now"])
+        return self.tokenizer(text, add_special_tokens=request.add_special_tokens)["input_ids"]
+
+
+def bare_tokenizer():
+    """A tokenizer with no special tokens, as the oracle renders text with: the template's variables
+    are the request's alone."""
+    from transformers import PreTrainedTokenizerFast
+    return PreTrainedTokenizerFast(tokenizer_object=tokenizers.Tokenizer(tokenizers.models.WordLevel({"x": 0})))
+
+
 def openai_deltas(delta) -> list[dict]:
     """A vLLM DeltaMessage as the protocol's deltas (reasoning, content, then calls)."""
     if delta is None:
@@ -246,6 +344,8 @@ class Engine:
         self.detokenizer_name = detokenizer
         self.tools_base = tools_base
         self.tokenizer = None
+        self.chat: ChatServer | None = None
+        self._bare_chat: ChatServer | None = None
         self.handles = Handles()
         self._tool_tokenizers: dict[str, object] = {}
         self._scratch = tempfile.TemporaryDirectory(prefix="textbound-vllm-")
@@ -271,7 +371,7 @@ class Engine:
     def ops(self) -> dict:
         h = self.handles
         ops = {
-            "load": lambda r: setattr(self, "tokenizer", get_tokenizer(r["path"])),
+            "load": self.load,
             "encode": lambda r: self._tok().encode(r["text"], add_special_tokens=r["add_special_tokens"]),
             "decode": lambda r: self._tok().decode(r["ids"], skip_special_tokens=r["skip_special_tokens"]),
             "token_to_id": lambda r: self._tok().get_vocab().get(r["token"]),
@@ -285,6 +385,8 @@ class Engine:
             "stops_add": lambda r: h[r["handle"]].add(r["delta"]),
             "stops_finish": lambda r: h[r["handle"]].finish(),
             "release": lambda r: h.release(r["handles"]),
+            "render_chat": self.render_chat,
+            "apply_chat_template": lambda r: self._chat().ids(r),
         }
         if self.tools_base is not None:
             ops.update({
@@ -296,12 +398,33 @@ class Engine:
                                   "ops": sorted(set(ops) - {"hello"})}
         return ops
 
+    def load(self, r: dict) -> None:
+        self.tokenizer = get_tokenizer(r["path"])
+        self.chat = ChatServer(self.tokenizer)
+
+    def _chat(self) -> ChatServer:
+        self._tok()
+        return self.chat
+
+    def render_chat(self, r: dict) -> str:
+        if self._bare_chat is None:
+            self._bare_chat = ChatServer(bare_tokenizer())
+        return self._bare_chat.render(self._bare_chat.request(r, r["messages"]), r["template"], r["now"])
+
     def detokenizer_new(self, r: dict) -> dict:
         made = Detokenizer(self.detokenizer, self._tok(), r["skip_special_tokens"], r["prompt_ids"])
         return {"handle": self.handles.keep(made), "prompt_text": made.prompt_text}
 
 
+def die_with_parent() -> None:
+    """A request that never ends (a parser in a loop) must not outlive the harness that gave up on it:
+    Linux kills this process when its parent dies."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
 def main() -> None:
+    die_with_parent()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--detokenizer", choices=sorted(DETOKENIZERS), default="fast")
     parser.add_argument("--tools-base", type=Path, help="family folder whose tokenizer the tool parsers get")

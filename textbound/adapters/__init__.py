@@ -52,8 +52,9 @@ The adapters here
 - ``textbound.adapters.minijinja_adapter``: chat templates rendered by ``minijinja``.
 - ``textbound.adapters.mistral_common_adapter``: mistral-common's tokenization of chat requests.
 - ``textbound.adapters.outlines_core_adapter`` and ``llguidance_adapter``: schema-forced decoding.
-- ``textbound.adapters.vllm``: vLLM's tokenizer, detokenizers, stop strings and tool parsers, run
-  by the python of an environment of its own (``$TEXTBOUND_VLLM_PYTHON``; nox -s engine_vllm).
+- ``textbound.adapters.vllm``: vLLM's tokenizer, detokenizers, stop strings, its OpenAI server's chat
+  preparation (text and ids) and tool parsers, run by the python of an environment of its own
+  (``$TEXTBOUND_VLLM_PYTHON``; nox -s engine_vllm).
 
 An adapter's engine is an optional dependency (the ``engines`` extra): without it the module
 raises ``EngineMissing`` (an ImportError naming the package and the extra) when imported, and

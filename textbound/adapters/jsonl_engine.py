@@ -75,12 +75,14 @@ from __future__ import annotations
 import atexit
 import base64
 import builtins
+import functools
 import json
 import os
 import select
 import shlex
 import subprocess
 import tempfile
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
@@ -249,9 +251,11 @@ def engine_command() -> list[str]:
     return shlex.split(command)
 
 
-def engine(family: Path | None = None, command: list[str] | None = None) -> EngineProcess:
+def engine(family: Path | None = None, command: list[str] | None = None, *, one_family: bool = False) -> EngineProcess:
     """The engine of this process running ``command`` (default: $TEXTBOUND_ENGINE_CMD's) for
-    ``family`` (None: family-less requests), started (again, if it died) when needed."""
+    ``family`` (None: family-less requests), started (again, if it died) when needed. With
+    ``one_family``, starting a family's engine first closes this process's engines of the command's
+    other families (an engine that holds a gigabyte: the checks go family by family)."""
     command = list(command) if command is not None else engine_command()
     key = (os.getpid(), tuple(command), Path(family).resolve() if family is not None else None)
     if key in _REFUSED:
@@ -259,6 +263,8 @@ def engine(family: Path | None = None, command: list[str] | None = None) -> Engi
         raise kind(*arguments)
     running = _ENGINES.get(key)
     if running is None or not running.alive:
+        if one_family and key[2] is not None:
+            _close_other_families(key)
         try:
             running = EngineProcess(command, key[2])
         except EngineFailure:
@@ -268,6 +274,11 @@ def engine(family: Path | None = None, command: list[str] | None = None) -> Engi
             raise
         _ENGINES[key] = running
     return running
+
+
+def _close_other_families(key: tuple[int, tuple[str, ...], Path | None]) -> None:
+    for other in [k for k in _ENGINES if k[:2] == key[:2] and k[2] not in (None, key[2])]:
+        _ENGINES.pop(other).close()
 
 
 @atexit.register
@@ -351,11 +362,11 @@ class EngineChatTokenizer(EngineTokenizer):
             "apply_chat_template", conversation=conversation, chat_template=chat_template,
             sanitize_control_tokens=sanitize_control_tokens, tools=tools, documents=documents,
             add_generation_prompt=add_generation_prompt, continue_final_message=continue_final_message,
-            variables=variables, now=_now())
+            variables=variables, now=now())
 
 
-def _now() -> str:
-    """The local time as the harness sees it (frozen by the chat checks), for ``strftime_now``."""
+def now() -> str:
+    """``"2025-03-14T09:26:53"``: the local time as the harness sees it (frozen by the chat checks), for ``strftime_now``."""
     return datetime.now().isoformat()
 
 
@@ -385,8 +396,10 @@ class EngineDetokenizer(_EngineObject):
 
 
 class EngineStopChecker(_EngineObject):
+    family_less = staticmethod(engine)  # the process it runs in: an adapter with its own engine sets it
+
     def __init__(self, stops, include_stop: bool = False):
-        process = engine()
+        process = self.family_less()
         super().__init__(process, process.request("stops_new", stops=list(stops), include_stop=include_stop))
         self.stopped, self.stop_string = False, None
 
@@ -399,16 +412,20 @@ class EngineStopChecker(_EngineObject):
         return self._call("stops_finish")
 
 
-def _render_chat(template, messages, *, tools=None, documents=None, add_generation_prompt=False,
-                continue_final_message=False, **variables) -> str:
-    return engine().request("render_chat", template=template, messages=messages, tools=tools, documents=documents,
+def render_chat_in(process_of: Callable[[], EngineProcess], template, messages, *, tools=None, documents=None,
+                   add_generation_prompt=False, continue_final_message=False, **variables) -> str:
+    """``render_chat`` answered by the engine ``process_of()`` returns (``functools.partial`` it
+    with an adapter's own engine)."""
+    return process_of().request("render_chat", template=template, messages=messages, tools=tools, documents=documents,
                             add_generation_prompt=add_generation_prompt,
-                            continue_final_message=continue_final_message, variables=variables, now=_now())
+                            continue_final_message=continue_final_message, variables=variables, now=now())
 
 
 class EngineOutputParser(_EngineObject):
+    family_less = staticmethod(engine)  # the process it runs in: an adapter with its own engine sets it
+
     def __init__(self, format="hermes", *, tools=None, reasoning=True, starts_in_reasoning=False):
-        process = engine()
+        process = self.family_less()
         super().__init__(process, process.request("parser_new", format=format, tools=tools, reasoning=reasoning,
                                                   starts_in_reasoning=starts_in_reasoning))
         self.format = format
@@ -417,9 +434,15 @@ class EngineOutputParser(_EngineObject):
         return self._call("parser_feed", text=text, final=final)
 
 
-def _parse_response(text, format="hermes", *, tools=None, reasoning=True, starts_in_reasoning=False) -> dict:
-    return engine().request("parse_response", text=text, format=format, tools=tools, reasoning=reasoning,
+def parse_response_in(process_of: Callable[[], EngineProcess], text, format="hermes", *, tools=None, reasoning=True,
+                      starts_in_reasoning=False) -> dict:
+    """``parse_response`` answered by the engine ``process_of()`` returns."""
+    return process_of().request("parse_response", text=text, format=format, tools=tools, reasoning=reasoning,
                             starts_in_reasoning=starts_in_reasoning)
+
+
+_render_chat = functools.partial(render_chat_in, engine)
+_parse_response = functools.partial(parse_response_in, engine)
 
 
 def _assemble(deltas) -> dict:
@@ -464,6 +487,11 @@ _PUBLIC = {"Tokenizer": EngineTokenizer, "IncrementalDetokenizer": EngineDetoken
            "tool_call_pattern": _tool_call_pattern, "Constraint": EngineConstraint}
 
 
+def version_of(process: EngineProcess) -> str:
+    """``"vllm 0.33.0"``: the engine and version its hello names, for an adapter's ``__version__``."""
+    return f"{process.hello.get('engine', 'engine')} {process.hello.get('version', 'unversioned')}"
+
+
 def provided_names() -> list[str]:
     """The public names whose ops the engine's hello lists."""
     ops = set(engine().hello.get("ops", ()))
@@ -473,8 +501,7 @@ def provided_names() -> list[str]:
 def __getattr__(name: str):
     """Public names exist only where the engine supports them (``hasattr`` is how ``--impl`` asks)."""
     if name == "__version__":
-        hello = engine().hello
-        return f"{hello.get('engine', 'engine')} {hello.get('version', 'unversioned')}"
+        return version_of(engine())
     if name in _PUBLIC and name in provided_names():
         if name == "Tokenizer" and "apply_chat_template" in engine().hello.get("ops", ()):
             return EngineChatTokenizer

@@ -1,9 +1,10 @@
 """vLLM's own text boundary as an ``--impl``: its tokenizer wrapper, v1 incremental detokenizer, stop
-strings and tool/reasoning parsers, run in an environment of its own.
+strings, the OpenAI server's chat preparation and its tool/reasoning parsers, run in an environment
+of its own.
 
     nox -s engine_vllm      # builds the environment and runs this adapter's tests and checks
     TEXTBOUND_VLLM_PYTHON=ENV/bin/python textbound check --impl textbound.adapters.vllm \\
-        --component tokenizer,detokenizer,stops,tools
+        --component tokenizer,detokenizer,stops,chat,tools
 
 vllm pins transformers and llguidance below the harness's oracles, so it never shares the harness's
 environment: ``$TEXTBOUND_VLLM_PYTHON`` (PYTHON_ENV) names the python of an environment holding
@@ -17,6 +18,9 @@ textbound.adapters.jsonl_engine (that script documents what each op calls in vLL
   each format's markers added as special tokens, the tool parsers get and stream ids of; default
   the embedded ``qwen`` family (TOOLS_FAMILY). The parsers run without a family, as the checks
   call them.
+- chat: ``render_chat`` and ``Tokenizer.apply_chat_template`` are the server's preparation of a
+  chat-completion request carrying the case's messages, tools, documents and variables (as
+  ``chat_template_kwargs``), rendered with the template as the server's ``--chat-template``.
 - ``assemble`` is impl's: merging deltas is the OpenAI client's job, which vLLM does not ship.
 
     >>> tok = Tokenizer.from_dir(path)                                   # doctest: +SKIP
@@ -25,6 +29,7 @@ textbound.adapters.jsonl_engine (that script documents what each op calls in vLL
 """
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -66,20 +71,23 @@ def tools_family() -> Path:
 
 
 def engine(family: Path | None = None) -> protocol.EngineProcess:
-    """The running vLLM engine of this process for ``family`` (None: family-less requests)."""
-    return protocol.engine(family, command=engine_command())
+    """The running vLLM engine of this process for ``family`` (None: family-less requests); one
+    family's at a time, each holding about a gigabyte."""
+    return protocol.engine(family, command=engine_command(), one_family=True)
 
 
 def __getattr__(name: str):
     if name == "__version__":  # read by the harness's setup: starting the engine, a broken one fails it
-        hello = engine().hello
-        return f"{hello['engine']} {hello['version']}"
+        return protocol.version_of(engine())
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-class Tokenizer(protocol.EngineTokenizer):
+class Tokenizer(protocol.EngineChatTokenizer):
     @classmethod
     def from_dir(cls, path: str | Path) -> "Tokenizer":
+        # The family-less process (stops, chat text, tools) is started here too: importing vllm takes a
+        # minute, which the harness allows loading a family but not a case.
+        engine()
         return cls(engine(Path(path)))
 
 
@@ -87,24 +95,18 @@ IncrementalDetokenizer = protocol.EngineDetokenizer  # in the tokenizer's own en
 
 
 class StopChecker(protocol.EngineStopChecker):
-    def __init__(self, stops, include_stop: bool = False):
-        process = engine()
-        protocol._EngineObject.__init__(self, process, process.request(
-            "stops_new", stops=list(stops), include_stop=include_stop))
-        self.stopped, self.stop_string = False, None
+    family_less = staticmethod(engine)
 
 
 class OutputParser(protocol.EngineOutputParser):
-    def __init__(self, format="hermes", *, tools=None, reasoning=True, starts_in_reasoning=False):
-        process = engine()
-        protocol._EngineObject.__init__(self, process, process.request(
-            "parser_new", format=format, tools=tools, reasoning=reasoning, starts_in_reasoning=starts_in_reasoning))
-        self.format = format
+    family_less = staticmethod(engine)
 
 
-def parse_response(text, format="hermes", *, tools=None, reasoning=True, starts_in_reasoning=False) -> dict:
-    return engine().request("parse_response", text=text, format=format, tools=tools, reasoning=reasoning,
-                            starts_in_reasoning=starts_in_reasoning)
+# The server's chat preparation of a request of ``messages`` with ``template`` as its
+# --chat-template: render_chat("{{ messages[0].content }}", [{"role": "user", "content": "Hi"}]) -> "Hi"
+render_chat = functools.partial(protocol.render_chat_in, engine)
+parse_response = functools.partial(protocol.parse_response_in, engine)
 
 
-__all__ = ["IncrementalDetokenizer", "OutputParser", "StopChecker", "Tokenizer", "assemble", "parse_response"]
+__all__ = ["IncrementalDetokenizer", "OutputParser", "StopChecker", "Tokenizer", "assemble", "parse_response",
+           "render_chat"]

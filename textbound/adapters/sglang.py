@@ -1,0 +1,55 @@
+"""SGLang's tool-call and reasoning parsers as an ``--impl`` (the ``tools`` component), run in an
+environment of its own.
+
+    python -m venv ENV && ENV/bin/pip install sglang==0.5.23 --no-deps   # then what its parsers import
+    TEXTBOUND_SGLANG_PYTHON=ENV/bin/python textbound check --impl textbound.adapters.sglang --component tools
+
+sglang pins GPU-only packages (torch 2.14.1's CUDA build, flashinfer...), but its function-call
+detectors and reasoning parsers import on the CPU with a handful of packages; README.md lists them.
+``$TEXTBOUND_SGLANG_PYTHON`` (PYTHON_ENV) names that environment's python, which runs
+``engines/sglang/engine.py`` (it documents what each op calls) over the JSON-lines protocol of
+textbound.adapters.jsonl_engine. ``assemble`` is impl's: merging deltas is the OpenAI client's job.
+
+    >>> parse_response('<tool_call>{"name": "f", "arguments": {}}</tool_call>', "hermes",
+    ...                tools=[{"type": "function", "function": {"name": "f"}}])["tool_calls"][0]["function"]
+    ... # doctest: +SKIP
+    {'name': 'f', 'arguments': '{}'}
+"""
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path
+
+from impl.tools import assemble
+
+from . import EngineMissing
+from . import jsonl_engine as protocol
+
+PYTHON_ENV = "TEXTBOUND_SGLANG_PYTHON"
+ENGINE_SCRIPT = Path(__file__).resolve().parents[2] / "engines" / "sglang" / "engine.py"
+
+
+def engine() -> protocol.EngineProcess:
+    """The running SGLang engine of this process; EngineMissing without $TEXTBOUND_SGLANG_PYTHON."""
+    python = os.environ.get(PYTHON_ENV, "").strip()
+    if not python or not Path(python).is_file():
+        raise EngineMissing(f"textbound.adapters.sglang needs the python of an environment holding sglang in "
+                            f"${PYTHON_ENV} (found {python!r}): see this module's docstring")
+    return protocol.engine(None, command=[python, str(ENGINE_SCRIPT)])
+
+
+def __getattr__(name: str):
+    if name == "__version__":  # read by the harness's setup: starting the engine, a broken one fails it
+        return protocol.version_of(engine())
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class OutputParser(protocol.EngineOutputParser):
+    family_less = staticmethod(engine)
+
+
+parse_response = functools.partial(protocol.parse_response_in, engine)
+
+
+__all__ = ["OutputParser", "assemble", "parse_response"]
