@@ -18,6 +18,7 @@ import regex
 from impl import Constraint, Tokenizer, json_schema_to_regex, regex_escape, tool_call_pattern
 from impl.structured import REF_DEPTH
 from impl.structured.automaton import DEAD, ByteDFA
+from properties import regex_samples
 from properties import schemas as instance_strategies
 from tests.families import NEEDS_MODELS, SHARED, family_path
 
@@ -94,6 +95,12 @@ def validator(schema) -> jsonschema.Validator:
     return jsonschema.Draft202012Validator(schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
 
 
+def draft_validator(schema) -> jsonschema.Validator:
+    """jsonschema's validator of the draft ``schema`` names in ``$schema`` (2020-12 when none), formats checked."""
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    return cls(schema, format_checker=cls.FORMAT_CHECKER)
+
+
 def matches(pattern: str, text: str) -> tuple[bool, bool, bool]:
     """What ``re``, ``regex`` and impl's byte automaton say about ``text`` in full."""
     return (bool(re.fullmatch(pattern, text)), bool(regex.fullmatch(pattern, text)),
@@ -146,11 +153,12 @@ def test_whitespace_policy():
 @pytest.mark.parametrize("schema, keyword, path", [
     ({"type": "object", "properties": {"a": {"type": "integer", "multipleOf": 3}}}, "multipleOf", "$.properties.a"),
     ({"type": "array", "items": {"type": "string", "uniqueItems": True}}, "uniqueItems", "$.items"),
-    ({"type": "object", "properties": {"a": {"type": "object", "patternProperties": {}}}}, "patternProperties",
+    ({"type": "object", "properties": {"a": {"type": "object", "dependentRequired": {}}}}, "dependentRequired",
      "$.properties.a"),
-    ({"type": "string", "format": "hostname"}, "hostname", "$.format"),
+    ({"type": "string", "format": "color"}, "color", "$.format"),
     ({"type": "string", "pattern": "(?=a)b"}, "lookahead", "$.pattern"),
-    ({"allOf": [{"type": "string"}, {"maxLength": 3}]}, "allOf", "$"),
+    ({"allOf": [{"type": "string", "pattern": "a"}, {"pattern": "b"}]}, "pattern", "$"),
+    ({"not": {"minimum": 3}}, "not", "$.not"),
 ])
 def test_an_unsupported_keyword_raises_naming_it_and_its_path(schema, keyword, path):
     with pytest.raises(ValueError) as raised:
@@ -431,3 +439,64 @@ def test_an_unknown_tool_name_or_format_raises():
         tool_call_pattern(TOOLS, name="nope")
     with pytest.raises(ValueError, match="hermes"):
         tool_call_pattern(TOOLS, format="nope")
+
+
+# -- real-world schemas: keywords combined, a sound subset written -------------------------------------
+
+COMBINED = {  # name: (schema, an instance the pattern must admit, in json.dumps's compact form)
+    "draft-04 exclusive bounds": ({"$schema": "http://json-schema.org/draft-04/schema#", "type": "integer",
+                                   "minimum": 0, "exclusiveMinimum": True, "maximum": 9, "exclusiveMaximum": True}, 1),
+    "number exclusive bounds": ({"type": "number", "exclusiveMinimum": 0.5, "exclusiveMaximum": 2}, 1.5),
+    "pattern properties beside properties": ({"type": "object", "properties": {"xa": {"type": "integer"}, "b": {}},
+                                              "patternProperties": {"^x": {"minimum": 3}}, "required": ["xa"],
+                                              "additionalProperties": False}, {"xa": 3}),
+    "pattern properties alone": ({"type": "object", "patternProperties": {"^[a-z]+$": {"type": "boolean"}},
+                                  "additionalProperties": False}, {"ok": True}),
+    "required names undeclared": ({"type": "object", "required": ["a", "b"], "additionalProperties": {"type": "null"}},
+                                  {"a": None, "b": None}),
+    "unique enum items": ({"type": "array", "items": {"enum": ["a", "b", 1, 1.0]}, "uniqueItems": True,
+                           "minItems": 1}, ["a", 1]),
+    "unique items": ({"type": "array", "items": {"type": "integer"}, "uniqueItems": True}, [7]),
+    "formats": ({"type": "object", "properties": {f: {"type": "string", "format": f} for f in (
+        "uri", "uri-reference", "iri", "hostname", "ipv4", "ipv6", "regex", "json-pointer", "duration", "date-time",
+        "int32")}}, {"uri": "https://a.example/x"}),
+    "type beside oneOf": ({"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "integer"}},
+                           "oneOf": [{"required": ["a"], "properties": {"b": False}}, {"required": ["b"],
+                                                                                       "properties": {"a": False}}]},
+                          {"a": "x"}),
+    "keywords beside $ref": ({"$defs": {"s": {"type": ["string", "null"]}}, "$ref": "#/$defs/s", "maxLength": 2,
+                              "type": "string"}, "ab"),
+    "allOf of objects": ({"allOf": [{"type": "object", "properties": {"a": {"type": "integer", "minimum": 0}},
+                                     "required": ["a"]},
+                                    {"properties": {"a": {"maximum": 5}, "b": {"type": "string"}},
+                                     "additionalProperties": False}]}, {"a": 5, "b": "x"}),
+    "if then else": ({"type": "object", "properties": {"kind": {"enum": ["a", "b"]}, "n": {}},
+                      "required": ["n"],
+                      "if": {"properties": {"kind": {"const": "a"}}, "required": ["kind"]},
+                      "then": {"properties": {"n": {"type": "integer"}}},
+                      "else": {"properties": {"n": {"type": "string"}}}}, {"kind": "a", "n": 1}),
+    "not": ({"type": "object", "properties": {"a": {}, "b": {}}, "not": {"required": ["a"]}}, {"b": 1}),
+    "const and enum of objects": ({"enum": [{"a": [1, {"b": None}]}, {}]}, {"a": [1, {"b": None}]}),
+    "boolean schemas": ({"type": "object", "properties": {"a": True, "b": False}}, {"a": [1]}),
+    "property counts": ({"type": "object", "additionalProperties": {"type": "integer"}, "minProperties": 1,
+                         "maxProperties": 2}, {"k": 1}),
+    "property names": ({"type": "object", "properties": {"ab": {}, "abc": {}}, "propertyNames": {"maxLength": 2}},
+                       {"ab": 1}),
+    "pattern beside lengths": ({"type": "string", "pattern": "^[a-z]{2,3}$", "minLength": 1, "maxLength": 4}, "abc"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMBINED))
+def test_every_sampled_match_of_a_combined_schema_is_valid_and_an_instance_matches(name):
+    schema, instance = COMBINED[name]
+    pattern = json_schema_to_regex(schema)
+    check = draft_validator(schema)
+    assert re.fullmatch(pattern, json.dumps(instance, separators=(",", ":"))), "the pattern admits no instance"
+    for text in regex_samples.sample_matches(pattern, random.Random(name), 300):
+        assert re.fullmatch(pattern, text), text
+        assert check.is_valid(json.loads(text)), (text, [e.message for e in check.iter_errors(json.loads(text))])
+
+
+def test_the_sampler_draws_full_matches_of_both_branches():
+    drawn = set(regex_samples.sample_matches("a[0-9]|b[^\\s\\S]|c", random.Random(0), 50))
+    assert all(re.fullmatch("a[0-9]|c", text) for text in drawn) and "c" in drawn and len(drawn) > 2

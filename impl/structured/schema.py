@@ -32,10 +32,14 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from decimal import Decimal
 
 from . import regex_syntax
 from .regex_syntax import Alt, Anchor, Chars, Concat, Repeat
+from .combine import conjunction, conjuncts, merge, normalized, side_schemas
+from .formats import KNOWN as KNOWN_FORMATS
+from .formats import STRING_FORMATS
 from .regex_text import (HEX_LOWER, NEVER, char_class, group, natural_range, digit_range, optional,
                          regex_escape, repeat)
 
@@ -47,20 +51,20 @@ _UNRESOLVED = object()  # what a $ref that points nowhere resolves to
 # refused, since ignoring one would admit what the schema forbids. Every other keyword impl does not
 # know is an annotation (``id``, ``title``, ``examples``, ``markdownDescription``...): jsonschema
 # ignores it too, and so does impl.
-_UNTRANSLATED = {"multipleOf", "uniqueItems", "contains", "minContains", "maxContains", "prefixItems",
-                 "additionalItems", "unevaluatedItems", "unevaluatedProperties", "minProperties",
-                 "maxProperties", "patternProperties", "propertyNames", "dependencies", "dependentRequired",
-                 "dependentSchemas", "not", "if", "then", "else", "$dynamicRef", "$recursiveRef",
+_UNTRANSLATED = {"multipleOf", "contains", "minContains", "maxContains", "prefixItems",
+                 "additionalItems", "unevaluatedItems", "unevaluatedProperties", "dependencies", "dependentRequired",
+                 "dependentSchemas", "$dynamicRef", "$recursiveRef",
                  "disallow", "extends", "divisibleBy"}  # the last three: draft 3's
 _KEYWORDS_BY_TYPE = {
-    "string": {"minLength", "maxLength", "pattern", "format"},
+    "string": {"minLength", "maxLength", "pattern"},
     "integer": {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"},
     "number": {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"},
-    "object": {"properties", "required", "additionalProperties"},
-    "array": {"items", "minItems", "maxItems"},
+    "object": {"properties", "required", "additionalProperties", "patternProperties", "propertyNames",
+               "minProperties", "maxProperties"},
+    "array": {"items", "minItems", "maxItems", "uniqueItems"},
     "boolean": set(), "null": set(),
 }
-_GENERAL = {"type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref"}
+_GENERAL = {"type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref", "not", "if", "then", "else", "format"}
 _TRANSLATED = _GENERAL | set().union(*_KEYWORDS_BY_TYPE.values())
 
 # One JSON string character: raw (json.dumps leaves it), a short escape, \uXXXX of a non-surrogate,
@@ -72,20 +76,8 @@ STRING_CHAR = group([
     rf"\\u(?:[0-9a-cA-Ce-fE-F]{_HEX}{{3}}|[dD][0-7]{_HEX}{{2}})",
     rf"\\u[dD][89abAB]{_HEX}{{2}}\\u[dD][c-fC-F]{_HEX}{{2}}",
 ])
-# A calendar date as jsonschema's checker (date.fromisoformat) has it: years 0001-9999, the days of
-# each month, February 29 in leap years only (divisible by 4, centuries only when divisible by 400).
-_BY_FOUR = "(?:0[48]|[2468][048]|[13579][26])"  # two digits forming a multiple of 4 other than 00
-_YEAR = "(?:[0-9]{3}[1-9]|[0-9]{2}[1-9]0|[0-9][1-9]00|[1-9]000)"
-_LEAP_YEAR = f"(?:[0-9]{{2}}{_BY_FOUR}|{_BY_FOUR}00)"
-_STRING_FORMATS = {
-    "date": (f"(?:{_YEAR}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)"
-             f"|02-(?:0[1-9]|1[0-9]|2[0-8]))|{_LEAP_YEAR}-02-29)"),
-    "time": r"(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]+)?(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])",
-    "uuid": r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",
-    "email": r"[a-zA-Z0-9_%+-]+(?:\.[a-zA-Z0-9_%+-]+)*@[a-zA-Z0-9-]+(?:\.[a-zA-Z0-9-]+)*\.[a-zA-Z]{2,}",
-}
-_STRING_FORMATS["date-time"] = _STRING_FORMATS["date"] + "T" + _STRING_FORMATS["time"]
 _INTEGER = r"-?(?:0|[1-9][0-9]*)"
+EXCLUSIVE_MARGIN = Decimal("0.000001")  # how far inside an exclusive bound on a number impl writes
 _FRACTION = r"(?:\.[0-9]+)?"
 _NUMBER = _INTEGER + _FRACTION + r"(?:[eE][+-]?[0-9]+)?"
 # json.dumps writes floats with |x| < 1e-4 as "1e-05" and |x| >= 1e16 as "1e+16".
@@ -181,14 +173,28 @@ class _Translator:
         for keyword in schema:
             if keyword in _UNTRANSLATED:
                 raise ValueError(f"unsupported keyword {keyword!r} at {path}")
+        schema = self._without_conditionals(normalized(schema), path)
+        if "format" in schema and schema["format"] not in STRING_FORMATS:
+            if schema["format"] in KNOWN_FORMATS:
+                raise ValueError(f"unsupported format {schema['format']!r} at {path}.format")
+            schema = {k: v for k, v in schema.items() if k != "format"}  # no draft's format: an annotation
         constraining = {k for k in schema if k in _TRANSLATED}
-        if "$ref" in schema:
-            self._alone(schema, "$ref", constraining, path)
-            return self.reference(schema["$ref"], path, refs)
-        for combinator in ("anyOf", "oneOf", "allOf"):
-            if combinator in schema:
-                self._alone(schema, combinator, constraining, path)
-                return self.combination(schema, combinator, path, refs)
+        if not constraining:
+            return self.any_value(FREE_DEPTH)
+        parts = conjuncts(schema, constraining)
+        if not parts:
+            return self.any_value(FREE_DEPTH)
+        if len(parts) > 1:
+            return self.conjunction(parts, path, refs)
+        part = parts[0]
+        if "$ref" in part:
+            return self.reference(part["$ref"], path, refs)
+        if "allOf" in schema:
+            return self.value(part, f"{path}.allOf[0]", refs)
+        for combinator in ("anyOf", "oneOf"):
+            if combinator in part:
+                return self.combination(part, combinator, path, refs)
+        schema = part
         if "const" in schema or "enum" in schema:
             return self.constants(schema, path)
         types = schema.get("type", self._implied_types(schema))
@@ -201,11 +207,114 @@ class _Translator:
                 raise ValueError(f"unsupported keyword {keyword!r} for type {types} at {path}")
         return group(getattr(self, f"type_{t}")(schema, path, refs) for t in types)
 
-    @staticmethod
-    def _alone(schema: dict, keyword: str, constraining: set, path: str) -> None:
-        others = sorted(constraining - {keyword})
-        if others:
-            raise ValueError(f"unsupported keyword {others[0]!r} beside {keyword!r} at {path}")
+    def _without_conditionals(self, schema: dict, path: str) -> dict:
+        """``schema`` with ``not`` and ``if``/``then``/``else`` moved into ``allOf`` as schemas impl writes.
+
+        ``if``/``then``/``else`` is ``anyOf: [allOf(if, then), allOf(not if, else)]``, with "not if" a sound
+        subset of the negation (see ``_negation``); where none is known the ``else`` side is left out.
+        """
+        if not {"not", "if", "then", "else"} & schema.keys():
+            return schema
+        rest = {k: v for k, v in schema.items() if k not in ("not", "if", "then", "else")}
+        added = [self._negation(schema["not"], f"{path}.not")] if "not" in schema else []
+        if "if" in schema:
+            condition = self._resolved(schema["if"])
+            sides = [conjunction([condition, schema.get("then", True)])]
+            try:
+                sides.append(conjunction([self._negation(condition, f"{path}.if"), schema.get("else", True)]))
+            except ValueError:
+                pass  # no negation known: instances taking the else side are not written
+            added.append({"anyOf": sides})
+        return {**rest, "allOf": [*rest.get("allOf", []), *added]}
+
+    def _negation(self, schema, path: str):
+        """A schema admitting only instances ``schema`` rejects (a sound subset of its negation).
+
+        ``{"required": ["a", ...]}`` -> ``{"properties": {"a": false}}``; ``{"type": T}`` -> the other
+        types; ``true``/``{}`` -> ``false``; ``false`` -> ``true``.
+        """
+        schema = self._resolved(schema)
+        if schema is True or schema == {}:
+            return False
+        if schema is False:
+            return True
+        keys = {k for k in schema if k in _TRANSLATED or k in _UNTRANSLATED} if isinstance(schema, dict) else set()
+        if keys == {"required"} and isinstance(schema["required"], list) and schema["required"]:
+            return {"properties": {schema["required"][0]: False}}
+        if keys == {"type"}:
+            named = {schema["type"]} if isinstance(schema["type"], str) else set(schema["type"])
+            if "number" in named:
+                named.add("integer")
+            others = [t for t in _KEYWORDS_BY_TYPE if t not in named]
+            if "integer" in named and "number" not in named:
+                raise ValueError(f"unsupported keyword 'not' of type integer at {path}")
+            return {"type": others} if others else False
+        raise ValueError(f"unsupported keyword 'not' at {path} (only of 'required', 'type' and boolean schemas)")
+
+    def conjunction(self, parts: list, path: str, refs: tuple[str, ...]) -> str:
+        """The schemas ``parts`` all at once: ``anyOf``/``oneOf`` distributed over their branches, the
+        plain parts merged keyword by keyword (``combine.merge``)."""
+        plain, choice, refs = self._flattened(parts, path, refs)
+        if plain is False:
+            return NEVER
+        if choice is not None:
+            combinator, others = choice
+            branches = [conjunction([plain, *others, branch]) for branch in combinator[1]]
+            return self.combination({combinator[0]: branches}, combinator[0], path, refs)
+        return self.value(plain, path, refs)
+
+    def _flattened(self, parts: list, path: str, refs: tuple[str, ...]):
+        """(the plain parts merged, None or ((combinator, branches), other parts), refs followed)."""
+        pending, plain, choice = list(parts), {}, None
+        while pending:
+            part = pending.pop(0)
+            while isinstance(part, dict) and set(part) == {"$ref"}:
+                ref = part["$ref"]
+                if not isinstance(ref, str) or not ref.startswith("#"):
+                    raise ValueError(f"unsupported $ref {ref!r} at {path} (only local '#/...' references)")
+                if refs.count(ref) >= REF_DEPTH:
+                    return False, None, refs
+                part, refs = self._pointed(ref), refs + (ref,)
+                if part is _UNRESOLVED:
+                    raise ValueError(f"unresolvable $ref {ref!r} at {path}")
+            if part is True or part == {}:
+                continue
+            if part is False or plain is False:
+                return False, None, refs
+            if not isinstance(part, dict):
+                raise ValueError(f"{path}: a schema must be an object or a boolean, not {type(part).__name__}")
+            for keyword in part:
+                if keyword in _UNTRANSLATED:
+                    raise ValueError(f"unsupported keyword {keyword!r} at {path}")
+            part = self._without_conditionals(normalized(part), path)
+            constraining = {k for k in part if k in _TRANSLATED}
+            split = conjuncts(part, constraining)
+            if {"$ref", "allOf"} & part.keys() or len(split) != 1:
+                pending[:0] = split
+                continue
+            part = split[0] if split else {}
+            combinators = [k for k in ("anyOf", "oneOf") if k in part]
+            if combinators and choice is None:
+                branches = part[combinators[0]]
+                if not isinstance(branches, list) or not branches:
+                    raise ValueError(f"{path}.{combinators[0]}: expected a non-empty array")
+                choice = ((combinators[0], branches), [])
+            elif combinators:
+                choice[1].append(part)
+            else:
+                try:
+                    plain = merge(plain, part)
+                except ValueError as exc:
+                    raise ValueError(f"unsupported {exc} at {path}") from None
+        return plain, choice, refs
+
+    def _plain(self, schema, refs: tuple[str, ...]):
+        """``schema`` as one plain schema (refs followed, conjunctions merged), or itself if it has a choice."""
+        try:
+            plain, choice, _ = self._flattened([schema], "$", refs)
+        except ValueError:
+            return schema
+        return schema if choice is not None else plain
 
     @staticmethod
     def _implied_types(schema: dict) -> list[str]:
@@ -243,10 +352,8 @@ class _Translator:
         branches = schema[combinator]
         if not isinstance(branches, list) or not branches:
             raise ValueError(f"{path}.{combinator}: expected a non-empty array")
-        if combinator == "allOf" and len(branches) > 1:
-            raise ValueError(f"unsupported keyword 'allOf' with {len(branches)} schemas at {path}")
         if combinator == "oneOf":
-            resolved = [self._resolved(branch) for branch in branches]
+            resolved = [self._plain(branch, refs) for branch in branches]
             for i, first in enumerate(resolved):
                 for j in range(i + 1, len(resolved)):
                     if not _exclusive(first, resolved[j]) and not _exclusive(resolved[j], first):
@@ -296,7 +403,7 @@ class _Translator:
             return group(scalars)
         inner = self.any_value(depth - 1)
         return group(scalars + [self.p.array(self._items(inner, 0, None)),
-                                self.p.object(self._free_members(inner))])
+                                self.p.object(self._items(f"{self.type_string({}, '', ())}{self.p.colon}{inner}", 0, None))])
 
     # -- types -------------------------------------------------------------------------------
 
@@ -310,16 +417,19 @@ class _Translator:
         low, high = self._count(schema, "minLength", path), self._count(schema, "maxLength", path, None)
         lengths = "minLength" in schema or "maxLength" in schema
         if "format" in schema:
-            fmt = schema["format"]
-            if fmt not in _STRING_FORMATS:
-                raise ValueError(f"unsupported format {fmt!r} at {path}.format (supported: {sorted(_STRING_FORMATS)})")
-            if lengths or "pattern" in schema:
-                raise ValueError(f"unsupported keyword 'format' beside a length or pattern at {path}")
-            return f'"{_STRING_FORMATS[fmt]}"'
+            if "pattern" in schema:
+                raise ValueError(f"unsupported keyword 'format' beside a pattern at {path}")
+            written = STRING_FORMATS[schema["format"]]
+            if lengths and not _lengths_within(regex_syntax.parse(written), low, high):
+                raise ValueError(f"unsupported keyword 'format' beside minLength/maxLength at {path}")
+            return f'"{written}"'
         if "pattern" in schema:
-            if lengths:
-                raise ValueError(f"unsupported keyword 'pattern' beside minLength/maxLength at {path}")
-            return '"' + _StringPattern(schema["pattern"], f"{path}.pattern").regex() + '"'
+            pattern = _StringPattern(schema["pattern"], f"{path}.pattern")
+            if lengths and not (pattern.anchored_start and pattern.anchored_end
+                                and _lengths_within(Concat(tuple(pattern.body)), low, high)):
+                raise ValueError(f"unsupported keyword 'pattern' beside minLength/maxLength at {path} "
+                                 f"(only a ^...$ pattern whose every match has an allowed length)")
+            return '"' + pattern.regex() + '"'
         return '"' + repeat(STRING_CHAR, low, high) + '"'
 
     def type_integer(self, schema, path, refs) -> str:
@@ -336,13 +446,19 @@ class _Translator:
         return _signed(low, high, natural_range, smallest_negative=1)
 
     def type_number(self, schema, path, refs) -> str:
-        if {"exclusiveMinimum", "exclusiveMaximum"} & schema.keys():
-            raise ValueError(f"unsupported keyword 'exclusiveMinimum'/'exclusiveMaximum' for a number at {path}")
-        low, high = (self._bound(schema, name, path) for name in ("minimum", "maximum"))
+        # Decimal(repr(x)): the bound as written (0.1 stays 0.1, not its binary expansion).
+        low, high, above, below = (None if b is None else Decimal(repr(b) if isinstance(b, float) else b)
+                                   for b in (self._bound(schema, name, path) for name in
+                                             ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")))
+        # An exclusive bound b is written as the inclusive b +/- EXCLUSIVE_MARGIN: a sound subset.
+        if above is not None:
+            low = max(above + EXCLUSIVE_MARGIN, low if low is not None else above)
+        if below is not None:
+            high = min(below - EXCLUSIVE_MARGIN, high if high is not None else below)
         if low is None and high is None:
             return _NUMBER
-        # Decimal(repr(x)): the bound as written (0.1 stays 0.1, not its binary expansion).
-        low, high = (None if b is None else Decimal(repr(b) if isinstance(b, float) else b) for b in (low, high))
+        if low is not None and high is not None and low > high:
+            return NEVER
         signed = _signed(low, high, _decimal_magnitudes, smallest_negative=0)
         # json.dumps(-0.0) is "-0.0": inside a range starting at 0 it is valid too.
         return group([signed, r"-0(?:\.0+)?"]) if low == 0 else signed
@@ -351,8 +467,10 @@ class _Translator:
         items = schema.get("items", True)
         if isinstance(items, list):
             raise ValueError(f"unsupported keyword 'items' as an array (tuple validation) at {path}.items")
-        item = self.value(items, f"{path}.items", refs) if items is not True else self.any_value(FREE_DEPTH - 1)
         low, high = self._count(schema, "minItems", path), self._count(schema, "maxItems", path, None)
+        if schema.get("uniqueItems") is True:
+            return self._unique_items(items, low, high, path, refs)
+        item = self.value(items, f"{path}.items", refs) if items is not True else self.any_value(FREE_DEPTH - 1)
         return self.p.array(self._items(item, low, high))
 
     def _items(self, item: str, low: int, high: int | None) -> str:
@@ -363,28 +481,98 @@ class _Translator:
         rest = repeat(self.p.comma + item, max(low - 1, 0), None if high is None else high - 1)
         return item + rest if low > 0 else optional(item + rest)
 
+    def _unique_items(self, items, low: int, high: int | None, path: str, refs) -> str:
+        """Arrays with ``uniqueItems``, distinct by construction (a sound subset): when the items are an
+        ``enum``/``const``, its members in enum order, each at most once; otherwise at most one item.
+
+        ``{"uniqueItems": true, "items": {"enum": ["a", "b"]}}`` -> ``[]``, ``["a"]``, ``["b"]``, ``["a","b"]``.
+        """
+        plain = self._plain(items, refs)
+        values = _values(plain)
+        if values is not None and set(plain) <= {"enum", "const", "type"}:
+            distinct = []
+            for value in values:
+                if not any(_same_json(value, seen) for seen in distinct):
+                    distinct.append(value)
+            types = plain.get("type")
+            types = [types] if isinstance(types, str) else types
+            members = [json_literal(v, self.p, f"{path}.items") for v in distinct
+                       if types is None or any(_has_type(v, t) for t in types)]
+            if high is None or high >= len(members):
+                if low > 1:
+                    raise ValueError(f"unsupported keyword 'uniqueItems' with minItems {low} at {path}")
+                return self.p.array(self._ordered_members([(False, member) for member in members], low == 1))
+        if low > 1:
+            raise ValueError(f"unsupported keyword 'uniqueItems' with minItems {low} at {path} "
+                             f"(distinct items are written only from an enum, or one at most)")
+        item = self.value(items, f"{path}.items", refs) if items is not True else self.any_value(FREE_DEPTH - 1)
+        return self.p.array(self._items(item, low, min(1, high if high is not None else 1)))
+
     def type_object(self, schema, path, refs) -> str:
-        properties = schema.get("properties")
-        extra = schema.get("additionalProperties", True)
-        if properties is None:
-            if extra is False:
-                return self.p.object("")
-            value = self.any_value(FREE_DEPTH - 1) if extra is True else \
-                self.value(extra, f"{path}.additionalProperties", refs)
-            if schema.get("required"):
-                raise ValueError(f"unsupported keyword 'required' without 'properties' at {path}")
-            return self.p.object(self._free_members(value))
+        """An object of the declared properties, or else a free-form object (see ``_free_object``).
+
+        Declared: ``properties`` and then the ``required`` names it lacks, each value following what
+        ``combine.side_schemas`` gathers (its ``properties`` entry and the ``patternProperties`` its name
+        matches, or ``additionalProperties``); a name ``propertyNames`` rejects is never written.
+        Keys ``patternProperties`` allow beside declared ones are not written: a sound subset.
+        """
+        properties = schema.get("properties", {})
+        required = schema.get("required", [])
         if not isinstance(properties, dict):
             raise ValueError(f"{path}.properties: expected an object")
-        required = schema.get("required", [])
-        if not isinstance(required, list) or any(name not in properties for name in required):
-            missing = [n for n in required if n not in properties] if isinstance(required, list) else required
-            raise ValueError(f"unsupported 'required' {missing!r} naming undeclared properties at {path}.required")
-        members = [(name in required, self.p.member(name, self.value(sub, f"{path}.properties.{name}", refs)))
-                   for name, sub in properties.items()]
+        if not isinstance(required, list) or not all(isinstance(name, str) for name in required):
+            raise ValueError(f"{path}.required: expected an array of strings")
+        names = list(dict.fromkeys([*properties, *required]))
+        low = self._count(schema, "minProperties", path)
+        high = self._count(schema, "maxProperties", path, None)
+        if "properties" not in schema and not required:
+            return self._free_object(schema, low, high, path, refs)
+        allowed = [name for name in names if self._name_allowed(schema, name, path)]
+        if any(name not in allowed for name in required) or (high is not None and high < len(required)):
+            return NEVER
+        if low > len(required) or (high is not None and high < len(allowed)):
+            raise ValueError(f"unsupported keyword 'minProperties'/'maxProperties' beside optional properties at {path}")
+        members = [(name in required, self.p.member(name, self.value(
+            conjunction(side_schemas(schema, name)), f"{path}.properties.{name}", refs))) for name in allowed]
         return self.p.object(self._ordered_members(members))
 
-    def _ordered_members(self, members: list[tuple[bool, str]]) -> str:
+    def _name_allowed(self, schema: dict, name: str, path: str) -> bool:
+        names = self._resolved(schema.get("propertyNames", True))
+        if names is True or names == {}:
+            return True
+        if names is False:
+            return False
+        keys = {k for k in names if k in _TRANSLATED}
+        if keys <= {"type", "pattern", "enum", "const", "minLength", "maxLength"}:
+            if "const" in names or "enum" in names:
+                return any(_same_json(name, v) for v in _values(names))
+            fits = names.get("minLength", 0) <= len(name) <= names.get("maxLength", len(name))
+            return fits and _has_type(name, names.get("type", "string")) and \
+                ("pattern" not in names or _searches(names["pattern"], name, f"{path}.propertyNames.pattern"))
+        raise ValueError(f"unsupported keyword 'propertyNames' of {sorted(keys)} at {path}")
+
+    def _free_object(self, schema: dict, low: int, high: int | None, path: str, refs) -> str:
+        """An object without declared properties: any keys, each value following ``additionalProperties``
+        (or any JSON value). Under ``patternProperties`` only keys of its single pattern are written, each
+        value following that pattern's schema, and with several patterns or ``propertyNames`` no key (a
+        sound subset: ``{}``)."""
+        patterns = schema.get("patternProperties", {})
+        extra = schema.get("additionalProperties", True)
+        if not isinstance(patterns, dict):
+            raise ValueError(f"{path}.patternProperties: expected an object")
+        if "propertyNames" in schema or len(patterns) > 1 or extra is False and not patterns:
+            return self.p.object("") if low == 0 else NEVER
+        if patterns:
+            (pattern, sub), = patterns.items()
+            key = '"' + _StringPattern(pattern, f"{path}.patternProperties").regex() + '"'
+            value = self.value(sub, f"{path}.patternProperties.{pattern}", refs)
+        else:
+            key = self.type_string({}, "", ())
+            value = self.any_value(FREE_DEPTH - 1) if extra is True else \
+                self.value(extra, f"{path}.additionalProperties", refs)
+        return self.p.object(self._items(f"{key}{self.p.colon}{value}", low, high))
+
+    def _ordered_members(self, members: list[tuple[bool, str]], at_least_one: bool = False) -> str:
         """Members in schema order, each optional one present or not, separated by commas.
 
         The first member written is any optional one before the first required one (or that
@@ -400,11 +588,9 @@ class _Translator:
             firsts.append(member + tail(index))
             if is_required:
                 return group(firsts)
+        if at_least_one:
+            return group(firsts) if firsts else NEVER
         return optional(group(firsts)) if firsts else ""
-
-    def _free_members(self, value: str) -> str:
-        member = f"{self.type_string({}, '', ())}{self.p.colon}{value}"
-        return optional(member + repeat(self.p.comma + member, 0, None))
 
     @staticmethod
     def _count(schema: dict, keyword: str, path: str, default=0):
@@ -427,7 +613,7 @@ def _exclusive(first, second) -> bool:
 
     ``_exclusive({"type": "string"}, {"type": "integer"})`` -> True; proofs: the declared types are
     disjoint; or a property ``first`` requires is one ``second`` forbids (``additionalProperties``
-    false, no such property) or that both require with ``const``/``enum`` values in common to none.
+    false, no such property, or its schema ``false``) or that both require with ``const``/``enum`` values in common to none.
     """
     if not isinstance(first, dict) or not isinstance(second, dict):
         return first is False or second is False
@@ -439,6 +625,8 @@ def _exclusive(first, second) -> bool:
     required = first.get("required", [])
     for name in required if isinstance(required, list) else []:
         properties = second.get("properties", {})
+        if isinstance(properties, dict) and properties.get(name, True) is False:
+            return True  # second forbids the property first requires
         if second.get("additionalProperties", True) is False and not second.get("patternProperties") \
                 and isinstance(properties, dict) and name not in properties:
             return True
@@ -447,6 +635,38 @@ def _exclusive(first, second) -> bool:
             if None not in values and not any(_same_json(a, b) for a in values[0] for b in values[1]):
                 return True
     return False
+
+
+def _searches(pattern, text: str, path: str) -> bool:
+    """Whether ``pattern`` (Python ``re``, as jsonschema reads it) occurs in ``text``."""
+    try:
+        return re.search(pattern, text) is not None
+    except (re.error, TypeError):
+        raise ValueError(f"{path}: {pattern!r} is not a regex") from None
+
+
+def _lengths_within(node, low: int, high: int | None) -> bool:
+    """Whether every string ``node`` matches has between ``low`` and ``high`` (None: any) characters."""
+    shortest, longest = _length_range(node)
+    return shortest >= low and (high is None or (longest is not None and longest <= high))
+
+
+def _length_range(node) -> tuple[int, int | None]:
+    """(fewest, most or None) characters of a match of a regex node: ``a[0-9]{2,3}`` -> (3, 4)."""
+    if isinstance(node, Chars):
+        return 1, 1
+    if isinstance(node, Anchor):
+        return 0, 0
+    if isinstance(node, Concat):
+        ranges = [_length_range(item) for item in node.items]
+        most = [m for _, m in ranges]
+        return sum(f for f, _ in ranges), None if None in most else sum(most)
+    if isinstance(node, Alt):
+        ranges = [_length_range(item) for item in node.items]
+        most = [m for _, m in ranges]
+        return min(f for f, _ in ranges), None if None in most else max(most)
+    fewest, most = _length_range(node.item)
+    return fewest * node.min, None if most is None or node.max is None else most * node.max
 
 
 def _property(schema: dict, name: str):
