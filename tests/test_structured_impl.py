@@ -152,8 +152,9 @@ def test_whitespace_policy():
 
 @pytest.mark.parametrize("schema, keyword, path", [
     ({"type": "object", "properties": {"a": {"type": "integer", "multipleOf": 3}}}, "multipleOf", "$.properties.a"),
-    ({"type": "array", "items": {"type": "string", "uniqueItems": True}}, "uniqueItems", "$.items"),
-    ({"type": "object", "properties": {"a": {"type": "object", "dependentRequired": {}}}}, "dependentRequired",
+    ({"type": "array", "items": {"type": "string"}, "contains": {"const": "a"}}, "contains", "$"),
+    ({"type": "object", "properties": {"a": {"type": "object", "unevaluatedProperties": {}}}},
+     "unevaluatedProperties",
      "$.properties.a"),
     ({"type": "string", "format": "color"}, "color", "$.format"),
     ({"type": "string", "pattern": "(?=a)b"}, "lookahead", "$.pattern"),
@@ -199,8 +200,8 @@ def test_one_of_with_exclusive_branches_admits_exactly_the_instances_of_one_bran
 
 
 @pytest.mark.parametrize("branches", [
-    [{"type": "integer"}, {"type": "number", "minimum": 2}],  # 2 is an instance of both
-    [{"type": "object", "properties": {"a": {"type": "string"}}}, {"type": "object", "required": ["b"]}],
+    [{"type": "integer"}, {"minimum": 2}],  # 2 is an instance of both
+    [{"maxLength": 3}, {"minLength": 2}],  # "ab" is an instance of both
     [{"type": "string"}, {"maxLength": 3}],  # no type declared: "ab" is an instance of both
 ])
 def test_one_of_whose_branches_may_overlap_is_refused_rather_than_read_as_any_of(branches):
@@ -482,6 +483,16 @@ COMBINED = {  # name: (schema, an instance the pattern must admit, in json.dumps
                          "maxProperties": 2}, {"k": 1}),
     "property names": ({"type": "object", "properties": {"ab": {}, "abc": {}}, "propertyNames": {"maxLength": 2}},
                        {"ab": 1}),
+    "oneOf made exclusive by negation": ({"type": "object", "properties": {"src": {"type": "string"}, "handle": {}},
+                                          "oneOf": [{"required": ["src"]}, {"required": ["handle"]}]}, {"src": "x"}),
+    "oneOf of an enum and a type": ({"oneOf": [{"enum": [False, "auto"]}, {"type": "string"}]}, False),
+    "dependencies": ({"type": "object", "properties": {"a": {"type": "integer"}, "b": {}, "c": {}},
+                      "required": ["a"], "dependencies": {"a": ["b"], "c": {"required": ["a"]}},
+                      "dependentRequired": {"b": ["c"]}}, {"a": 1, "b": 2, "c": 3}),
+    "property counts beside optional properties": ({"type": "object", "properties": {"a": {}, "b": {}, "c": {}},
+                                                    "minProperties": 1, "maxProperties": 2}, {"a": 1}),
+    "enums intersected": ({"allOf": [{"enum": ["a", 1, True]}, {"enum": [1.0, True, "b"]}]}, True),
+    "keywords of another type": ({"type": "string", "minimum": 3, "uniqueItems": True, "required": ["x"]}, "s"),
     "pattern beside lengths": ({"type": "string", "pattern": "^[a-z]{2,3}$", "minLength": 1, "maxLength": 4}, "abc"),
 }
 

@@ -127,6 +127,18 @@ def _merge_objects(first: dict, second: dict, result: dict) -> None:
         result["additionalProperties"] = False  # a sound subset: no key the parts judge differently
 
 
+def _values(schema: dict):
+    if "const" in schema:
+        return [schema["const"]]
+    return schema["enum"] if isinstance(schema.get("enum"), list) else None
+
+
+def _numbers_equal(first, second) -> bool:
+    numbers = (int, float)
+    return (isinstance(first, numbers) and isinstance(second, numbers) and not isinstance(first, bool)
+            and not isinstance(second, bool) and first == second)
+
+
 def merge(first: dict, second: dict):
     """The intersection of two plain schemas (no ``$ref`` or combinator), False when it is empty.
 
@@ -150,10 +162,20 @@ def merge(first: dict, second: dict):
             result[keyword] = list(dict.fromkeys([*mine, *value]))
         elif keyword == "uniqueItems":
             result[keyword] = bool(mine or value)
+        elif keyword in ("enum", "const"):
+            continue  # intersected below
         elif keyword == "items" and isinstance(mine, (dict, bool)) and isinstance(value, (dict, bool)):
             result[keyword] = conjunction([mine, value])
         elif mine != value:
             raise ValueError(f"unsupported keyword {keyword!r} in two parts of a conjunction")
+    values = [_values(side) for side in (first, second)]
+    if values != [None, None]:
+        result.pop("const", None)
+        kept = values[0] if values[1] is None else values[1] if values[0] is None else \
+            [v for v in values[0] if any(v == w and type(v) is type(w) or _numbers_equal(v, w) for w in values[1])]
+        if not kept:
+            return False
+        result["enum"] = kept
     if _OBJECT & (first.keys() | second.keys()):
         _merge_objects(first, second, result)
     return result

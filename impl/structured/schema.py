@@ -52,15 +52,14 @@ _UNRESOLVED = object()  # what a $ref that points nowhere resolves to
 # know is an annotation (``id``, ``title``, ``examples``, ``markdownDescription``...): jsonschema
 # ignores it too, and so does impl.
 _UNTRANSLATED = {"multipleOf", "contains", "minContains", "maxContains", "prefixItems",
-                 "additionalItems", "unevaluatedItems", "unevaluatedProperties", "dependencies", "dependentRequired",
-                 "dependentSchemas", "$dynamicRef", "$recursiveRef",
+                 "additionalItems", "unevaluatedItems", "unevaluatedProperties", "$dynamicRef", "$recursiveRef",
                  "disallow", "extends", "divisibleBy"}  # the last three: draft 3's
 _KEYWORDS_BY_TYPE = {
     "string": {"minLength", "maxLength", "pattern"},
     "integer": {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"},
     "number": {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"},
     "object": {"properties", "required", "additionalProperties", "patternProperties", "propertyNames",
-               "minProperties", "maxProperties"},
+               "minProperties", "maxProperties", "dependencies", "dependentRequired", "dependentSchemas"},
     "array": {"items", "minItems", "maxItems", "uniqueItems"},
     "boolean": set(), "null": set(),
 }
@@ -202,9 +201,6 @@ class _Translator:
             types = [types]
         if not isinstance(types, list) or not types or any(t not in _KEYWORDS_BY_TYPE for t in types):
             raise ValueError(f"unsupported type {schema.get('type')!r} at {path}.type")
-        for keyword in constraining - _GENERAL:
-            if not any(keyword in _KEYWORDS_BY_TYPE[t] for t in types):
-                raise ValueError(f"unsupported keyword {keyword!r} for type {types} at {path}")
         return group(getattr(self, f"type_{t}")(schema, path, refs) for t in types)
 
     def _without_conditionals(self, schema: dict, path: str) -> dict:
@@ -230,26 +226,28 @@ class _Translator:
     def _negation(self, schema, path: str):
         """A schema admitting only instances ``schema`` rejects (a sound subset of its negation).
 
-        ``{"required": ["a", ...]}`` -> ``{"properties": {"a": false}}``; ``{"type": T}`` -> the other
-        types; ``true``/``{}`` -> ``false``; ``false`` -> ``true``.
+        A schema is the conjunction of its keywords, so the negation of one keyword is a subset of its
+        negation: ``{"required": ["a", ...], ...}`` -> ``{"properties": {"a": false}}``; ``{"type": T, ...}``
+        or an ``enum``/``const`` of values of types T -> the other types; ``true``/``{}`` -> ``false``;
+        ``false`` -> ``true``. Raises ValueError naming ``not`` and ``path`` where none of these applies.
         """
         schema = self._resolved(schema)
         if schema is True or schema == {}:
             return False
-        if schema is False:
+        if not isinstance(schema, dict):
             return True
-        keys = {k for k in schema if k in _TRANSLATED or k in _UNTRANSLATED} if isinstance(schema, dict) else set()
-        if keys == {"required"} and isinstance(schema["required"], list) and schema["required"]:
-            return {"properties": {schema["required"][0]: False}}
-        if keys == {"type"}:
-            named = {schema["type"]} if isinstance(schema["type"], str) else set(schema["type"])
-            if "number" in named:
-                named.add("integer")
-            others = [t for t in _KEYWORDS_BY_TYPE if t not in named]
-            if "integer" in named and "number" not in named:
-                raise ValueError(f"unsupported keyword 'not' of type integer at {path}")
+        required = schema.get("required")
+        if isinstance(required, list) and required and isinstance(required[0], str):
+            return {"properties": {required[0]: False}}
+        kinds = _type_set(schema) if isinstance(schema.get("type"), (str, list)) else None  # integer as number
+        values = _values(schema)
+        if kinds is None and values is not None:
+            kinds = {t for value in values for t in _KEYWORDS_BY_TYPE if t != "integer" and _has_type(value, t)}
+        if kinds is not None:
+            others = [t for t in _KEYWORDS_BY_TYPE if ("number" if t == "integer" else t) not in kinds]
             return {"type": others} if others else False
-        raise ValueError(f"unsupported keyword 'not' at {path} (only of 'required', 'type' and boolean schemas)")
+        raise ValueError(f"unsupported keyword 'not' at {path} (only of 'required', 'type', 'enum', 'const' "
+                         f"and boolean schemas)")
 
     def conjunction(self, parts: list, path: str, refs: tuple[str, ...]) -> str:
         """The schemas ``parts`` all at once: ``anyOf``/``oneOf`` distributed over their branches, the
@@ -353,14 +351,31 @@ class _Translator:
         if not isinstance(branches, list) or not branches:
             raise ValueError(f"{path}.{combinator}: expected a non-empty array")
         if combinator == "oneOf":
-            resolved = [self._plain(branch, refs) for branch in branches]
-            for i, first in enumerate(resolved):
-                for j in range(i + 1, len(resolved)):
-                    if not _exclusive(first, resolved[j]) and not _exclusive(resolved[j], first):
-                        raise ValueError(f"unsupported keyword 'oneOf' at {path}: branches {i} and {j} may both "
-                                         f"match one instance (exclusivity is proved only by type, by a required "
-                                         f"property's const/enum or a property one requires and the other forbids)")
+            branches = self._exclusive_branches(branches, path, refs)
         return group(self.value(branch, f"{path}.{combinator}[{i}]", refs) for i, branch in enumerate(branches))
+
+    def _exclusive_branches(self, branches: list, path: str, refs) -> list:
+        """``oneOf``'s branches, each made to exclude the others: branch i is conjoined with a sound subset
+        of the negation of every branch j it is not proved exclusive of (``_exclusive``), so an instance
+        written for branch i is valid for it and for no other. Raises naming ``oneOf``, ``path`` and the
+        two branches where no negation is known."""
+        resolved = [self._plain(branch, refs) for branch in branches]
+        written = []
+        for i, first in enumerate(resolved):
+            excluded = []
+            for j, other in enumerate(resolved):
+                if j == i or _exclusive(first, other) or _exclusive(other, first):
+                    continue
+                try:
+                    excluded.append(self._negation(other, f"{path}.oneOf[{j}]"))
+                except ValueError:
+                    raise ValueError(f"unsupported keyword 'oneOf' at {path}: branches {min(i, j)} and {max(i, j)} "
+                                     f"may both match one instance (exclusivity is proved by type, by a required "
+                                     f"property's const/enum or a property one requires and the other forbids, "
+                                     f"or else made by a branch's negation: of required, type, enum or const)"
+                                     ) from None
+            written.append(conjunction([branches[i], *excluded]))
+        return written
 
     def _resolved(self, schema):
         """``schema`` with local ``$ref``s followed (a cycle or an unresolvable one stops at the ref)."""
@@ -527,14 +542,58 @@ class _Translator:
         high = self._count(schema, "maxProperties", path, None)
         if "properties" not in schema and not required:
             return self._free_object(schema, low, high, path, refs)
+        schema, names = self._dependencies_applied(schema, path), None
+        required = schema.get("required", [])
+        names = list(dict.fromkeys([*schema.get("properties", {}), *required]))
         allowed = [name for name in names if self._name_allowed(schema, name, path)]
         if any(name not in allowed for name in required) or (high is not None and high < len(required)):
             return NEVER
-        if low > len(required) or (high is not None and high < len(allowed)):
-            raise ValueError(f"unsupported keyword 'minProperties'/'maxProperties' beside optional properties at {path}")
+        # Counts are met by construction (a sound subset): the first optional properties made required up
+        # to minProperties, the last ones left out down to maxProperties.
+        optional_names = [name for name in allowed if name not in required]
+        if low > len(allowed):
+            raise ValueError(f"unsupported keyword 'minProperties' above the declared properties at {path}")
+        required = [*required, *optional_names[:max(0, low - len(required))]]
+        if high is not None:
+            allowed = [name for name in allowed if name in required or name in optional_names[:high - len(required)]]
         members = [(name in required, self.p.member(name, self.value(
             conjunction(side_schemas(schema, name)), f"{path}.properties.{name}", refs))) for name in allowed]
         return self.p.object(self._ordered_members(members))
+
+    def _dependencies_applied(self, schema: dict, path: str) -> dict:
+        """``schema`` with ``dependencies``/``dependentRequired``/``dependentSchemas`` of a property met by
+        construction (a sound subset): a required property's dependencies are required, or its schema
+        conjoined; a property that is not required is not written.
+
+        ``{"properties": {"a": {}}, "dependentRequired": {"a": ["b"]}}`` -> ``a`` never written.
+        """
+        dependent = {}
+        for keyword in ("dependencies", "dependentRequired", "dependentSchemas"):
+            given = schema.get(keyword, {})
+            if not isinstance(given, dict):
+                raise ValueError(f"{path}.{keyword}: expected an object")
+            dependent.update(given)
+        if not dependent:
+            return schema
+        result = {k: v for k, v in schema.items() if k not in ("dependencies", "dependentRequired", "dependentSchemas")}
+        properties = dict(result.get("properties", {}))
+        required, added = list(result.get("required", [])), []
+        for name in required:  # grows as it goes: the dependencies of a dependency are required too
+            needs = dependent.get(name, [])
+            if isinstance(needs, list):
+                required += [n for n in needs if n not in required]
+            else:
+                added.append(needs)
+        for name in dependent:
+            if name not in required:
+                properties[name] = False
+        result["properties"], result["required"] = properties, required
+        if added:
+            merged = self._plain(conjunction([result, *added]), ())
+            if not isinstance(merged, dict) or set(merged) & {"anyOf", "oneOf", "allOf", "$ref"}:
+                raise ValueError(f"unsupported keyword 'dependencies' with a schema at {path}")
+            return merged
+        return result
 
     def _name_allowed(self, schema: dict, name: str, path: str) -> bool:
         names = self._resolved(schema.get("propertyNames", True))
