@@ -258,7 +258,7 @@ class _Translator:
         if choice is not None:
             combinator, others = choice
             branches = [conjunction([plain, *others, branch]) for branch in combinator[1]]
-            return self.combination({combinator[0]: branches}, combinator[0], path, refs)
+            return self.combination({combinator[0]: branches}, combinator[0], path, refs, own=combinator[1])
         return self.value(plain, path, refs)
 
     def _flattened(self, parts: list, path: str, refs: tuple[str, ...]):
@@ -346,15 +346,17 @@ class _Translator:
                 return _UNRESOLVED
         return target
 
-    def combination(self, schema: dict, combinator: str, path: str, refs) -> str:
+    def combination(self, schema: dict, combinator: str, path: str, refs, own: list | None = None) -> str:
+        """``anyOf``/``oneOf`` of ``schema``; ``own``: the branches as written, before keywords beside the
+        combinator were distributed into them (a branch's negation is taken from its own keywords)."""
         branches = schema[combinator]
         if not isinstance(branches, list) or not branches:
             raise ValueError(f"{path}.{combinator}: expected a non-empty array")
         if combinator == "oneOf":
-            branches = self._exclusive_branches(branches, path, refs)
+            branches = self._exclusive_branches(branches, own or branches, path, refs)
         return group(self.value(branch, f"{path}.{combinator}[{i}]", refs) for i, branch in enumerate(branches))
 
-    def _exclusive_branches(self, branches: list, path: str, refs) -> list:
+    def _exclusive_branches(self, branches: list, own: list, path: str, refs) -> list:
         """``oneOf``'s branches, each made to exclude the others: branch i is conjoined with a sound subset
         of the negation of every branch j it is not proved exclusive of (``_exclusive``), so an instance
         written for branch i is valid for it and for no other. Raises naming ``oneOf``, ``path`` and the
@@ -367,7 +369,7 @@ class _Translator:
                 if j == i or _exclusive(first, other) or _exclusive(other, first):
                     continue
                 try:
-                    excluded.append(self._negation(other, f"{path}.oneOf[{j}]"))
+                    excluded.append(self._negation(own[j], f"{path}.oneOf[{j}]"))
                 except ValueError:
                     raise ValueError(f"unsupported keyword 'oneOf' at {path}: branches {min(i, j)} and {max(i, j)} "
                                      f"may both match one instance (exclusivity is proved by type, by a required "
