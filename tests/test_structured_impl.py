@@ -10,17 +10,20 @@ import copy
 import json
 import random
 import re
+from pathlib import Path
 
 import jsonschema
 import pytest
 import regex
 
+import impl
 from impl import Constraint, Tokenizer, json_schema_to_regex, regex_escape, tool_call_pattern
 from impl.structured import REF_DEPTH
 from impl.structured.automaton import DEAD, ByteDFA
 from properties import regex_samples
 from properties import schemas as instance_strategies
 from tests.families import NEEDS_MODELS, SHARED, family_path
+from textbound.bench_schemas import suite_violations
 
 WEATHER = {
     "type": "object",
@@ -511,3 +514,14 @@ def test_every_sampled_match_of_a_combined_schema_is_valid_and_an_instance_match
 def test_the_sampler_draws_full_matches_of_both_branches():
     drawn = set(regex_samples.sample_matches("a[0-9]|b[^\\s\\S]|c", random.Random(0), 50))
     assert all(re.fullmatch("a[0-9]|c", text) for text in drawn) and "c" in drawn and len(drawn) > 2
+
+
+SUITE = Path(__file__).resolve().parent.parent / "corpora" / "json_schema_test_suite" / "draft4"
+
+
+def test_no_instance_the_json_schema_test_suite_calls_invalid_matches_and_one_of_as_any_of_would():
+    import mutants.structured_one_of_as_any_of as one_of_as_any_of
+    compiled, total, violations = suite_violations(impl, SUITE)
+    assert violations == [] and compiled >= 60 and total == 77
+    _, _, admitted = suite_violations(one_of_as_any_of, SUITE)
+    assert any(line.startswith("oneOf.json") for line in admitted)

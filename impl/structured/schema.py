@@ -186,10 +186,10 @@ class _Translator:
         if len(parts) > 1:
             return self.conjunction(parts, path, refs)
         part = parts[0]
+        if "allOf" in schema or not isinstance(part, dict):
+            return self.value(part, f"{path}.allOf[0]", refs)
         if "$ref" in part:
             return self.reference(part["$ref"], path, refs)
-        if "allOf" in schema:
-            return self.value(part, f"{path}.allOf[0]", refs)
         for combinator in ("anyOf", "oneOf"):
             if combinator in part:
                 return self.combination(part, combinator, path, refs)
@@ -533,6 +533,7 @@ class _Translator:
         matches, or ``additionalProperties``); a name ``propertyNames`` rejects is never written.
         Keys ``patternProperties`` allow beside declared ones are not written: a sound subset.
         """
+        schema = self._dependencies_applied(schema, path)
         properties = schema.get("properties", {})
         required = schema.get("required", [])
         if not isinstance(properties, dict):
@@ -544,9 +545,6 @@ class _Translator:
         high = self._count(schema, "maxProperties", path, None)
         if "properties" not in schema and not required:
             return self._free_object(schema, low, high, path, refs)
-        schema, names = self._dependencies_applied(schema, path), None
-        required = schema.get("required", [])
-        names = list(dict.fromkeys([*schema.get("properties", {}), *required]))
         allowed = [name for name in names if self._name_allowed(schema, name, path)]
         if any(name not in allowed for name in required) or (high is not None and high < len(required)):
             return NEVER
