@@ -4,26 +4,42 @@ The pattern admits what ``json.dumps`` writes (``ensure_ascii`` True or False, w
 after ``,`` and ``:``), object properties in schema order, and no other text. Policies a forced tool
 call needs, where JSON Schema itself is looser:
 
+Where a schema's instances cannot all be written as one regex, impl writes a SOUND SUBSET: every
+text it admits is an instance, some instances are not admitted. What is refused raises ValueError
+naming the keyword and its JSON path, never a wrong regex.
+
 - ``additionalProperties`` absent on an object with ``properties`` forbids extra properties, as
-  ``false`` does (a tool's arguments are the declared ones). With ``true`` or a schema beside
-  ``properties``, extra properties are still not written. An object schema without ``properties``
-  is a free-form object: any keys, values following ``additionalProperties`` (or any JSON value).
+  ``false`` does (a tool's arguments are the declared ones). With ``true``, a schema or
+  ``patternProperties`` beside ``properties``, extra keys are not written; a declared property's
+  value follows its schema and every ``patternProperties`` schema its name matches. An object schema
+  without ``properties`` or ``required`` is a free-form object: any keys, values following
+  ``additionalProperties``; under one ``patternProperties`` pattern only its keys (under several, or
+  ``propertyNames``, none). ``required`` names it does not declare are declared from
+  ``patternProperties``/``additionalProperties``; ``minProperties``/``maxProperties`` and
+  ``dependencies``/``dependentRequired``/``dependentSchemas`` are met by construction (optional
+  properties made required or left out).
 - Any JSON value (``{}``, ``true``, free-form objects, arrays without ``items``) nests at most
   ``FREE_DEPTH`` levels; ``$ref`` cycles unfold at most ``REF_DEPTH`` times, after which the branch
   matches nothing (so a recursive tree ends in an empty array or an omitted optional property).
 - A keyword that is no validation keyword of any draft (``id``, ``title``, ``examples``, vendor
-  extensions) is an annotation and is ignored, as jsonschema ignores it; a validation keyword impl
-  does not translate is refused. A ``$ref`` that is not local (``#...``) is refused naming it.
-- ``oneOf`` is written as ``anyOf`` only when its branches are proved pairwise exclusive (different
-  types, a required property's distinct ``const``/``enum`` values, a property one branch requires and
-  another forbids); otherwise it is refused, since ``anyOf`` would admit an instance of two branches.
-- ``minimum``/``maximum`` on ``number`` must be integers (``exclusive*`` only on ``integer``).
-- Formats are written stricter than jsonschema's checker where it is loose: ``date`` is a calendar
-  date of years 0001-9999 (as the checker); ``time`` is RFC 3339 ``HH:MM:SS[.frac](Z|+HH:MM)``
-  (uppercase ``Z``, no leap second); ``email`` is an unquoted RFC 5321 dot-atom local part of
-  letters, digits and ``_%+-`` (no leading, trailing or doubled dot), ``@``, dot-separated domain
-  labels ending in a top-level domain of two or more letters (the checker asks only for an ``@``);
-  ``uuid`` is 8-4-4-4-12 hex digits.
+  extensions) is an annotation and is ignored, as jsonschema ignores it; a keyword of another type
+  (``minLength`` on an integer) constrains nothing there; a validation keyword impl does not
+  translate is refused. A ``$ref`` that is not local (``#...``) is refused naming it.
+- Keywords beside ``$ref``, ``allOf``, ``anyOf`` and ``oneOf`` are their conjunction
+  (``combine.py``): plain parts merged keyword by keyword, ``anyOf``/``oneOf`` distributed over their
+  branches. ``if``/``then``/``else`` is ``anyOf`` of ``if``-and-``then`` and "not ``if``"-and-``else``;
+  ``not`` and "not ``if``" are sound subsets of the negation (of ``required``, ``type``, ``enum``,
+  ``const``); where none is known ``not`` is refused and the ``else`` side is not written.
+- ``oneOf`` is exact: branches proved pairwise exclusive (different types, a required property's
+  distinct ``const``/``enum`` values, a property one branch requires and another forbids) are written
+  as they are; otherwise each branch is conjoined with a negation of every branch it may overlap,
+  and where no negation is known ``oneOf`` is refused naming the two branches (never read as ``anyOf``).
+- ``uniqueItems``: the members of an ``enum`` items schema in enum order, each at most once, or else at
+  most one item. Exclusive bounds on ``number`` are written ``EXCLUSIVE_MARGIN`` inside; draft 4's
+  boolean ``exclusiveMinimum``/``exclusiveMaximum`` are read as draft 4 has them.
+- Formats (``formats.py``) are sound subsets, stricter than jsonschema's checkers; a format no draft
+  defines (``int32``) is an annotation. ``pattern``/``format`` beside ``minLength``/``maxLength`` only
+  where every match's length is allowed.
 
 Example: ``json_schema_to_regex({"type": "object", "properties": {"a": {"type": "integer"}}})`` ->
 ``\\{(?:"a":[ ]?-?(?:0|[1-9][0-9]*))?\\}`` (modulo grouping).
