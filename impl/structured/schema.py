@@ -183,16 +183,7 @@ class _Translator:
             return self.any_value(FREE_DEPTH)
         if schema is False:
             return NEVER
-        if not isinstance(schema, dict):
-            raise ValueError(f"{path}: a schema must be an object or a boolean, not {type(schema).__name__}")
-        for keyword in schema:
-            if keyword in _UNTRANSLATED:
-                raise ValueError(f"unsupported keyword {keyword!r} at {path}")
-        schema = self._without_conditionals(normalized(schema), path)
-        if "format" in schema and schema["format"] not in STRING_FORMATS:
-            if schema["format"] in KNOWN_FORMATS:
-                raise ValueError(f"unsupported format {schema['format']!r} at {path}.format")
-            schema = {k: v for k, v in schema.items() if k != "format"}  # no draft's format: an annotation
+        schema = self._prepared(schema, path)
         constraining = {k for k in schema if k in _TRANSLATED}
         if not constraining:
             return self.any_value(FREE_DEPTH)
@@ -218,6 +209,21 @@ class _Translator:
         if not isinstance(types, list) or not types or any(t not in _KEYWORDS_BY_TYPE for t in types):
             raise ValueError(f"unsupported type {schema.get('type')!r} at {path}.type")
         return group(getattr(self, f"type_{t}")(schema, path, refs) for t in types)
+
+    def _prepared(self, schema, path: str) -> dict:
+        """A schema object checked for untranslated keywords, draft 4's bounds read, ``not``/``if`` moved
+        into ``allOf`` and a format no draft defines dropped (an annotation)."""
+        if not isinstance(schema, dict):
+            raise ValueError(f"{path}: a schema must be an object or a boolean, not {type(schema).__name__}")
+        for keyword in schema:
+            if keyword in _UNTRANSLATED:
+                raise ValueError(f"unsupported keyword {keyword!r} at {path}")
+        schema = self._without_conditionals(normalized(schema), path)
+        if "format" in schema and schema["format"] not in STRING_FORMATS:
+            if schema["format"] in KNOWN_FORMATS:
+                raise ValueError(f"unsupported format {schema['format']!r} at {path}.format")
+            schema = {k: v for k, v in schema.items() if k != "format"}
+        return schema
 
     def _without_conditionals(self, schema: dict, path: str) -> dict:
         """``schema`` with ``not`` and ``if``/``then``/``else`` moved into ``allOf`` as schemas impl writes.
@@ -295,12 +301,7 @@ class _Translator:
                 continue
             if part is False or plain is False:
                 return False, None, refs
-            if not isinstance(part, dict):
-                raise ValueError(f"{path}: a schema must be an object or a boolean, not {type(part).__name__}")
-            for keyword in part:
-                if keyword in _UNTRANSLATED:
-                    raise ValueError(f"unsupported keyword {keyword!r} at {path}")
-            part = self._without_conditionals(normalized(part), path)
+            part = self._prepared(part, path)
             constraining = {k for k in part if k in _TRANSLATED}
             split = conjuncts(part, constraining)
             if {"$ref", "allOf"} & part.keys() or len(split) != 1:
