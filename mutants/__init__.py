@@ -119,6 +119,8 @@ CATALOGUE: tuple[Mutant, ...] = (
            "schema translators supporting type and enum only"),
     Mutant("structured_bounds_ignored", "structured", "numeric minimum/maximum ignored",
            "schema translators supporting type and enum only"),
+    Mutant("structured_one_of_as_any_of", "structured", "oneOf read as anyOf",
+           "llguidance's coerce_one_of option (oneOf read as anyOf)"),
 )
 
 BY_NAME = {mutant.name: mutant for mutant in CATALOGUE}

@@ -3,6 +3,7 @@ corpus is what its README says, and the oracles' helpers answer as documented.""
 from __future__ import annotations
 
 import json
+import random
 
 import jsonschema
 import pytest
@@ -13,6 +14,7 @@ from tests import broken_structured_impl
 from tests.families import family_path, implementation
 from textbound.checks import Subject, run_check
 from textbound.checks.structured import viable
+from textbound.checks.structured_cases import UNSUPPORTED, _unsupported_variant
 from textbound.divergence import Case
 from textbound.implementation import Implementation
 
@@ -153,3 +155,32 @@ def test_errors_fires_when_an_unknown_name_is_accepted():
     tools = tool_corpus()["travel"]
     found = _run(_broken("unknown_name_accepted"), "errors", tools=tools, name="no_such_tool")
     assert found is not None and found.kind == "accepted what it should refuse"
+
+
+ONE_OF_BY_REQUIRED = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+                      "oneOf": [{"required": ["a"]}, {"required": ["b"]}]}
+
+
+def _mutant(name: str) -> Subject:
+    _impl_writes_structured()
+    return Subject(FAMILY, family_path(FAMILY), Implementation(f"mutants.{name}"))
+
+
+def test_sound_and_errors_fire_when_one_of_is_read_as_any_of():
+    found = _run(_mutant("structured_one_of_as_any_of"), "sound", schema=ONE_OF_BY_REQUIRED)
+    assert found is not None and "oneOf" in found.kind, found
+    variant = {**BOUNDED, "oneOf": UNSUPPORTED["oneOf"]}
+    found = _run(_mutant("structured_one_of_as_any_of"), "errors", schema=variant, keyword="oneOf", path=[])
+    assert found is not None and found.kind == "accepted what it should refuse"
+    assert _run(Subject(FAMILY, family_path(FAMILY), implementation()), "sound", schema=ONE_OF_BY_REQUIRED) is None
+
+
+@pytest.mark.parametrize("keyword", sorted(UNSUPPORTED))
+def test_every_keyword_the_errors_cases_add_is_refused_by_impl_naming_it_and_where(keyword):
+    _impl_writes_structured()
+    for seed in range(4):
+        variant, named, path = _unsupported_variant(BOUNDED, random.Random(seed))
+        variant, named = ({**BOUNDED, keyword: UNSUPPORTED[keyword]}, keyword) if seed == 0 else (variant, named)
+        found = _run(Subject(FAMILY, family_path(FAMILY), implementation()), "errors", schema=variant, keyword=named,
+                     path=[] if seed == 0 else path)
+        assert found is None, found

@@ -10,16 +10,20 @@ import copy
 import json
 import random
 import re
+from pathlib import Path
 
 import jsonschema
 import pytest
 import regex
 
+import impl
 from impl import Constraint, Tokenizer, json_schema_to_regex, regex_escape, tool_call_pattern
 from impl.structured import REF_DEPTH
 from impl.structured.automaton import DEAD, ByteDFA
+from properties import regex_samples
 from properties import schemas as instance_strategies
 from tests.families import NEEDS_MODELS, SHARED, family_path
+from textbound.bench_schemas import suite_violations
 
 WEATHER = {
     "type": "object",
@@ -94,6 +98,12 @@ def validator(schema) -> jsonschema.Validator:
     return jsonschema.Draft202012Validator(schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
 
 
+def draft_validator(schema) -> jsonschema.Validator:
+    """jsonschema's validator of the draft ``schema`` names in ``$schema`` (2020-12 when none), formats checked."""
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    return cls(schema, format_checker=cls.FORMAT_CHECKER)
+
+
 def matches(pattern: str, text: str) -> tuple[bool, bool, bool]:
     """What ``re``, ``regex`` and impl's byte automaton say about ``text`` in full."""
     return (bool(re.fullmatch(pattern, text)), bool(regex.fullmatch(pattern, text)),
@@ -145,12 +155,14 @@ def test_whitespace_policy():
 
 @pytest.mark.parametrize("schema, keyword, path", [
     ({"type": "object", "properties": {"a": {"type": "integer", "multipleOf": 3}}}, "multipleOf", "$.properties.a"),
-    ({"type": "array", "items": {"type": "string", "uniqueItems": True}}, "uniqueItems", "$.items"),
-    ({"type": "object", "properties": {"a": {"type": "object", "patternProperties": {}}}}, "patternProperties",
+    ({"type": "array", "items": {"type": "string"}, "contains": {"const": "a"}}, "contains", "$"),
+    ({"type": "object", "properties": {"a": {"type": "object", "unevaluatedProperties": {}}}},
+     "unevaluatedProperties",
      "$.properties.a"),
-    ({"type": "string", "format": "hostname"}, "hostname", "$.format"),
+    ({"type": "string", "format": "color"}, "color", "$.format"),
     ({"type": "string", "pattern": "(?=a)b"}, "lookahead", "$.pattern"),
-    ({"allOf": [{"type": "string"}, {"maxLength": 3}]}, "allOf", "$"),
+    ({"allOf": [{"type": "string", "pattern": "a"}, {"pattern": "b"}]}, "pattern", "$"),
+    ({"not": {"minimum": 3}}, "not", "$.not"),
 ])
 def test_an_unsupported_keyword_raises_naming_it_and_its_path(schema, keyword, path):
     with pytest.raises(ValueError) as raised:
@@ -191,8 +203,8 @@ def test_one_of_with_exclusive_branches_admits_exactly_the_instances_of_one_bran
 
 
 @pytest.mark.parametrize("branches", [
-    [{"type": "integer"}, {"type": "number", "minimum": 2}],  # 2 is an instance of both
-    [{"type": "object", "properties": {"a": {"type": "string"}}}, {"type": "object", "required": ["b"]}],
+    [{"type": "integer"}, {"minimum": 2}],  # 2 is an instance of both
+    [{"maxLength": 3}, {"minLength": 2}],  # "ab" is an instance of both
     [{"type": "string"}, {"maxLength": 3}],  # no type declared: "ab" is an instance of both
 ])
 def test_one_of_whose_branches_may_overlap_is_refused_rather_than_read_as_any_of(branches):
@@ -431,3 +443,85 @@ def test_an_unknown_tool_name_or_format_raises():
         tool_call_pattern(TOOLS, name="nope")
     with pytest.raises(ValueError, match="hermes"):
         tool_call_pattern(TOOLS, format="nope")
+
+
+# -- real-world schemas: keywords combined, a sound subset written -------------------------------------
+
+COMBINED = {  # name: (schema, an instance the pattern must admit, in json.dumps's compact form)
+    "draft-04 exclusive bounds": ({"$schema": "http://json-schema.org/draft-04/schema#", "type": "integer",
+                                   "minimum": 0, "exclusiveMinimum": True, "maximum": 9, "exclusiveMaximum": True}, 1),
+    "number exclusive bounds": ({"type": "number", "exclusiveMinimum": 0.5, "exclusiveMaximum": 2}, 1.5),
+    "pattern properties beside properties": ({"type": "object", "properties": {"xa": {"type": "integer"}, "b": {}},
+                                              "patternProperties": {"^x": {"minimum": 3}}, "required": ["xa"],
+                                              "additionalProperties": False}, {"xa": 3}),
+    "pattern properties alone": ({"type": "object", "patternProperties": {"^[a-z]+$": {"type": "boolean"}},
+                                  "additionalProperties": False}, {"ok": True}),
+    "required names undeclared": ({"type": "object", "required": ["a", "b"], "additionalProperties": {"type": "null"}},
+                                  {"a": None, "b": None}),
+    "unique enum items": ({"type": "array", "items": {"enum": ["a", "b", 1, 1.0]}, "uniqueItems": True,
+                           "minItems": 1}, ["a", 1]),
+    "unique items": ({"type": "array", "items": {"type": "integer"}, "uniqueItems": True}, [7]),
+    "formats": ({"type": "object", "properties": {f: {"type": "string", "format": f} for f in (
+        "uri", "uri-reference", "iri", "hostname", "ipv4", "ipv6", "regex", "json-pointer", "duration", "date-time",
+        "int32")}}, {"uri": "https://a.example/x"}),
+    "type beside oneOf": ({"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "integer"}},
+                           "oneOf": [{"required": ["a"], "properties": {"b": False}}, {"required": ["b"],
+                                                                                       "properties": {"a": False}}]},
+                          {"a": "x"}),
+    "keywords beside $ref": ({"$defs": {"s": {"type": ["string", "null"]}}, "$ref": "#/$defs/s", "maxLength": 2,
+                              "type": "string"}, "ab"),
+    "allOf of objects": ({"allOf": [{"type": "object", "properties": {"a": {"type": "integer", "minimum": 0}},
+                                     "required": ["a"]},
+                                    {"properties": {"a": {"maximum": 5}, "b": {"type": "string"}},
+                                     "additionalProperties": False}]}, {"a": 5, "b": "x"}),
+    "if then else": ({"type": "object", "properties": {"kind": {"enum": ["a", "b"]}, "n": {}},
+                      "required": ["n"],
+                      "if": {"properties": {"kind": {"const": "a"}}, "required": ["kind"]},
+                      "then": {"properties": {"n": {"type": "integer"}}},
+                      "else": {"properties": {"n": {"type": "string"}}}}, {"kind": "a", "n": 1}),
+    "not": ({"type": "object", "properties": {"a": {}, "b": {}}, "not": {"required": ["a"]}}, {"b": 1}),
+    "const and enum of objects": ({"enum": [{"a": [1, {"b": None}]}, {}]}, {"a": [1, {"b": None}]}),
+    "boolean schemas": ({"type": "object", "properties": {"a": True, "b": False}}, {"a": [1]}),
+    "property counts": ({"type": "object", "additionalProperties": {"type": "integer"}, "minProperties": 1,
+                         "maxProperties": 2}, {"k": 1}),
+    "property names": ({"type": "object", "properties": {"ab": {}, "abc": {}}, "propertyNames": {"maxLength": 2}},
+                       {"ab": 1}),
+    "oneOf made exclusive by negation": ({"type": "object", "properties": {"src": {"type": "string"}, "handle": {}},
+                                          "oneOf": [{"required": ["src"]}, {"required": ["handle"]}]}, {"src": "x"}),
+    "oneOf of an enum and a type": ({"oneOf": [{"enum": [False, "auto"]}, {"type": "string"}]}, False),
+    "dependencies": ({"type": "object", "properties": {"a": {"type": "integer"}, "b": {}, "c": {}},
+                      "required": ["a"], "dependencies": {"a": ["b"], "c": {"required": ["a"]}},
+                      "dependentRequired": {"b": ["c"]}}, {"a": 1, "b": 2, "c": 3}),
+    "property counts beside optional properties": ({"type": "object", "properties": {"a": {}, "b": {}, "c": {}},
+                                                    "minProperties": 1, "maxProperties": 2}, {"a": 1}),
+    "enums intersected": ({"allOf": [{"enum": ["a", 1, True]}, {"enum": [1.0, True, "b"]}]}, True),
+    "keywords of another type": ({"type": "string", "minimum": 3, "uniqueItems": True, "required": ["x"]}, "s"),
+    "pattern beside lengths": ({"type": "string", "pattern": "^[a-z]{2,3}$", "minLength": 1, "maxLength": 4}, "abc"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMBINED))
+def test_every_sampled_match_of_a_combined_schema_is_valid_and_an_instance_matches(name):
+    schema, instance = COMBINED[name]
+    pattern = json_schema_to_regex(schema)
+    check = draft_validator(schema)
+    assert re.fullmatch(pattern, json.dumps(instance, separators=(",", ":"))), "the pattern admits no instance"
+    for text in regex_samples.sample_matches(pattern, random.Random(name), 300):
+        assert re.fullmatch(pattern, text), text
+        assert check.is_valid(json.loads(text)), (text, [e.message for e in check.iter_errors(json.loads(text))])
+
+
+def test_the_sampler_draws_full_matches_of_both_branches():
+    drawn = set(regex_samples.sample_matches("a[0-9]|b[^\\s\\S]|c", random.Random(0), 50))
+    assert all(re.fullmatch("a[0-9]|c", text) for text in drawn) and "c" in drawn and len(drawn) > 2
+
+
+SUITE = Path(__file__).resolve().parent.parent / "corpora" / "json_schema_test_suite" / "draft4"
+
+
+def test_no_instance_the_json_schema_test_suite_calls_invalid_matches_and_one_of_as_any_of_would():
+    import mutants.structured_one_of_as_any_of as one_of_as_any_of
+    compiled, total, violations = suite_violations(impl, SUITE)
+    assert violations == [] and compiled >= 60 and total == 77
+    _, _, admitted = suite_violations(one_of_as_any_of, SUITE)
+    assert any(line.startswith("oneOf.json") for line in admitted)

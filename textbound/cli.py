@@ -99,6 +99,8 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--seconds", type=float, default=2.0, help="time per measurement")
     bench.add_argument("--schemas", type=Path, default=None, metavar="DIR",
                        help="only count the JSON Schemas in DIR each structured engine compiles")
+    bench.add_argument("--schema-suite", type=Path, default=None, metavar="DIR",
+                       help="only check impl on a JSON Schema Test Suite draft folder: no invalid instance admitted")
     bench.add_argument("--scaling", type=_jobs_list, default=None, metavar="JOBS",
                        help="instead: cases per second per component through the runner with each --jobs "
                             "count of a comma-separated list (e.g. 1,2), on the first family")
@@ -198,6 +200,9 @@ def _run_command(args) -> int:
             print("textbound: bench measures a library against its oracle; a server is checked: textbound check",
                   file=sys.stderr)
             return EXIT_SETUP
+        if args.schema_suite is not None:
+            from .bench_schemas import suite_report
+            return suite_report(impl, args.schema_suite)
         if args.schemas is not None:
             from .bench_schemas import schema_coverage
             return schema_coverage(impl, args.schemas)

@@ -4,26 +4,42 @@ The pattern admits what ``json.dumps`` writes (``ensure_ascii`` True or False, w
 after ``,`` and ``:``), object properties in schema order, and no other text. Policies a forced tool
 call needs, where JSON Schema itself is looser:
 
+Where a schema's instances cannot all be written as one regex, impl writes a SOUND SUBSET: every
+text it admits is an instance, some instances are not admitted. What is refused raises ValueError
+naming the keyword and its JSON path, never a wrong regex.
+
 - ``additionalProperties`` absent on an object with ``properties`` forbids extra properties, as
-  ``false`` does (a tool's arguments are the declared ones). With ``true`` or a schema beside
-  ``properties``, extra properties are still not written. An object schema without ``properties``
-  is a free-form object: any keys, values following ``additionalProperties`` (or any JSON value).
+  ``false`` does (a tool's arguments are the declared ones). With ``true``, a schema or
+  ``patternProperties`` beside ``properties``, extra keys are not written; a declared property's
+  value follows its schema and every ``patternProperties`` schema its name matches. An object schema
+  without ``properties`` or ``required`` is a free-form object: any keys, values following
+  ``additionalProperties``; under one ``patternProperties`` pattern only its keys (under several, or
+  ``propertyNames``, none). ``required`` names it does not declare are declared from
+  ``patternProperties``/``additionalProperties``; ``minProperties``/``maxProperties`` and
+  ``dependencies``/``dependentRequired``/``dependentSchemas`` are met by construction (optional
+  properties made required or left out).
 - Any JSON value (``{}``, ``true``, free-form objects, arrays without ``items``) nests at most
   ``FREE_DEPTH`` levels; ``$ref`` cycles unfold at most ``REF_DEPTH`` times, after which the branch
   matches nothing (so a recursive tree ends in an empty array or an omitted optional property).
 - A keyword that is no validation keyword of any draft (``id``, ``title``, ``examples``, vendor
-  extensions) is an annotation and is ignored, as jsonschema ignores it; a validation keyword impl
-  does not translate is refused. A ``$ref`` that is not local (``#...``) is refused naming it.
-- ``oneOf`` is written as ``anyOf`` only when its branches are proved pairwise exclusive (different
-  types, a required property's distinct ``const``/``enum`` values, a property one branch requires and
-  another forbids); otherwise it is refused, since ``anyOf`` would admit an instance of two branches.
-- ``minimum``/``maximum`` on ``number`` must be integers (``exclusive*`` only on ``integer``).
-- Formats are written stricter than jsonschema's checker where it is loose: ``date`` is a calendar
-  date of years 0001-9999 (as the checker); ``time`` is RFC 3339 ``HH:MM:SS[.frac](Z|+HH:MM)``
-  (uppercase ``Z``, no leap second); ``email`` is an unquoted RFC 5321 dot-atom local part of
-  letters, digits and ``_%+-`` (no leading, trailing or doubled dot), ``@``, dot-separated domain
-  labels ending in a top-level domain of two or more letters (the checker asks only for an ``@``);
-  ``uuid`` is 8-4-4-4-12 hex digits.
+  extensions) is an annotation and is ignored, as jsonschema ignores it; a keyword of another type
+  (``minLength`` on an integer) constrains nothing there; a validation keyword impl does not
+  translate is refused. A ``$ref`` that is not local (``#...``) is refused naming it.
+- Keywords beside ``$ref``, ``allOf``, ``anyOf`` and ``oneOf`` are their conjunction
+  (``combine.py``): plain parts merged keyword by keyword, ``anyOf``/``oneOf`` distributed over their
+  branches. ``if``/``then``/``else`` is ``anyOf`` of ``if``-and-``then`` and "not ``if``"-and-``else``;
+  ``not`` and "not ``if``" are sound subsets of the negation (of ``required``, ``type``, ``enum``,
+  ``const``); where none is known ``not`` is refused and the ``else`` side is not written.
+- ``oneOf`` is exact: branches proved pairwise exclusive (different types, a required property's
+  distinct ``const``/``enum`` values, a property one branch requires and another forbids) are written
+  as they are; otherwise each branch is conjoined with a negation of every branch it may overlap,
+  and where no negation is known ``oneOf`` is refused naming the two branches (never read as ``anyOf``).
+- ``uniqueItems``: the members of an ``enum`` items schema in enum order, each at most once, or else at
+  most one item. Exclusive bounds on ``number`` are written ``EXCLUSIVE_MARGIN`` inside; draft 4's
+  boolean ``exclusiveMinimum``/``exclusiveMaximum`` are read as draft 4 has them.
+- Formats (``formats.py``) are sound subsets, stricter than jsonschema's checkers; a format no draft
+  defines (``int32``) is an annotation. ``pattern``/``format`` beside ``minLength``/``maxLength`` only
+  where every match's length is allowed.
 
 Example: ``json_schema_to_regex({"type": "object", "properties": {"a": {"type": "integer"}}})`` ->
 ``\\{(?:"a":[ ]?-?(?:0|[1-9][0-9]*))?\\}`` (modulo grouping).
@@ -32,10 +48,14 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from decimal import Decimal
 
 from . import regex_syntax
 from .regex_syntax import Alt, Anchor, Chars, Concat, Repeat
+from .combine import conjunction, conjuncts, merge, normalized, side_schemas
+from .formats import KNOWN as KNOWN_FORMATS
+from .formats import STRING_FORMATS
 from .regex_text import (HEX_LOWER, NEVER, char_class, group, natural_range, digit_range, optional,
                          regex_escape, repeat)
 
@@ -47,20 +67,19 @@ _UNRESOLVED = object()  # what a $ref that points nowhere resolves to
 # refused, since ignoring one would admit what the schema forbids. Every other keyword impl does not
 # know is an annotation (``id``, ``title``, ``examples``, ``markdownDescription``...): jsonschema
 # ignores it too, and so does impl.
-_UNTRANSLATED = {"multipleOf", "uniqueItems", "contains", "minContains", "maxContains", "prefixItems",
-                 "additionalItems", "unevaluatedItems", "unevaluatedProperties", "minProperties",
-                 "maxProperties", "patternProperties", "propertyNames", "dependencies", "dependentRequired",
-                 "dependentSchemas", "not", "if", "then", "else", "$dynamicRef", "$recursiveRef",
+_UNTRANSLATED = {"multipleOf", "contains", "minContains", "maxContains", "prefixItems",
+                 "additionalItems", "unevaluatedItems", "unevaluatedProperties", "$dynamicRef", "$recursiveRef",
                  "disallow", "extends", "divisibleBy"}  # the last three: draft 3's
 _KEYWORDS_BY_TYPE = {
-    "string": {"minLength", "maxLength", "pattern", "format"},
+    "string": {"minLength", "maxLength", "pattern"},
     "integer": {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"},
     "number": {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"},
-    "object": {"properties", "required", "additionalProperties"},
-    "array": {"items", "minItems", "maxItems"},
+    "object": {"properties", "required", "additionalProperties", "patternProperties", "propertyNames",
+               "minProperties", "maxProperties", "dependencies", "dependentRequired", "dependentSchemas"},
+    "array": {"items", "minItems", "maxItems", "uniqueItems"},
     "boolean": set(), "null": set(),
 }
-_GENERAL = {"type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref"}
+_GENERAL = {"type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref", "not", "if", "then", "else", "format"}
 _TRANSLATED = _GENERAL | set().union(*_KEYWORDS_BY_TYPE.values())
 
 # One JSON string character: raw (json.dumps leaves it), a short escape, \uXXXX of a non-surrogate,
@@ -72,20 +91,8 @@ STRING_CHAR = group([
     rf"\\u(?:[0-9a-cA-Ce-fE-F]{_HEX}{{3}}|[dD][0-7]{_HEX}{{2}})",
     rf"\\u[dD][89abAB]{_HEX}{{2}}\\u[dD][c-fC-F]{_HEX}{{2}}",
 ])
-# A calendar date as jsonschema's checker (date.fromisoformat) has it: years 0001-9999, the days of
-# each month, February 29 in leap years only (divisible by 4, centuries only when divisible by 400).
-_BY_FOUR = "(?:0[48]|[2468][048]|[13579][26])"  # two digits forming a multiple of 4 other than 00
-_YEAR = "(?:[0-9]{3}[1-9]|[0-9]{2}[1-9]0|[0-9][1-9]00|[1-9]000)"
-_LEAP_YEAR = f"(?:[0-9]{{2}}{_BY_FOUR}|{_BY_FOUR}00)"
-_STRING_FORMATS = {
-    "date": (f"(?:{_YEAR}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)"
-             f"|02-(?:0[1-9]|1[0-9]|2[0-8]))|{_LEAP_YEAR}-02-29)"),
-    "time": r"(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]+)?(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])",
-    "uuid": r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",
-    "email": r"[a-zA-Z0-9_%+-]+(?:\.[a-zA-Z0-9_%+-]+)*@[a-zA-Z0-9-]+(?:\.[a-zA-Z0-9-]+)*\.[a-zA-Z]{2,}",
-}
-_STRING_FORMATS["date-time"] = _STRING_FORMATS["date"] + "T" + _STRING_FORMATS["time"]
 _INTEGER = r"-?(?:0|[1-9][0-9]*)"
+EXCLUSIVE_MARGIN = Decimal("0.000001")  # how far inside an exclusive bound on a number impl writes
 _FRACTION = r"(?:\.[0-9]+)?"
 _NUMBER = _INTEGER + _FRACTION + r"(?:[eE][+-]?[0-9]+)?"
 # json.dumps writes floats with |x| < 1e-4 as "1e-05" and |x| >= 1e16 as "1e+16".
@@ -176,19 +183,24 @@ class _Translator:
             return self.any_value(FREE_DEPTH)
         if schema is False:
             return NEVER
-        if not isinstance(schema, dict):
-            raise ValueError(f"{path}: a schema must be an object or a boolean, not {type(schema).__name__}")
-        for keyword in schema:
-            if keyword in _UNTRANSLATED:
-                raise ValueError(f"unsupported keyword {keyword!r} at {path}")
+        schema = self._prepared(schema, path)
         constraining = {k for k in schema if k in _TRANSLATED}
-        if "$ref" in schema:
-            self._alone(schema, "$ref", constraining, path)
-            return self.reference(schema["$ref"], path, refs)
-        for combinator in ("anyOf", "oneOf", "allOf"):
-            if combinator in schema:
-                self._alone(schema, combinator, constraining, path)
-                return self.combination(schema, combinator, path, refs)
+        if not constraining:
+            return self.any_value(FREE_DEPTH)
+        parts = conjuncts(schema, constraining)
+        if not parts:
+            return self.any_value(FREE_DEPTH)
+        if len(parts) > 1:
+            return self.conjunction(parts, path, refs)
+        part = parts[0]
+        if "allOf" in schema or not isinstance(part, dict):
+            return self.value(part, f"{path}.allOf[0]", refs)
+        if "$ref" in part:
+            return self.reference(part["$ref"], path, refs)
+        for combinator in ("anyOf", "oneOf"):
+            if combinator in part:
+                return self.combination(part, combinator, path, refs)
+        schema = part
         if "const" in schema or "enum" in schema:
             return self.constants(schema, path)
         types = schema.get("type", self._implied_types(schema))
@@ -196,16 +208,128 @@ class _Translator:
             types = [types]
         if not isinstance(types, list) or not types or any(t not in _KEYWORDS_BY_TYPE for t in types):
             raise ValueError(f"unsupported type {schema.get('type')!r} at {path}.type")
-        for keyword in constraining - _GENERAL:
-            if not any(keyword in _KEYWORDS_BY_TYPE[t] for t in types):
-                raise ValueError(f"unsupported keyword {keyword!r} for type {types} at {path}")
         return group(getattr(self, f"type_{t}")(schema, path, refs) for t in types)
 
-    @staticmethod
-    def _alone(schema: dict, keyword: str, constraining: set, path: str) -> None:
-        others = sorted(constraining - {keyword})
-        if others:
-            raise ValueError(f"unsupported keyword {others[0]!r} beside {keyword!r} at {path}")
+    def _prepared(self, schema, path: str) -> dict:
+        """A schema object checked for untranslated keywords, draft 4's bounds read, ``not``/``if`` moved
+        into ``allOf`` and a format no draft defines dropped (an annotation)."""
+        if not isinstance(schema, dict):
+            raise ValueError(f"{path}: a schema must be an object or a boolean, not {type(schema).__name__}")
+        for keyword in schema:
+            if keyword in _UNTRANSLATED:
+                raise ValueError(f"unsupported keyword {keyword!r} at {path}")
+        schema = self._without_conditionals(normalized(schema), path)
+        if "format" in schema and schema["format"] not in STRING_FORMATS:
+            if schema["format"] in KNOWN_FORMATS:
+                raise ValueError(f"unsupported format {schema['format']!r} at {path}.format")
+            schema = {k: v for k, v in schema.items() if k != "format"}
+        return schema
+
+    def _without_conditionals(self, schema: dict, path: str) -> dict:
+        """``schema`` with ``not`` and ``if``/``then``/``else`` moved into ``allOf`` as schemas impl writes.
+
+        ``if``/``then``/``else`` is ``anyOf: [allOf(if, then), allOf(not if, else)]``, with "not if" a sound
+        subset of the negation (see ``_negation``); where none is known the ``else`` side is left out.
+        """
+        if not {"not", "if", "then", "else"} & schema.keys():
+            return schema
+        rest = {k: v for k, v in schema.items() if k not in ("not", "if", "then", "else")}
+        added = [self._negation(schema["not"], f"{path}.not")] if "not" in schema else []
+        if "if" in schema:
+            condition = self._resolved(schema["if"])
+            sides = [conjunction([condition, schema.get("then", True)])]
+            try:
+                sides.append(conjunction([self._negation(condition, f"{path}.if"), schema.get("else", True)]))
+            except ValueError:
+                pass  # no negation known: instances taking the else side are not written
+            added.append({"anyOf": sides})
+        return {**rest, "allOf": [*rest.get("allOf", []), *added]}
+
+    def _negation(self, schema, path: str):
+        """A schema admitting only instances ``schema`` rejects (a sound subset of its negation).
+
+        A schema is the conjunction of its keywords, so the negation of one keyword is a subset of its
+        negation: ``{"required": ["a", ...], ...}`` -> ``{"properties": {"a": false}}``; ``{"type": T, ...}``
+        or an ``enum``/``const`` of values of types T -> the other types; ``true``/``{}`` -> ``false``;
+        ``false`` -> ``true``. Raises ValueError naming ``not`` and ``path`` where none of these applies.
+        """
+        schema = self._resolved(schema)
+        if schema is True or schema == {}:
+            return False
+        if not isinstance(schema, dict):
+            return True
+        required = schema.get("required")
+        if isinstance(required, list) and required and isinstance(required[0], str):
+            return {"properties": {required[0]: False}}
+        kinds = _type_set(schema) if isinstance(schema.get("type"), (str, list)) else None  # integer as number
+        values = _values(schema)
+        if kinds is None and values is not None:
+            kinds = {t for value in values for t in _KEYWORDS_BY_TYPE if t != "integer" and _has_type(value, t)}
+        if kinds is not None:
+            others = [t for t in _KEYWORDS_BY_TYPE if ("number" if t == "integer" else t) not in kinds]
+            return {"type": others} if others else False
+        raise ValueError(f"unsupported keyword 'not' at {path} (only of 'required', 'type', 'enum', 'const' "
+                         f"and boolean schemas)")
+
+    def conjunction(self, parts: list, path: str, refs: tuple[str, ...]) -> str:
+        """The schemas ``parts`` all at once: ``anyOf``/``oneOf`` distributed over their branches, the
+        plain parts merged keyword by keyword (``combine.merge``)."""
+        plain, choice, refs = self._flattened(parts, path, refs)
+        if plain is False:
+            return NEVER
+        if choice is not None:
+            combinator, others = choice
+            branches = [conjunction([plain, *others, branch]) for branch in combinator[1]]
+            return self.combination({combinator[0]: branches}, combinator[0], path, refs, own=combinator[1])
+        return self.value(plain, path, refs)
+
+    def _flattened(self, parts: list, path: str, refs: tuple[str, ...]):
+        """(the plain parts merged, None or ((combinator, branches), other parts), refs followed)."""
+        pending, plain, choice = list(parts), {}, None
+        while pending:
+            part = pending.pop(0)
+            while isinstance(part, dict) and set(part) == {"$ref"}:
+                ref = part["$ref"]
+                if not isinstance(ref, str) or not ref.startswith("#"):
+                    raise ValueError(f"unsupported $ref {ref!r} at {path} (only local '#/...' references)")
+                if refs.count(ref) >= REF_DEPTH:
+                    return False, None, refs
+                part, refs = self._pointed(ref), refs + (ref,)
+                if part is _UNRESOLVED:
+                    raise ValueError(f"unresolvable $ref {ref!r} at {path}")
+            if part is True or part == {}:
+                continue
+            if part is False or plain is False:
+                return False, None, refs
+            part = self._prepared(part, path)
+            constraining = {k for k in part if k in _TRANSLATED}
+            split = conjuncts(part, constraining)
+            if {"$ref", "allOf"} & part.keys() or len(split) != 1:
+                pending[:0] = split
+                continue
+            part = split[0] if split else {}
+            combinators = [k for k in ("anyOf", "oneOf") if k in part]
+            if combinators and choice is None:
+                branches = part[combinators[0]]
+                if not isinstance(branches, list) or not branches:
+                    raise ValueError(f"{path}.{combinators[0]}: expected a non-empty array")
+                choice = ((combinators[0], branches), [])
+            elif combinators:
+                choice[1].append(part)
+            else:
+                try:
+                    plain = merge(plain, part)
+                except ValueError as exc:
+                    raise ValueError(f"unsupported {exc} at {path}") from None
+        return plain, choice, refs
+
+    def _plain(self, schema, refs: tuple[str, ...]):
+        """``schema`` as one plain schema (refs followed, conjunctions merged), or itself if it has a choice."""
+        try:
+            plain, choice, _ = self._flattened([schema], "$", refs)
+        except ValueError:
+            return schema
+        return schema if choice is not None else plain
 
     @staticmethod
     def _implied_types(schema: dict) -> list[str]:
@@ -239,21 +363,38 @@ class _Translator:
                 return _UNRESOLVED
         return target
 
-    def combination(self, schema: dict, combinator: str, path: str, refs) -> str:
+    def combination(self, schema: dict, combinator: str, path: str, refs, own: list | None = None) -> str:
+        """``anyOf``/``oneOf`` of ``schema``; ``own``: the branches as written, before keywords beside the
+        combinator were distributed into them (a branch's negation is taken from its own keywords)."""
         branches = schema[combinator]
         if not isinstance(branches, list) or not branches:
             raise ValueError(f"{path}.{combinator}: expected a non-empty array")
-        if combinator == "allOf" and len(branches) > 1:
-            raise ValueError(f"unsupported keyword 'allOf' with {len(branches)} schemas at {path}")
         if combinator == "oneOf":
-            resolved = [self._resolved(branch) for branch in branches]
-            for i, first in enumerate(resolved):
-                for j in range(i + 1, len(resolved)):
-                    if not _exclusive(first, resolved[j]) and not _exclusive(resolved[j], first):
-                        raise ValueError(f"unsupported keyword 'oneOf' at {path}: branches {i} and {j} may both "
-                                         f"match one instance (exclusivity is proved only by type, by a required "
-                                         f"property's const/enum or a property one requires and the other forbids)")
+            branches = self._exclusive_branches(branches, own or branches, path, refs)
         return group(self.value(branch, f"{path}.{combinator}[{i}]", refs) for i, branch in enumerate(branches))
+
+    def _exclusive_branches(self, branches: list, own: list, path: str, refs) -> list:
+        """``oneOf``'s branches, each made to exclude the others: branch i is conjoined with a sound subset
+        of the negation of every branch j it is not proved exclusive of (``_exclusive``), so an instance
+        written for branch i is valid for it and for no other. Raises naming ``oneOf``, ``path`` and the
+        two branches where no negation is known."""
+        resolved = [self._plain(branch, refs) for branch in branches]
+        written = []
+        for i, first in enumerate(resolved):
+            excluded = []
+            for j, other in enumerate(resolved):
+                if j == i or _exclusive(first, other) or _exclusive(other, first):
+                    continue
+                try:
+                    excluded.append(self._negation(own[j], f"{path}.oneOf[{j}]"))
+                except ValueError:
+                    raise ValueError(f"unsupported keyword 'oneOf' at {path}: branches {min(i, j)} and {max(i, j)} "
+                                     f"may both match one instance (exclusivity is proved by type, by a required "
+                                     f"property's const/enum or a property one requires and the other forbids, "
+                                     f"or else made by a branch's negation: of required, type, enum or const)"
+                                     ) from None
+            written.append(conjunction([branches[i], *excluded]))
+        return written
 
     def _resolved(self, schema):
         """``schema`` with local ``$ref``s followed (a cycle or an unresolvable one stops at the ref)."""
@@ -296,7 +437,7 @@ class _Translator:
             return group(scalars)
         inner = self.any_value(depth - 1)
         return group(scalars + [self.p.array(self._items(inner, 0, None)),
-                                self.p.object(self._free_members(inner))])
+                                self.p.object(self._items(f"{self.type_string({}, '', ())}{self.p.colon}{inner}", 0, None))])
 
     # -- types -------------------------------------------------------------------------------
 
@@ -310,16 +451,19 @@ class _Translator:
         low, high = self._count(schema, "minLength", path), self._count(schema, "maxLength", path, None)
         lengths = "minLength" in schema or "maxLength" in schema
         if "format" in schema:
-            fmt = schema["format"]
-            if fmt not in _STRING_FORMATS:
-                raise ValueError(f"unsupported format {fmt!r} at {path}.format (supported: {sorted(_STRING_FORMATS)})")
-            if lengths or "pattern" in schema:
-                raise ValueError(f"unsupported keyword 'format' beside a length or pattern at {path}")
-            return f'"{_STRING_FORMATS[fmt]}"'
+            if "pattern" in schema:
+                raise ValueError(f"unsupported keyword 'format' beside a pattern at {path}")
+            written = STRING_FORMATS[schema["format"]]
+            if lengths and not _lengths_within(regex_syntax.parse(written), low, high):
+                raise ValueError(f"unsupported keyword 'format' beside minLength/maxLength at {path}")
+            return f'"{written}"'
         if "pattern" in schema:
-            if lengths:
-                raise ValueError(f"unsupported keyword 'pattern' beside minLength/maxLength at {path}")
-            return '"' + _StringPattern(schema["pattern"], f"{path}.pattern").regex() + '"'
+            pattern = _StringPattern(schema["pattern"], f"{path}.pattern")
+            if lengths and not (pattern.anchored_start and pattern.anchored_end
+                                and _lengths_within(Concat(tuple(pattern.body)), low, high)):
+                raise ValueError(f"unsupported keyword 'pattern' beside minLength/maxLength at {path} "
+                                 f"(only a ^...$ pattern whose every match has an allowed length)")
+            return '"' + pattern.regex() + '"'
         return '"' + repeat(STRING_CHAR, low, high) + '"'
 
     def type_integer(self, schema, path, refs) -> str:
@@ -336,13 +480,19 @@ class _Translator:
         return _signed(low, high, natural_range, smallest_negative=1)
 
     def type_number(self, schema, path, refs) -> str:
-        if {"exclusiveMinimum", "exclusiveMaximum"} & schema.keys():
-            raise ValueError(f"unsupported keyword 'exclusiveMinimum'/'exclusiveMaximum' for a number at {path}")
-        low, high = (self._bound(schema, name, path) for name in ("minimum", "maximum"))
+        # Decimal(repr(x)): the bound as written (0.1 stays 0.1, not its binary expansion).
+        low, high, above, below = (None if b is None else Decimal(repr(b) if isinstance(b, float) else b)
+                                   for b in (self._bound(schema, name, path) for name in
+                                             ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")))
+        # An exclusive bound b is written as the inclusive b +/- EXCLUSIVE_MARGIN: a sound subset.
+        if above is not None:
+            low = max(above + EXCLUSIVE_MARGIN, low if low is not None else above)
+        if below is not None:
+            high = min(below - EXCLUSIVE_MARGIN, high if high is not None else below)
         if low is None and high is None:
             return _NUMBER
-        # Decimal(repr(x)): the bound as written (0.1 stays 0.1, not its binary expansion).
-        low, high = (None if b is None else Decimal(repr(b) if isinstance(b, float) else b) for b in (low, high))
+        if low is not None and high is not None and low > high:
+            return NEVER
         signed = _signed(low, high, _decimal_magnitudes, smallest_negative=0)
         # json.dumps(-0.0) is "-0.0": inside a range starting at 0 it is valid too.
         return group([signed, r"-0(?:\.0+)?"]) if low == 0 else signed
@@ -351,8 +501,10 @@ class _Translator:
         items = schema.get("items", True)
         if isinstance(items, list):
             raise ValueError(f"unsupported keyword 'items' as an array (tuple validation) at {path}.items")
-        item = self.value(items, f"{path}.items", refs) if items is not True else self.any_value(FREE_DEPTH - 1)
         low, high = self._count(schema, "minItems", path), self._count(schema, "maxItems", path, None)
+        if schema.get("uniqueItems") is True:
+            return self._unique_items(items, low, high, path, refs)
+        item = self.value(items, f"{path}.items", refs) if items is not True else self.any_value(FREE_DEPTH - 1)
         return self.p.array(self._items(item, low, high))
 
     def _items(self, item: str, low: int, high: int | None) -> str:
@@ -363,28 +515,140 @@ class _Translator:
         rest = repeat(self.p.comma + item, max(low - 1, 0), None if high is None else high - 1)
         return item + rest if low > 0 else optional(item + rest)
 
+    def _unique_items(self, items, low: int, high: int | None, path: str, refs) -> str:
+        """Arrays with ``uniqueItems``, distinct by construction (a sound subset): when the items are an
+        ``enum``/``const``, its members in enum order, each at most once; otherwise at most one item.
+
+        ``{"uniqueItems": true, "items": {"enum": ["a", "b"]}}`` -> ``[]``, ``["a"]``, ``["b"]``, ``["a","b"]``.
+        """
+        plain = self._plain(items, refs)
+        values = _values(plain)
+        if values is not None and set(plain) <= {"enum", "const", "type"}:
+            distinct = []
+            for value in values:
+                if not any(_same_json(value, seen) for seen in distinct):
+                    distinct.append(value)
+            types = plain.get("type")
+            types = [types] if isinstance(types, str) else types
+            members = [json_literal(v, self.p, f"{path}.items") for v in distinct
+                       if types is None or any(_has_type(v, t) for t in types)]
+            if high is None or high >= len(members):
+                if low > 1:
+                    raise ValueError(f"unsupported keyword 'uniqueItems' with minItems {low} at {path}")
+                return self.p.array(self._ordered_members([(False, member) for member in members], low == 1))
+        if low > 1:
+            raise ValueError(f"unsupported keyword 'uniqueItems' with minItems {low} at {path} "
+                             f"(distinct items are written only from an enum, or one at most)")
+        item = self.value(items, f"{path}.items", refs) if items is not True else self.any_value(FREE_DEPTH - 1)
+        return self.p.array(self._items(item, low, min(1, high if high is not None else 1)))
+
     def type_object(self, schema, path, refs) -> str:
-        properties = schema.get("properties")
-        extra = schema.get("additionalProperties", True)
-        if properties is None:
-            if extra is False:
-                return self.p.object("")
-            value = self.any_value(FREE_DEPTH - 1) if extra is True else \
-                self.value(extra, f"{path}.additionalProperties", refs)
-            if schema.get("required"):
-                raise ValueError(f"unsupported keyword 'required' without 'properties' at {path}")
-            return self.p.object(self._free_members(value))
+        """An object of the declared properties, or else a free-form object (see ``_free_object``).
+
+        Declared: ``properties`` and then the ``required`` names it lacks, each value following what
+        ``combine.side_schemas`` gathers (its ``properties`` entry and the ``patternProperties`` its name
+        matches, or ``additionalProperties``); a name ``propertyNames`` rejects is never written.
+        Keys ``patternProperties`` allow beside declared ones are not written: a sound subset.
+        """
+        schema = self._dependencies_applied(schema, path)
+        properties = schema.get("properties", {})
+        required = schema.get("required", [])
         if not isinstance(properties, dict):
             raise ValueError(f"{path}.properties: expected an object")
-        required = schema.get("required", [])
-        if not isinstance(required, list) or any(name not in properties for name in required):
-            missing = [n for n in required if n not in properties] if isinstance(required, list) else required
-            raise ValueError(f"unsupported 'required' {missing!r} naming undeclared properties at {path}.required")
-        members = [(name in required, self.p.member(name, self.value(sub, f"{path}.properties.{name}", refs)))
-                   for name, sub in properties.items()]
+        if not isinstance(required, list) or not all(isinstance(name, str) for name in required):
+            raise ValueError(f"{path}.required: expected an array of strings")
+        names = list(dict.fromkeys([*properties, *required]))
+        low = self._count(schema, "minProperties", path)
+        high = self._count(schema, "maxProperties", path, None)
+        if "properties" not in schema and not required:
+            return self._free_object(schema, low, high, path, refs)
+        allowed = [name for name in names if self._name_allowed(schema, name, path)]
+        if any(name not in allowed for name in required) or (high is not None and high < len(required)):
+            return NEVER
+        # Counts are met by construction (a sound subset): the first optional properties made required up
+        # to minProperties, the last ones left out down to maxProperties.
+        optional_names = [name for name in allowed if name not in required]
+        if low > len(allowed):
+            raise ValueError(f"unsupported keyword 'minProperties' above the declared properties at {path}")
+        required = [*required, *optional_names[:max(0, low - len(required))]]
+        if high is not None:
+            allowed = [name for name in allowed if name in required or name in optional_names[:high - len(required)]]
+        members = [(name in required, self.p.member(name, self.value(
+            conjunction(side_schemas(schema, name)), f"{path}.properties.{name}", refs))) for name in allowed]
         return self.p.object(self._ordered_members(members))
 
-    def _ordered_members(self, members: list[tuple[bool, str]]) -> str:
+    def _dependencies_applied(self, schema: dict, path: str) -> dict:
+        """``schema`` with ``dependencies``/``dependentRequired``/``dependentSchemas`` of a property met by
+        construction (a sound subset): a required property's dependencies are required, or its schema
+        conjoined; a property that is not required is not written.
+
+        ``{"properties": {"a": {}}, "dependentRequired": {"a": ["b"]}}`` -> ``a`` never written.
+        """
+        dependent = {}
+        for keyword in ("dependencies", "dependentRequired", "dependentSchemas"):
+            given = schema.get(keyword, {})
+            if not isinstance(given, dict):
+                raise ValueError(f"{path}.{keyword}: expected an object")
+            dependent.update(given)
+        if not dependent:
+            return schema
+        result = {k: v for k, v in schema.items() if k not in ("dependencies", "dependentRequired", "dependentSchemas")}
+        properties = dict(result.get("properties", {}))
+        required, added = list(result.get("required", [])), []
+        for name in required:  # grows as it goes: the dependencies of a dependency are required too
+            needs = dependent.get(name, [])
+            if isinstance(needs, list):
+                required += [n for n in needs if n not in required]
+            else:
+                added.append(needs)
+        for name in dependent:
+            if name not in required:
+                properties[name] = False
+        result["properties"], result["required"] = properties, required
+        if added:
+            merged = self._plain(conjunction([result, *added]), ())
+            if not isinstance(merged, dict) or set(merged) & {"anyOf", "oneOf", "allOf", "$ref"}:
+                raise ValueError(f"unsupported keyword 'dependencies' with a schema at {path}")
+            return merged
+        return result
+
+    def _name_allowed(self, schema: dict, name: str, path: str) -> bool:
+        names = self._resolved(schema.get("propertyNames", True))
+        if names is True or names == {}:
+            return True
+        if names is False:
+            return False
+        keys = {k for k in names if k in _TRANSLATED}
+        if keys <= {"type", "pattern", "enum", "const", "minLength", "maxLength"}:
+            if "const" in names or "enum" in names:
+                return any(_same_json(name, v) for v in _values(names))
+            fits = names.get("minLength", 0) <= len(name) <= names.get("maxLength", len(name))
+            return fits and _has_type(name, names.get("type", "string")) and \
+                ("pattern" not in names or _searches(names["pattern"], name, f"{path}.propertyNames.pattern"))
+        raise ValueError(f"unsupported keyword 'propertyNames' of {sorted(keys)} at {path}")
+
+    def _free_object(self, schema: dict, low: int, high: int | None, path: str, refs) -> str:
+        """An object without declared properties: any keys, each value following ``additionalProperties``
+        (or any JSON value). Under ``patternProperties`` only keys of its single pattern are written, each
+        value following that pattern's schema, and with several patterns or ``propertyNames`` no key (a
+        sound subset: ``{}``)."""
+        patterns = schema.get("patternProperties", {})
+        extra = schema.get("additionalProperties", True)
+        if not isinstance(patterns, dict):
+            raise ValueError(f"{path}.patternProperties: expected an object")
+        if "propertyNames" in schema or len(patterns) > 1 or extra is False and not patterns:
+            return self.p.object("") if low == 0 else NEVER
+        if patterns:
+            (pattern, sub), = patterns.items()
+            key = '"' + _StringPattern(pattern, f"{path}.patternProperties").regex() + '"'
+            value = self.value(sub, f"{path}.patternProperties.{pattern}", refs)
+        else:
+            key = self.type_string({}, "", ())
+            value = self.any_value(FREE_DEPTH - 1) if extra is True else \
+                self.value(extra, f"{path}.additionalProperties", refs)
+        return self.p.object(self._items(f"{key}{self.p.colon}{value}", low, high))
+
+    def _ordered_members(self, members: list[tuple[bool, str]], at_least_one: bool = False) -> str:
         """Members in schema order, each optional one present or not, separated by commas.
 
         The first member written is any optional one before the first required one (or that
@@ -400,11 +664,9 @@ class _Translator:
             firsts.append(member + tail(index))
             if is_required:
                 return group(firsts)
+        if at_least_one:
+            return group(firsts) if firsts else NEVER
         return optional(group(firsts)) if firsts else ""
-
-    def _free_members(self, value: str) -> str:
-        member = f"{self.type_string({}, '', ())}{self.p.colon}{value}"
-        return optional(member + repeat(self.p.comma + member, 0, None))
 
     @staticmethod
     def _count(schema: dict, keyword: str, path: str, default=0):
@@ -427,7 +689,7 @@ def _exclusive(first, second) -> bool:
 
     ``_exclusive({"type": "string"}, {"type": "integer"})`` -> True; proofs: the declared types are
     disjoint; or a property ``first`` requires is one ``second`` forbids (``additionalProperties``
-    false, no such property) or that both require with ``const``/``enum`` values in common to none.
+    false, no such property, or its schema ``false``) or that both require with ``const``/``enum`` values in common to none.
     """
     if not isinstance(first, dict) or not isinstance(second, dict):
         return first is False or second is False
@@ -439,6 +701,8 @@ def _exclusive(first, second) -> bool:
     required = first.get("required", [])
     for name in required if isinstance(required, list) else []:
         properties = second.get("properties", {})
+        if isinstance(properties, dict) and properties.get(name, True) is False:
+            return True  # second forbids the property first requires
         if second.get("additionalProperties", True) is False and not second.get("patternProperties") \
                 and isinstance(properties, dict) and name not in properties:
             return True
@@ -447,6 +711,38 @@ def _exclusive(first, second) -> bool:
             if None not in values and not any(_same_json(a, b) for a in values[0] for b in values[1]):
                 return True
     return False
+
+
+def _searches(pattern, text: str, path: str) -> bool:
+    """Whether ``pattern`` (Python ``re``, as jsonschema reads it) occurs in ``text``."""
+    try:
+        return re.search(pattern, text) is not None
+    except (re.error, TypeError):
+        raise ValueError(f"{path}: {pattern!r} is not a regex") from None
+
+
+def _lengths_within(node, low: int, high: int | None) -> bool:
+    """Whether every string ``node`` matches has between ``low`` and ``high`` (None: any) characters."""
+    shortest, longest = _length_range(node)
+    return shortest >= low and (high is None or (longest is not None and longest <= high))
+
+
+def _length_range(node) -> tuple[int, int | None]:
+    """(fewest, most or None) characters of a match of a regex node: ``a[0-9]{2,3}`` -> (3, 4)."""
+    if isinstance(node, Chars):
+        return 1, 1
+    if isinstance(node, Anchor):
+        return 0, 0
+    if isinstance(node, Concat):
+        ranges = [_length_range(item) for item in node.items]
+        most = [m for _, m in ranges]
+        return sum(f for f, _ in ranges), None if None in most else sum(most)
+    if isinstance(node, Alt):
+        ranges = [_length_range(item) for item in node.items]
+        most = [m for _, m in ranges]
+        return min(f for f, _ in ranges), None if None in most else max(most)
+    fewest, most = _length_range(node.item)
+    return fewest * node.min, None if most is None or node.max is None else most * node.max
 
 
 def _property(schema: dict, name: str):
