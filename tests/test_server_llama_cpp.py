@@ -253,3 +253,21 @@ def test_the_tiny_model_keeps_every_tokenizer_key_and_has_llama_tensors(tmp_path
     shapes = {tensor.name: tuple(int(n) for n in reversed(tensor.shape)) for tensor in written.tensors}
     assert shapes["token_embd.weight"] == (4, 8) and shapes["blk.1.ffn_down.weight"] == (8, 16)
     assert len(shapes) == 2 + 9 * 2
+
+
+@needs_server
+@_served("llama3_1")
+def test_the_adapter_renders_with_the_special_token_variables_and_refuses_others(llama_server, monkeypatch) -> None:
+    import importlib
+    import sys
+    family, dialect = llama_server
+    monkeypatch.setenv("TEXTBOUND_SERVER_URL", dialect.server.url)
+    monkeypatch.setenv("TEXTBOUND_SERVER_DIALECT", "llama.cpp")
+    monkeypatch.delitem(sys.modules, "textbound.adapters.server", raising=False)  # imported afresh, as a worker does
+    adapter = importlib.import_module("textbound.adapters.server")
+    template = dialect.chat_template()
+    messages = [{"role": "user", "content": "Hi"}]
+    text = adapter.render_chat(template, messages, add_generation_prompt=True, bos_token="<|begin_of_text|>")
+    assert "Hi" in text
+    with pytest.raises(adapter.NotProvided, match="template variables"):
+        adapter.render_chat(template, messages, date_string="today")

@@ -40,6 +40,10 @@ from ..server.client import ServerClient
 from ..server.dialect import Dialect, NotProvided, ServerError, open_dialect
 
 URL_VARIABLE = "TEXTBOUND_SERVER_URL"
+# What a chat render case passes as variables: the tokenizer's special tokens (transformers gives them
+# to every template), which a server takes from its own model.
+SPECIAL_TOKEN_VARIABLES = frozenset({"bos_token", "eos_token", "unk_token", "pad_token", "sep_token", "cls_token",
+                                     "mask_token"})
 DIALECT_VARIABLE = "TEXTBOUND_SERVER_DIALECT"
 MODEL_VARIABLE = "TEXTBOUND_SERVER_MODEL"
 TIMEOUT_VARIABLE = "TEXTBOUND_SERVER_TIMEOUT"
@@ -158,7 +162,9 @@ if _DIALECT.name in CHAT_TEXT_DIALECTS:
         """The chat text the server renders, for its own template only (Dialect.chat_template)."""
         if template != _DIALECT.chat_template():
             raise NotProvided(f"{_DIALECT.name}: the server renders only its own chat template")
-        if documents is not None or continue_final_message or variables:
+        # The special-token variables are the family's, which the server has too (from its model
+        # file): rendered with its own, where they differ the texts differ. Other variables it lacks.
+        if documents is not None or continue_final_message or set(variables) - SPECIAL_TOKEN_VARIABLES:
             raise NotProvided(f"{_DIALECT.name}: the server's chat text has no documents, "
-                              "continue_final_message or template variables")
+                              "continue_final_message or template variables other than the special tokens")
         return _DIALECT.chat_text(messages, tools=tools, add_generation_prompt=add_generation_prompt)
