@@ -21,6 +21,7 @@ from pathlib import Path
 from .baseline import BaselineError, load_baseline
 from .budget import BUDGETS
 from .divergence import COMPONENTS, Case
+from .files import InputFileError
 from .implementation import Implementation, ImplementationError
 from .merge import MergeError
 from .mutate import add_arguments as add_mutate_arguments, run_command as run_mutate
@@ -168,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_OK
         from .bench import run_bench
         return run_bench(impl, families, args.seconds)
-    except (ImplementationError, FamilyError, BaselineError, TriageError, MergeError) as exc:
+    except (ImplementationError, FamilyError, BaselineError, TriageError, MergeError, InputFileError) as exc:
         print(f"textbound: {exc}", file=sys.stderr)
         return EXIT_SETUP
 

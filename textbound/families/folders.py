@@ -28,8 +28,10 @@ def folder_families(root: Path) -> list[Family]:
 
 def folder_family(path: str | Path) -> Family:
     path = Path(path)
-    if not (path / "tokenizer.json").is_file():
-        raise FamilyError(f"--model-dir {path}: no tokenizer.json there")
+    if not path.is_dir():
+        raise FamilyError(f"--model-dir {path}: not a folder")
+    if not (path / "tokenizer.json").exists() and not (path / "tokenizer.json").is_symlink():
+        raise FamilyError(f"--model-dir {path}: no tokenizer.json there")  # one that is unusable is named later
     return Family(path.resolve().name, path, "folder")
 
 
