@@ -161,3 +161,12 @@ def test_replay_of_a_case_lacking_a_field_names_it(capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["textbound: the case is not valid: tokenizer/encode reads the field 'text' of its input, "
                    "which it lacks"]
+
+
+def test_a_run_that_cannot_be_set_up_says_so_in_the_ci_summary(tmp_path, capsys):
+    step_summary = tmp_path / "step_summary.md"
+    assert run_cli("check", "--family", "no-such-family", "--report-dir", str(tmp_path / "r"),
+                   "--markdown", str(step_summary)) == EXIT_SETUP
+    text = step_summary.read_text()
+    assert text.startswith("### textbound check failed: not set up") and "unknown family no-such-family" in text
+    assert "passed" not in text

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from textbound.baseline import BaselineEntry
 from textbound.budget import BUDGETS
 from textbound.checks import MINIMIZED_FIELD
 from textbound.divergence import Case
@@ -107,6 +108,8 @@ def test_an_interrupted_run_writes_its_report_and_says_so(tmp_path, signum):
     summary = json.loads((report / "summary.json").read_text())
     assert summary["completed"] is False and summary["interrupted"] == signal.Signals(signum).name
     assert f"INTERRUPTED ({signal.Signals(signum).name})" in (report / "report.md").read_text()
+    assert (report / "summary.md").read_text().startswith(
+        f"### textbound check interrupted ({signal.Signals(signum).name}): incomplete")
     assert 'data-completed="false"' in (report / "report.html").read_text()
 
 
@@ -118,3 +121,25 @@ def test_a_hanging_case_without_the_minimized_field_is_recorded_whole(tmp_path, 
     assert summary["completed"] is True and summary["errors"] == []
     assert {r["signature"] for r in records} == {"tokenizer/encode/timed out"}
     assert all(r["minimized_input"] == r["input"] for r in records)
+
+
+def test_a_run_interrupted_before_its_cases_come_back_says_so_and_lists_nothing_as_checked(tmp_path, monkeypatch):
+    """Ctrl-C while the first chunk is still out: summary.md says interrupted, not passed; nothing is
+    listed as checked (no row has its cases), and no baseline entry is called fixed."""
+    monkeypatch.setattr("textbound.runner.CHUNK", 1)
+
+    def interrupted_source(family, component, budget, seed):
+        yield Case("tokenizer", "encode", family.name, {"text": "plain words", "add_special_tokens": False})
+        raise KeyboardInterrupt
+
+    family = Family("gpt2", build_family("gpt2"), "embedded")
+    recorder = Recorder(tmp_path, RunInfo("impl", "0", {}, 0, "quick", {"gpt2": str(family.path)}))
+    entry = BaselineEntry("tokenizer/encode/x", "gpt2", "known")
+    with pytest.raises(KeyboardInterrupt):
+        run(Plan(Implementation("impl"), [family], ["tokenizer"], BUDGETS["quick"], baseline=[entry]), recorder,
+            limits=FAST, case_source=interrupted_source)
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["completed"] is False and summary["interrupted"] == "SIGINT"
+    assert summary["checked"] == [[c["family"], c["component"]] for c in summary["counts"]]
+    assert summary["fixed"] == []
+    assert (tmp_path / "summary.md").read_text().startswith("### textbound check interrupted (SIGINT): incomplete")

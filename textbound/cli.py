@@ -26,6 +26,7 @@ from .implementation import Implementation, ImplementationError
 from .merge import MergeError
 from .mutate import add_arguments as add_mutate_arguments, run_command as run_mutate
 from .pool import DEFAULT_CASE_TIMEOUT
+from .report import setup_failure_markdown
 from .runner import Shard
 from .families import FamilyError, fuzz_families, resolve
 from .triage import TriageError
@@ -171,6 +172,8 @@ def main(argv: list[str] | None = None) -> int:
         return run_bench(impl, families, args.seconds)
     except (ImplementationError, FamilyError, BaselineError, TriageError, MergeError, InputFileError) as exc:
         print(f"textbound: {exc}", file=sys.stderr)
+        if getattr(args, "markdown", None):  # the CI step summary says so too, rather than nothing
+            _append_markdown(args.markdown, setup_failure_markdown(str(exc)))
         return EXIT_SETUP
 
 
@@ -275,8 +278,12 @@ def _copy_gate_outputs(report_dir: Path, junit: Path | None, markdown: Path | No
         junit.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(report_dir / "junit.xml", junit)
     if markdown and (report_dir / "summary.md").is_file():
-        with open(markdown, "a", encoding="utf-8") as out:
-            out.write((report_dir / "summary.md").read_text(encoding="utf-8"))
+        _append_markdown(markdown, (report_dir / "summary.md").read_text(encoding="utf-8"))
+
+
+def _append_markdown(markdown: Path, text: str) -> None:
+    with open(markdown, "a", encoding="utf-8") as out:
+        out.write(text)
 
 
 def _oracle_versions() -> dict[str, str]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import signal
 import sys
 from collections import Counter
 from collections.abc import Iterable
@@ -212,12 +213,39 @@ def write_outputs(report_dir: Path, summary: dict, records: list[dict]) -> None:
         write_atomically(report_dir / name, text)
 
 
+def stopped_by_signal(summary: dict) -> bool:
+    """Whether an incomplete run was stopped by a signal (its ``interrupted`` names one, as "SIGINT")
+    rather than by an error of the harness ("OSError: ...")."""
+    return summary.get("interrupted") in signal.Signals.__members__
+
+
 def run_state(summary: dict) -> str:
     """'completed in 12.3 s', or what stopped the run."""
     if summary.get("completed", True):
         return f"completed in {summary.get('seconds', '?')} s"
-    return (f"INTERRUPTED ({summary.get('interrupted')}) after {summary.get('seconds', '?')} s: "
+    stopped = "INTERRUPTED" if stopped_by_signal(summary) else "FAILED"
+    return (f"{stopped} ({summary.get('interrupted')}) after {summary.get('seconds', '?')} s: "
             "the counts cover only what was checked before it stopped")
+
+
+def ci_verdict(summary: dict) -> str:
+    """summary.md's verdict: "passed" only for a completed run with no new divergence nor harness
+    error; ``ci_verdict({"completed": False, "interrupted": "SIGINT"}) == "interrupted (SIGINT): incomplete"``."""
+    if not summary.get("completed", True):
+        if stopped_by_signal(summary):
+            return f"interrupted ({summary['interrupted']}): incomplete"
+        return f"failed: the run stopped on {summary.get('interrupted')}"
+    if summary.get("new"):
+        return "failed: new divergences"
+    if summary.get("errors"):
+        return "failed: harness errors"
+    return "passed"
+
+
+def setup_failure_markdown(message: str) -> str:
+    """What summary.md's reader (a CI step summary) gets when the run could not be set up at all:
+    ``setup_failure_markdown("unknown family x")`` starts ``### textbound check failed: not set up``."""
+    return f"### textbound check failed: not set up\n\nNo case was checked: {message}\n"
 
 
 def cell(text: str) -> str:
@@ -290,8 +318,7 @@ def _signature_entry(group: SignatureGroup, counted: str, families: dict[str, st
 def ci_markdown(summary: dict, records: list[dict]) -> str:
     """summary.md, for a CI step summary: the verdict, the counts, and the new signatures."""
     new = set(summary.get("new", []))
-    verdict = "failed: new divergences" if new or summary.get("errors") else "passed"
-    lines = [f"### textbound check {verdict}", "",
+    lines = [f"### textbound check {ci_verdict(summary)}", "",
              f"`{summary['impl']}`, budget {summary['budget']}, seed {summary['seed']}; run {run_state(summary)}.",
              f"{sum(c['cases'] for c in summary['counts']):,} cases; new signatures: {len(new)}, "
              f"baselined: {len(summary.get('known', []))}, fixed baseline entries: {len(summary.get('fixed', []))}, "

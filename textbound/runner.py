@@ -189,7 +189,6 @@ class Schedule:
                     if self.pool.abandoned(key):
                         break
                     if plan.shard is None or plan.shard.owns(family.name, component, index):
-                        self.checked.add(key)
                         self.groups[key].outstanding += 1
                         self.progress.current = f"{family.name} {component}"
                         yield task
@@ -204,6 +203,7 @@ class Schedule:
             self.stuck.append(event.divergence)
         else:
             key = event.task.group
+            self.checked.add(key)  # when its cases come back: an interrupted run lists no group only handed out
             self.recorder.count(*key, event.task.cases[event.start:event.end])
             self.groups[key].cases += event.end - event.start
             self.progress.checked(*key, event.end - event.start, 0)
@@ -283,7 +283,9 @@ def run(plan: Plan, recorder: Recorder, *, jobs: int = 1, limits: Limits = Limit
     finally:
         schedule.keep_unfinished()
         progress.close()
-        verdict = replace(judge(list(plan.baseline), schedule.found, schedule.checked,
+        # An incomplete run may not have reached an entry's divergence: it calls no entry fixed.
+        reached = schedule.checked if interrupted is None else set()
+        verdict = replace(judge(list(plan.baseline), schedule.found, reached,
                                 [error.note for error in recorder.harness_errors]),
                           seconds=round(time.monotonic() - started, 1), slowest_case=schedule.slowest)
         recorder.write_summary(verdict, completed=interrupted is None, interrupted=interrupted,
