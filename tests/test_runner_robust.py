@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -143,3 +144,27 @@ def test_a_run_interrupted_before_its_cases_come_back_says_so_and_lists_nothing_
     assert summary["checked"] == [[c["family"], c["component"]] for c in summary["counts"]]
     assert summary["fixed"] == []
     assert (tmp_path / "summary.md").read_text().startswith("### textbound check interrupted (SIGINT): incomplete")
+
+
+def test_an_oracle_that_hangs_is_an_oracle_failure_apart_never_impls_divergence(tmp_path):
+    """A family template that loops for hours in the oracle (transformers' Jinja): the case times out
+    with any implementation, so it is recorded as the oracle's failure, not counted against impl."""
+    folder = tmp_path / "family"
+    shutil.copytree(build_family("gpt2"), folder)
+    (folder / "chat_template.jinja").write_text(
+        "{% for i in range(99999) %}{% for j in range(99999) %}{% endfor %}{% endfor %}{{ messages[0].content }}")
+
+    def looping_source(family, component, budget, seed):
+        return iter([Case("chat", "render", family.name, {"template": "family", "messages": [
+            {"role": "user", "content": "hi"}]})])
+
+    family = Family("looping", folder, "folder")
+    recorder = Recorder(tmp_path / "report", RunInfo("impl", "0", {}, 0, "quick", {family.name: str(folder)}))
+    verdict = run(Plan(Implementation("impl"), [family], ["chat"], BUDGETS["quick"]), recorder, limits=FAST,
+                  case_source=looping_source)
+    summary = json.loads((tmp_path / "report" / "summary.json").read_text())
+    assert verdict.new == [] and summary["new"] == [] and summary["counts"][0]["divergences"] == 0
+    assert summary["oracle_disagreement_signatures"] == {"chat/render/oracle failure: timed out": 1}
+    record = json.loads((tmp_path / "report" / "divergences.jsonl").read_text())
+    assert record["first_difference"]["without impl"] == "timed out as well, with textbound.silent_impl"
+    assert "## Oracle disagreements and failures" in (tmp_path / "report" / "report.md").read_text()

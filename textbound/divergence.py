@@ -11,15 +11,21 @@ COMPONENTS = ("tokenizer", "detokenizer", "stops", "chat", "tools", "structured"
 # The kind of a divergence where two references disagree and impl sides with one of them: recorded
 # and reported apart, never minimized at length nor counted against impl (nor baselined).
 ORACLE_DISAGREEMENT = "oracle disagreement:"
+# The kind of a case the oracle itself did not answer (it hung or crashed with an implementation that
+# answers nothing at once): recorded and reported apart as disagreements are, never against impl.
+ORACLE_FAILURE = "oracle failure:"
 REPLACEMENT_CHARACTER = "\ufffd"  # what a decode shows for bytes that are not a character (or not yet)
 
 
 def is_oracle_disagreement(signature: str) -> bool:
-    """Whether a signature (or a bare kind) is an oracle disagreement:
-    ``is_oracle_disagreement("tools/parse/oracle disagreement: hermes: arguments differs") is True``."""
+    """Whether a signature (or a bare kind) says nothing about impl: an oracle disagreement, or an
+    oracle failure (both reported apart, in the same section):
+    ``is_oracle_disagreement("tools/parse/oracle disagreement: hermes: arguments differs") is True``,
+    ``is_oracle_disagreement("chat/render/oracle failure: timed out") is True``."""
     # A kind may itself hold "/" ("admits what anyOf/maximum forbids"), so a bare kind is tested whole.
     parts = signature.split("/", 2)
-    return signature.startswith(ORACLE_DISAGREEMENT) or (len(parts) == 3 and parts[2].startswith(ORACLE_DISAGREEMENT))
+    apart = (ORACLE_DISAGREEMENT, ORACLE_FAILURE)
+    return signature.startswith(apart) or (len(parts) == 3 and parts[2].startswith(apart))
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from multiprocessing.connection import wait
 
-from .divergence import Case, Divergence
+from .divergence import ORACLE_FAILURE, Case, Divergence
 from .implementation import Implementation
 from .families import Family
 
@@ -49,6 +49,7 @@ JOBS_IN_FLIGHT = 2  # chunks sent to a worker ahead: it never waits for the pare
 POLL_SECONDS = 0.2  # how often the parent looks at its workers' clocks
 TIMED_OUT = "timed out"
 OUT_OF_MEMORY = "out of memory"
+SILENT_IMPL = "textbound.silent_impl"  # answers nothing at once: what hangs with it is not impl's doing
 
 
 @dataclass(frozen=True)
@@ -394,6 +395,24 @@ def recheck_alone(pool: Pool, family: Family, divergence: Divergence) -> bool:
     divergence.first_difference["checked alone"] = alone or "agrees with the oracle"
     divergence.kind += ", not when checked alone"
     return False
+
+
+def hangs_without_impl(pool: Pool, family: Family, divergence: Divergence) -> bool:
+    """Checks a case that hangs or crashes alone again under the same limits, with an implementation
+    that answers nothing at once (textbound.silent_impl): True when it still hangs or crashes the same
+    way, so the oracle (or the harness) did, and impl is not to blame."""
+    silent = Pool(SILENT_IMPL, 1, pool.limits)
+    try:
+        return silent.probe(family, divergence.case) == divergence.signature
+    finally:
+        silent.close()
+
+
+def oracle_failure(divergence: Divergence) -> Divergence:
+    """The divergence as the oracle's failure (``oracle failure: timed out``), recorded apart from impl's."""
+    return replace(divergence, expected="an answer from the oracle", kind=f"{ORACLE_FAILURE} {divergence.kind}",
+                   first_difference={**divergence.first_difference,
+                                     "without impl": f"{divergence.kind} as well, with {SILENT_IMPL}"})
 
 
 def minimize_stuck(pool: Pool, family: Family, divergence: Divergence) -> Divergence:

@@ -291,8 +291,8 @@ def markdown_report(summary: dict, records: list[dict]) -> str:
     for group in signature_groups(divergences):
         lines += _signature_entry(group, f"{len(group.records)} divergence(s)", summary.get("families", {}))
     if disagreements:
-        lines += ["", "## Oracle disagreements (the references disagree, impl sides with one; not counted "
-                      "against impl)", ""]
+        lines += ["", "## Oracle disagreements and failures (the references disagree, impl sides with one; or "
+                      "the oracle hung or crashed without impl; not counted against impl)", ""]
         for group in signature_groups(disagreements):
             total = summary.get("oracle_disagreement_signatures", {}).get(group.signature, len(group.records))
             written = f" ({len(group.records)} written: at most {DISAGREEMENTS_KEPT} per family)" \

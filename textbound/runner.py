@@ -21,7 +21,8 @@ from .baseline import BaselineEntry, Verdict, judge
 from .budget import Budget
 from .divergence import Case, Divergence
 from .implementation import Implementation
-from .pool import Checked, Found, Limits, Pool, Stuck, Task, minimize_stuck, recheck_alone
+from .pool import (Checked, Found, Limits, Pool, Stuck, Task, hangs_without_impl, minimize_stuck, oracle_failure,
+                   recheck_alone)
 from .progress import Progress
 from .report import Recorder
 from .families import Family
@@ -234,8 +235,9 @@ class Schedule:
 
     def minimize_stuck(self) -> None:
         """Notes each family × component abandoned, then checks every timed-out or crashed case again
-        alone, and minimizes the first of each signature and family that hangs or crashes alone too
-        (each costs up to ``minimize_timeout``)."""
+        alone: one that hangs or crashes alone too is the oracle's failure when it does so without impl
+        as well, else the first of each signature and family is minimized (each costs up to
+        ``minimize_timeout``)."""
         for key in sorted({(d.case.family, d.case.component) for d in self.stuck}):
             if self.pool.abandoned(key):
                 self.recorder.notes.append(f"{key[1]} on {key[0]}: abandoned after {self.pool.max_stuck} "
@@ -245,7 +247,10 @@ class Schedule:
         while self.stuck:
             divergence, family = self.stuck[0], by_name[self.stuck[0].case.family]
             key = (family.name, divergence.signature)
-            if recheck_alone(self.pool, family, divergence) and key not in minimized:
+            alone = recheck_alone(self.pool, family, divergence)
+            if alone and hangs_without_impl(self.pool, family, divergence):
+                divergence = oracle_failure(divergence)
+            elif alone and key not in minimized:
                 minimized.add(key)
                 divergence = minimize_stuck(self.pool, family, divergence)
             self.keep(divergence)
