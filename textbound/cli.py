@@ -47,7 +47,7 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     def family_options(sub: argparse.ArgumentParser) -> None:
-        sub.add_argument("--impl", default="impl", help="module exposing impl's public names (default: impl)")
+        sub.add_argument("--impl", default="impl", help="module (or .py file) exposing impl's public names (default: impl)")
         sub.add_argument("--family", action="append", default=[], metavar="NAME",
                          help="an embedded family, or a folder name under $TEXTBOUND_MODELS (repeatable)")
         sub.add_argument("--model-dir", action="append", default=[], metavar="DIR",
