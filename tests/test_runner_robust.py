@@ -20,7 +20,7 @@ from textbound.checks import MINIMIZED_FIELD
 from textbound.divergence import Case
 from textbound.families import Family, build_family
 from textbound.implementation import Implementation
-from textbound.pool import Limits
+from textbound.pool import Limits, retry_limits
 from textbound.report import Recorder, RunInfo
 from textbound.runner import Plan, run
 
@@ -168,3 +168,22 @@ def test_an_oracle_that_hangs_is_an_oracle_failure_apart_never_impls_divergence(
     record = json.loads((tmp_path / "report" / "divergences.jsonl").read_text())
     assert record["first_difference"]["without impl"] == "timed out as well, with textbound.silent_impl"
     assert "## Oracle disagreements and failures" in (tmp_path / "report" / "report.md").read_text()
+
+
+def test_a_hang_is_rechecked_and_minimized_under_a_limit_from_the_slowest_answered_case(tmp_path):
+    """The run's cases answer in milliseconds: each recheck and minimizing try of a hang may take 1 s
+    (ten times the slowest, at least 1 s), not the case timeout, and all tries 30 of those; the
+    record says so (a quick run against an engine that hangs ends in minutes, not a quarter hour)."""
+    summary, records = run_impl(tmp_path, "tests.hanging_impl", Limits(case_timeout=3.0), jobs=2)
+    first = next(r for r in records if r["input"]["text"] == "abc 12 def")
+    assert first["first_difference"]["rechecked under"] == "1 s"
+    assert first["first_difference"]["minimized under"] == "1 s a try, 30 s in all"
+    assert first["actual"] == "no answer after 3 s"  # the run's own limit found it
+    assert summary["slowest_case"]["seconds"] < 0.1 and summary["limits"]["case_timeout"] == 3.0
+
+
+def test_retry_limits_are_ten_times_the_slowest_answered_case_within_the_case_timeout():
+    assert retry_limits(Limits(case_timeout=30.0), 0.01).case_timeout == 1.0
+    assert retry_limits(Limits(case_timeout=30.0), 0.5).case_timeout == 5.0
+    assert retry_limits(Limits(case_timeout=30.0), 7.0).case_timeout == 30.0
+    assert retry_limits(Limits(case_timeout=30.0), 0.5).load_timeout == 300.0  # loading keeps the run's limit

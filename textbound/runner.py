@@ -22,7 +22,7 @@ from .budget import Budget
 from .divergence import Case, Divergence
 from .implementation import Implementation
 from .pool import (Checked, Found, Limits, Pool, Stuck, Task, hangs_without_impl, minimize_stuck, oracle_failure,
-                   recheck_alone)
+                   recheck_alone, retry_limits)
 from .progress import Progress
 from .report import Recorder
 from .families import Family
@@ -243,6 +243,7 @@ class Schedule:
                 self.recorder.notes.append(f"{key[1]} on {key[0]}: abandoned after {self.pool.max_stuck} "
                                            "timed-out or crashed cases; the rest was not checked")
         by_name = {f.name: f for f in self.plan.families}
+        self.pool.retry = retry_limits(self.pool.limits, self.slowest["seconds"])
         minimized: set[tuple[str, str]] = set()
         while self.stuck:
             divergence, family = self.stuck[0], by_name[self.stuck[0].case.family]
