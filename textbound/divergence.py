@@ -7,6 +7,8 @@ import unicodedata
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from .files import json_type_name, parse_json
+
 COMPONENTS = ("tokenizer", "detokenizer", "stops", "chat", "tools", "structured")
 # The kind of a divergence where two references disagree and impl sides with one of them: recorded
 # and reported apart, never minimized at length nor counted against impl (nor baselined).
@@ -44,9 +46,15 @@ class Case:
 
     @classmethod
     def from_json(cls, text: str) -> "Case":
-        data = json.loads(text)
+        """The case ``to_json`` wrote; any other text raises ValueError naming what is wrong:
+        ``Case.from_json('{"component": "tokenizer"}')`` raises ``$.property: expected a string, found nothing``."""
+        data = parse_json(text, "CASE_JSON")  # as the replay command's usage names it
         if data.get("component") not in COMPONENTS:
             raise ValueError(f"unknown component {data.get('component')!r} (known: {', '.join(COMPONENTS)})")
+        for name, kind in (("property", str), ("family", str), ("input", dict)):
+            if not isinstance(data.get(name), kind):
+                found = json_type_name(data[name]) if name in data else "nothing"
+                raise ValueError(f"$.{name}: expected {json_type_name(kind())}, found {found}")
         return cls(data["component"], data["property"], data["family"], data["input"])
 
 

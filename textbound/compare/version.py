@@ -7,10 +7,11 @@ exactly as the ``check`` command's oracles do.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+
+from ..files import InputFileError, is_present, read_json
 
 
 class CompareError(Exception):
@@ -35,15 +36,12 @@ class FamilyVersion:
     def json_file(self, filename: str) -> dict:
         """A JSON file of the folder, {} when the folder has none."""
         path = self.path / filename
-        if not path.is_file():
+        if not is_present(path):
             return {}
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise CompareError(f"{self.label} {path}: not readable JSON: {exc}") from None
-        if not isinstance(data, dict):
-            raise CompareError(f"{self.label} {path}: expected a JSON object")
-        return data
+            return read_json(path)
+        except InputFileError as exc:
+            raise CompareError(f"{self.label} {exc}") from None
 
     @cached_property
     def tokenizer_json(self) -> dict:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..files import is_present
 from .family import Family, FamilyError, NamedFamilies, named_families
 
 MODELS_ENV = "TEXTBOUND_MODELS"
@@ -30,7 +31,7 @@ def folder_family(path: str | Path) -> Family:
     path = Path(path)
     if not path.is_dir():
         raise FamilyError(f"--model-dir {path}: not a folder")
-    if not (path / "tokenizer.json").exists() and not (path / "tokenizer.json").is_symlink():
+    if not is_present(path / "tokenizer.json"):
         raise FamilyError(f"--model-dir {path}: no tokenizer.json there")  # one that is unusable is named later
     return Family(path.resolve().name, path, "folder")
 

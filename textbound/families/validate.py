@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..files import InputFileError, json_type_name, parse_json, read_json, read_text
+from ..files import InputFileError, is_present, json_type_name, parse_json, read_json, read_text
 from .family import Family, FamilyError
 
 OPTIONAL_JSON_OBJECTS = ("tokenizer_config.json", "special_tokens_map.json", "generation_config.json")
@@ -30,17 +30,13 @@ def check_family_files(family: Family) -> None:
     try:
         _check_tokenizer_json(family.path / "tokenizer.json")
         for filename in OPTIONAL_JSON_OBJECTS:
-            if _present(family.path / filename):
+            if is_present(family.path / filename):
                 read_json(family.path / filename)
         for filename in OPTIONAL_TEXTS:
-            if _present(family.path / filename):
+            if is_present(family.path / filename):
                 read_text(family.path / filename)
     except InputFileError as exc:
         raise FamilyError(f"family {family.name}: {exc}") from None
-
-
-def _present(path: Path) -> bool:
-    return path.exists() or path.is_symlink()  # a dangling or looping link is present, and unusable
 
 
 def _check_tokenizer_json(path: Path) -> None:

@@ -3,6 +3,7 @@
     >>> read_json(Path("baseline.json"), dict)    # doctest: +SKIP
     {'entries': [...]}
 """
-from .reading import MAX_FILE_BYTES, InputFileError, json_type_name, parse_json, read_json, read_text
+from .reading import (MAX_FILE_BYTES, InputFileError, is_present, json_type_name, parse_json, read_json,
+                      read_text)
 
-__all__ = ["MAX_FILE_BYTES", "InputFileError", "json_type_name", "parse_json", "read_json", "read_text"]
+__all__ = ["MAX_FILE_BYTES", "InputFileError", "is_present", "json_type_name", "parse_json", "read_json", "read_text"]

@@ -27,6 +27,12 @@ def json_type_name(value: object) -> str:
     return JSON_TYPE_NAMES.get(type(value), type(value).__name__)
 
 
+def is_present(path: Path) -> bool:
+    """Whether a file is there to be read, or to fail reading: a dangling or looping link counts,
+    so that it is reported, not taken for an absent optional file."""
+    return path.exists() or path.is_symlink()
+
+
 def read_text(path: Path) -> str:
     """The UTF-8 text of ``path``: ``read_text(Path("a folder"))`` raises ``a folder: a folder, not a file``."""
     try:
