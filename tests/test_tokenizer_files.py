@@ -27,7 +27,7 @@ def load(spec: dict) -> Tokenizer:
 
 def test_minimal_tokenizer_works():
     tokenizer = load(minimal_spec())
-    assert tokenizer.encode("ab<s>a") == [2, 3, 0]
+    assert tokenizer.encode("ab<s>a", add_special_tokens=False) == [2, 3, 0]
     assert tokenizer.decode([2, 3, 0], skip_special_tokens=True) == "ab a"
 
 
@@ -107,9 +107,9 @@ def test_strict_decode_names_the_first_id_the_vocabulary_lacks_and_its_position(
 
 def test_text_that_is_not_valid_unicode():
     with pytest.raises(ValueError, match=r"lone surrogate U\+D800 at index 1"):
-        load(minimal_spec()).encode("a\ud800")
+        load(minimal_spec()).encode("a\ud800", add_special_tokens=False)
     with pytest.raises(TypeError, match="encode takes a str, not bytes"):
-        load(minimal_spec()).encode(b"ab")
+        load(minimal_spec()).encode(b"ab", add_special_tokens=False)
 
 
 def test_config_tokens_and_template(tmp_path):

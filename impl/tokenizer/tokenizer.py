@@ -193,7 +193,15 @@ class Tokenizer:
 
     # -- encode / decode -----------------------------------------------------------------------
 
-    def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
+    def encode(self, text: str, add_special_tokens: bool = True) -> list[int]:
+        """The ids of ``text``; ``add_special_tokens`` (True by default, as in tokenizers and
+        transformers) lets the post-processor add its BOS/EOS/CLS tokens.
+
+        >>> tokenizer.encode("Hello world", add_special_tokens=False)      # doctest: +SKIP
+        [15496, 995]
+        >>> llama.encode("Hello")                                        # doctest: +SKIP
+        [1, 15043]
+        """
         if not isinstance(text, str):
             raise TypeError(f"encode takes a str, not {type(text).__name__}")
         _reject_surrogates(text)
@@ -210,7 +218,7 @@ class Tokenizer:
             ids = self.post_processor.process(ids, add_special_tokens)
         return ids
 
-    def encode_batch(self, texts: list[str], add_special_tokens: bool = False) -> list[list[int]]:
+    def encode_batch(self, texts: list[str], add_special_tokens: bool = True) -> list[list[int]]:
         """``encode`` of each text, as tokenizers' and transformers' encode_batch (one process:
         run several for parallelism)."""
         return [self.encode(text, add_special_tokens) for text in texts]
