@@ -161,3 +161,38 @@ def test_replay_of_a_case_lacking_a_field_names_it(capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["textbound: the case is not valid: tokenizer/encode reads the field 'text' of its input, "
                    "which it lacks"]
+
+
+def test_a_run_that_cannot_be_set_up_says_so_in_the_ci_summary(tmp_path, capsys):
+    step_summary = tmp_path / "step_summary.md"
+    assert run_cli("check", "--family", "no-such-family", "--report-dir", str(tmp_path / "r"),
+                   "--markdown", str(step_summary)) == EXIT_SETUP
+    text = step_summary.read_text()
+    assert text.startswith("### textbound check failed: not set up") and "unknown family no-such-family" in text
+    assert "passed" not in text
+
+
+@pytest.mark.parametrize("impl", ["mymod", "./mymod.py"])
+def test_impl_is_a_module_of_the_current_folder_or_a_file_path(tmp_path, monkeypatch, impl):
+    """As a user runs the `textbound` script (whose path lacks the current folder) beside mymod.py."""
+    (tmp_path / "mymod.py").write_text('from impl import *\n__version__ = "mine"\n')
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(tmp_path))])
+    monkeypatch.delitem(sys.modules, "mymod", raising=False)
+    assert run_cli("check", "--impl", impl, "--family", FAMILY, "--component", "stops", "--budget", "quick",
+                   "--jobs", "1", "--report-dir", str(tmp_path / "report")) == EXIT_OK
+    assert json.loads((tmp_path / "report" / "summary.json").read_text())["impl_version"] == "mine"
+
+
+def test_the_readmes_broken_impl_runs_as_a_file_path(tmp_path, monkeypatch):
+    monkeypatch.chdir(Path(__file__).parent.parent)
+    monkeypatch.delitem(sys.modules, "broken_impl", raising=False)
+    assert run_cli("check", "--impl", "tests/broken_impl.py", "--family", FAMILY, "--component", "tokenizer",
+                   "--budget", "quick", "--jobs", "1", "--report-dir", str(tmp_path)) == EXIT_DIVERGED
+    assert "tokenizer/encode/ids: impl drops tokens at the end" in json.loads((tmp_path / "summary.json").read_text())["new"]
+
+
+def test_an_impl_file_that_does_not_exist_is_a_setup_error(tmp_path, capsys):
+    assert run_cli("check", "--impl", "./no_such_file.py", "--family", FAMILY, "--report-dir", str(tmp_path)) == EXIT_SETUP
+    assert capsys.readouterr().err.strip() == ("textbound: --impl ./no_such_file.py: cannot import: ImportError: "
+                                               "no such file no_such_file.py")

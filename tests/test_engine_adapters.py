@@ -130,7 +130,7 @@ def test_llama_cpp_encodes_and_decodes_qwen3_as_tokenizers():
     tokenizer = llama_cpp_adapter.Tokenizer.from_dir(SHARED["qwen3"])
     text = "Hello wörld 12345 <|im_start|>user\n  x"
     ids = oracle.encode(text, add_special_tokens=False).ids
-    assert tokenizer.encode(text) == ids
+    assert tokenizer.encode(text, add_special_tokens=False) == ids
     assert tokenizer.decode(ids) == text
     assert tokenizer.vocab_size == oracle.get_vocab_size(with_added_tokens=True)
 
@@ -153,7 +153,7 @@ def test_llama_cpp_applies_no_normalizer():
 def test_llama_cpp_streams_pieces_holding_unfinished_characters():
     llama_cpp_adapter = adapter("llama_cpp_adapter")
     tokenizer = llama_cpp_adapter.Tokenizer.from_dir(SHARED["qwen3"])
-    ids = tokenizer.encode("a😀b")
+    ids = tokenizer.encode("a😀b", add_special_tokens=False)
     stream = llama_cpp_adapter.IncrementalDetokenizer(tokenizer, prompt_ids=ids[:1])
     shown = [stream.add([i]) for i in ids[1:]]
     assert stream.prompt_text == "a" and "".join(shown) + stream.flush() == "😀b"

@@ -10,7 +10,7 @@ from textbound.divergence import Case
 from textbound.families import Family, build_family
 from textbound.implementation import Implementation
 from textbound.minimize import ddmin
-from textbound.report import Recorder, RunInfo
+from textbound.report import Recorder, RunInfo, ci_verdict
 from textbound.runner import Plan, run
 
 
@@ -179,3 +179,15 @@ def test_a_kind_holding_a_slash_is_still_an_oracle_disagreement():
     kind = "oracle disagreement: outlines-core admits what anyOf/maximum forbids"
     assert is_oracle_disagreement(kind) and is_oracle_disagreement(f"structured/differential/{kind}")
     assert not is_oracle_disagreement("tokenizer/encode/ids differ at a/b")
+
+
+@pytest.mark.parametrize(("state", "verdict"), [
+    ({"completed": True, "new": [], "errors": []}, "passed"),
+    ({"completed": True, "new": ["tokenizer/encode/x"], "errors": []}, "failed: new divergences"),
+    ({"completed": True, "new": [], "errors": ["tokenizer on gpt2: harness error KeyError"]}, "failed: harness errors"),
+    ({"completed": False, "interrupted": "SIGTERM", "new": [], "errors": []}, "interrupted (SIGTERM): incomplete"),
+    ({"completed": False, "interrupted": "OSError: disk full", "new": [], "errors": []},
+     "failed: the run stopped on OSError: disk full"),
+])
+def test_summary_md_says_passed_only_for_a_completed_run_without_new_divergences(state, verdict):
+    assert ci_verdict(state) == verdict

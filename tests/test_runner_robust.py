@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -13,12 +14,13 @@ from pathlib import Path
 
 import pytest
 
+from textbound.baseline import BaselineEntry
 from textbound.budget import BUDGETS
 from textbound.checks import MINIMIZED_FIELD
 from textbound.divergence import Case
 from textbound.families import Family, build_family
 from textbound.implementation import Implementation
-from textbound.pool import Limits
+from textbound.pool import Limits, retry_limits
 from textbound.report import Recorder, RunInfo
 from textbound.runner import Plan, run
 
@@ -107,6 +109,8 @@ def test_an_interrupted_run_writes_its_report_and_says_so(tmp_path, signum):
     summary = json.loads((report / "summary.json").read_text())
     assert summary["completed"] is False and summary["interrupted"] == signal.Signals(signum).name
     assert f"INTERRUPTED ({signal.Signals(signum).name})" in (report / "report.md").read_text()
+    assert (report / "summary.md").read_text().startswith(
+        f"### textbound check interrupted ({signal.Signals(signum).name}): incomplete")
     assert 'data-completed="false"' in (report / "report.html").read_text()
 
 
@@ -118,3 +122,68 @@ def test_a_hanging_case_without_the_minimized_field_is_recorded_whole(tmp_path, 
     assert summary["completed"] is True and summary["errors"] == []
     assert {r["signature"] for r in records} == {"tokenizer/encode/timed out"}
     assert all(r["minimized_input"] == r["input"] for r in records)
+
+
+def test_a_run_interrupted_before_its_cases_come_back_says_so_and_lists_nothing_as_checked(tmp_path, monkeypatch):
+    """Ctrl-C while the first chunk is still out: summary.md says interrupted, not passed; nothing is
+    listed as checked (no row has its cases), and no baseline entry is called fixed."""
+    monkeypatch.setattr("textbound.runner.CHUNK", 1)
+
+    def interrupted_source(family, component, budget, seed):
+        yield Case("tokenizer", "encode", family.name, {"text": "plain words", "add_special_tokens": False})
+        raise KeyboardInterrupt
+
+    family = Family("gpt2", build_family("gpt2"), "embedded")
+    recorder = Recorder(tmp_path, RunInfo("impl", "0", {}, 0, "quick", {"gpt2": str(family.path)}))
+    entry = BaselineEntry("tokenizer/encode/x", "gpt2", "known")
+    with pytest.raises(KeyboardInterrupt):
+        run(Plan(Implementation("impl"), [family], ["tokenizer"], BUDGETS["quick"], baseline=[entry]), recorder,
+            limits=FAST, case_source=interrupted_source)
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["completed"] is False and summary["interrupted"] == "SIGINT"
+    assert summary["checked"] == [[c["family"], c["component"]] for c in summary["counts"]]
+    assert summary["fixed"] == []
+    assert (tmp_path / "summary.md").read_text().startswith("### textbound check interrupted (SIGINT): incomplete")
+
+
+def test_an_oracle_that_hangs_is_an_oracle_failure_apart_never_impls_divergence(tmp_path):
+    """A family template that loops for hours in the oracle (transformers' Jinja): the case times out
+    with any implementation, so it is recorded as the oracle's failure, not counted against impl."""
+    folder = tmp_path / "family"
+    shutil.copytree(build_family("gpt2"), folder)
+    (folder / "chat_template.jinja").write_text(
+        "{% for i in range(99999) %}{% for j in range(99999) %}{% endfor %}{% endfor %}{{ messages[0].content }}")
+
+    def looping_source(family, component, budget, seed):
+        return iter([Case("chat", "render", family.name, {"template": "family", "messages": [
+            {"role": "user", "content": "hi"}]})])
+
+    family = Family("looping", folder, "folder")
+    recorder = Recorder(tmp_path / "report", RunInfo("impl", "0", {}, 0, "quick", {family.name: str(folder)}))
+    verdict = run(Plan(Implementation("impl"), [family], ["chat"], BUDGETS["quick"]), recorder, limits=FAST,
+                  case_source=looping_source)
+    summary = json.loads((tmp_path / "report" / "summary.json").read_text())
+    assert verdict.new == [] and summary["new"] == [] and summary["counts"][0]["divergences"] == 0
+    assert summary["oracle_disagreement_signatures"] == {"chat/render/oracle failure: timed out": 1}
+    record = json.loads((tmp_path / "report" / "divergences.jsonl").read_text())
+    assert record["first_difference"]["without impl"] == "timed out as well, with textbound.silent_impl"
+    assert "## Oracle disagreements and failures" in (tmp_path / "report" / "report.md").read_text()
+
+
+def test_a_hang_is_rechecked_and_minimized_under_a_limit_from_the_slowest_answered_case(tmp_path):
+    """The run's cases answer in milliseconds: each recheck and minimizing try of a hang may take 1 s
+    (ten times the slowest, at least 1 s), not the case timeout, and all tries 30 of those; the
+    record says so (a quick run against an engine that hangs ends in minutes, not a quarter hour)."""
+    summary, records = run_impl(tmp_path, "tests.hanging_impl", Limits(case_timeout=3.0), jobs=2)
+    first = next(r for r in records if r["input"]["text"] == "abc 12 def")
+    assert first["first_difference"]["rechecked under"] == "1 s"
+    assert first["first_difference"]["minimized under"] == "1 s a try, 30 s in all"
+    assert first["actual"] == "no answer after 3 s"  # the run's own limit found it
+    assert summary["slowest_case"]["seconds"] < 0.1 and summary["limits"]["case_timeout"] == 3.0
+
+
+def test_retry_limits_are_ten_times_the_slowest_answered_case_within_the_case_timeout():
+    assert retry_limits(Limits(case_timeout=30.0), 0.01).case_timeout == 1.0
+    assert retry_limits(Limits(case_timeout=30.0), 0.5).case_timeout == 5.0
+    assert retry_limits(Limits(case_timeout=30.0), 7.0).case_timeout == 30.0
+    assert retry_limits(Limits(case_timeout=30.0), 0.5).load_timeout == 300.0  # loading keeps the run's limit

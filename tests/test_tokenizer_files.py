@@ -27,7 +27,7 @@ def load(spec: dict) -> Tokenizer:
 
 def test_minimal_tokenizer_works():
     tokenizer = load(minimal_spec())
-    assert tokenizer.encode("ab<s>a") == [2, 3, 0]
+    assert tokenizer.encode("ab<s>a", add_special_tokens=False) == [2, 3, 0]
     assert tokenizer.decode([2, 3, 0], skip_special_tokens=True) == "ab a"
 
 
@@ -98,11 +98,18 @@ def test_ids_the_vocabulary_lacks_drop_as_the_oracle_drops_them():
     assert load(spec).decode(ids) == oracle.decode(ids)
 
 
+def test_strict_decode_names_the_first_id_the_vocabulary_lacks_and_its_position():
+    tokenizer = load(minimal_spec())
+    with pytest.raises(ValueError, match=r"^token id 99 at position 1 is not in the vocabulary \(this tokenizer has ids 0\.\."):
+        tokenizer.decode([0, 99, 1, 12345], strict=True)
+    assert tokenizer.decode([0, 1], strict=True) == tokenizer.decode([0, 1])
+
+
 def test_text_that_is_not_valid_unicode():
     with pytest.raises(ValueError, match=r"lone surrogate U\+D800 at index 1"):
-        load(minimal_spec()).encode("a\ud800")
+        load(minimal_spec()).encode("a\ud800", add_special_tokens=False)
     with pytest.raises(TypeError, match="encode takes a str, not bytes"):
-        load(minimal_spec()).encode(b"ab")
+        load(minimal_spec()).encode(b"ab", add_special_tokens=False)
 
 
 def test_config_tokens_and_template(tmp_path):

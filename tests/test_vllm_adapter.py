@@ -94,13 +94,13 @@ def test_vllm_encodes_and_decodes_as_tokenizers():
     tokenizer = vllm_adapter.Tokenizer.from_dir(family)
     text = "Hi there, 12 €"
     assert tokenizer.encode(text) == oracle.encode(text, add_special_tokens=False).ids
-    assert tokenizer.decode(tokenizer.encode(text)) == text
+    assert tokenizer.decode(tokenizer.encode(text, add_special_tokens=False)) == text
 
 
 @VLLM
 def test_vllm_streams_a_prompts_continuation():
     tokenizer = vllm_adapter.Tokenizer.from_dir(build_family("qwen"))
-    ids = tokenizer.encode("Hello world")
+    ids = tokenizer.encode("Hello world", add_special_tokens=False)
     detokenizer = vllm_adapter.IncrementalDetokenizer(tokenizer, skip_special_tokens=True, prompt_ids=ids[:1])
     shown = "".join(detokenizer.add([token_id]) for token_id in ids[1:]) + detokenizer.flush()
     assert detokenizer.prompt_text + shown == "Hello world" and detokenizer.text == shown

@@ -6,11 +6,11 @@ reported as fixed, so baselines get pruned instead of going silently stale.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .divergence import Divergence
+from .files import InputFileError, read_json
 
 
 @dataclass(frozen=True)
@@ -35,12 +35,10 @@ def load_baseline(path: Path | None) -> list[BaselineEntry]:
     if path is None:
         return []
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise BaselineError(f"{path}: baseline file not found") from None
-    except json.JSONDecodeError as exc:
-        raise BaselineError(f"{path}: invalid JSON at line {exc.lineno}: {exc.msg}") from None
-    entries = data.get("entries") if isinstance(data, dict) else None
+        data = read_json(Path(path))
+    except InputFileError as exc:
+        raise BaselineError(f"--baseline {exc}") from None
+    entries = data.get("entries")
     if not isinstance(entries, list):
         raise BaselineError(f'{path}: expected {{"entries": [...]}}')
     result = []

@@ -39,9 +39,9 @@ def run_bench(impl: Implementation, families: list[Family], seconds: float) -> i
             break
         oracle = TokenizersOracle.from_dir(family.path)
         tokenizer = impl.Tokenizer.from_dir(family.path)
-        ids = oracle.encode(text)
-        impl_encode = _rate(lambda: tokenizer.encode(text), seconds)
-        oracle_encode = _rate(lambda: oracle.tokenizer.encode(text), seconds)
+        ids = oracle.encode(text, add_special_tokens=False)
+        impl_encode = _rate(lambda: tokenizer.encode(text, add_special_tokens=False), seconds)
+        oracle_encode = _rate(lambda: oracle.tokenizer.encode(text, add_special_tokens=False), seconds)
         impl_decode = _rate(lambda: tokenizer.decode(ids), seconds)
         oracle_decode = _rate(lambda: oracle.decode(ids), seconds)
         megabytes = len(text.encode("utf-8")) / 1e6

@@ -33,6 +33,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from .families.cache import default_cache_dir, publish
@@ -119,7 +120,7 @@ def _engines(impl: Implementation, family: Family) -> list[Engine]:
 
     oracle = OracleTokenizer.from_file(str(family.path / "tokenizer.json"))
     engines = [Engine("tokenizers", lambda text: oracle.encode(text, add_special_tokens=False).ids),
-               Engine("impl", impl.Tokenizer.from_dir(family.path).encode)]
+               Engine("impl", partial(impl.Tokenizer.from_dir(family.path).encode, add_special_tokens=False))]
     tiktoken = TiktokenOracle.for_family(family.path)
     if tiktoken is not None:
         engines.append(Engine("tiktoken", tiktoken.encode))
@@ -180,7 +181,7 @@ def measure_load(engine: str, impl_name: str, path: str) -> dict[str, float]:
     tokenizer = load(path_arg)
     seconds = time.perf_counter() - start
     start = time.perf_counter()
-    tokenizer.encode(FIRST_TEXT)  # what a structure built on first use costs
+    tokenizer.encode(FIRST_TEXT, add_special_tokens=False)  # what a structure built on first use costs
     first_encode = time.perf_counter() - start
     gc.collect()
     held, peak = _memory_mib("VmRSS") - before, _memory_mib("VmHWM") - before
@@ -210,7 +211,8 @@ def _load_worker(impl_name: str, path: str) -> None:
 
 def _encode_chunk(texts: list[str]) -> int:
     encode_batch = getattr(_worker_tokenizer, "encode_batch", None)  # an --impl without one: text by text
-    batch = encode_batch(texts) if encode_batch else [_worker_tokenizer.encode(text) for text in texts]
+    batch = encode_batch(texts, add_special_tokens=False) if encode_batch \
+        else [_worker_tokenizer.encode(text, add_special_tokens=False) for text in texts]
     return sum(map(len, batch))
 
 

@@ -25,10 +25,12 @@ from unittest.mock import patch
 from .baseline import BaselineError, load_baseline
 from .budget import BUDGETS
 from .divergence import COMPONENTS, Case
+from .files import InputFileError
 from .implementation import SERVER, Implementation, ImplementationError
 from .merge import MergeError
 from .mutate import add_arguments as add_mutate_arguments, run_command as run_mutate
 from .pool import DEFAULT_CASE_TIMEOUT
+from .report import setup_failure_markdown
 from .runner import Shard
 from .families import FamilyError, fuzz_families, resolve
 from .server.dialect import DIALECTS
@@ -55,7 +57,8 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     def family_options(sub: argparse.ArgumentParser) -> None:
-        sub.add_argument("--impl", default=None, help=f"module exposing impl's public names (default: {DEFAULT_IMPL})")
+        sub.add_argument("--impl", default=None,
+                         help=f"module (or .py file) exposing impl's public names (default: {DEFAULT_IMPL})")
         sub.add_argument("--server", default=None, metavar="URL",
                          help=f"check the running server at URL instead (--impl {SERVER_ADAPTER})")
         sub.add_argument("--server-dialect", choices=DIALECTS, default="vllm", help="the API --server speaks")
@@ -214,8 +217,10 @@ def _run_command(args) -> int:
             return EXIT_OK
         from .bench import run_bench
         return run_bench(impl, families, args.seconds)
-    except (ImplementationError, FamilyError, BaselineError, TriageError, MergeError) as exc:
+    except (ImplementationError, FamilyError, BaselineError, TriageError, MergeError, InputFileError) as exc:
         print(f"textbound: {exc}", file=sys.stderr)
+        if getattr(args, "markdown", None):  # the CI step summary says so too, rather than nothing
+            _append_markdown(args.markdown, setup_failure_markdown(str(exc)))
         return EXIT_SETUP
 
 
@@ -331,8 +336,12 @@ def _copy_gate_outputs(report_dir: Path, junit: Path | None, markdown: Path | No
         junit.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(report_dir / "junit.xml", junit)
     if markdown and (report_dir / "summary.md").is_file():
-        with open(markdown, "a", encoding="utf-8") as out:
-            out.write((report_dir / "summary.md").read_text(encoding="utf-8"))
+        _append_markdown(markdown, (report_dir / "summary.md").read_text(encoding="utf-8"))
+
+
+def _append_markdown(markdown: Path, text: str) -> None:
+    with open(markdown, "a", encoding="utf-8") as out:
+        out.write(text)
 
 
 def _oracle_versions() -> dict[str, str]:

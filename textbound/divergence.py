@@ -7,6 +7,8 @@ import unicodedata
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from .files import json_type_name, parse_json
+
 COMPONENTS = ("tokenizer", "detokenizer", "stops", "chat", "tools", "structured")
 # The kind of a divergence where two references disagree and impl sides with one of them: recorded
 # and reported apart, never minimized at length nor counted against impl (nor baselined).
@@ -14,15 +16,21 @@ ORACLE_DISAGREEMENT = "oracle disagreement:"
 # The kind of a divergence where a server under test failed a request (a timeout, a 500, invalid
 # JSON, ...): recorded with the request, never minimized, and counted as a failed request.
 SERVER_ERROR = "server error"
+# The kind of a case the oracle itself did not answer (it hung or crashed with an implementation that
+# answers nothing at once): recorded and reported apart as disagreements are, never against impl.
+ORACLE_FAILURE = "oracle failure:"
 REPLACEMENT_CHARACTER = "\ufffd"  # what a decode shows for bytes that are not a character (or not yet)
 
 
 def is_oracle_disagreement(signature: str) -> bool:
-    """Whether a signature (or a bare kind) is an oracle disagreement:
-    ``is_oracle_disagreement("tools/parse/oracle disagreement: hermes: arguments differs") is True``."""
+    """Whether a signature (or a bare kind) says nothing about impl: an oracle disagreement, or an
+    oracle failure (both reported apart, in the same section):
+    ``is_oracle_disagreement("tools/parse/oracle disagreement: hermes: arguments differs") is True``,
+    ``is_oracle_disagreement("chat/render/oracle failure: timed out") is True``."""
     # A kind may itself hold "/" ("admits what anyOf/maximum forbids"), so a bare kind is tested whole.
     parts = signature.split("/", 2)
-    return signature.startswith(ORACLE_DISAGREEMENT) or (len(parts) == 3 and parts[2].startswith(ORACLE_DISAGREEMENT))
+    apart = (ORACLE_DISAGREEMENT, ORACLE_FAILURE)
+    return signature.startswith(apart) or (len(parts) == 3 and parts[2].startswith(apart))
 
 
 def is_server_error(signature: str) -> bool:
@@ -47,9 +55,15 @@ class Case:
 
     @classmethod
     def from_json(cls, text: str) -> "Case":
-        data = json.loads(text)
+        """The case ``to_json`` wrote; any other text raises ValueError naming what is wrong:
+        ``Case.from_json('{"component": "tokenizer"}')`` raises ``$.property: expected a string, found nothing``."""
+        data = parse_json(text, "CASE_JSON")  # as the replay command's usage names it
         if data.get("component") not in COMPONENTS:
             raise ValueError(f"unknown component {data.get('component')!r} (known: {', '.join(COMPONENTS)})")
+        for name, kind in (("property", str), ("family", str), ("input", dict)):
+            if not isinstance(data.get(name), kind):
+                found = json_type_name(data[name]) if name in data else "nothing"
+                raise ValueError(f"$.{name}: expected {json_type_name(kind())}, found {found}")
         return cls(data["component"], data["property"], data["family"], data["input"])
 
 

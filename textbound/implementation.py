@@ -1,7 +1,9 @@
 """The implementation under test, reached only through its public names.
 
-``--impl MODULE`` names any importable module exposing impl's public names; a component whose
-names the module lacks is reported as not provided and skipped, never counted as passing.
+``--impl MODULE`` names any importable module exposing impl's public names, or a Python file
+(``--impl ./mymod.py``, ``--impl tests/broken_impl.py``); a module in the current folder is found
+also when the ``textbound`` script's own path lacks that folder. A component whose names the module
+lacks is reported as not provided and skipped, never counted as passing.
 
 A module exposing ``dialect()`` (textbound.adapters.server) is a running server: its cases come from
 the server's case builders (``source == SERVER``), its components need the names of SERVER_NAMES,
@@ -10,7 +12,11 @@ and a property whose server feature (textbound.server.features) the dialect lack
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import os
+import sys
 from functools import cached_property
+from pathlib import Path
 from types import ModuleType
 
 from .server.features import SERVER_FEATURES, missing_features
@@ -48,10 +54,50 @@ class ImplementationError(Exception):
     """The --impl module could not be used at all."""
 
 
+def is_file_path(name: str) -> bool:
+    """``--impl ./mymod.py`` and ``--impl tests/broken_impl.py`` name files; ``--impl tests.broken_impl`` a module."""
+    return name.endswith(".py") or "/" in name or os.sep in name
+
+
+def import_module(name: str) -> ModuleType:
+    """The module ``--impl name`` means: a file path is loaded from that file (its folder joins the
+    path, as for ``python mymod.py``); a module name is imported, from the current folder too."""
+    if is_file_path(name):
+        return _import_file(Path(name))
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name != name.split(".")[0] or os.getcwd() in sys.path:
+            raise
+    sys.path.append(os.getcwd())  # last: the folder never hides an installed package
+    return importlib.import_module(name)
+
+
+def _import_file(path: Path) -> ModuleType:
+    if not path.is_file():
+        raise ImportError(f"no such file {path}")
+    location, name = path.resolve(), path.stem
+    loaded = sys.modules.get(name)
+    if loaded is not None:
+        if getattr(loaded, "__file__", None) == str(location):  # a worker forked after the parent loaded it
+            return loaded
+        raise ImportError(f"a module named {name} is loaded already ({loaded.__name__}); rename the file")
+    spec = importlib.util.spec_from_file_location(name, location)
+    module = importlib.util.module_from_spec(spec)
+    sys.path.append(str(location.parent))
+    sys.modules[name] = module  # so that what the module defines can be pickled to and from workers
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module
+
+
 class Implementation:
     def __init__(self, module_name: str):
         try:
-            self.module: ModuleType = importlib.import_module(module_name)
+            self.module: ModuleType = import_module(module_name)
             # An engine adapter starts its engine to answer this: a broken engine fails the setup too.
             self.version = getattr(self.module, "__version__", "unversioned")
         except Exception as exc:  # any failure here means the run cannot be set up

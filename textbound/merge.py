@@ -17,6 +17,7 @@ from collections import Counter
 from pathlib import Path
 
 from .baseline import BaselineEntry, Verdict, checked_by
+from .files import is_present
 from .report import build_summary, write_outputs
 from .triage import Run, load_run
 
@@ -81,7 +82,13 @@ def _missing_shards(runs: list[Run]) -> list[str]:
 
 
 def merge(out: Path, shard_dirs: list[Path]) -> dict:
-    """Writes the merged report into ``out``; returns its summary."""
+    """Writes the merged report into ``out``, a new folder (one holding a report is refused, so that
+    no report is overwritten); returns its summary."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise MergeError(f"{out}: a file, not a folder")
+    if any(is_present(out / name) for name in ("summary.json", "divergences.jsonl")):
+        raise MergeError(f"{out}: holds a report already; merge into a new folder")
     runs = [load_run(d) for d in shard_dirs]
     for run in runs:
         if not run.summary:
@@ -90,7 +97,6 @@ def merge(out: Path, shard_dirs: list[Path]) -> dict:
         if differing:
             raise MergeError(f"{run.dir}: {', '.join(differing)} differ from {runs[0].dir}; only shards of "
                              "one run can be merged")
-    out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     moved = _move_family_folders(runs, out)
     records, digests = [], set()

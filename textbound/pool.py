@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from multiprocessing.connection import wait
 
-from .divergence import Case, Divergence
+from .divergence import ORACLE_FAILURE, Case, Divergence
 from .implementation import Implementation
 from .families import Family
 
@@ -45,10 +45,15 @@ from .families import Family
 DEFAULT_CASE_TIMEOUT = 30.0
 MINIMIZE_TIMEOUT_FACTOR = 10  # loading a family, or minimizing a divergence, may take this many
 MAX_STUCK_PER_GROUP = 5  # timed-out or crashed cases after which a family × component is abandoned
+# A timed-out case is checked again and minimized under a limit of its own: ten times the slowest
+# case answered, at least a second (an engine that hangs would cost the full case timeout per try),
+# every try within MINIMIZE_TRIES such limits.
+RETRY_FACTOR, MIN_RETRY_SECONDS, MINIMIZE_TRIES = 10, 1.0, 30
 JOBS_IN_FLIGHT = 2  # chunks sent to a worker ahead: it never waits for the parent to generate one
 POLL_SECONDS = 0.2  # how often the parent looks at its workers' clocks
 TIMED_OUT = "timed out"
 OUT_OF_MEMORY = "out of memory"
+SILENT_IMPL = "textbound.silent_impl"  # answers nothing at once: what hangs with it is not impl's doing
 
 
 @dataclass(frozen=True)
@@ -57,10 +62,19 @@ class Limits:
 
     case_timeout: float = DEFAULT_CASE_TIMEOUT
     max_memory_mb: int | None = None
+    load_timeout: float | None = None  # loading a family; None: minimize_timeout
 
     @property
     def minimize_timeout(self) -> float:
         return self.case_timeout * MINIMIZE_TIMEOUT_FACTOR
+
+
+def retry_limits(limits: Limits, slowest_answered: float) -> Limits:
+    """What checking a timed-out case again, and each try minimizing it, may take: ten times the
+    slowest case answered, at least a second, at most the case timeout; loading keeps the run's limit.
+    ``retry_limits(Limits(case_timeout=30.0), 0.05).case_timeout == 1.0``."""
+    per_try = min(limits.case_timeout, max(MIN_RETRY_SECONDS, RETRY_FACTOR * slowest_answered))
+    return replace(limits, case_timeout=per_try, load_timeout=limits.minimize_timeout)
 
 
 @dataclass
@@ -219,8 +233,9 @@ class Worker:
 
     def overdue(self) -> bool:
         phase = self.slot[PHASE]
-        limit = {CHECKING: self.limits.case_timeout, LOADING: self.limits.minimize_timeout,
-                 MINIMIZING: self.limits.minimize_timeout}.get(phase)
+        limits = self.limits
+        limit = {CHECKING: limits.case_timeout, LOADING: limits.load_timeout or limits.minimize_timeout,
+                 MINIMIZING: limits.minimize_timeout}.get(phase)
         return limit is not None and time.monotonic() - self.slot[STARTED] > limit
 
     def stop(self) -> str:
@@ -276,9 +291,10 @@ class Pool:
         self.prober: Worker | None = None
         self.stuck_in: dict[tuple[str, str], int] = defaultdict(int)
         self.max_stuck = MAX_STUCK_PER_GROUP
+        self.retry = limits  # what probes run under (retry_limits once the run's cases are checked)
 
-    def _new_worker(self) -> Worker:
-        return Worker(self.context, self.impl_name, self.limits)
+    def _new_worker(self, limits: Limits | None = None) -> Worker:
+        return Worker(self.context, self.impl_name, limits or self.limits)
 
     def _send(self, worker: Worker, job: Job) -> None:
         job.number = next(self.numbers)
@@ -348,7 +364,7 @@ class Pool:
             self.prober.stop()
             self.prober = None
         if self.prober is None:
-            self.prober = self._new_worker()
+            self.prober = self._new_worker(self.retry)
         worker = self.prober
         self._send(worker, Job(Task(family, case.component, [case]), 0, minimize=False))
         outcome = None
@@ -362,7 +378,7 @@ class Pool:
                     return outcome
             if not worker.process.is_alive() or worker.overdue():
                 self.prober = None
-                return stuck_divergence(case, worker.stop(), self.limits).signature
+                return stuck_divergence(case, worker.stop(), self.retry).signature
 
     def close(self) -> list[Divergence]:
         """Stops every worker; returns the divergences they had sent and the run did not take yet
@@ -389,6 +405,7 @@ def recheck_alone(pool: Pool, family: Family, divergence: Divergence) -> bool:
     state left behind), and gets a signature of its own, so that a gate can tell it from a case that
     hangs or crashes every time."""
     alone = pool.probe(family, divergence.case, fresh=True)
+    divergence.first_difference["rechecked under"] = f"{pool.retry.case_timeout:g} s"
     if alone == divergence.signature:
         return True
     divergence.first_difference["checked alone"] = alone or "agrees with the oracle"
@@ -396,18 +413,40 @@ def recheck_alone(pool: Pool, family: Family, divergence: Divergence) -> bool:
     return False
 
 
+def hangs_without_impl(pool: Pool, family: Family, divergence: Divergence) -> bool:
+    """Checks a case that hangs or crashes alone again under the same limits, with an implementation
+    that answers nothing at once (textbound.silent_impl): True when it still hangs or crashes the same
+    way, so the oracle (or the harness) did, and impl is not to blame."""
+    silent = Pool(SILENT_IMPL, 1, pool.retry)
+    try:
+        return silent.probe(family, divergence.case) == divergence.signature
+    finally:
+        silent.close()
+
+
+def oracle_failure(divergence: Divergence) -> Divergence:
+    """The divergence as the oracle's failure (``oracle failure: timed out``), recorded apart from impl's."""
+    return replace(divergence, expected="an answer from the oracle", kind=f"{ORACLE_FAILURE} {divergence.kind}",
+                   first_difference={**divergence.first_difference,
+                                     "without impl": f"{divergence.kind} as well, with {SILENT_IMPL}"})
+
+
 def minimize_stuck(pool: Pool, family: Family, divergence: Divergence) -> Divergence:
     """Shrinks a case that hangs or crashes alone, as ``textbound.minimize.shrink`` shrinks its check's
     field (ddmin on a text or list, then the members of structured ones), while it still hangs or
-    crashes the same way; a case without that field is kept whole. Every try runs in a worker under the case timeout, all of them within ``minimize_timeout``
-    (a try that passes leaves its worker for the next one: loading a family for each would cost more)."""
+    crashes the same way; a case without that field is kept whole. Every try runs in a worker under
+    ``pool.retry`` (retry_limits), all of them within MINIMIZE_TRIES such limits, at most
+    ``minimize_timeout``; the record says both (a try that passes leaves its worker for the next one:
+    loading a family for each would cost more)."""
     from .minimize import shrink
 
     case, signature = divergence.case, divergence.signature
     name = minimized_field(case)
     if name is None:
         return divergence
-    deadline = time.monotonic() + pool.limits.minimize_timeout
+    budget = min(pool.limits.minimize_timeout, MINIMIZE_TRIES * pool.retry.case_timeout)
+    divergence.first_difference["minimized under"] = f"{pool.retry.case_timeout:g} s a try, {budget:g} s in all"
+    deadline = time.monotonic() + budget
 
     def with_value(value) -> Case:
         return replace(case, input={**case.input, name: value})

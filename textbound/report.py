@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import signal
 import sys
 from collections import Counter
 from collections.abc import Iterable
@@ -220,12 +221,39 @@ def write_outputs(report_dir: Path, summary: dict, records: list[dict]) -> None:
         write_atomically(report_dir / name, text)
 
 
+def stopped_by_signal(summary: dict) -> bool:
+    """Whether an incomplete run was stopped by a signal (its ``interrupted`` names one, as "SIGINT")
+    rather than by an error of the harness ("OSError: ...")."""
+    return summary.get("interrupted") in signal.Signals.__members__
+
+
 def run_state(summary: dict) -> str:
     """'completed in 12.3 s', or what stopped the run."""
     if summary.get("completed", True):
         return f"completed in {summary.get('seconds', '?')} s"
-    return (f"INTERRUPTED ({summary.get('interrupted')}) after {summary.get('seconds', '?')} s: "
+    stopped = "INTERRUPTED" if stopped_by_signal(summary) else "FAILED"
+    return (f"{stopped} ({summary.get('interrupted')}) after {summary.get('seconds', '?')} s: "
             "the counts cover only what was checked before it stopped")
+
+
+def ci_verdict(summary: dict) -> str:
+    """summary.md's verdict: "passed" only for a completed run with no new divergence nor harness
+    error; ``ci_verdict({"completed": False, "interrupted": "SIGINT"}) == "interrupted (SIGINT): incomplete"``."""
+    if not summary.get("completed", True):
+        if stopped_by_signal(summary):
+            return f"interrupted ({summary['interrupted']}): incomplete"
+        return f"failed: the run stopped on {summary.get('interrupted')}"
+    if summary.get("new"):
+        return "failed: new divergences"
+    if summary.get("errors"):
+        return "failed: harness errors"
+    return "passed"
+
+
+def setup_failure_markdown(message: str) -> str:
+    """What summary.md's reader (a CI step summary) gets when the run could not be set up at all:
+    ``setup_failure_markdown("unknown family x")`` starts ``### textbound check failed: not set up``."""
+    return f"### textbound check failed: not set up\n\nNo case was checked: {message}\n"
 
 
 def cell(text: str) -> str:
@@ -272,8 +300,8 @@ def markdown_report(summary: dict, records: list[dict]) -> str:
     for group in signature_groups(divergences):
         lines += _signature_entry(group, f"{len(group.records)} divergence(s)", summary.get("families", {}))
     if disagreements:
-        lines += ["", "## Oracle disagreements (the references disagree, impl sides with one; not counted "
-                      "against impl)", ""]
+        lines += ["", "## Oracle disagreements and failures (the references disagree, impl sides with one; or "
+                      "the oracle hung or crashed without impl; not counted against impl)", ""]
         for group in signature_groups(disagreements):
             total = summary.get("oracle_disagreement_signatures", {}).get(group.signature, len(group.records))
             written = f" ({len(group.records)} written: at most {DISAGREEMENTS_KEPT} per family)" \
@@ -299,8 +327,7 @@ def _signature_entry(group: SignatureGroup, counted: str, families: dict[str, st
 def ci_markdown(summary: dict, records: list[dict]) -> str:
     """summary.md, for a CI step summary: the verdict, the counts, and the new signatures."""
     new = set(summary.get("new", []))
-    verdict = "failed: new divergences" if new or summary.get("errors") else "passed"
-    lines = [f"### textbound check {verdict}", "",
+    lines = [f"### textbound check {ci_verdict(summary)}", "",
              f"`{summary['impl']}`, budget {summary['budget']}, seed {summary['seed']}; run {run_state(summary)}.",
              f"{sum(c['cases'] for c in summary['counts']):,} cases; new signatures: {len(new)}, "
              f"baselined: {len(summary.get('known', []))}, fixed baseline entries: {len(summary.get('fixed', []))}, "

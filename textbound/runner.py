@@ -22,7 +22,8 @@ from .baseline import BaselineEntry, Verdict, judge
 from .budget import Budget
 from .divergence import Case, Divergence
 from .implementation import Implementation
-from .pool import Checked, Found, Limits, Pool, Stuck, Task, minimize_stuck, recheck_alone
+from .pool import (Checked, Found, Limits, Pool, Stuck, Task, hangs_without_impl, minimize_stuck, oracle_failure,
+                   recheck_alone, retry_limits)
 from .progress import Progress
 from .report import Recorder
 from .families import Family
@@ -190,7 +191,6 @@ class Schedule:
                     if self.pool.abandoned(key):
                         break
                     if plan.shard is None or plan.shard.owns(family.name, component, index):
-                        self.checked.add(key)
                         self.groups[key].outstanding += 1
                         self.progress.current = f"{family.name} {component}"
                         yield task
@@ -205,6 +205,7 @@ class Schedule:
             self.stuck.append(event.divergence)
         else:
             key = event.task.group
+            self.checked.add(key)  # when its cases come back: an interrupted run lists no group only handed out
             self.recorder.count(*key, event.task.cases[event.start:event.end])
             self.groups[key].cases += event.end - event.start
             self.progress.checked(*key, event.end - event.start, 0)
@@ -235,18 +236,23 @@ class Schedule:
 
     def minimize_stuck(self) -> None:
         """Notes each family × component abandoned, then checks every timed-out or crashed case again
-        alone, and minimizes the first of each signature and family that hangs or crashes alone too
-        (each costs up to ``minimize_timeout``)."""
+        alone: one that hangs or crashes alone too is the oracle's failure when it does so without impl
+        as well, else the first of each signature and family is minimized (each costs up to
+        ``minimize_timeout``)."""
         for key in sorted({(d.case.family, d.case.component) for d in self.stuck}):
             if self.pool.abandoned(key):
                 self.recorder.notes.append(f"{key[1]} on {key[0]}: abandoned after {self.pool.max_stuck} "
                                            "timed-out or crashed cases; the rest was not checked")
         by_name = {f.name: f for f in self.plan.families}
+        self.pool.retry = retry_limits(self.pool.limits, self.slowest["seconds"])
         minimized: set[tuple[str, str]] = set()
         while self.stuck:
             divergence, family = self.stuck[0], by_name[self.stuck[0].case.family]
             key = (family.name, divergence.signature)
-            if recheck_alone(self.pool, family, divergence) and key not in minimized:
+            alone = recheck_alone(self.pool, family, divergence)
+            if alone and hangs_without_impl(self.pool, family, divergence):
+                divergence = oracle_failure(divergence)
+            elif alone and key not in minimized:
                 minimized.add(key)
                 divergence = minimize_stuck(self.pool, family, divergence)
             self.keep(divergence)
@@ -285,7 +291,9 @@ def run(plan: Plan, recorder: Recorder, *, jobs: int = 1, limits: Limits = Limit
     finally:
         schedule.keep_unfinished()
         progress.close()
-        verdict = replace(judge(list(plan.baseline), schedule.found, schedule.checked,
+        # An incomplete run may not have reached an entry's divergence: it calls no entry fixed.
+        reached = schedule.checked if interrupted is None else set()
+        verdict = replace(judge(list(plan.baseline), schedule.found, reached,
                                 [error.note for error in recorder.harness_errors]),
                           seconds=round(time.monotonic() - started, 1), slowest_case=schedule.slowest)
         recorder.write_summary(verdict, completed=interrupted is None, interrupted=interrupted,

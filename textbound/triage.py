@@ -25,6 +25,7 @@ from functools import cache
 from pathlib import Path
 
 from .divergence import is_oracle_disagreement
+from .files import InputFileError, is_present, parse_json, read_json, read_text
 
 WINDOW_BEFORE, WINDOW_AFTER = 6, 10  # aligned rows shown around the first difference
 MISSING = object()
@@ -52,15 +53,16 @@ class Run:
 def load_run(path: Path) -> Run:
     path = Path(path)
     jsonl, summary = path / "divergences.jsonl", path / "summary.json"
-    if not jsonl.is_file() and not summary.is_file():
+    if not is_present(jsonl) and not is_present(summary):
         raise TriageError(f"{path}: no divergences.jsonl or summary.json there (not a report folder)")
     try:
         # split("\n"), not splitlines(): records keep U+2028, U+0085 and the like as they are
-        records = [json.loads(line) for line in jsonl.read_text(encoding="utf-8").split("\n")
-                   if line.strip()] if jsonl.is_file() else []
-        data = json.loads(summary.read_text(encoding="utf-8")) if summary.is_file() else {}
-    except json.JSONDecodeError as exc:
-        raise TriageError(f"{path}: invalid JSON: {exc}") from None
+        records = [parse_json(line, f"{jsonl}: line {number}")
+                   for number, line in enumerate(read_text(jsonl).split("\n"), 1)
+                   if line.strip()] if is_present(jsonl) else []
+        data = read_json(summary) if is_present(summary) else {}
+    except InputFileError as exc:
+        raise TriageError(str(exc)) from None
     return Run(path, data, records)
 
 

@@ -65,8 +65,8 @@ def encode_marked(tokenizer, text: str) -> list[int]:
     """Ids of a chat rendered from marked inputs: marked tokens as plain text, the rest as usual."""
     added_contents = tuple(tokenizer.added.ids)
     pieces = _markers_pattern(added_contents).split(text)  # text, marked token or None, text, ...
-    newline_ids = tokenizer.encode("\n")
-    ids = tokenizer.encode(pieces[0])
+    newline_ids = tokenizer.encode("\n", add_special_tokens=False)
+    ids = tokenizer.encode(pieces[0], add_special_tokens=False)
     for index, piece in enumerate(pieces[1:], start=1):
         if not piece:
             continue
@@ -79,7 +79,8 @@ def encode_marked(tokenizer, text: str) -> list[int]:
 
 
 def _encode_piece(tokenizer, piece: str, as_text: bool, newline_ids: list[int]) -> list[int]:
-    encode = tokenizer.encode_without_added_tokens if as_text else tokenizer.encode
+    encode = tokenizer.encode_without_added_tokens if as_text \
+        else lambda text: tokenizer.encode(text, add_special_tokens=False)
     # Encoded after a newline, which is then removed, so that SentencePiece adds no prefix space as it
     # would at the start of a text; when the newline merges into the piece, the piece alone.
     ids = encode("\n" + piece)

@@ -38,7 +38,7 @@ def special_tokens_map(config: dict) -> dict[str, str]:
 
 def encode_chat(tokenizer, text: str, sanitized: bool, as_dict: bool, in_batch: bool, generation_spans=None):
     """The ids of one rendered chat, or the dict apply_chat_template returns for it."""
-    ids = control.encode_marked(tokenizer, text) if sanitized else tokenizer.encode(text)
+    ids = control.encode_marked(tokenizer, text) if sanitized else tokenizer.encode(text, add_special_tokens=False)
     if not as_dict:
         return ids
     inputs = tokenizer.config.get("model_input_names") or _DEFAULT_MODEL_INPUTS

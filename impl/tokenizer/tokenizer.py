@@ -193,7 +193,15 @@ class Tokenizer:
 
     # -- encode / decode -----------------------------------------------------------------------
 
-    def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
+    def encode(self, text: str, add_special_tokens: bool = True) -> list[int]:
+        """The ids of ``text``; ``add_special_tokens`` (True by default, as in tokenizers and
+        transformers) lets the post-processor add its BOS/EOS/CLS tokens.
+
+        >>> tokenizer.encode("Hello world", add_special_tokens=False)      # doctest: +SKIP
+        [15496, 995]
+        >>> llama.encode("Hello")                                        # doctest: +SKIP
+        [1, 15043]
+        """
         if not isinstance(text, str):
             raise TypeError(f"encode takes a str, not {type(text).__name__}")
         _reject_surrogates(text)
@@ -210,7 +218,7 @@ class Tokenizer:
             ids = self.post_processor.process(ids, add_special_tokens)
         return ids
 
-    def encode_batch(self, texts: list[str], add_special_tokens: bool = False) -> list[list[int]]:
+    def encode_batch(self, texts: list[str], add_special_tokens: bool = True) -> list[list[int]]:
         """``encode`` of each text, as tokenizers' and transformers' encode_batch (one process:
         run several for parallelism)."""
         return [self.encode(text, add_special_tokens) for text in texts]
@@ -242,9 +250,10 @@ class Tokenizer:
             self._fast = key, None if raw_split is None else _FastPath(raw_split, self.model)
         return self._fast[1]
 
-    def tokens_for(self, ids: list[int], skip_special_tokens: bool = False) -> list[str]:
+    def tokens_for(self, ids: list[int], skip_special_tokens: bool = False, strict: bool = False) -> list[str]:
         """The token strings decode joins: an id the vocabulary lacks drops silently, as tokenizers
-        drops it; what cannot be an id at all (negative, above U32_MAX, not an int) raises."""
+        drops it (``strict`` raises instead); what cannot be an id at all (negative, above U32_MAX,
+        not an int) raises."""
         tokens = []
         for position, token_id in enumerate(ids):
             if not isinstance(token_id, int) or isinstance(token_id, bool) or not 0 <= token_id <= U32_MAX:
@@ -252,14 +261,25 @@ class Tokenizer:
                                  f"(this tokenizer has ids 0..{self.max_id})")
             token = self.id_to_token(token_id)
             if token is None:
+                if strict:
+                    raise ValueError(f"token id {token_id} at position {position} is not in the vocabulary "
+                                     f"(this tokenizer has ids 0..{self.max_id})")
                 continue
             if skip_special_tokens and token in self.added.special_contents:
                 continue
             tokens.append(token)
         return tokens
 
-    def decode(self, ids: list[int], skip_special_tokens: bool = False) -> str:
-        return self._decode_tokens(self.tokens_for(ids, skip_special_tokens))
+    def decode(self, ids: list[int], skip_special_tokens: bool = False, strict: bool = False) -> str:
+        """The text of ``ids``, as tokenizers decodes them: an id the vocabulary lacks is dropped, or,
+        with ``strict`` (what a server wants), a ValueError naming the id and its position.
+
+        >>> tokenizer.decode([15496, 995])                           # doctest: +SKIP
+        'Hello world'
+        >>> tokenizer.decode([15496, 99999], strict=True)            # doctest: +SKIP
+        ValueError: token id 99999 at position 1 is not in the vocabulary (this tokenizer has ids 0..50256)
+        """
+        return self._decode_tokens(self.tokens_for(ids, skip_special_tokens, strict))
 
     def _decode_tokens(self, tokens: list[str]) -> str:
         # Without a decoder, tokenizers joins the token strings with spaces.

@@ -9,8 +9,10 @@ The adapter protocol (impl/ is the reference of every name; its docstrings give 
 --------------------------------------------------------------------------------------------
 tokenizer   ``Tokenizer.from_dir(path)`` -> a tokenizer of a family folder (tokenizer.json and
             tokenizer_config.json), with
-            ``encode(text, add_special_tokens=False) -> list[int]``,
-            ``decode(ids, skip_special_tokens=False) -> str``,
+            ``encode(text, add_special_tokens=True) -> list[int]`` (True by default, as in
+            tokenizers and transformers; the harness always passes it),
+            ``decode(ids, skip_special_tokens=False) -> str`` (impl's also takes ``strict=True``,
+            raising on an id the vocabulary lacks; the harness never passes it),
             ``token_to_id(token) -> int | None``, ``id_to_token(id) -> str | None`` and the
             property ``vocab_size`` (added tokens included). Optional: ``vocab_bytes() -> list[bytes]``
             (the bytes each id adds mid-sequence, b"" for ids not in the vocabulary: the structured

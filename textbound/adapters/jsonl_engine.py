@@ -327,7 +327,7 @@ class EngineTokenizer:
     def from_dir(cls, path: str | Path) -> "EngineTokenizer":
         return cls(engine(Path(path)))
 
-    def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
+    def encode(self, text: str, add_special_tokens: bool = True) -> list[int]:
         return self.engine.request("encode", text=text, add_special_tokens=add_special_tokens)
 
     def decode(self, ids: list[int], skip_special_tokens: bool = False) -> str:

@@ -90,7 +90,7 @@ class Tokenizer:
         if getattr(self, "model", None):
             llama_cpp.llama_model_free(self.model)
 
-    def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
+    def encode(self, text: str, add_special_tokens: bool = True) -> list[int]:
         data = text.encode("utf-8")
         capacity = len(data) + 8  # a first guess: a token covers a byte at least, besides BOS/EOS
         while True:

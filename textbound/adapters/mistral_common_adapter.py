@@ -100,7 +100,7 @@ class Tokenizer:
         family = tokenizers.Tokenizer.from_file(str(Path(path) / "tokenizer.json"))
         return cls(*matching_tokenizer(family.get_vocab(with_added_tokens=True)))
 
-    def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
+    def encode(self, text: str, add_special_tokens: bool = True) -> list[int]:
         return self.inner.encode(text, bos=add_special_tokens, eos=False)
 
     def decode(self, ids: list[int], skip_special_tokens: bool = False) -> str:

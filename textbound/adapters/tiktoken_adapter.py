@@ -45,7 +45,7 @@ class Tokenizer:
     def from_dir(cls, path: str | Path) -> "Tokenizer":
         return cls(TiktokenVocabulary.from_dir(path))
 
-    def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
+    def encode(self, text: str, add_special_tokens: bool = True) -> list[int]:
         if not isinstance(text, str):
             raise TypeError(f"encode takes a str, not {type(text).__name__}")
         return self.vocabulary.encode(text, add_special_tokens)

@@ -10,7 +10,6 @@ exactly as the ``check`` command's oracles do.
 """
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from functools import cached_property
@@ -21,6 +20,7 @@ from oracles.remote import RemoteOracles
 from ..families import FamilyError
 from ..families.gguf import gguf_family, is_gguf
 from ..families.hub import hub_family
+from ..files import InputFileError, is_present, read_json
 
 # What names a hub repository, optionally at a revision: org/name or org/name@rev.
 HUB_REPO = re.compile(r"[\w.-]+/[\w.-]+(@[\w./-]+)?")
@@ -59,15 +59,12 @@ class FamilyVersion:
     def json_file(self, filename: str) -> dict:
         """A JSON file of the folder, {} when the folder has none."""
         path = self.path / filename
-        if not path.is_file():
+        if not is_present(path):
             return {}
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise CompareError(f"{self.label} {path}: not readable JSON: {exc}") from None
-        if not isinstance(data, dict):
-            raise CompareError(f"{self.label} {path}: expected a JSON object")
-        return data
+            return read_json(path)
+        except InputFileError as exc:
+            raise CompareError(f"{self.label} {exc}") from None
 
     @cached_property
     def tokenizer_json(self) -> dict:

@@ -11,7 +11,7 @@ pipelines are reached by their own functions.
     >>> [family.origin for family in resolve(["gpt2"], [], [])]
     ['embedded']
 """
-from . import cache, embedded, folders, fuzzed, gguf, hub, mistral
+from . import cache, embedded, folders, fuzzed, gguf, hub, mistral, validate
 from .embedded import build_family, embedded_family, embedded_family_names, load_spec
 from .family import NAMED_FAMILIES, Family, FamilyError, NamedFamilies, named_families
 from .folders import MODELS_ENV, folder_families, folder_family, models_dir
@@ -20,10 +20,12 @@ from .gguf import gguf_family
 from .hub import hub_family
 from .mistral import build_mistral_family, mistral_family, mistral_family_names
 from .resolver import resolve
+from .validate import check_family_files
 
 __all__ = [
     "MODELS_ENV", "NAMED_FAMILIES", "Family", "FamilyError", "NamedFamilies", "build_family", "build_mistral_family",
-    "cache", "embedded", "embedded_family", "embedded_family_names", "folder_families", "folder_family", "folders",
-    "fuzz_families", "fuzzed", "gguf", "gguf_family", "hub", "hub_family", "load_spec", "mistral", "mistral_family", "mistral_family_names",
-    "models_dir", "named_families", "resolve", "write_family",
+    "cache", "check_family_files", "embedded", "embedded_family", "embedded_family_names", "folder_families",
+    "folder_family", "folders", "fuzz_families", "fuzzed", "gguf", "gguf_family", "hub", "hub_family", "load_spec",
+    "mistral", "mistral_family", "mistral_family_names", "models_dir", "named_families", "resolve", "validate",
+    "write_family",
 ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..files import is_present
 from .family import Family, FamilyError, NamedFamilies, named_families
 from .gguf import gguf_family, is_gguf
 
@@ -32,8 +33,10 @@ def folder_family(path: str | Path) -> Family:
     path = Path(path)
     if is_gguf(path):
         return gguf_family(path)
-    if not (path / "tokenizer.json").is_file():
-        raise FamilyError(f"--model-dir {path}: no tokenizer.json there")
+    if not path.is_dir():
+        raise FamilyError(f"--model-dir {path}: not a folder")
+    if not is_present(path / "tokenizer.json"):
+        raise FamilyError(f"--model-dir {path}: no tokenizer.json there")  # one that is unusable is named later
     return Family(path.resolve().name, path, "folder")
 
 

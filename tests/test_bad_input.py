@@ -1,0 +1,211 @@
+"""Bad input, table-driven: every file a command reads, broken in each way it can be, is one line on
+stderr naming the file and what is wrong, exit 2, no traceback, and no report already written is
+changed or lost."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from textbound.cli import EXIT_SETUP, main
+from textbound.families import embedded_family
+from textbound.files import MAX_FILE_BYTES
+
+FAMILY = "gpt2"
+
+
+# -- the ways a file breaks: each changes the file at ``path`` and says what the message names -----
+
+def truncated(path: Path) -> str:
+    """Cut in the middle of a string (of its last line, for JSON lines)."""
+    text = path.read_text(encoding="utf-8")
+    cut = text.rfind('"', 0, len(text) - 2 if text.endswith("\n") else len(text)) + 1
+    path.write_text(text[:max(cut, 1)], encoding="utf-8")
+    return "not valid JSON: line "
+
+
+def empty(path: Path) -> str:
+    path.write_text("")
+    return "empty, expected JSON"
+
+
+def wrong_type(path: Path) -> str:
+    path.write_text("[1, 2]\n")
+    return "$: expected an object, found an array"
+
+
+def not_utf8(path: Path) -> str:
+    path.write_bytes(b'{"a": "\xff\xfe"}')
+    return "not UTF-8 text (byte 7 is 0xff)"
+
+
+def a_folder(path: Path) -> str:
+    path.unlink()
+    path.mkdir()
+    return "a folder, not a file"
+
+
+def a_symlink_loop(path: Path) -> str:
+    path.unlink()
+    path.symlink_to(path.name)
+    return "cannot be read: Too many levels of symbolic links"
+
+
+def too_large(path: Path) -> str:
+    """A sparse file of 2 GB: refused by its size, never read."""
+    os.truncate(path, 2 * 2 ** 30)
+    return f"more than the {MAX_FILE_BYTES} a file read may have"
+
+
+JSON_BREAKS = [truncated, empty, wrong_type, not_utf8, a_folder, a_symlink_loop, too_large]
+# A template's text is the case's business (a syntax error is an error both sides must raise alike):
+# only a file that cannot be read as text at all fails the setup.
+TEXT_BREAKS = [not_utf8, a_folder, a_symlink_loop, too_large]
+FAMILY_FILES = {"tokenizer.json": JSON_BREAKS, "tokenizer_config.json": JSON_BREAKS,
+                "generation_config.json": JSON_BREAKS, "special_tokens_map.json": JSON_BREAKS,
+                "chat_template.jinja": TEXT_BREAKS}
+
+
+def cases(files: dict[str, list[Callable]]) -> list:
+    return [pytest.param(name, breaking, id=f"{name}-{breaking.__name__}")
+            for name, breaks in files.items() for breaking in breaks]
+
+
+def snapshot(folder: Path) -> dict[str, tuple]:
+    """Each file's size, time and (unless it is the sparse 2 GB one) bytes: what must not change."""
+    return {str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns,
+                                         p.read_bytes() if p.stat().st_size < MAX_FILE_BYTES else None)
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def run_setup_failure(capsys, *args: str) -> str:
+    """Runs the command, which must fail its setup; returns its one line of stderr."""
+    assert main(list(args)) == EXIT_SETUP
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in captured.err, captured.err
+    return lines[0]
+
+
+@pytest.fixture
+def family_dir(tmp_path) -> Path:
+    """A copy of the embedded gpt2 family's folder, with every optional file, to break."""
+    folder = tmp_path / "family"
+    shutil.copytree(embedded_family(FAMILY).path, folder)
+    (folder / "generation_config.json").write_text('{"eos_token_id": 0}\n')
+    (folder / "special_tokens_map.json").write_text('{"eos_token": "<|endoftext|>"}\n')
+    (folder / "chat_template.jinja").write_text("{{ messages[0].content }}")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory) -> Path:
+    """A real report folder with divergences (the README's broken implementation), to copy and break."""
+    folder = tmp_path_factory.mktemp("report") / "run"
+    main(["check", "--impl", "tests.broken_impl", "--family", FAMILY, "--component", "tokenizer",
+          "--budget", "quick", "--jobs", "1", "--report-dir", str(folder)])
+    assert (folder / "divergences.jsonl").stat().st_size > 0
+    return folder
+
+
+# -- the table ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("filename", "breaking"), cases(FAMILY_FILES))
+@pytest.mark.parametrize("command", ["check", "replay", "bench"])
+def test_a_broken_family_file_is_one_line_before_any_case(tmp_path, capsys, family_dir, command, filename, breaking):
+    expected = breaking(family_dir / filename)
+    report_dir = tmp_path / "report"
+    args = {"check": ["--budget", "quick", "--report-dir", str(report_dir)],
+            "replay": ['{"component": "stops", "property": "stream", "family": "family", "input": {}}'],
+            "bench": ["--seconds", "0.01"]}[command]
+    line = run_setup_failure(capsys, command, "--model-dir", str(family_dir), *args)
+    assert line.startswith(f"textbound: family family: {family_dir / filename}: ") and expected in line, line
+    assert not report_dir.exists()  # no case ran, nothing was written
+
+
+def vocab_a_list(path: Path) -> str:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["model"]["vocab"] = list(data["model"]["vocab"])
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return "$.model.vocab: expected an object, found an array (tokenizers: invalid type: sequence, expected a map"
+
+
+def test_a_tokenizer_json_the_oracle_refuses_names_the_json_path(tmp_path, capsys, family_dir):
+    expected = vocab_a_list(family_dir / "tokenizer.json")
+    line = run_setup_failure(capsys, "check", "--model-dir", str(family_dir), "--report-dir", str(tmp_path / "r"))
+    assert line.startswith(f"textbound: family family: {family_dir / 'tokenizer.json'}: {expected}")
+    assert line.endswith(")") and "at line 1 column" in line  # the oracle's own words close it
+
+
+@pytest.mark.parametrize("breaking", JSON_BREAKS)
+def test_a_broken_baseline_is_one_line(tmp_path, capsys, breaking):
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text('{"entries": [{"signature": "tokenizer/encode/x", "reason": "known"}]}\n')
+    expected = breaking(baseline)
+    line = run_setup_failure(capsys, "check", "--family", FAMILY, "--baseline", str(baseline),
+                             "--report-dir", str(tmp_path / "r"))
+    assert line.startswith(f"textbound: --baseline {baseline}: ") and expected in line, line
+    assert not (tmp_path / "r").exists()
+
+
+REPORT_FILES = {"summary.json": JSON_BREAKS,
+                # an empty divergences.jsonl is a run without divergences, not a broken one
+                "divergences.jsonl": [b for b in JSON_BREAKS if b is not empty]}
+
+
+@pytest.mark.parametrize(("filename", "breaking"), cases(REPORT_FILES))
+@pytest.mark.parametrize("command", ["triage", "diff-old", "diff-new", "merge"])
+def test_a_broken_report_folder_is_one_line_and_nothing_is_lost(tmp_path, capsys, report, command, filename,
+                                                                breaking):
+    broken, good = tmp_path / "broken", tmp_path / "good"
+    shutil.copytree(report, broken)
+    shutil.copytree(report, good)
+    expected = breaking(broken / filename)
+    before = snapshot(broken), snapshot(good)
+    out = tmp_path / "merged"
+    args = {"triage": ["triage", str(broken)], "diff-old": ["diff", str(broken), str(good)],
+            "diff-new": ["diff", str(good), str(broken)], "merge": ["merge", str(out), str(good), str(broken)]}[command]
+    line = run_setup_failure(capsys, *args)
+    where = f"{broken / filename}: line " if filename.endswith(".jsonl") and breaking in (truncated, wrong_type) \
+        else f"{broken / filename}: "
+    assert line.startswith(f"textbound: {where}") and expected.removeprefix("$: ") in line, line
+    assert (snapshot(broken), snapshot(good)) == before and not out.exists()
+
+
+@pytest.mark.parametrize("occupied", ["a shard itself", "an earlier merge"])
+def test_merge_into_a_folder_holding_a_report_is_refused_and_it_is_kept(tmp_path, capsys, report, occupied):
+    earlier = tmp_path / "earlier"
+    shutil.copytree(report, earlier)
+    before = snapshot(earlier)
+    shards = [str(earlier)] if occupied == "a shard itself" else [str(report)]
+    line = run_setup_failure(capsys, "merge", str(earlier), *shards)
+    assert line == f"textbound: {earlier}: holds a report already; merge into a new folder"
+    assert snapshot(earlier) == before
+
+
+@pytest.mark.parametrize(("case", "message"), [
+    ('{"component": "tokenizer", "property": "encode", "fam', "CASE_JSON: not valid JSON: line 1 column 50: Unterminated string starting at"),
+    ("", "CASE_JSON: empty, expected JSON"),
+    ("[1, 2]", "CASE_JSON: $: expected an object, found an array"),
+    ('{"component": "tokenizer", "property": "encode", "family": "gpt2", "input": "a"}',
+     "$.input: expected an object, found a string"),
+    ('{"component": "tokenizer", "family": "gpt2", "input": {}}', "$.property: expected a string, found nothing"),
+    ('{"component": "tokeniser"}', "unknown component 'tokeniser' (known: tokenizer, detokenizer, stops, chat, "
+                                   "tools, structured)"),
+])
+def test_a_broken_case_is_one_line(capsys, case, message):
+    line = run_setup_failure(capsys, "replay", "--family", FAMILY, case)
+    assert line == f"textbound: the case is not valid: {message}"
+
+
+@pytest.mark.parametrize("breaking", [b for b in JSON_BREAKS if b is not a_symlink_loop])
+def test_compare_of_a_broken_family_file_is_one_line(tmp_path, capsys, family_dir, breaking):
+    new = tmp_path / "new"
+    shutil.copytree(family_dir, new)
+    expected = breaking(new / "generation_config.json")
+    line = run_setup_failure(capsys, "compare", str(family_dir), str(new))
+    assert f"{new / 'generation_config.json'}: " in line and expected in line, line
