@@ -105,6 +105,8 @@ def _parser() -> argparse.ArgumentParser:
 
     triage = commands.add_parser("triage", help="a report's divergences by root cause, aligned")
     triage.add_argument("report_dir", type=Path)
+    triage.add_argument("--no-explain", action="store_true",
+                        help="do not put each signature's smallest example to the mutation catalogue")
     diff = commands.add_parser("diff", help="signatures new, fixed and unchanged between two reports")
     diff.add_argument("old", type=Path)
     diff.add_argument("new", type=Path)
@@ -216,7 +218,7 @@ def _run_command(args) -> int:
 
 def _triage(args) -> int:
     from .triage import load_run, triage_text
-    print(triage_text(load_run(args.report_dir)), end="")
+    print(triage_text(load_run(args.report_dir), explain=not args.no_explain), end="")
     return EXIT_OK
 
 

@@ -252,7 +252,9 @@ def render_alignment(alignment: Alignment, sides: tuple[str, str] = ("expected",
 # -- the commands ----------------------------------------------------------------------------------
 
 
-def triage_text(run: Run) -> str:
+def triage_text(run: Run, explain: bool = False) -> str:
+    """The triage of a run; with ``explain``, each signature's smallest example is also put to the
+    mutation catalogue (textbound.explanation), which names the mutants that reproduce it exactly."""
     summary = run.summary
     divergences, disagreements = split_records(run.records)
     groups = signature_groups(divergences, set(summary.get("new", [])))
@@ -268,10 +270,17 @@ def triage_text(run: Run) -> str:
                   f"   {len(group.records)} divergence(s): {where}",
                   f"   smallest ({smallest['family']}): {json.dumps(smallest['minimized_input'], ensure_ascii=False)}",
                   *render_alignment(record_alignment(smallest, families)),
+                  *([f"   {_explanation(smallest, families)}"]
+                    if explain and not is_oracle_disagreement(group.signature) else []),
                   f"   replay: {smallest['reproduce']}", ""]
     if not groups:
         lines.append("No divergence: every checked case agreed with the oracle.")
     return "\n".join(lines) + "\n"
+
+
+def _explanation(record: dict, families: dict[str, str]) -> str:
+    from .explanation import explaining_mutants, explanation_line
+    return explanation_line(explaining_mutants(record, families))
 
 
 @dataclass
