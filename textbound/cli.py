@@ -1,4 +1,4 @@
-"""The ``textbound`` command: check, replay, bench, triage, diff, merge, mutate, compare.
+"""The ``textbound`` command: check, replay, bench, triage, diff, merge, mutate, compare, explain.
 
 Exit codes of ``check``: 0 no divergence beyond the baseline, 1 new divergences, 2 the run could
 not be set up (unknown family or component, unimportable --impl, unreadable baseline, an option out of
@@ -8,7 +8,8 @@ interrupted (130 for Ctrl-C, 143 for SIGTERM; the report is written first).
 environment (SERVER_ENV) set for the run, so every worker process reaches the same server.
 ``diff`` exits 1 when NEW has signatures OLD had not. ``mutate`` (textbound.mutate) exits 0 when
 every mutant of mutants/ is caught, 1 when some are missed, 2 when the run could not be set up.
-``compare`` (textbound.compare) exits 0 when nothing changed beyond --allow, 1 on changes, 2 on bad input.
+``compare`` (textbound.compare) exits 0 when nothing changed beyond --allow, 1 on changes, 2 on bad input;
+``explain`` (textbound.explain) 0 when impl agrees with the oracle, 1 when it differs, 2 on bad input.
 """
 from __future__ import annotations
 
@@ -116,6 +117,8 @@ def _parser() -> argparse.ArgumentParser:
     mutate = commands.add_parser("mutate", help="mutation score: each mutant of mutants/ checked at the quick budget")
     add_mutate_arguments(mutate)
     _add_compare_command(commands)
+    from .explain import add_arguments as add_explain_arguments
+    add_explain_arguments(commands.add_parser("explain", help="one tokenizer mismatch, stage by stage, explained"))
     for command in commands.choices.values():  # "--model" must never be read as "--model-dir"
         command.allow_abbrev = False
     return parser
@@ -254,8 +257,15 @@ def _compare(args) -> int:
 # -- end of compare --
 
 
-# Commands that need no --impl of their own (mutate loads each mutant itself, compare runs oracles only).
-REPORT_COMMANDS = {"triage": _triage, "diff": _diff, "merge": _merge, "mutate": run_mutate, "compare": _compare}
+def _explain(args) -> int:
+    from .explain import run_command
+    return run_command(args)
+
+
+# Commands that need no --impl of their own (mutate loads each mutant itself, compare runs oracles only,
+# explain loads its --impl itself to name a failure as bad input).
+REPORT_COMMANDS = {"triage": _triage, "diff": _diff, "merge": _merge, "mutate": run_mutate, "compare": _compare,
+                   "explain": _explain}
 
 
 def _check(args, impl: Implementation) -> int:
