@@ -111,6 +111,10 @@ def _parser() -> argparse.ArgumentParser:
     diff = commands.add_parser("diff", help="signatures new, fixed and unchanged between two reports")
     diff.add_argument("old", type=Path)
     diff.add_argument("new", type=Path)
+    baseline = commands.add_parser("baseline", help="a baseline of a run's signatures")
+    baseline.add_argument("--from", dest="run_dir", type=Path, required=True, metavar="RUN_DIR")
+    baseline.add_argument("--reason", default=None, help="the reason of every entry (default: where each was seen)")
+    baseline.add_argument("--out", type=Path, default=None, metavar="PATH", help="write it here (default: stdout)")
     merge = commands.add_parser("merge", help="combine the reports of --shard runs into one")
     merge.add_argument("out", type=Path)
     merge.add_argument("shard_dirs", type=Path, nargs="+")
@@ -232,6 +236,23 @@ def _diff(args) -> int:
     return EXIT_DIVERGED if result.new else EXIT_OK
 
 
+def _baseline(args) -> int:
+    import json
+    from .baseline import baseline_of
+    from .report import write_atomically
+    from .triage import load_run
+    run = load_run(args.run_dir)
+    if args.reason is not None and not args.reason.strip():
+        print("textbound: --reason must not be empty: a baseline entry says why it is known", file=sys.stderr)
+        return EXIT_SETUP
+    text = json.dumps(baseline_of(run.records, str(args.run_dir), args.reason), ensure_ascii=False, indent=1) + "\n"
+    if args.out is None:
+        print(text, end="")
+    else:
+        write_atomically(args.out, text)
+    return EXIT_OK
+
+
 def _merge(args) -> int:
     from .merge import merge
     summary = merge(args.out, args.shard_dirs)
@@ -264,7 +285,7 @@ def _explain(args) -> int:
 
 # Commands that need no --impl of their own (mutate loads each mutant itself, compare runs oracles only,
 # explain loads its --impl itself to name a failure as bad input).
-REPORT_COMMANDS = {"triage": _triage, "diff": _diff, "merge": _merge, "mutate": run_mutate, "compare": _compare,
+REPORT_COMMANDS = {"triage": _triage, "diff": _diff, "baseline": _baseline, "merge": _merge, "mutate": run_mutate, "compare": _compare,
                    "explain": _explain}
 
 
@@ -365,6 +386,9 @@ def _replay(args, impl: Implementation) -> int:
         return EXIT_SETUP
     if divergence is None:
         print("no divergence: impl agrees with the oracle on this case")
+        return EXIT_OK
+    if divergence.is_oracle_disagreement:  # the references disagree; impl sides with one: not impl's
+        print(f"oracle disagreement, not impl's divergence: {divergence.describe()}")
         return EXIT_OK
     print(divergence.describe())
     return EXIT_DIVERGED
