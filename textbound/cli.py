@@ -108,6 +108,8 @@ def _parser() -> argparse.ArgumentParser:
     triage.add_argument("report_dir", type=Path)
     triage.add_argument("--no-explain", action="store_true",
                         help="do not put each signature's smallest example to the mutation catalogue")
+    triage.add_argument("--reproducers", type=Path, default=None, metavar="OUT",
+                        help="also write a standalone script per tokenizer signature here")
     diff = commands.add_parser("diff", help="signatures new, fixed and unchanged between two reports")
     diff.add_argument("old", type=Path)
     diff.add_argument("new", type=Path)
@@ -225,7 +227,14 @@ def _run_command(args) -> int:
 
 def _triage(args) -> int:
     from .triage import load_run, triage_text
-    print(triage_text(load_run(args.report_dir), explain=not args.no_explain), end="")
+    run = load_run(args.report_dir)
+    print(triage_text(run, explain=not args.no_explain), end="")
+    if args.reproducers is not None:
+        from .reproducer import write_reproducers
+        if problem := _unusable_report_dir(args.reproducers):
+            print(f"textbound: --reproducers: {problem.removeprefix('--report-dir ')}", file=sys.stderr)
+            return EXIT_SETUP
+        print("reproducers:", *write_reproducers(run, args.reproducers), sep="\n  ")
     return EXIT_OK
 
 
