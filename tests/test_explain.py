@@ -62,3 +62,21 @@ def test_text_and_ids_together_are_a_usage_error(capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["explain", "--family", "gpt2", "--text", "a", "--ids", "[1]"])
     assert exit_.value.code == 2
+
+
+def test_counterfactual_oracles_name_the_option_an_engine_ignores():
+    import json
+
+    from oracles.tokenizers_oracle import TokenizersOracle
+    from textbound.counterfactuals import reproducing
+    from textbound.families import build_family
+    from textbound.implementation import Implementation
+
+    folder = build_family("roberta")
+    spec = json.loads((folder / "tokenizer.json").read_text())
+    before = json.dumps(spec)
+    engine = Implementation("mutants.tokenizer_prefix_space_ignored").Tokenizer.from_dir(folder)
+    ids = engine.encode("hello")
+    found = reproducing(spec, lambda tokenizer: TokenizersOracle(tokenizer).encode("hello") == ids)
+    assert "reads pre_tokenizer.add_prefix_space as false" in found
+    assert json.dumps(spec) == before  # each counterfactual changed a copy

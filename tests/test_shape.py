@@ -10,7 +10,7 @@ import pytest
 
 from textbound.budget import BUDGETS
 from textbound.checks import Subject, case_source, run_check
-from textbound.families import Family, build_family, embedded_family
+from textbound.families import build_family, embedded_family
 from textbound.implementation import Implementation
 from textbound.shape import Vocabulary, ids_shape, text_shape
 

@@ -45,8 +45,13 @@ def _options(node, path: str) -> Iterator[tuple[str, dict, str]]:
             yield from _options(value, f"{path}[{index}]")
 
 
-def _changed(spec: dict, change) -> dict:
-    changed = copy.deepcopy(spec)
+def _changed(spec: dict, top: str, change) -> dict:
+    """``spec`` with ``change`` applied to a copy of its ``top`` part (the vocabulary and merges,
+    never changed, are shared rather than copied)."""
+    part = spec.get(top)
+    if isinstance(part, dict):
+        part = {k: v if k in SKIPPED_KEYS else copy.deepcopy(v) for k, v in part.items()}
+    changed = {**spec, top: copy.deepcopy(part) if isinstance(part, list) else part}
     change(changed)
     return changed
 
@@ -59,13 +64,14 @@ def counterfactuals(spec: dict) -> Iterator[Counterfactual]:
         node = spec.get(stage)
         if not node:
             continue
-        yield Counterfactual(f"skips the {stage.replace('_', ' ')}", _changed(spec, lambda s, st=stage: s.update({st: None})))
+        name = stage.replace("_", " ")
+        yield Counterfactual(f"skips the {name}", {**spec, stage: None})
         for key in SEQUENCE_MEMBERS:
             for index, member in enumerate(node.get(key) or []):
                 def drop(s, st=stage, k=key, i=index):
                     del s[st][k][i]
-                yield Counterfactual(f"skips the {member.get('type')} {stage.replace('_', ' ')} ({stage}.{key}[{index}])",
-                                     _changed(spec, drop))
+                yield Counterfactual(f"skips the {member.get('type')} {name} ({stage}.{key}[{index}])",
+                                     _changed(spec, stage, drop))
     for top in (*STAGES, "model"):
         for path, node, key in _options(spec.get(top), top):
             value = node[key]
@@ -73,7 +79,7 @@ def counterfactuals(spec: dict) -> Iterator[Counterfactual]:
             for choice in choices:
                 def flip(s, p=path, k=key, c=choice):
                     _node_at(s, p)[k] = c
-                yield Counterfactual(f"reads {path} as {json.dumps(choice)}", _changed(spec, flip))
+                yield Counterfactual(f"reads {path} as {json.dumps(choice)}", _changed(spec, top, flip))
     tokens = spec.get("added_tokens") or []
     for flag in ADDED_TOKEN_FLAGS:
         for value in (True, False):
@@ -81,7 +87,8 @@ def counterfactuals(spec: dict) -> Iterator[Counterfactual]:
                 def set_flag(s, f=flag, v=value):
                     for token in s["added_tokens"]:
                         token[f] = v
-                yield Counterfactual(f"reads every added token's {flag} as {json.dumps(value)}", _changed(spec, set_flag))
+                yield Counterfactual(f"reads every added token's {flag} as {json.dumps(value)}",
+                                     _changed(spec, "added_tokens", set_flag))
 
 
 def _node_at(spec: dict, path: str) -> dict:

@@ -123,7 +123,8 @@ def _answers(operation: str) -> tuple[tuple[str, dict], tuple[str, dict]]:
     """The two final stages of an operation and the case input each answers."""
     if operation == "encode":
         return ("model tokens", {"add_special_tokens": False}), ("post-processed ids", {"add_special_tokens": True})
-    return ("decoded text", {"skip_special_tokens": False}), ("decoded, special tokens skipped", {"skip_special_tokens": True})
+    return (("decoded text", {"skip_special_tokens": False}),
+            ("decoded, special tokens skipped", {"skip_special_tokens": True}))
 
 
 def _mutants(family: Family, operation: str, given, final: dict) -> list:

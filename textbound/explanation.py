@@ -11,21 +11,12 @@ one bug. ``textbound triage`` names the explanation of each signature's smallest
 """
 from __future__ import annotations
 
-import json
 from functools import cache
 from pathlib import Path
 
 from mutants import CATALOGUE, Mutant
 
-from .divergence import Case
-
-
-def _plain(value):
-    """A value as a report's JSON holds it (tuples as lists), to compare with a recorded one."""
-    try:
-        return json.loads(json.dumps(value, ensure_ascii=False))
-    except (TypeError, ValueError):
-        return repr(value)
+from .divergence import Case, plain_json
 
 
 def recorded_case(record: dict) -> Case:
@@ -56,7 +47,8 @@ def explaining_mutants(record: dict, families: dict[str, str]) -> list[Mutant]:
             divergence = run_check(_mutant_subject(mutant.module, case.family, folder), case)
         except Exception:  # noqa: BLE001 - a mutant that cannot run this case explains nothing
             continue
-        if divergence is not None and not divergence.kind.startswith("raised ") and _plain(divergence.actual) == actual:
+        if divergence is not None and not divergence.kind.startswith("raised ") \
+                and plain_json(divergence.actual) == actual:
             found.append(mutant)
     return found
 

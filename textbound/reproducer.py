@@ -24,11 +24,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from .counterfactuals import SEQUENCE_MEMBERS, STAGES
 from .divergence import Case, is_oracle_disagreement
 from .explanation import recorded_case
 
-STAGES = ("normalizer", "pre_tokenizer", "post_processor", "decoder")
-SEQUENCE_MEMBERS = ("normalizers", "pretokenizers", "processors", "decoders")
 PROPERTIES = ("encode", "decode")  # the tokenizer properties a script reproduces
 MAX_TRIES = 600  # checks per minimized file: a few seconds on an embedded family
 ENGINE_ADAPTERS = "textbound.adapters."  # modules driving other engines: their scripts are not written here

@@ -23,7 +23,6 @@ import difflib
 import json
 import re
 import unicodedata
-from functools import cached_property
 from pathlib import Path
 
 REPLACEMENT_CHARACTER = "\ufffd"

@@ -99,7 +99,8 @@ def impl_stages(tokenizer, operation: str, given) -> list[Stage]:
         if tokenizer.pre_tokenizer is not None:
             pieces = [p.text for p in tokenizer.pre_tokenizer.pre_tokenize([Piece(normalized, True)])]
         stages = [Stage("normalized text", normalized, repr(normalized)),
-                  Stage("pre-tokenized pieces", pieces, NONE if pieces is None else _pieces_shown(_offsets(normalized, pieces)))]
+                  Stage("pre-tokenized pieces", pieces,
+                        NONE if pieces is None else _pieces_shown(_offsets(normalized, pieces)))]
     plain, special = tokenizer.encode(given, add_special_tokens=False), tokenizer.encode(given, add_special_tokens=True)
     tokens = getattr(tokenizer, "id_to_token", lambda i: None)
     return [*stages, Stage("model tokens", plain, _ids_shown(plain, [tokens(i) for i in plain])),

@@ -189,6 +189,6 @@ def ids_divergence(subject: Subject, case: Case, expected: list[int], actual: li
     vocabulary = subject.cached("vocabulary", lambda: Vocabulary(subject.path))
     kind = f"ids: {ids_shape(expected, actual, vocabulary)}"
     return Divergence(case, expected, actual, kind, {
-        "index": index, "text_index": at,
+        "index": index, "text_index": at, "text_window": text_window(text, at),
         "expected_window": subject.oracle.pieces(expected[lo:hi]), "actual_window": impl_pieces,
     })
