@@ -80,3 +80,15 @@ def test_counterfactual_oracles_name_the_option_an_engine_ignores():
     found = reproducing(spec, lambda tokenizer: TokenizersOracle(tokenizer).encode("hello") == ids)
     assert "reads pre_tokenizer.add_prefix_space as false" in found
     assert json.dumps(spec) == before  # each counterfactual changed a copy
+
+
+def test_an_implementation_that_raises_differs_at_its_answer(tmp_path, monkeypatch, capsys):
+    (tmp_path / "raising_impl.py").write_text(
+        "import impl\nfrom impl import *  # noqa: F403\n\n\n"
+        "class Tokenizer(impl.Tokenizer):\n"
+        "    def encode(self, text, add_special_tokens=False):\n"
+        "        raise RuntimeError('no encoding today')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    code, out, _ = explain(capsys, "--family", "gpt2", "--text", "a", "--impl", "raising_impl")
+    assert code == 1
+    assert ">> post-processed ids: raised RuntimeError: no encoding today" in out

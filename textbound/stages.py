@@ -109,6 +109,8 @@ def impl_stages(tokenizer, operation: str, given) -> list[Stage]:
 
 def difference(expected: Stage, actual: Stage, vocabulary: Vocabulary | None) -> str:
     """What differs between two answers of one stage, as a shape where it has one."""
+    if actual.value is None and expected.value is not None:
+        return actual.shown  # the implementation raised, or shows no such stage
     if isinstance(expected.value, str) and isinstance(actual.value, str):
         return text_shape(expected.value, actual.value)
     if expected.name in ("model tokens", "post-processed ids") and vocabulary is not None:
