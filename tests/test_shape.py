@@ -49,6 +49,10 @@ def test_ids_shapes(gpt2):
     special = encode("<|endoftext|>").ids
     spelled = [i for c in "<|endoftext|>" for i in encode(c).ids]
     assert ids_shape(special, spelled, vocabulary) == "does not split off an added token"
+    assert ids_shape(spelled, special, vocabulary) == "splits off an added token the oracle reads as text"
+    assert ids_shape(special + word, word, vocabulary) == "drops an added token at the start"
+    assert ids_shape(word, word + special, vocabulary) == "adds tokens at the end"
+    assert ids_shape(word + word, word + special + word, vocabulary) == "adds an added token in the middle"
     assert ids_shape(ids, [-1], vocabulary) == "gives ids outside the vocabulary"
 
 

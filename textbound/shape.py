@@ -49,7 +49,7 @@ def char_class(char: str) -> str:
 
 def describe(text: str) -> str:
     """What a stretch of text holds, by class, without counts: ``describe("ab c") == "ASCII letters and ' '"``."""
-    classes = list(dict.fromkeys(map(char_class, text)))
+    classes = sorted(set(map(char_class, text)))  # sorted: "a." and ".a" hold the same classes
     return "mixed text" if len(classes) > 2 else " and ".join(classes)
 
 
@@ -183,7 +183,7 @@ class Vocabulary:
         spec = json.loads(path.read_text(encoding="utf-8"))
         self.byte_level = '"ByteLevel"' in json.dumps(spec.get("decoder"))
         model = spec.get("model") or {}
-        self.continuing_prefix = model.get("continuing_subword_prefix") if model.get("type") == "WordPiece" else None
+        self.continuing_prefix = model.get("continuing_subword_prefix")  # WordPiece's "##", some BPEs' too
         unk = model.get("unk_token")
         self.unk_id = model.get("unk_id") if unk is None else self.tokenizer.token_to_id(unk)
         self.added_ids = frozenset(self.tokenizer.get_added_tokens_decoder())
@@ -236,6 +236,29 @@ class Vocabulary:
         return "".join(parts) + run.decode("utf-8", "replace")
 
 
+def _added_token_shape(expected: list[int], actual: list[int], first: int, vocabulary: Vocabulary) -> str | None:
+    """Where one side has an added token the other lacks: read as plain text by the other side
+    (its text holds the token's content, whatever case a normalizer gave it), or dropped or added."""
+    def added(ids: list[int]) -> list[int]:
+        return [i for i in ids if i in vocabulary.added_ids]
+
+    # An unknown token impl gives is told by its own shape; one it lacks may be a "[UNK]" it spelled out.
+    mine, theirs = added(expected), [i for i in added(actual) if i != vocabulary.unk_id]
+    mine = mine if vocabulary.unk_id not in actual else [i for i in mine if i != vocabulary.unk_id]
+    if mine == theirs:
+        return None
+    where = "at the start" if first == 0 else "at the end" if first >= min(len(expected), len(actual)) else "in the middle"
+    if len(mine) > len(theirs):
+        missing = next(i for i in mine if mine.count(i) > theirs.count(i))
+        spelled = vocabulary.piece(missing).casefold() in vocabulary.text(actual).casefold()
+        return "does not split off an added token" if spelled else f"drops an added token {where}"
+    if len(theirs) > len(mine):
+        extra = next(i for i in theirs if theirs.count(i) > mine.count(i))
+        read = vocabulary.piece(extra).casefold() in vocabulary.text(expected).casefold()
+        return "splits off an added token the oracle reads as text" if read else f"adds an added token {where}"
+    return f"gives other added tokens {where}"
+
+
 def ids_shape(expected: list[int], actual: list[int], vocabulary: Vocabulary) -> str:
     """The shape of the first difference between two lists of ids:
     ``ids_shape(encode(" a"), encode("a"), gpt2) == "drops ' ' at the start"``."""
@@ -247,15 +270,12 @@ def ids_shape(expected: list[int], actual: list[int], vocabulary: Vocabulary) ->
     if expected == actual[:len(expected)]:
         return "adds tokens at the end"
     a0, a1, b0, b1 = first_change(expected, actual)
+    if added := _added_token_shape(expected, actual, a0, vocabulary):
+        return added
     unk = vocabulary.unk_id
     if unk is not None and (unk in actual[b0:b1]) != (unk in expected[a0:a1]):
         return ("gives the unknown token where the oracle does not" if unk in actual[b0:b1]
                 else "does not give the unknown token where the oracle does")
     if vocabulary.text(expected) == vocabulary.text(actual):
-        expected_added = any(i in vocabulary.added_ids for i in expected[a0:a1])
-        actual_added = any(i in vocabulary.added_ids for i in actual[b0:b1])
-        if expected_added != actual_added:
-            return "does not split off an added token" if expected_added else \
-                "splits off an added token the oracle reads as text"
         return f"splits {describe(vocabulary.covered(expected, a0, a1))} differently"
     return text_shape(vocabulary.text(expected, mark_added=True), vocabulary.text(actual, mark_added=True))
