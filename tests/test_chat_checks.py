@@ -29,11 +29,11 @@ FAMILY = "gpt2"  # embedded: checked with the project's ChatML template
 # Each bug and the signature it must show under; the shared templates have the block tags that
 # trim_blocks acts on (ChatML's tags all strip themselves).
 BUG_SIGNATURES = {
-    "trim_blocks": "chat/render/text differs",
-    "tojson_ascii": "chat/render/text differs",
+    "trim_blocks": "chat/render/text: ",
+    "tojson_ascii": "chat/render/text: ",
     "raise_swallowed": "chat/render/renders where transformers raises jinja2.exceptions.TemplateError",
-    "continue_untrimmed": "chat/render/text differs at end",
-    "sanitize_ignored": "chat/sanitized_ids/ids differ",
+    "continue_untrimmed": "chat/render/text: inserts",
+    "sanitize_ignored": "chat/sanitized_ids/ids: ",
     "mutates_messages": "chat/render/changed the caller's messages",
 }
 NEEDS = {"trim_blocks": NEEDS_TEMPLATES}

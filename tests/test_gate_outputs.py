@@ -11,7 +11,7 @@ import pytest
 from textbound import progress
 from textbound.cli import EXIT_DIVERGED, main
 
-SIGNATURE = "tokenizer/encode/ids: impl drops tokens at the end"
+SIGNATURE = "tokenizer/encode/ids: drops tokens at the end"
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ from textbound.families import build_family
 from textbound.runner import Shard
 from textbound.triage import load_run
 
-SIGNATURE = "tokenizer/encode/ids: impl drops tokens at the end"
+SIGNATURE = "tokenizer/encode/ids: drops tokens at the end"
 
 
 def test_every_chunk_belongs_to_exactly_one_shard():

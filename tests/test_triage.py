@@ -97,7 +97,7 @@ def test_triage_and_diff_of_real_runs(tmp_path, capsys):
     run_broken(clean, "impl")
     capsys.readouterr()
     text = triage_text(load_run(broken))
-    signature = "tokenizer/encode/ids: impl drops tokens at the end"
+    signature = "tokenizer/encode/ids: drops tokens at the end"
     assert f"1. {signature}   NEW" in text
     records = load_run(broken).records
     assert f"{len(records)} divergence(s): gpt2 ({len(records)})" in text
@@ -117,7 +117,7 @@ def test_a_signature_is_not_fixed_where_the_new_run_did_not_check(tmp_path, caps
     main(["check", "--family", FAMILY, "--component", "stops", "--budget", "quick", "--jobs", "1",
           "--report-dir", str(elsewhere)])
     result = diff_runs(load_run(broken), load_run(elsewhere))
-    assert result.fixed == [] and result.not_checked == ["tokenizer/encode/ids: impl drops tokens at the end"]
+    assert result.fixed == [] and result.not_checked == ["tokenizer/encode/ids: drops tokens at the end"]
 
 
 def test_triage_of_a_folder_that_is_no_report_is_a_setup_error(tmp_path, capsys):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .divergence import Divergence
+from .divergence import Divergence, is_oracle_disagreement
 from .files import InputFileError, read_json
 
 
@@ -47,6 +47,27 @@ def load_baseline(path: Path | None) -> list[BaselineEntry]:
             raise BaselineError(f"{path}: entries[{index}] needs a non-empty 'signature' and 'reason'")
         result.append(BaselineEntry(entry["signature"], entry.get("family", "*"), entry["reason"]))
     return result
+
+
+def baseline_of(records: list[dict], source: str, reason: str | None = None) -> dict:
+    """A baseline listing each (family, signature) of a run's records, oracle disagreements left
+    out (they are never impl's); without ``reason``, each entry says where it was seen and its
+    smallest input:
+
+        >>> baseline_of([{"family": "gpt2", "signature": "tokenizer/encode/x", "minimized_input": {"text": "a"}}],
+        ...             "reports/runs/1")["entries"][0]["reason"]
+        'seen in reports/runs/1: 1 divergence(s), smallest input {"text": "a"}'
+    """
+    seen: dict[tuple[str, str], list[dict]] = {}
+    for record in records:
+        if not is_oracle_disagreement(record["signature"]):
+            seen.setdefault((record["family"], record["signature"]), []).append(record)
+    entries = []
+    for (family, signature), found in sorted(seen.items(), key=lambda item: (item[0][1], item[0][0])):
+        smallest = min((json.dumps(r.get("minimized_input"), ensure_ascii=False) for r in found), key=len)
+        entries.append({"signature": signature, "family": family,
+                        "reason": reason or f"seen in {source}: {len(found)} divergence(s), smallest input {smallest}"})
+    return {"entries": entries}
 
 
 def checked_by(entry: BaselineEntry, checked: set[tuple[str, str]]) -> bool:

@@ -1,4 +1,4 @@
-"""The ``textbound`` command: check, replay, bench, triage, diff, merge, mutate, compare.
+"""The ``textbound`` command: check, replay, bench, triage, diff, merge, mutate, compare, explain.
 
 Exit codes of ``check``: 0 no divergence beyond the baseline, 1 new divergences, 2 the run could
 not be set up (unknown family or component, unimportable --impl, unreadable baseline, an option out of
@@ -8,7 +8,8 @@ interrupted (130 for Ctrl-C, 143 for SIGTERM; the report is written first).
 environment (SERVER_ENV) set for the run, so every worker process reaches the same server.
 ``diff`` exits 1 when NEW has signatures OLD had not. ``mutate`` (textbound.mutate) exits 0 when
 every mutant of mutants/ is caught, 1 when some are missed, 2 when the run could not be set up.
-``compare`` (textbound.compare) exits 0 when nothing changed beyond --allow, 1 on changes, 2 on bad input.
+``compare`` (textbound.compare) exits 0 when nothing changed beyond --allow, 1 on changes, 2 on bad input;
+``explain`` (textbound.explain) 0 when impl agrees with the oracle, 1 when it differs, 2 on bad input.
 """
 from __future__ import annotations
 
@@ -110,15 +111,25 @@ def _parser() -> argparse.ArgumentParser:
 
     triage = commands.add_parser("triage", help="a report's divergences by root cause, aligned")
     triage.add_argument("report_dir", type=Path)
+    triage.add_argument("--no-explain", action="store_true",
+                        help="do not put each signature's smallest example to the mutation catalogue")
+    triage.add_argument("--reproducers", type=Path, default=None, metavar="OUT",
+                        help="also write a standalone script per tokenizer signature here")
     diff = commands.add_parser("diff", help="signatures new, fixed and unchanged between two reports")
     diff.add_argument("old", type=Path)
     diff.add_argument("new", type=Path)
+    baseline = commands.add_parser("baseline", help="a baseline of a run's signatures")
+    baseline.add_argument("--from", dest="run_dir", type=Path, required=True, metavar="RUN_DIR")
+    baseline.add_argument("--reason", default=None, help="the reason of every entry (default: where each was seen)")
+    baseline.add_argument("--out", type=Path, default=None, metavar="PATH", help="write it here (default: stdout)")
     merge = commands.add_parser("merge", help="combine the reports of --shard runs into one")
     merge.add_argument("out", type=Path)
     merge.add_argument("shard_dirs", type=Path, nargs="+")
     mutate = commands.add_parser("mutate", help="mutation score: each mutant of mutants/ checked at the quick budget")
     add_mutate_arguments(mutate)
     _add_compare_command(commands)
+    from .explain import add_arguments as add_explain_arguments
+    add_explain_arguments(commands.add_parser("explain", help="one tokenizer mismatch, stage by stage, explained"))
     for command in commands.choices.values():  # "--model" must never be read as "--model-dir"
         command.allow_abbrev = False
     return parser
@@ -226,7 +237,14 @@ def _run_command(args) -> int:
 
 def _triage(args) -> int:
     from .triage import load_run, triage_text
-    print(triage_text(load_run(args.report_dir)), end="")
+    run = load_run(args.report_dir)
+    print(triage_text(run, explain=not args.no_explain), end="")
+    if args.reproducers is not None:
+        from .reproducer import write_reproducers
+        if problem := _unusable_report_dir(args.reproducers):
+            print(f"textbound: --reproducers: {problem.removeprefix('--report-dir ')}", file=sys.stderr)
+            return EXIT_SETUP
+        print("reproducers:", *write_reproducers(run, args.reproducers), sep="\n  ")
     return EXIT_OK
 
 
@@ -235,6 +253,23 @@ def _diff(args) -> int:
     text, result = diff_text(load_run(args.old), load_run(args.new))
     print(text, end="")
     return EXIT_DIVERGED if result.new else EXIT_OK
+
+
+def _baseline(args) -> int:
+    import json
+    from .baseline import baseline_of
+    from .report import write_atomically
+    from .triage import load_run
+    run = load_run(args.run_dir)
+    if args.reason is not None and not args.reason.strip():
+        print("textbound: --reason must not be empty: a baseline entry says why it is known", file=sys.stderr)
+        return EXIT_SETUP
+    text = json.dumps(baseline_of(run.records, str(args.run_dir), args.reason), ensure_ascii=False, indent=1) + "\n"
+    if args.out is None:
+        print(text, end="")
+    else:
+        write_atomically(args.out, text)
+    return EXIT_OK
 
 
 def _merge(args) -> int:
@@ -262,8 +297,15 @@ def _compare(args) -> int:
 # -- end of compare --
 
 
-# Commands that need no --impl of their own (mutate loads each mutant itself, compare runs oracles only).
-REPORT_COMMANDS = {"triage": _triage, "diff": _diff, "merge": _merge, "mutate": run_mutate, "compare": _compare}
+def _explain(args) -> int:
+    from .explain import run_command
+    return run_command(args)
+
+
+# Commands that need no --impl of their own (mutate loads each mutant itself, compare runs oracles only,
+# explain loads its --impl itself to name a failure as bad input).
+REPORT_COMMANDS = {"triage": _triage, "diff": _diff, "baseline": _baseline, "merge": _merge, "mutate": run_mutate, "compare": _compare,
+                   "explain": _explain}
 
 
 def _check(args, impl: Implementation) -> int:
@@ -367,6 +409,9 @@ def _replay(args, impl: Implementation) -> int:
         return EXIT_SETUP
     if divergence is None:
         print("no divergence: impl agrees with the oracle on this case")
+        return EXIT_OK
+    if divergence.is_oracle_disagreement:  # the references disagree; impl sides with one: not impl's
+        print(f"oracle disagreement, not impl's divergence: {divergence.describe()}")
         return EXIT_OK
     print(divergence.describe())
     return EXIT_DIVERGED

@@ -101,6 +101,15 @@ class Divergence:
         return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
+def plain_json(value):
+    """A JSON-ready copy of a check's expected/actual value, as a report's JSON holds it (tuples
+    become lists, other values their repr): ``plain_json((1, 2)) == [1, 2]``."""
+    try:
+        return json.loads(json.dumps(value, ensure_ascii=False))
+    except (TypeError, ValueError):
+        return repr(value)
+
+
 def char_kind(text: str, index: int) -> str:
     """A name for the character at ``index``: its general category, or 'end' past the text."""
     if index >= len(text):

@@ -5,7 +5,7 @@ pass and are listed in its output. A component not checked on a family (its name
 the --impl) is a skipped test case, a harness error an errored one. One test suite per family:
 
     <testcase classname="textbound.gpt2.tokenizer" name="encode">
-      <failure type="divergence" message="1 new divergence(s): tokenizer/encode/ids differ at Nd">...
+      <failure type="divergence" message="1 new divergence(s): tokenizer/encode/ids: drops tokens at the end">...
 """
 from __future__ import annotations
 

@@ -34,7 +34,7 @@ import mutants
 from mutants import BY_NAME, CATALOGUE, Mutant
 
 from .budget import BUDGETS, Budget
-from .divergence import Case, Divergence
+from .divergence import Case, Divergence, plain_json
 from .implementation import Implementation, ImplementationError
 from .families import Family, FamilyError, fuzz_families, resolve
 
@@ -203,15 +203,7 @@ def _report_smallest(verdict: MutantVerdict, found: list[Divergence]) -> None:
     smallest = min(found, key=lambda d: len(d.smallest.to_json()))
     verdict.outcome, verdict.family, verdict.signature = "caught", smallest.case.family, smallest.signature
     verdict.example = smallest.smallest.input
-    verdict.expected, verdict.actual = _plain(smallest.expected), _plain(smallest.actual)
-
-
-def _plain(value):
-    """A JSON-ready copy of a check's expected/actual value (tuples become lists, others repr)."""
-    try:
-        return json.loads(json.dumps(value, ensure_ascii=False))
-    except (TypeError, ValueError):
-        return repr(value)
+    verdict.expected, verdict.actual = plain_json(smallest.expected), plain_json(smallest.actual)
 
 
 def _hunt_in_worker(arguments: tuple) -> dict:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cache
@@ -26,6 +25,7 @@ from pathlib import Path
 
 from .divergence import is_oracle_disagreement
 from .files import InputFileError, is_present, parse_json, read_json, read_text
+from .shape import Vocabulary
 
 WINDOW_BEFORE, WINDOW_AFTER = 6, 10  # aligned rows shown around the first difference
 MISSING = object()
@@ -100,49 +100,6 @@ def signature_groups(records: list[dict], new: set[str] = frozenset()) -> list[S
         groups.setdefault(record["signature"], []).append(record)
     return sorted((SignatureGroup(s, rs, s in new) for s, rs in groups.items()),
                   key=lambda g: (-len(g.records), g.signature))
-
-
-# -- token pieces and bytes --------------------------------------------------------------------------
-
-
-def _byte_level_chars() -> dict[str, int]:
-    """GPT-2's byte-level alphabet: the printable character standing for each byte."""
-    printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
-    shifted = [b for b in range(256) if b not in printable]
-    return {**{chr(b): b for b in printable}, **{chr(256 + n): b for n, b in enumerate(shifted)}}
-
-
-BYTE_LEVEL_CHARS = _byte_level_chars()
-BYTE_TOKEN = re.compile(r"<0x([0-9A-Fa-f]{2})>")
-
-
-class Vocabulary:
-    """A family's token pieces and the bytes each stands for, read from its tokenizer.json."""
-
-    def __init__(self, folder: Path):
-        import tokenizers
-
-        path = Path(folder) / "tokenizer.json"
-        self.tokenizer = tokenizers.Tokenizer.from_file(str(path))
-        decoder = json.dumps(json.loads(path.read_text(encoding="utf-8")).get("decoder"))
-        self.byte_level = '"ByteLevel"' in decoder
-
-    def piece(self, token_id: int) -> str | None:
-        """The token's piece; None for an id outside the vocabulary (negative or huge ones too)."""
-        try:
-            return self.tokenizer.id_to_token(token_id)
-        except OverflowError:
-            return None
-
-    def token_bytes(self, token_id: int) -> bytes | None:
-        piece = self.piece(token_id)
-        if piece is None:
-            return None
-        if match := BYTE_TOKEN.fullmatch(piece):
-            return bytes([int(match.group(1), 16)])
-        if self.byte_level and all(c in BYTE_LEVEL_CHARS for c in piece):
-            return bytes(BYTE_LEVEL_CHARS[c] for c in piece)
-        return piece.replace("\u2581", " ").encode("utf-8")
 
 
 @cache
@@ -297,7 +254,9 @@ def render_alignment(alignment: Alignment, sides: tuple[str, str] = ("expected",
 # -- the commands ----------------------------------------------------------------------------------
 
 
-def triage_text(run: Run) -> str:
+def triage_text(run: Run, explain: bool = False) -> str:
+    """The triage of a run; with ``explain``, each signature's smallest example is also put to the
+    mutation catalogue (textbound.explanation), which names the mutants that reproduce it exactly."""
     summary = run.summary
     divergences, disagreements = split_records(run.records)
     groups = signature_groups(divergences, set(summary.get("new", [])))
@@ -313,10 +272,17 @@ def triage_text(run: Run) -> str:
                   f"   {len(group.records)} divergence(s): {where}",
                   f"   smallest ({smallest['family']}): {json.dumps(smallest['minimized_input'], ensure_ascii=False)}",
                   *render_alignment(record_alignment(smallest, families)),
+                  *([f"   {_explanation(smallest, families)}"]
+                    if explain and not is_oracle_disagreement(group.signature) else []),
                   f"   replay: {smallest['reproduce']}", ""]
     if not groups:
         lines.append("No divergence: every checked case agreed with the oracle.")
     return "\n".join(lines) + "\n"
+
+
+def _explanation(record: dict, families: dict[str, str]) -> str:
+    from .explanation import explaining_mutants, explanation_line
+    return explanation_line(explaining_mutants(record, families))
 
 
 @dataclass

@@ -27,10 +27,11 @@ from oracles.chat_oracle import Raised
 from oracles.tokenizers_oracle import TokenizersOracle
 
 from ..budget import Budget
-from ..divergence import COMPONENTS, SERVER_ERROR, Case, Divergence, char_kind, first_index
+from ..divergence import COMPONENTS, SERVER_ERROR, Case, Divergence, first_index
 from ..implementation import LIBRARY, Implementation
 from ..server.dialect import NotProvided, ServerError
 from ..families import Family
+from ..shape import Vocabulary, ids_shape, text_shape
 
 PIECE_WINDOW = 3  # token pieces shown on each side of where two id lists part
 TEXT_WINDOW = 8  # characters shown on each side of where two texts part
@@ -169,7 +170,7 @@ def text_window(text: str, index: int) -> str:
 
 def text_divergence(case: Case, expected: str, actual: str) -> Divergence:
     index = first_index(expected, actual)
-    kind = f"text differs at {char_kind(expected, index)} (impl {char_kind(actual, index)})"
+    kind = f"text: {text_shape(expected, actual)}"
     return Divergence(case, expected, actual, kind, {
         "index": index, "expected_window": text_window(expected, index),
         "actual_window": text_window(actual, index),
@@ -185,13 +186,9 @@ def ids_divergence(subject: Subject, case: Case, expected: list[int], actual: li
     impl_pieces = [pieces(i) if isinstance(i, int) else repr(i) for i in actual[lo:hi]]
     # Where in the text the sides part: the length of what the agreed-on prefix decodes to.
     at = len(subject.oracle.decode(expected[:index])) if index else 0
-    if index == len(expected):
-        kind = "ids: impl adds tokens at the end"
-    elif index == len(actual):
-        kind = "ids: impl drops tokens at the end"
-    else:
-        kind = f"ids differ at {char_kind(text, at)}"
+    vocabulary = subject.cached("vocabulary", lambda: Vocabulary(subject.path))
+    kind = f"ids: {ids_shape(expected, actual, vocabulary)}"
     return Divergence(case, expected, actual, kind, {
-        "index": index, "text_index": at,
+        "index": index, "text_index": at, "text_window": text_window(text, at),
         "expected_window": subject.oracle.pieces(expected[lo:hi]), "actual_window": impl_pieces,
     })

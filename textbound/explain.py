@@ -1,0 +1,201 @@
+"""``textbound explain``: a reported tokenizer mismatch triaged without writing a case.
+
+The oracle's and the implementation's answers stage by stage (textbound.stages), the first
+difference marked with its shape, the mutants of the catalogue that reproduce the implementation's
+answer (textbound.explanation), and the counterfactual oracles that do (textbound.counterfactuals):
+
+    $ textbound explain --family qwen --text "律" --impl mutants.tokenizer_nfc_skipped
+    textbound explain: encode '律' on qwen: tokenizers 0.23.3 (oracle) against mutants.tokenizer_nfc_skipped (impl)
+    >> normalized text: non-ASCII letters not NFC-normalized
+          oracle: '律'
+          impl:   '律'
+    ...
+    explained by tokenizer_nfc_skipped (the NFC normalizer skipped)
+    counterfactual oracles giving impl's answer: the engine skips the normalizer
+
+Exit status: 0 both sides agree, 1 they differ, 2 bad input (an unknown family, ids that are not
+a JSON list of ids, an implementation or file that cannot be loaded).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .implementation import Implementation, ImplementationError
+from .families import Family, FamilyError, resolve
+from .stages import Stage, difference, impl_stages, oracle_stages
+
+EXIT_SAME, EXIT_DIFFERS, EXIT_BAD_INPUT = 0, 1, 2
+
+
+class BadInput(Exception):
+    """What ``explain`` was given cannot be explained: one line says why."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``textbound explain``."""
+    parser.add_argument("--impl", default="impl", help="module exposing impl's public names (default: impl)")
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument("--family", help="an embedded family, or a folder name under $TEXTBOUND_MODELS")
+    where.add_argument("--model-dir", help="a folder with tokenizer.json")
+    given = parser.add_mutually_exclusive_group(required=True)
+    given.add_argument("--text", help="a text to encode")
+    given.add_argument("--ids", help="token ids to decode, as a JSON list such as [1, 2]")
+
+
+@dataclass
+class Explanation:
+    """Both sides' stages on one input, and what explains where they part."""
+
+    operation: str  # "encode" or "decode"
+    given: object
+    oracle: list[Stage]
+    impl: list[Stage]
+    first: str | None = None  # the name of the first differing stage
+    shape: str | None = None
+    mutants: list = field(default_factory=list)
+    counterfactuals: list[str] = field(default_factory=list)
+
+    def pairs(self) -> list[tuple[Stage, Stage | None]]:
+        """Each oracle stage with the implementation's stage of that name (None where it shows none)."""
+        by_name = {stage.name: stage for stage in self.impl}
+        return [(stage, by_name.get(stage.name)) for stage in self.oracle]
+
+
+def parse_ids(text: str) -> list[int]:
+    """``parse_ids("[1, 2]") == [1, 2]``; anything but a JSON list of whole numbers is bad input."""
+    try:
+        ids = json.loads(text)
+    except json.JSONDecodeError:
+        ids = None
+    if not isinstance(ids, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
+        raise BadInput(f"--ids {text!r}: expected a JSON list of token ids, such as [1, 2]")
+    return ids
+
+
+def _family(args) -> Family:
+    families = resolve([args.family] if args.family else [], [args.model_dir] if args.model_dir else [], [])
+    return families[0]
+
+
+def explain(family: Family, impl: Implementation, operation: str, given) -> Explanation:
+    """Both sides' stages on ``given``, compared; on a difference, the catalogue and the
+    counterfactual oracles are asked what reproduces the implementation's answer."""
+    from oracles.tokenizers_oracle import TokenizersOracle
+
+    from .checks import Subject
+    from .shape import Vocabulary
+
+    subject = Subject(family.name, family.path, impl)
+    oracle = subject.oracle.tokenizer
+    try:
+        expected = oracle_stages(oracle, operation, given)
+    except BaseException as exc:  # noqa: BLE001 - tokenizers panics are BaseExceptions
+        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            raise
+        raise BadInput(f"the oracle refuses this input: {type(exc).__name__}: {exc}") from None
+    try:
+        tokenizer = subject.tokenizer
+    except Exception as exc:  # noqa: BLE001 - the implementation may fail to load the file in any way
+        raise BadInput(f"{impl.name} cannot load {family.path}: {type(exc).__name__}: {exc}") from None
+    try:
+        actual = impl_stages(tokenizer, operation, given)
+    except Exception as exc:  # noqa: BLE001 - the implementation's failure is its answer
+        actual = [Stage(expected[-1].name, None, f"raised {type(exc).__name__}: {exc}")]
+    found = Explanation(operation, given, expected, actual)
+    differing = [(e, a) for e, a in found.pairs() if a is not None and e.value != a.value]
+    if not differing:
+        return found
+    first_expected, first_actual = differing[0]
+    found.first = first_expected.name
+    found.shape = difference(first_expected, first_actual, Vocabulary(family.path))
+    final = {stage.name: stage.value for stage in actual}
+    if None not in final.values():
+        found.mutants = _mutants(family, operation, given, final)
+        found.counterfactuals = _counterfactuals(family, operation, given, final, TokenizersOracle)
+    return found
+
+
+def _answers(operation: str) -> tuple[tuple[str, dict], tuple[str, dict]]:
+    """The two final stages of an operation and the case input each answers."""
+    if operation == "encode":
+        return ("model tokens", {"add_special_tokens": False}), ("post-processed ids", {"add_special_tokens": True})
+    return (("decoded text", {"skip_special_tokens": False}),
+            ("decoded, special tokens skipped", {"skip_special_tokens": True}))
+
+
+def _mutants(family: Family, operation: str, given, final: dict) -> list:
+    from .explanation import explaining_mutants
+    key = "text" if operation == "encode" else "ids"
+    found = []
+    for stage, options in _answers(operation):
+        record = {"component": "tokenizer", "property": operation, "family": family.name,
+                  "minimized_input": {key: given, **options}, "actual": final[stage]}
+        found += [m for m in explaining_mutants(record, {family.name: str(family.path)}) if m not in found]
+    return found
+
+
+def _counterfactuals(family: Family, operation: str, given, final: dict, oracle_class) -> list[str]:
+    from .counterfactuals import reproducing
+    spec = json.loads((Path(family.path) / "tokenizer.json").read_text(encoding="utf-8"))
+    (plain, _), (special, _) = _answers(operation)
+
+    def answer(tokenizer) -> bool:
+        oracle = oracle_class(tokenizer)
+        if operation == "encode":
+            return oracle.encode(given) == final[plain] and oracle.encode(given, True) == final[special]
+        return oracle.decode(given) == final[plain] and oracle.decode(given, True) == final[special]
+    return reproducing(spec, answer)
+
+
+def render(found: Explanation, family: Family, impl: Implementation) -> str:
+    from oracles.tokenizers_oracle import VERSION
+    lines = [f"textbound explain: {found.operation} {found.given!r} on {family.name}: {VERSION} (oracle) "
+             f"against {impl.name} (impl)"]
+    for expected, actual in found.pairs():
+        if actual is None:
+            lines += [f"   {expected.name}: (impl shows no such stage)", f"      oracle: {expected.shown}"]
+            continue
+        same = expected.value == actual.value
+        mark = ">>" if expected.name == found.first else "  " if same else "* "
+        head = f"{expected.name}: {found.shape}" if expected.name == found.first else \
+            f"{expected.name}: {'same' if same else 'differs'}"
+        lines.append(f"{mark} {head}")
+        lines += [f"      both:   {expected.shown}"] if same else \
+            [f"      oracle: {expected.shown}", f"      impl:   {actual.shown}"]
+    if found.first is None:
+        lines.append("no difference: impl agrees with the oracle at every stage")
+        return "\n".join(lines) + "\n"
+    from .explanation import explanation_line
+    lines.append(explanation_line(found.mutants))
+    lines.append("counterfactual oracles giving impl's answer: " + (
+        "; ".join(f"the engine {c}" for c in found.counterfactuals) if found.counterfactuals else "none"))
+    return "\n".join(lines) + "\n"
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """``textbound explain`` with parsed ``args`` (see ``add_arguments``)."""
+    try:
+        operation, given = ("encode", args.text) if args.text is not None else ("decode", parse_ids(args.ids))
+        family, impl = _family(args), Implementation(args.impl)
+        if not impl.provides("tokenizer"):
+            raise BadInput(f"--impl {args.impl}: provides no Tokenizer to explain")
+        found = explain(family, impl, operation, given)
+    except (BadInput, FamilyError, ImplementationError) as exc:
+        print(f"textbound explain: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    print(render(found, family, impl), end="")
+    return EXIT_SAME if found.first is None else EXIT_DIFFERS
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="textbound explain", description=__doc__.splitlines()[0])
+    add_arguments(parser)
+    return run_command(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
