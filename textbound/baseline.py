@@ -7,6 +7,7 @@ reported as fixed, so baselines get pruned instead of going silently stale.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+import json
 from pathlib import Path
 
 from .divergence import Divergence, is_oracle_disagreement
