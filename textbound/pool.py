@@ -98,8 +98,7 @@ def _worker_main(impl_name: str, conn, slot, max_memory_mb: int | None) -> None:
     Sends ("found", i, divergence) before minimizing case i, ("divergence", i, divergence) after,
     and ("done", end_index, error, (seconds, i) of its slowest case) at the end of each job.
     """
-    from .checks import Subject, run_check  # imported where used: `textbound triage` needs no oracle
-    from .minimize import minimize
+    from .checks import Subject  # imported where used: `textbound triage` needs no oracle
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the parent decides
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -125,27 +124,50 @@ def _worker_main(impl_name: str, conn, slot, max_memory_mb: int | None) -> None:
         if (key := str(task.family.path)) not in subjects:
             slot[PHASE], slot[STARTED] = LOADING, time.monotonic()
             subjects[key] = _loaded(Subject(task.family.name, task.family.path, impl))
-        subject = subjects[key]
-        index, error, slowest = first, None, (0.0, first)
-        try:
-            for index in range(first, len(task.cases)):
-                slot[INDEX], slot[PHASE], slot[STARTED] = index, CHECKING, time.monotonic()
-                found = run_check(subject, task.cases[index])
-                slowest = max(slowest, (time.monotonic() - slot[STARTED], index))
-                if found is None:
-                    continue
-                # An oracle disagreement is about the references, not impl: not worth minimizing.
-                if minimizing and minimized_field(found.case) and not found.is_oracle_disagreement:
-                    conn.send(("found", index, _memory_named(found)))
-                    slot[PHASE], slot[STARTED] = MINIMIZING, time.monotonic()
-                    found = minimize(subject, found)
-                conn.send(("divergence", index, _memory_named(found)))
-            index = len(task.cases)
-        except BaseException as exc:  # noqa: BLE001 - tokenizers' Rust panics are BaseExceptions
-            # An oracle or harness failure on this family: report it and go on with other chunks.
-            error, index = f"{type(exc).__name__}: {exc}", index + 1
-        slot[PHASE] = IDLE
-        conn.send(("done", index, error, slowest))
+        conn.send(("done", *check_job(subjects[key], task, JobRun(first, minimizing, slot, conn.send))))
+
+
+@dataclass
+class JobRun:
+    """How a worker checks one job: from case ``first``, minimizing or not, writing its clock into
+    ``slot`` and its messages through ``send``."""
+
+    first: int
+    minimizing: bool
+    slot: object  # the RawArray the parent reads (a list of four floats where no parent watches)
+    send: Callable[[tuple], None]
+
+
+def check_job(subject, task: Task, run: JobRun) -> tuple[int, str | None, tuple[float, int]]:
+    """Checks ``task.cases[run.first:]`` on ``subject`` as a worker does; returns the index after the
+    last case checked, the error that stopped it (or None) and (seconds, index) of its slowest case.
+
+    Sends ("found", i, divergence) before minimizing case i and ("divergence", i, divergence) after.
+    """
+    from .checks import run_check
+    from .minimize import minimize
+
+    slot, send = run.slot, run.send
+    index, error, slowest = run.first, None, (0.0, run.first)
+    try:
+        for index in range(run.first, len(task.cases)):
+            slot[INDEX], slot[PHASE], slot[STARTED] = index, CHECKING, time.monotonic()
+            found = run_check(subject, task.cases[index])
+            slowest = max(slowest, (time.monotonic() - slot[STARTED], index))
+            if found is None:
+                continue
+            # An oracle disagreement is about the references, not impl: not worth minimizing.
+            if run.minimizing and minimized_field(found.case) and not found.is_oracle_disagreement:
+                send(("found", index, _memory_named(found)))
+                slot[PHASE], slot[STARTED] = MINIMIZING, time.monotonic()
+                found = minimize(subject, found)
+            send(("divergence", index, _memory_named(found)))
+        index = len(task.cases)
+    except BaseException as exc:  # noqa: BLE001 - tokenizers' Rust panics are BaseExceptions
+        # An oracle or harness failure on this family: report it and go on with other chunks.
+        error, index = f"{type(exc).__name__}: {exc}", index + 1
+    slot[PHASE] = IDLE
+    return index, error, slowest
 
 
 def _loaded(subject):
