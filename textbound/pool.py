@@ -49,6 +49,12 @@ JOBS_IN_FLIGHT = 2  # chunks sent to a worker ahead: it never waits for the pare
 POLL_SECONDS = 0.2  # how often the parent looks at its workers' clocks
 TIMED_OUT = "timed out"
 OUT_OF_MEMORY = "out of memory"
+# A bug that shows on thousands of cases is shown as well by its first few examples minimized: each
+# worker minimizes the first MINIMIZED_PER_SIGNATURE of a family × signature, for at most
+# MINIMIZING_SECONDS_PER_SIGNATURE in all, and records the rest as found, marked NOT_MINIMIZED.
+MINIMIZED_PER_SIGNATURE = 3
+MINIMIZING_SECONDS_PER_SIGNATURE = 60.0
+NOT_MINIMIZED = "not minimized"
 
 
 @dataclass(frozen=True)
@@ -118,13 +124,47 @@ def _worker_main(impl_name: str, conn, slot, max_memory_mb: int | None) -> None:
     threading.Thread(target=receive, daemon=True).start()
     impl = Implementation(impl_name)
     subjects: dict = {}
+    allowance = MinimizingAllowance()  # the worker's, over all its jobs
     while (job := inbox.get()) is not None:
         number, task, first, minimizing = job
         slot[JOB], slot[INDEX] = number, first
         if (key := str(task.family.path)) not in subjects:
             slot[PHASE], slot[STARTED] = LOADING, time.monotonic()
             subjects[key] = _loaded(Subject(task.family.name, task.family.path, impl))
-        conn.send(("done", *check_job(subjects[key], task, JobRun(first, minimizing, slot, conn.send))))
+        conn.send(("done", *check_job(subjects[key], task, JobRun(first, minimizing, slot, conn.send, allowance))))
+
+
+@dataclass
+class MinimizingAllowance:
+    """Which divergences a worker still minimizes: the first ``per_signature`` of each family ×
+    signature, while that signature's minimizing has taken less than ``seconds``.
+
+        >>> allowance = MinimizingAllowance(per_signature=1)
+        >>> allowance.grants(divergence), allowance.grants(divergence)   # after the first is minimized
+        (True, False)
+    """
+
+    per_signature: int = MINIMIZED_PER_SIGNATURE
+    seconds: float = MINIMIZING_SECONDS_PER_SIGNATURE
+    spent: dict[tuple[str, str], list] = field(default_factory=lambda: defaultdict(lambda: [0, 0.0]))
+
+    def grants(self, divergence: Divergence) -> bool:
+        """True (and counted) when ``divergence`` is to be minimized; else it is marked NOT_MINIMIZED."""
+        spent = self.spent[(divergence.case.family, divergence.signature)]
+        if spent[0] < self.per_signature and spent[1] < self.seconds:
+            spent[0] += 1
+            return True
+        divergence.first_difference["minimization"] = (
+            f"{NOT_MINIMIZED}: {spent[0]} of this signature minimized by this worker already"
+            + (f", for {spent[1]:.0f} s" if spent[1] >= self.seconds else ""))
+        return False
+
+    def left(self, divergence: Divergence) -> float:
+        """Seconds this signature may still spend minimizing."""
+        return self.seconds - self.spent[(divergence.case.family, divergence.signature)][1]
+
+    def took(self, divergence: Divergence, seconds: float) -> None:
+        self.spent[(divergence.case.family, divergence.signature)][1] += seconds
 
 
 @dataclass
@@ -136,6 +176,7 @@ class JobRun:
     minimizing: bool
     slot: object  # the RawArray the parent reads (a list of four floats where no parent watches)
     send: Callable[[tuple], None]
+    allowance: MinimizingAllowance = field(default_factory=MinimizingAllowance)
 
 
 def check_job(subject, task: Task, run: JobRun) -> tuple[int, str | None, tuple[float, int]]:
@@ -157,10 +198,12 @@ def check_job(subject, task: Task, run: JobRun) -> tuple[int, str | None, tuple[
             if found is None:
                 continue
             # An oracle disagreement is about the references, not impl: not worth minimizing.
-            if run.minimizing and minimized_field(found.case) and not found.is_oracle_disagreement:
+            if (run.minimizing and minimized_field(found.case) and not found.is_oracle_disagreement
+                    and run.allowance.grants(found)):
                 send(("found", index, _memory_named(found)))
                 slot[PHASE], slot[STARTED] = MINIMIZING, time.monotonic()
-                found = minimize(subject, found)
+                found = minimize(subject, found, seconds=run.allowance.left(found))
+                run.allowance.took(found, time.monotonic() - slot[STARTED])
             send(("divergence", index, _memory_named(found)))
         index = len(task.cases)
     except BaseException as exc:  # noqa: BLE001 - tokenizers' Rust panics are BaseExceptions

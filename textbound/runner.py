@@ -12,7 +12,7 @@ import signal
 import threading
 import time
 import zlib
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -21,7 +21,8 @@ from .baseline import BaselineEntry, Verdict, judge
 from .budget import Budget
 from .divergence import Case, Divergence
 from .implementation import Implementation
-from .pool import Checked, Found, Limits, Pool, Stuck, Task, minimize_stuck, recheck_alone
+from .pool import (MINIMIZED_PER_SIGNATURE, MINIMIZING_SECONDS_PER_SIGNATURE, NOT_MINIMIZED, Checked, Found, Limits,
+                   Pool, Stuck, Task, minimize_stuck, recheck_alone)
 from .progress import Progress
 from .report import Recorder
 from .families import Family
@@ -173,6 +174,7 @@ class Schedule:
         self.found: list[Divergence] = []
         self.stuck: list[Divergence] = []
         self.slowest: dict = {"seconds": 0.0}  # the slowest case checked, to choose --case-timeout by
+        self.unminimized: Counter[tuple[str, str]] = Counter()  # (family, signature): recorded as found
 
     def tasks(self) -> Iterator[Task]:
         """Generated as the workers consume them, so checking starts at once and memory stays flat."""
@@ -221,6 +223,8 @@ class Schedule:
         key = (divergence.case.family, divergence.case.component)
         if self.recorder.record(divergence):
             self.found.append(divergence)
+            if str(divergence.first_difference.get("minimization", "")).startswith(NOT_MINIMIZED):
+                self.unminimized[(divergence.case.family, divergence.signature)] += 1
             if not divergence.is_oracle_disagreement:  # the progress lines count impl's divergences
                 self.groups[key].divergences += 1
                 self.progress.checked(*key, 0, 1)
@@ -252,9 +256,15 @@ class Schedule:
             self.stuck.pop(0)
 
     def keep_unfinished(self) -> None:
-        """What was found and not yet recorded or minimized when the run stops."""
+        """What was found and not yet recorded or minimized when the run stops; then a note for
+        each signature whose later examples were recorded as found, not minimized."""
         for divergence in self.pool.close() + self.stuck:
             self.keep(divergence)
+        for (family, signature), count in sorted(self.unminimized.items()):
+            self.recorder.notes.append(
+                f"{signature} on {family}: {count:,} divergence(s) recorded as found, not minimized (each worker "
+                f"minimizes the first {MINIMIZED_PER_SIGNATURE} of a signature, for at most "
+                f"{MINIMIZING_SECONDS_PER_SIGNATURE:g} s)")
 
 
 def run(plan: Plan, recorder: Recorder, *, jobs: int = 1, limits: Limits = Limits(),
