@@ -184,6 +184,9 @@ def check_job(subject, task: Task, run: JobRun) -> tuple[int, str | None, tuple[
     last case checked, the error that stopped it (or None) and (seconds, index) of its slowest case.
 
     Sends ("found", i, divergence) before minimizing case i and ("divergence", i, divergence) after.
+
+        >>> check_job(subject, Task(family, "tokenizer", [agreeing_case]), JobRun(0, True, [0.0] * 4, print))
+        (1, None, (0.00012, 0))
     """
     from .checks import run_check
     from .minimize import minimize
