@@ -49,9 +49,10 @@ JOBS_IN_FLIGHT = 2  # chunks sent to a worker ahead: it never waits for the pare
 POLL_SECONDS = 0.2  # how often the parent looks at its workers' clocks
 TIMED_OUT = "timed out"
 OUT_OF_MEMORY = "out of memory"
-# A bug that shows on thousands of cases is shown as well by its first few examples minimized: each
-# worker minimizes the first MINIMIZED_PER_SIGNATURE of a family × signature, for at most
-# MINIMIZING_SECONDS_PER_SIGNATURE in all, and records the rest as found, marked NOT_MINIMIZED.
+# A bug that shows on thousands of cases is shown as well by its first few examples minimized: a
+# worker minimizes the first MINIMIZED_PER_SIGNATURE of a family × signature in each chunk, for at
+# most MINIMIZING_SECONDS_PER_SIGNATURE, and records the rest as found, marked NOT_MINIMIZED. Per
+# chunk, so that which ones are minimized is the same whatever --jobs and --shard.
 MINIMIZED_PER_SIGNATURE = 3
 MINIMIZING_SECONDS_PER_SIGNATURE = 60.0
 NOT_MINIMIZED = "not minimized"
@@ -124,20 +125,19 @@ def _worker_main(impl_name: str, conn, slot, max_memory_mb: int | None) -> None:
     threading.Thread(target=receive, daemon=True).start()
     impl = Implementation(impl_name)
     subjects: dict = {}
-    allowance = MinimizingAllowance()  # the worker's, over all its jobs
     while (job := inbox.get()) is not None:
         number, task, first, minimizing = job
         slot[JOB], slot[INDEX] = number, first
         if (key := str(task.family.path)) not in subjects:
             slot[PHASE], slot[STARTED] = LOADING, time.monotonic()
             subjects[key] = _loaded(Subject(task.family.name, task.family.path, impl))
-        conn.send(("done", *check_job(subjects[key], task, JobRun(first, minimizing, slot, conn.send, allowance))))
+        conn.send(("done", *check_job(subjects[key], task, JobRun(first, minimizing, slot, conn.send))))
 
 
 @dataclass
 class MinimizingAllowance:
-    """Which divergences a worker still minimizes: the first ``per_signature`` of each family ×
-    signature, while that signature's minimizing has taken less than ``seconds``.
+    """Which divergences of a chunk a worker still minimizes: the first ``per_signature`` of each
+    family × signature, while that signature's minimizing has taken less than ``seconds``.
 
         >>> allowance = MinimizingAllowance(per_signature=1)
         >>> allowance.grants(divergence), allowance.grants(divergence)   # after the first is minimized
@@ -155,7 +155,7 @@ class MinimizingAllowance:
             spent[0] += 1
             return True
         divergence.first_difference["minimization"] = (
-            f"{NOT_MINIMIZED}: {spent[0]} of this signature minimized by this worker already"
+            f"{NOT_MINIMIZED}: {spent[0]} of this signature minimized in its chunk already"
             + (f", for {spent[1]:.0f} s" if spent[1] >= self.seconds else ""))
         return False
 
@@ -176,7 +176,7 @@ class JobRun:
     minimizing: bool
     slot: object  # the RawArray the parent reads (a list of four floats where no parent watches)
     send: Callable[[tuple], None]
-    allowance: MinimizingAllowance = field(default_factory=MinimizingAllowance)
+    allowance: MinimizingAllowance = field(default_factory=MinimizingAllowance)  # the job's own
 
 
 def check_job(subject, task: Task, run: JobRun) -> tuple[int, str | None, tuple[float, int]]:

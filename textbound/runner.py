@@ -12,7 +12,7 @@ import signal
 import threading
 import time
 import zlib
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -174,7 +174,7 @@ class Schedule:
         self.found: list[Divergence] = []
         self.stuck: list[Divergence] = []
         self.slowest: dict = {"seconds": 0.0}  # the slowest case checked, to choose --case-timeout by
-        self.unminimized: Counter[tuple[str, str]] = Counter()  # (family, signature): recorded as found
+        self.unminimized: set[tuple[str, str]] = set()  # (family, signature): some recorded as found
 
     def tasks(self) -> Iterator[Task]:
         """Generated as the workers consume them, so checking starts at once and memory stays flat."""
@@ -224,7 +224,7 @@ class Schedule:
         if self.recorder.record(divergence):
             self.found.append(divergence)
             if str(divergence.first_difference.get("minimization", "")).startswith(NOT_MINIMIZED):
-                self.unminimized[(divergence.case.family, divergence.signature)] += 1
+                self.unminimized.add((divergence.case.family, divergence.signature))
             if not divergence.is_oracle_disagreement:  # the progress lines count impl's divergences
                 self.groups[key].divergences += 1
                 self.progress.checked(*key, 0, 1)
@@ -260,11 +260,12 @@ class Schedule:
         each signature whose later examples were recorded as found, not minimized."""
         for divergence in self.pool.close() + self.stuck:
             self.keep(divergence)
-        for (family, signature), count in sorted(self.unminimized.items()):
+        # Without the count, so that the shards of a run note what the whole run notes.
+        for family, signature in sorted(self.unminimized):
             self.recorder.notes.append(
-                f"{signature} on {family}: {count:,} divergence(s) recorded as found, not minimized (each worker "
-                f"minimizes the first {MINIMIZED_PER_SIGNATURE} of a signature, for at most "
-                f"{MINIMIZING_SECONDS_PER_SIGNATURE:g} s)")
+                f"{signature} on {family}: divergences recorded as found, not minimized (the first "
+                f"{MINIMIZED_PER_SIGNATURE} of a signature in each chunk are, for at most "
+                f"{MINIMIZING_SECONDS_PER_SIGNATURE:g} s; first_difference.minimization says which)")
 
 
 def run(plan: Plan, recorder: Recorder, *, jobs: int = 1, limits: Limits = Limits(),
