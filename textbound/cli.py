@@ -108,6 +108,9 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--scaling", type=_jobs_list, default=None, metavar="JOBS",
                        help="instead: cases per second per component through the runner with each --jobs "
                             "count of a comma-separated list (e.g. 1,2), on the first family")
+    bench.add_argument("--overhead", action="store_true",
+                       help="instead: the harness's time per case over the time of the same impl and oracle "
+                            "calls alone, per component, on the first family")
 
     triage = commands.add_parser("triage", help="a report's divergences by root cause, aligned")
     triage.add_argument("report_dir", type=Path)
@@ -221,6 +224,11 @@ def _run_command(args) -> int:
             from .bench_schemas import schema_coverage
             return schema_coverage(impl, args.schemas)
         families = resolve(args.family, args.model_dir, args.hub)
+        if args.overhead:
+            from .bench_overhead import run_overhead_bench
+            from .checks import checked_components
+            run_overhead_bench(impl, families[0], checked_components(), BUDGETS["default"])
+            return EXIT_OK
         if args.scaling:
             from .bench_harness import run_scaling_bench
             from .checks import checked_components

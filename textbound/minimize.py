@@ -12,6 +12,7 @@ smallest a bisection finds. A server error is never minimized: the server failed
 """
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
@@ -93,9 +94,12 @@ def _shrink_member(container, key, still_fails: Callable[[object], bool]):
     return put(shrink(member, lambda smaller: still_fails(put(smaller))))
 
 
-def minimize(subject: Subject, divergence: Divergence, max_tries: int = MAX_TRIES) -> Divergence:
+def minimize(subject: Subject, divergence: Divergence, max_tries: int = MAX_TRIES,
+             seconds: float | None = None) -> Divergence:
     """The divergence with ``minimized`` set to the smallest case that still diverges the same way,
-    within ``max_tries`` checks; a case without the field its check shrinks is returned whole."""
+    within ``max_tries`` checks and ``seconds`` (None: no limit); a case without the field its check
+    shrinks is returned whole."""
+    deadline = None if seconds is None else time.monotonic() + seconds
     case = divergence.case
     name = MINIMIZED_FIELD.get((case.component, case.property))
     if name is None or name not in case.input or divergence.kind.startswith(SERVER_ERROR):
@@ -109,7 +113,7 @@ def minimize(subject: Subject, divergence: Divergence, max_tries: int = MAX_TRIE
 
     def still_fails(value) -> bool:
         nonlocal tries
-        if tries >= max_tries:
+        if tries >= max_tries or (deadline is not None and time.monotonic() > deadline):
             return False
         tries += 1
         found = run_check(subject, with_value(value))

@@ -54,6 +54,13 @@ POLL_SECONDS = 0.2  # how often the parent looks at its workers' clocks
 TIMED_OUT = "timed out"
 OUT_OF_MEMORY = "out of memory"
 SILENT_IMPL = "textbound.silent_impl"  # answers nothing at once: what hangs with it is not impl's doing
+# A bug that shows on thousands of cases is shown as well by its first few examples minimized: a
+# worker minimizes the first MINIMIZED_PER_SIGNATURE of a family × signature in each chunk, for at
+# most MINIMIZING_SECONDS_PER_SIGNATURE, and records the rest as found, marked NOT_MINIMIZED. Per
+# chunk, so that which ones are minimized is the same whatever --jobs and --shard.
+MINIMIZED_PER_SIGNATURE = 3
+MINIMIZING_SECONDS_PER_SIGNATURE = 60.0
+NOT_MINIMIZED = "not minimized"
 
 
 @dataclass(frozen=True)
@@ -112,8 +119,7 @@ def _worker_main(impl_name: str, conn, slot, max_memory_mb: int | None) -> None:
     Sends ("found", i, divergence) before minimizing case i, ("divergence", i, divergence) after,
     and ("done", end_index, error, (seconds, i) of its slowest case) at the end of each job.
     """
-    from .checks import Subject, run_check  # imported where used: `textbound triage` needs no oracle
-    from .minimize import minimize
+    from .checks import Subject  # imported where used: `textbound triage` needs no oracle
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the parent decides
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -139,27 +145,89 @@ def _worker_main(impl_name: str, conn, slot, max_memory_mb: int | None) -> None:
         if (key := str(task.family.path)) not in subjects:
             slot[PHASE], slot[STARTED] = LOADING, time.monotonic()
             subjects[key] = _loaded(Subject(task.family.name, task.family.path, impl))
-        subject = subjects[key]
-        index, error, slowest = first, None, (0.0, first)
-        try:
-            for index in range(first, len(task.cases)):
-                slot[INDEX], slot[PHASE], slot[STARTED] = index, CHECKING, time.monotonic()
-                found = run_check(subject, task.cases[index])
-                slowest = max(slowest, (time.monotonic() - slot[STARTED], index))
-                if found is None:
-                    continue
-                # An oracle disagreement is about the references, not impl: not worth minimizing.
-                if minimizing and minimized_field(found.case) and not found.is_oracle_disagreement:
-                    conn.send(("found", index, _memory_named(found)))
-                    slot[PHASE], slot[STARTED] = MINIMIZING, time.monotonic()
-                    found = minimize(subject, found)
-                conn.send(("divergence", index, _memory_named(found)))
-            index = len(task.cases)
-        except BaseException as exc:  # noqa: BLE001 - tokenizers' Rust panics are BaseExceptions
-            # An oracle or harness failure on this family: report it and go on with other chunks.
-            error, index = f"{type(exc).__name__}: {exc}", index + 1
-        slot[PHASE] = IDLE
-        conn.send(("done", index, error, slowest))
+        conn.send(("done", *check_job(subjects[key], task, JobRun(first, minimizing, slot, conn.send))))
+
+
+@dataclass
+class MinimizingAllowance:
+    """Which divergences of a chunk a worker still minimizes: the first ``per_signature`` of each
+    family × signature, while that signature's minimizing has taken less than ``seconds``.
+
+        >>> allowance = MinimizingAllowance(per_signature=1)
+        >>> allowance.grants(divergence), allowance.grants(divergence)   # after the first is minimized
+        (True, False)
+    """
+
+    per_signature: int = MINIMIZED_PER_SIGNATURE
+    seconds: float = MINIMIZING_SECONDS_PER_SIGNATURE
+    spent: dict[tuple[str, str], list] = field(default_factory=lambda: defaultdict(lambda: [0, 0.0]))
+
+    def grants(self, divergence: Divergence) -> bool:
+        """True (and counted) when ``divergence`` is to be minimized; else it is marked NOT_MINIMIZED."""
+        spent = self.spent[(divergence.case.family, divergence.signature)]
+        if spent[0] < self.per_signature and spent[1] < self.seconds:
+            spent[0] += 1
+            return True
+        divergence.first_difference["minimization"] = (
+            f"{NOT_MINIMIZED}: {spent[0]} of this signature minimized in its chunk already"
+            + (f", for {spent[1]:.0f} s" if spent[1] >= self.seconds else ""))
+        return False
+
+    def left(self, divergence: Divergence) -> float:
+        """Seconds this signature may still spend minimizing."""
+        return self.seconds - self.spent[(divergence.case.family, divergence.signature)][1]
+
+    def took(self, divergence: Divergence, seconds: float) -> None:
+        self.spent[(divergence.case.family, divergence.signature)][1] += seconds
+
+
+@dataclass
+class JobRun:
+    """How a worker checks one job: from case ``first``, minimizing or not, writing its clock into
+    ``slot`` and its messages through ``send``."""
+
+    first: int
+    minimizing: bool
+    slot: object  # the RawArray the parent reads (a list of four floats where no parent watches)
+    send: Callable[[tuple], None]
+    allowance: MinimizingAllowance = field(default_factory=MinimizingAllowance)  # the job's own
+
+
+def check_job(subject, task: Task, run: JobRun) -> tuple[int, str | None, tuple[float, int]]:
+    """Checks ``task.cases[run.first:]`` on ``subject`` as a worker does; returns the index after the
+    last case checked, the error that stopped it (or None) and (seconds, index) of its slowest case.
+
+    Sends ("found", i, divergence) before minimizing case i and ("divergence", i, divergence) after.
+
+        >>> check_job(subject, Task(family, "tokenizer", [agreeing_case]), JobRun(0, True, [0.0] * 4, print))
+        (1, None, (0.00012, 0))
+    """
+    from .checks import run_check
+    from .minimize import minimize
+
+    slot, send = run.slot, run.send
+    index, error, slowest = run.first, None, (0.0, run.first)
+    try:
+        for index in range(run.first, len(task.cases)):
+            slot[INDEX], slot[PHASE], slot[STARTED] = index, CHECKING, time.monotonic()
+            found = run_check(subject, task.cases[index])
+            slowest = max(slowest, (time.monotonic() - slot[STARTED], index))
+            if found is None:
+                continue
+            # An oracle disagreement is about the references, not impl: not worth minimizing.
+            if (run.minimizing and minimized_field(found.case) and not found.is_oracle_disagreement
+                    and run.allowance.grants(found)):
+                send(("found", index, _memory_named(found)))
+                slot[PHASE], slot[STARTED] = MINIMIZING, time.monotonic()
+                found = minimize(subject, found, seconds=run.allowance.left(found))
+                run.allowance.took(found, time.monotonic() - slot[STARTED])
+            send(("divergence", index, _memory_named(found)))
+        index = len(task.cases)
+    except BaseException as exc:  # noqa: BLE001 - tokenizers' Rust panics are BaseExceptions
+        # An oracle or harness failure on this family: report it and go on with other chunks.
+        error, index = f"{type(exc).__name__}: {exc}", index + 1
+    slot[PHASE] = IDLE
+    return index, error, slowest
 
 
 def _loaded(subject):

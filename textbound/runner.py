@@ -22,8 +22,8 @@ from .baseline import BaselineEntry, Verdict, judge
 from .budget import Budget
 from .divergence import Case, Divergence
 from .implementation import Implementation
-from .pool import (Checked, Found, Limits, Pool, Stuck, Task, hangs_without_impl, minimize_stuck, oracle_failure,
-                   recheck_alone, retry_limits)
+from .pool import (MINIMIZED_PER_SIGNATURE, MINIMIZING_SECONDS_PER_SIGNATURE, NOT_MINIMIZED, Checked, Found, Limits,
+                   Pool, Stuck, Task, hangs_without_impl, minimize_stuck, oracle_failure, recheck_alone, retry_limits)
 from .progress import Progress
 from .report import Recorder
 from .families import Family
@@ -175,6 +175,7 @@ class Schedule:
         self.found: list[Divergence] = []
         self.stuck: list[Divergence] = []
         self.slowest: dict = {"seconds": 0.0}  # the slowest case checked, to choose --case-timeout by
+        self.unminimized: set[tuple[str, str]] = set()  # (family, signature): some recorded as found
 
     def tasks(self) -> Iterator[Task]:
         """Generated as the workers consume them, so checking starts at once and memory stays flat."""
@@ -223,6 +224,8 @@ class Schedule:
         key = (divergence.case.family, divergence.case.component)
         if self.recorder.record(divergence):
             self.found.append(divergence)
+            if str(divergence.first_difference.get("minimization", "")).startswith(NOT_MINIMIZED):
+                self.unminimized.add((divergence.case.family, divergence.signature))
             if not divergence.is_oracle_disagreement:  # the progress lines count impl's divergences
                 self.groups[key].divergences += 1
                 self.progress.checked(*key, 0, 1)
@@ -259,9 +262,16 @@ class Schedule:
             self.stuck.pop(0)
 
     def keep_unfinished(self) -> None:
-        """What was found and not yet recorded or minimized when the run stops."""
+        """What was found and not yet recorded or minimized when the run stops; then a note for
+        each signature whose later examples were recorded as found, not minimized."""
         for divergence in self.pool.close() + self.stuck:
             self.keep(divergence)
+        # Without the count, so that the shards of a run note what the whole run notes.
+        for family, signature in sorted(self.unminimized):
+            self.recorder.notes.append(
+                f"{signature} on {family}: divergences recorded as found, not minimized (the first "
+                f"{MINIMIZED_PER_SIGNATURE} of a signature in each chunk are, for at most "
+                f"{MINIMIZING_SECONDS_PER_SIGNATURE:g} s; first_difference.minimization says which)")
 
 
 def run(plan: Plan, recorder: Recorder, *, jobs: int = 1, limits: Limits = Limits(),

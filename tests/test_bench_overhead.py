@@ -1,0 +1,30 @@
+"""bench --overhead: one ``overhead COMPONENT RATIO`` line per measured component (CI scripts read
+it); the ratios are measured, never asserted against a time."""
+from __future__ import annotations
+
+import re
+
+from textbound.bench_overhead import DIRECT_CALLS, run_overhead_bench
+from textbound.budget import BUDGETS
+from textbound.families import resolve
+from textbound.implementation import Implementation
+
+LINE = re.compile(r"^overhead (\S+) (\S+)  \((\S+) cases/s through the harness")
+
+
+def test_each_measured_component_prints_a_positive_ratio_and_cases_per_second(capsys):
+    family = resolve(["gpt2"], [], [])[0]
+    rows = run_overhead_bench(Implementation("impl"), family, ["tokenizer", "detokenizer", "stops"],
+                              BUDGETS["quick"], cases_per_component=30)
+    lines = capsys.readouterr().out.splitlines()
+    measured = [LINE.match(line) for line in lines if line.startswith("overhead ") and " not measured " not in line]
+    assert all(measured), lines
+    assert [m.group(1) for m in measured] == ["tokenizer", "detokenizer"] == [r["component"] for r in rows]
+    for match in measured:
+        assert float(match.group(2)) > 0 and float(match.group(3).replace(",", "")) > 0
+    assert "overhead not measured for stops" in lines[-1]
+
+
+def test_every_tokenizer_and_detokenizer_property_has_its_direct_calls():
+    from textbound.checks import CHECKS
+    assert {key for key in CHECKS if key[0] in ("tokenizer", "detokenizer")} == set(DIRECT_CALLS)
