@@ -189,7 +189,7 @@ def test_the_readmes_broken_impl_runs_as_a_file_path(tmp_path, monkeypatch):
     monkeypatch.delitem(sys.modules, "broken_impl", raising=False)
     assert run_cli("check", "--impl", "tests/broken_impl.py", "--family", FAMILY, "--component", "tokenizer",
                    "--budget", "quick", "--jobs", "1", "--report-dir", str(tmp_path)) == EXIT_DIVERGED
-    assert "tokenizer/encode/ids: impl drops tokens at the end" in json.loads((tmp_path / "summary.json").read_text())["new"]
+    assert "tokenizer/encode/ids: drops tokens at the end" in json.loads((tmp_path / "summary.json").read_text())["new"]
 
 
 def test_an_impl_file_that_does_not_exist_is_a_setup_error(tmp_path, capsys):
