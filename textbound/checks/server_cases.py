@@ -4,7 +4,8 @@ the output side (textbound.checks.server_output) from the seed.
 - tokenizer: the library's cases, decode keeping special tokens only (/detokenize has no
   skip_special_tokens); the vocab property is not provided by a server (textbound.server.features);
 - chat: the library's cases with the family's own template and no documents (a server renders
-  its own template, never a shared or named one, and takes no documents), that transformers
+  its own template, never a shared or named one, and takes no documents), rendered text without
+  continue_final_message (llama.cpp's /apply-template, the one text a server shows, lacks it), that transformers
   renders: where it raises, a server answers 400, which is no exception to compare by class;
 - detokenizer, stops: completions of prompts cut from the corpora's snippets as the family encodes
   them (or of random ids of its vocabulary), seeded, of 1 to MAX_TOKENS tokens, special tokens
@@ -62,8 +63,11 @@ def server_chat_cases(family: Family, budget: Budget, seed: int, subject: Subjec
         request = ChatRequest.of(case.input)
         return outcome(lambda: oracle.ids(request.messages, None, False, **request.arguments()))[1] is None
 
-    return (case for case in chat_cases(family, budget, seed, subject)
-            if case.input["template"] == OWN_TEMPLATE and case.input.get("documents") is None and rendered(case))
+    def asked_of_a_server(case: Case) -> bool:
+        return (case.input["template"] == OWN_TEMPLATE and case.input.get("documents") is None
+                and not (case.property == "render" and case.input.get("continue_final_message")))
+
+    return (case for case in chat_cases(family, budget, seed, subject) if asked_of_a_server(case) and rendered(case))
 
 
 def _rng(seed: int, family: Family, component: str) -> random.Random:
