@@ -17,15 +17,14 @@ that holds a stand-in torch, so the harness's own process never sees one.
 """
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import importlib.machinery
 import json
 import subprocess
 import sys
 import tempfile
-import types
 from pathlib import Path
+
+from .torch_stand_in import install as install_torch_stand_in
 
 SOURCE_FILE = "gguf_source.json"  # in a folder read from a GGUF: the file's name, digest and reader
 KEPT_FILES = ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja", SOURCE_FILE)
@@ -62,35 +61,11 @@ def read_gguf(path: Path) -> dict[str, str]:
                 for name in KEPT_FILES if (Path(out) / name).is_file()}
 
 
-class _Absent:
-    """Any torch name: a placeholder in annotations and defaults, an error when called."""
-
-    def __init__(self, name: str):
-        self.name = name
-
-    def __getattr__(self, name: str) -> "_Absent":
-        return _Absent(f"{self.name}.{name}")
-
-    def __call__(self, *args, **kwargs):
-        raise RuntimeError(f"{self.name} called: reading a GGUF's tokenizer needs no torch")
-
-    def __mro_entries__(self, bases):
-        return (object,)
-
-
-def _install_torch_stand_in() -> None:
-    torch = types.ModuleType("torch")
-    torch.__spec__ = importlib.machinery.ModuleSpec("torch", None)
-    torch.__getattr__ = lambda name: _Absent(f"torch.{name}")
-    torch.inference_mode = contextlib.nullcontext
-    sys.modules["torch"] = torch
-
-
 def _read_in_child(gguf: Path, out: Path) -> None:
     # transformers first: it decides that torch is absent before the stand-in exists.
     import transformers
     from transformers import PreTrainedTokenizerFast
-    _install_torch_stand_in()
+    install_torch_stand_in("reading a GGUF's tokenizer")
     tokenizer = PreTrainedTokenizerFast.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
     tokenizer.save_pretrained(str(out))
     source = {"gguf": gguf.name, "sha256": file_digest(gguf), "reader": f"transformers {transformers.__version__}"}

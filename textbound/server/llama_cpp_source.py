@@ -40,24 +40,6 @@ FAMILY_FILES = ("tokenizer.json", "tokenizer_config.json")
 REFUSED = "refused.txt"
 REFUSAL_LINES = 3  # of the converter's stderr kept as its words
 DEFAULT_CONFIG = {"architectures": ["LlamaForCausalLM"], "model_type": "llama"}
-# Run in the converter's process before the converter: a torch that fails when anything is called.
-TORCH_STAND_IN = """
-import contextlib, importlib.machinery, runpy, sys, types
-class Absent:
-    def __init__(self, name): self.name = name
-    def __getattr__(self, name): return Absent(self.name + "." + name)
-    def __call__(self, *args, **kwargs): raise RuntimeError(self.name + " called: a vocabulary-only conversion needs no torch")
-    def __mro_entries__(self, bases): return (object,)
-torch = types.ModuleType("torch")
-torch.__spec__ = importlib.machinery.ModuleSpec("torch", None)  # found, yet without a distribution: "not installed"
-torch.__getattr__ = lambda name: Absent("torch." + name)
-torch.inference_mode = contextlib.nullcontext
-sys.modules["torch"] = torch
-converter = sys.argv[1]
-sys.argv = sys.argv[1:]
-sys.path.insert(0, converter.rsplit("/", 1)[0])
-runpy.run_path(converter, run_name="__main__")
-"""
 
 
 def cache_dir() -> Path:
@@ -129,7 +111,7 @@ def _convert(family: Path, target: Path, source: Path) -> None:
         config = family / "config.json"
         (staging / "config.json").write_text(config.read_text(encoding="utf-8") if config.is_file()
                                              else json.dumps(_default_config(family)), encoding="utf-8")
-        done = subprocess.run([sys.executable, "-c", TORCH_STAND_IN, str(source / CONVERTER), "--vocab-only",
+        done = subprocess.run([sys.executable, "-m", "oracles.torch_stand_in", str(source / CONVERTER), "--vocab-only",
                                "--outfile", str(staging / "vocab.gguf"), str(staging)],
                               capture_output=True, text=True)
         if done.returncode != 0:  # the failing line and the error, at the end of the traceback
