@@ -257,7 +257,7 @@ def test_the_tiny_model_keeps_every_tokenizer_key_and_has_llama_tensors(tmp_path
 
 @needs_server
 @_served("llama3_1")
-def test_the_adapter_renders_with_the_special_token_variables_and_refuses_others(llama_server, monkeypatch) -> None:
+def test_the_adapter_renders_with_the_template_variables_and_refuses_documents(llama_server, monkeypatch) -> None:
     import importlib
     import sys
     family, dialect = llama_server
@@ -269,5 +269,6 @@ def test_the_adapter_renders_with_the_special_token_variables_and_refuses_others
     messages = [{"role": "user", "content": "Hi"}]
     text = adapter.render_chat(template, messages, add_generation_prompt=True, bos_token="<|begin_of_text|>")
     assert "Hi" in text
-    with pytest.raises(adapter.NotProvided, match="template variables"):
-        adapter.render_chat(template, messages, date_string="today")
+    assert "Hi" in adapter.render_chat(template, messages, date_string="26 Jul 2024")  # sent as chat_template_kwargs
+    with pytest.raises(adapter.NotProvided, match="documents"):
+        adapter.render_chat(template, messages, documents=[{"text": "a"}])

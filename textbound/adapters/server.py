@@ -40,8 +40,8 @@ from ..server.client import ServerClient
 from ..server.dialect import Dialect, NotProvided, ServerError, open_dialect
 
 URL_VARIABLE = "TEXTBOUND_SERVER_URL"
-# What a chat render case passes as variables: the tokenizer's special tokens (transformers gives them
-# to every template), which a server takes from its own model.
+# The variables a chat render case passes that a server takes from its own model: the tokenizer's
+# special tokens (transformers gives them to every template).
 SPECIAL_TOKEN_VARIABLES = frozenset({"bos_token", "eos_token", "unk_token", "pad_token", "sep_token", "cls_token",
                                      "mask_token"})
 DIALECT_VARIABLE = "TEXTBOUND_SERVER_DIALECT"
@@ -162,9 +162,10 @@ if _DIALECT.name in CHAT_TEXT_DIALECTS:
         """The chat text the server renders, for its own template only (Dialect.chat_template)."""
         if template != _DIALECT.chat_template():
             raise NotProvided(f"{_DIALECT.name}: the server renders only its own chat template")
-        # The special-token variables are the family's, which the server has too (from its model
-        # file): rendered with its own, where they differ the texts differ. Other variables it lacks.
-        if documents is not None or continue_final_message or set(variables) - SPECIAL_TOKEN_VARIABLES:
-            raise NotProvided(f"{_DIALECT.name}: the server's chat text has no documents, "
-                              "continue_final_message or template variables other than the special tokens")
-        return _DIALECT.chat_text(messages, tools=tools, add_generation_prompt=add_generation_prompt)
+        # The special-token variables are the family's, which the server takes from its own model
+        # file (where they differ, the texts differ); the others are the template's own arguments.
+        if documents is not None or continue_final_message:
+            raise NotProvided(f"{_DIALECT.name}: the server's chat text has no documents or continue_final_message")
+        arguments = {name: value for name, value in variables.items() if name not in SPECIAL_TOKEN_VARIABLES}
+        return _DIALECT.chat_text(messages, tools=tools, add_generation_prompt=add_generation_prompt,
+                                  chat_template_kwargs=arguments or None)

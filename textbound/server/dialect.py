@@ -44,7 +44,7 @@ class Dialect(Protocol):
         """The prompt ids the server renders and tokenizes for a chat (vLLM: POST /tokenize with messages)."""
 
     def chat_text(self, messages: list[dict], *, tools: list[dict] | None = None,
-                  add_generation_prompt: bool = True) -> str:
+                  add_generation_prompt: bool = True, chat_template_kwargs: dict | None = None) -> str:
         """The prompt text the server renders for a chat (llama.cpp: POST /apply-template)."""
 
     def chat_template(self) -> str:

@@ -68,8 +68,9 @@ class LlamaCppDialect(OpenAIDialect):
         return _text(self.server.post_json("/detokenize", body), "content", _sent("/detokenize", body))
 
     def chat_text(self, messages: list[dict], *, tools: list[dict] | None = None,
-                  add_generation_prompt: bool = True) -> str:
-        return self._rendered(messages, tools=tools, add_generation_prompt=add_generation_prompt)
+                  add_generation_prompt: bool = True, chat_template_kwargs: dict | None = None) -> str:
+        return self._rendered(messages, tools=tools, add_generation_prompt=add_generation_prompt,
+                              chat_template_kwargs=chat_template_kwargs)
 
     def chat_ids(self, messages: list[dict], *, tools: list[dict] | None = None,
                  add_generation_prompt: bool = True, continue_final_message: bool = False,

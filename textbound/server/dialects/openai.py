@@ -45,7 +45,7 @@ class OpenAIDialect:
         raise NotProvided(f"{self.name}: no endpoint tokenizes a chat")
 
     def chat_text(self, messages: list[dict], *, tools: list[dict] | None = None,
-                  add_generation_prompt: bool = True) -> str:
+                  add_generation_prompt: bool = True, chat_template_kwargs: dict | None = None) -> str:
         raise NotProvided(f"{self.name}: no endpoint renders a chat's text")
 
     def chat_template(self) -> str:
