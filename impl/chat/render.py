@@ -218,7 +218,11 @@ def _check_flags(add_generation_prompt, continue_final_message, return_assistant
 
 
 class ChatRenderer:
-    """Renders chat templates in one sandbox with its resource limits (the defaults unless given)."""
+    """Renders chat templates in one sandbox with its resource limits (the defaults unless given).
+
+    >>> ChatRenderer().render_chat("{{ messages[0].content }}!", [{"role": "user", "content": "Hi"}])
+    'Hi!'
+    """
 
     def __init__(self, limits=None):
         self.environment = DEFAULT_ENVIRONMENT if limits is None else ChatEnvironment(limits)
@@ -312,6 +316,10 @@ def render_chat(template, messages, *, tools=None, documents=None, add_generatio
     ``variables`` are the template's other variables (bos_token, enable_thinking, ...). Errors are
     transformers' too: a template's raise_exception or a Jinja error is a jinja2 TemplateError, an
     impossible request a ValueError or TypeError.
+
+    >>> render_chat("{% for m in messages %}{{ m.role }}: {{ m.content }}\\n{% endfor %}",
+    ...             [{"role": "user", "content": "Hi"}])
+    'user: Hi\\n'
     """
     return _DEFAULT_RENDERER.render_chat(template, messages, tools=tools, documents=documents,
                                          add_generation_prompt=add_generation_prompt,

@@ -57,7 +57,14 @@ TAIL_IDS = 8  # how far back from the end to look for a character boundary
 class IncrementalDetokenizer:
     """One generation's ids, streamed to text: ``add(ids)`` returns the newly settled text,
     ``flush()`` the rest once generation ends; ``text`` is all of it and ``prompt_text`` what the
-    prompt showed (see the module docstring)."""
+    prompt showed (see the module docstring).
+
+    >>> from impl import Tokenizer
+    >>> tokenizer = Tokenizer({"version": "1.0", "model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2, "c": 3}, "merges": ["a b"]}})
+    >>> detokenizer = IncrementalDetokenizer(tokenizer)
+    >>> detokenizer.add([2]), detokenizer.add([3]), detokenizer.flush(), detokenizer.text
+    ('ab', ' c', '', 'ab c')
+    """
 
     def __init__(self, tokenizer, skip_special_tokens: bool = True, prompt_ids: Iterable[int] | None = None):
         if not isinstance(skip_special_tokens, bool):

@@ -67,7 +67,12 @@ class StopAutomaton:
 
 
 class StopChecker:
-    """Streams text through, cutting it at the first stop string and holding back minimal text."""
+    """Streams text through, cutting it at the first stop string and holding back minimal text.
+
+    >>> checker = StopChecker(["</s>"])
+    >>> checker.add("Hello</"), checker.add("s> more"), checker.stopped, checker.stop_string
+    ('Hello', '', True, '</s>')
+    """
 
     def __init__(self, stops: Iterable[str], include_stop: bool = False):
         if not isinstance(include_stop, bool):

@@ -166,6 +166,9 @@ def json_schema_to_regex(schema, *, whitespace: str | None = None) -> str:
     ``whitespace``: a regex for the whitespace allowed around ``{ } [ ] , :`` (e.g. ``[ \\n]*``);
     None (the default) admits exactly json.dumps's separators ``,``/``, `` and ``:``/``: ``.
     Raises ValueError naming an unsupported keyword and its JSON path (``$.properties.x``).
+
+    >>> json_schema_to_regex({"type": "boolean"}), json_schema_to_regex({"enum": ["a", 1]})
+    ('(?:(?:true|false))', '(?:"a"|1)')
     """
     return _Translator(schema, Punctuation(whitespace)).value(schema, "$", ())
 

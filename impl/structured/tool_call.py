@@ -27,7 +27,12 @@ _NO_PARAMETERS = {"type": "object", "properties": {}}
 
 
 def tool_call_pattern(tools, *, name: str | None = None, format: str = "hermes") -> str:
-    """A regex for one call of one of ``tools`` (OpenAI format), or of the tool ``name`` when given."""
+    """A regex for one call of one of ``tools`` (OpenAI format), or of the tool ``name`` when given.
+
+    >>> tool_call_pattern([{"type": "function", "function": {"name": "f", "parameters": {
+    ...     "type": "object", "properties": {}, "additionalProperties": False}}}])
+    '<tool_call>\\\\n(?:\\\\{"name":[ ]?"f",[ ]?"arguments":[ ]?(?:\\\\{\\\\})\\\\})\\\\n</tool_call>'
+    """
     if format not in FORMATS:
         raise ValueError(f"unknown tool-call format {format!r}; known: {sorted(FORMATS)}")
     functions = called_functions(tools, name)

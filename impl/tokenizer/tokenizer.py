@@ -62,6 +62,14 @@ class _FastPath:
 
 
 class Tokenizer:
+    """A tokenizer.json's pipeline (normalizer, pre-tokenizer, model, post-processor, decoder and
+    added tokens), as ``tokenizers`` runs it; ``from_dir`` also reads tokenizer_config.json.
+
+    >>> tokenizer = Tokenizer({"version": "1.0", "model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2, "c": 3}, "merges": ["a b"]}})
+    >>> tokenizer.encode("abc"), tokenizer.decode([2, 3])
+    ([2, 3], 'ab c')
+    """
+
     # Whether encode may take the fast path (see _fast_split); tests turn it off to compare.
     fast_paths = True
 
@@ -227,7 +235,7 @@ class Tokenizer:
         """The whole text through normalizer, pre-tokenizer and model, added tokens read as plain
         text (as transformers' fast tokenizer encodes a chat's sanitized control tokens).
 
-        >>> tokenizer.encode_without_added_tokens("<|im_end|>") != [tokenizer.token_to_id("<|im_end|>")]
+        >>> tokenizer.encode_without_added_tokens("<|im_end|>") != [tokenizer.token_to_id("<|im_end|>")]  # doctest: +SKIP
         True
         """
         if self.normalizer is not None:

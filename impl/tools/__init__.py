@@ -119,7 +119,12 @@ FORMATS: tuple[str, ...] = tuple(_FORMATS)
 
 
 class OutputParser:
-    """Streams one model output into OpenAI deltas (see the module docstring)."""
+    """Streams one model output into OpenAI deltas (see the module docstring).
+
+    >>> OutputParser("hermes").feed('<tool_call>{"name": "f", "arguments": {"x": 1}}</tool_call>', final=True)
+    [{'tool_calls': [{'index': 0, 'id': 'call_0', 'type': 'function', 'function': {'name': 'f', 'arguments': ''}}]}, \
+{'tool_calls': [{'index': 0, 'function': {'arguments': '{"x": 1}'}}]}]
+    """
 
     def __init__(self, format="hermes", *, tools=None, reasoning=True, starts_in_reasoning=False):
         if format not in _FORMATS:
@@ -136,13 +141,21 @@ class OutputParser:
 
 
 def parse_response(text, format="hermes", *, tools=None, reasoning=True, starts_in_reasoning=False) -> dict:
-    """The complete message in a whole output."""
+    """The complete message in a whole output.
+
+    >>> parse_response('Hi <tool_call>{"name": "f", "arguments": {}}</tool_call>')["tool_calls"]
+    [{'id': 'call_0', 'type': 'function', 'function': {'name': 'f', 'arguments': '{}'}}]
+    """
     parser = OutputParser(format, tools=tools, reasoning=reasoning, starts_in_reasoning=starts_in_reasoning)
     return assemble(parser.feed(text, final=True))
 
 
 def parse_tool_calls(text, format="hermes"):
-    """(content, tool_calls) of a whole output; tool_calls is [] when there are none."""
+    """(content, tool_calls) of a whole output; tool_calls is [] when there are none.
+
+    >>> parse_tool_calls("Just text")
+    ('Just text', [])
+    """
     message = parse_response(text, format)
     return message["content"], message.get("tool_calls", [])
 

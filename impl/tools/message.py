@@ -146,6 +146,9 @@ def assemble(deltas) -> dict:
     The message has ``role``, ``content`` (None when the answer is tool calls alone, as in OpenAI's
     API; "" when there is nothing at all), ``reasoning_content`` (None when there is none) and
     ``tool_calls`` only when there are calls.
+
+    >>> assemble([{"content": "Hel"}, {"content": "lo"}])
+    {'role': 'assistant', 'content': 'Hello', 'reasoning_content': None}
     """
     content: list[str] = []
     reasoning: list[str] = []
