@@ -173,6 +173,14 @@ class Constraint:
     for a pattern it cannot compile and for a vocabulary it does not support. A state from which no
     token continues yet not complete can only arise when the vocabulary cannot spell the text the
     pattern requires.
+
+    >>> from impl import Tokenizer
+    >>> tokenizer = Tokenizer({"version": "1.0", "decoder": {"type": "Fuse"}, "model": {
+    ...     "type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2, "c": 3}, "merges": ["a b"]}})
+    >>> constraint = Constraint("ab|c", tokenizer)
+    >>> state = constraint.start()
+    >>> sorted(constraint.allowed_tokens(state)), constraint.is_complete(constraint.advance(state, 2))
+    ([0, 2, 3], True)
     """
 
     def __init__(self, pattern: str, tokenizer):

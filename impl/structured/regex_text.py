@@ -30,7 +30,11 @@ def _char(code: int, in_class: bool) -> str:
 
 
 def regex_escape(text: str) -> str:
-    """A pattern matching exactly ``text``: ``regex_escape("<a>\\n(b)")`` -> ``<a>\\n\\(b\\)``."""
+    """A pattern matching exactly ``text``.
+
+    >>> regex_escape("a.b*")
+    'a\\\\.b\\\\*'
+    """
     if not isinstance(text, str):
         raise TypeError(f"regex_escape takes a str, not {type(text).__name__}")
     return "".join(_char(ord(c), in_class=False) for c in text)
