@@ -104,8 +104,8 @@ def render(summary: dict, records: list[dict]) -> str:
     for group in signature_groups(divergences, new):
         parts += _signature_entry(group, "section", "signature", "divergence(s)", summary)
     if disagreements:
-        parts.append("<h2>Oracle disagreements</h2><p>The references disagree and impl sides with one of them: "
-                     "not counted against impl.</p>")
+        parts.append("<h2>Oracle disagreements and failures</h2><p>The references disagree and impl sides with "
+                     "one of them, or a reference hung or crashed on its own: not counted against impl.</p>")
     for group in signature_groups(disagreements):
         parts += _signature_entry(group, "div", "oracle-disagreement", "case(s)", summary)
     parts += [f"<script>{SCRIPT}</script>", "</body></html>"]
