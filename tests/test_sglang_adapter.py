@@ -3,7 +3,6 @@ environment holding sglang, its Hermes parser through the adapter; elsewhere tha
 """
 from __future__ import annotations
 
-import json
 import sys
 import types
 
@@ -11,12 +10,11 @@ import pytest
 
 from textbound.adapters import EngineMissing
 from textbound.adapters import sglang as sglang_adapter
+from tests.parser_engines import assert_reads_a_hermes_call_whole_and_streamed
 from textbound.implementation import Implementation
 
 SGLANG = pytest.mark.skipif(not sglang_adapter.os.environ.get(sglang_adapter.PYTHON_ENV),
                             reason=f"SGLang runs in an environment of its own (${sglang_adapter.PYTHON_ENV} is not set)")
-WEATHER = [{"type": "function", "function": {"name": "get_weather", "parameters": {
-    "type": "object", "properties": {"city": {"type": "string"}}}}}]
 
 
 def test_without_the_engines_python_the_setup_says_what_is_missing(monkeypatch):
@@ -27,14 +25,7 @@ def test_without_the_engines_python_the_setup_says_what_is_missing(monkeypatch):
 
 @SGLANG
 def test_sglangs_hermes_parser_reads_a_call_whole_and_streamed():
-    text = '<think>hm</think>Hi<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
-    whole = sglang_adapter.parse_response(text, "hermes", tools=WEATHER)
-    parser = sglang_adapter.OutputParser("hermes", tools=WEATHER)
-    deltas = [d for start in range(0, len(text), 5) for d in parser.feed(text[start:start + 5])]
-    streamed = sglang_adapter.assemble(deltas + parser.feed("", final=True))
-    for message in (whole, streamed):
-        assert (message["content"], message["reasoning_content"]) == ("Hi", "hm")
-        assert [json.loads(c["function"]["arguments"]) for c in message["tool_calls"]] == [{"city": "Paris"}]
+    assert_reads_a_hermes_call_whole_and_streamed(sglang_adapter)
 
 
 def test_a_parser_without_a_detokenizer_is_not_provided_the_token_stream(monkeypatch):

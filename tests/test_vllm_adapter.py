@@ -15,12 +15,11 @@ from oracles.chat_oracle import FamilyChatOracle, frozen_clock, render
 from textbound.adapters import EngineMissing
 from textbound.adapters.jsonl_engine import EngineError
 from textbound.adapters import vllm as vllm_adapter
+from tests.parser_engines import assert_reads_a_hermes_call_whole_and_streamed
 from textbound.families import build_family
 
 VLLM = pytest.mark.skipif(not vllm_adapter.os.environ.get(vllm_adapter.PYTHON_ENV),
                           reason=f"vLLM runs in nox -s engine_vllm (${vllm_adapter.PYTHON_ENV} is not set)")
-WEATHER = [{"type": "function", "function": {"name": "get_weather", "parameters": {
-    "type": "object", "properties": {"city": {"type": "string"}}}}}]
 
 
 def protocol_loop():
@@ -115,14 +114,7 @@ def test_vllm_stops_at_a_stop_string_split_across_deltas():
 
 @VLLM
 def test_vllms_hermes_parser_reads_a_call_whole_and_streamed():
-    text = '<think>hm</think>Hi<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
-    whole = vllm_adapter.parse_response(text, "hermes", tools=WEATHER)
-    parser = vllm_adapter.OutputParser("hermes", tools=WEATHER)
-    deltas = [d for start in range(0, len(text), 5) for d in parser.feed(text[start:start + 5])]
-    streamed = vllm_adapter.assemble(deltas + parser.feed("", final=True))
-    for message in (whole, streamed):
-        assert (message["content"], message["reasoning_content"]) == ("Hi", "hm")
-        assert [json.loads(c["function"]["arguments"]) for c in message["tool_calls"]] == [{"city": "Paris"}]
+    assert_reads_a_hermes_call_whole_and_streamed(vllm_adapter)
 
 
 @VLLM

@@ -78,15 +78,19 @@ class FamilyVersion:
     def generation_config(self) -> dict:
         return self.json_file("generation_config.json")
 
+    def _remote_root(self, name: str, probe: str):
+        """The remote oracle ``name``, loaded now by reading ``probe``, so a refusal is bad input here too."""
+        root = self.remote.root(name)
+        getattr(root, probe)
+        return root
+
     @cached_property
     def oracle(self):
         """The `tokenizers` oracle of tokenizer.json."""
         from oracles.tokenizers_oracle import TokenizersOracle
         try:
             if self.remote:
-                oracle = self.remote.root("oracle")
-                oracle.vocab_size  # loaded now, so that a refusal is bad input here too
-                return oracle
+                return self._remote_root("oracle", "vocab_size")
             return TokenizersOracle.from_dir(self.path)
         except Exception as exc:  # tokenizers refuses the file: name it, no traceback
             raise CompareError(f"{self.label} {self.path / 'tokenizer.json'}: tokenizers cannot load it: {exc}") from None
@@ -97,9 +101,7 @@ class FamilyVersion:
         from oracles.chat_oracle import FamilyChatOracle
         try:
             if self.remote:
-                tokenizer = self.remote.root("transformers_tokenizer")
-                tokenizer.eos_token_id  # loaded now, so that a refusal is bad input here too
-                return tokenizer
+                return self._remote_root("transformers_tokenizer", "eos_token_id")
             return FamilyChatOracle.of(self.path.resolve()).tokenizer
         except Exception as exc:  # a config transformers refuses is bad input too
             raise CompareError(f"{self.label} {self.path}: transformers cannot load it: {exc}") from None
