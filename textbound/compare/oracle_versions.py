@@ -15,17 +15,14 @@ the import's words.
 from __future__ import annotations
 
 import argparse
-import os
-import shutil
 import subprocess
 import sys
-import tempfile
 from importlib.metadata import version
 from pathlib import Path
 
 from oracles.remote import PACKAGES
 
-from ..families.cache import default_cache_dir
+from ..families.cache import default_cache_dir, publish_built
 
 PIP_TIMEOUT_SECONDS = 600
 ERROR_LINES = 3  # of pip's stderr kept in the error
@@ -56,9 +53,8 @@ def overlay(pins: tuple[str, ...]) -> Path | None:
     target = default_cache_dir() / "oracle-overlays" / "+".join(sorted(wanted)).replace("==", "-")
     if target.is_dir():
         return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-    try:
+
+    def install(staging: Path) -> None:
         try:
             done = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target",
                                    str(staging), *wanted], capture_output=True, text=True, timeout=PIP_TIMEOUT_SECONDS)
@@ -67,11 +63,5 @@ def overlay(pins: tuple[str, ...]) -> Path | None:
         if done.returncode != 0:
             words = " | ".join(done.stderr.strip().splitlines()[-ERROR_LINES:]) or f"exit {done.returncode}"
             raise OverlayError(f"pip install {' '.join(wanted)}: {words}")
-        try:
-            os.rename(staging, target)
-        except OSError:
-            if not target.is_dir():  # else another run published the same pins first
-                raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+    publish_built(target, install)
     return target

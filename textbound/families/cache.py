@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 CACHE_ENV = "TEXTBOUND_CACHE"
@@ -21,17 +22,25 @@ def default_cache_dir() -> Path:
 
 def publish(target: Path, files: dict[str, str]) -> None:
     """Writes ``files`` (name -> text) into the folder ``target``, all at once or not at all."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-    try:
+    def write(staging: Path) -> None:
         for filename, text in files.items():
             with (staging / filename).open("w", encoding="utf-8", newline="") as file:
                 file.write(text)
+    publish_built(target, write)
+
+
+def publish_built(target: Path, build: Callable[[Path], None]) -> None:
+    """The folder ``target`` as ``build`` fills a staging folder, renamed into place when done: all
+    at once or not at all (an exception from ``build`` leaves nothing)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        build(staging)
         try:
             os.rename(staging, target)
         except OSError:
-            # Another builder published first; its files are identical, since builds are deterministic.
-            if not all((target / filename).is_file() for filename in files):
+            # Another builder published first; its folder is the same, since builds are deterministic.
+            if not target.is_dir():
                 raise
     finally:
         shutil.rmtree(staging, ignore_errors=True)
