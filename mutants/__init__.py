@@ -58,6 +58,13 @@ CATALOGUE: tuple[Mutant, ...] = (
            "transformers' legacy Llama/T5 tokenizers (a space after special tokens; legacy=False fixed it)"),
     Mutant("tokenizer_prefix_space_ignored", "tokenizer", "ByteLevel add_prefix_space ignored",
            "RoBERTa-style vocabularies through GPT-2 byte-level code"),
+    # tokenizer: text cleaned before the tokenizer sees it (met by the character strata)
+    Mutant("tokenizer_nbsp_as_space", "tokenizer", "U+00A0 (no-break space) read as a space",
+           "prompt cleaners mapping U+00A0 to a space before tokenizing (HTML-to-text reading &nbsp; as a space)"),
+    Mutant("tokenizer_bom_stripped", "tokenizer", "a leading byte-order mark (U+FEFF) dropped",
+           "prompts decoded with Python's utf-8-sig codec, which drops a leading U+FEFF"),
+    Mutant("tokenizer_unicode_line_breaks", "tokenizer", 'NEL, U+2028 and U+2029 read as "\\n"',
+           "prompts cut into lines by Unicode's line-break rules (Python's str.splitlines) and joined with \"\\n\""),
     Mutant("tokenizer_no_special_tokens", "tokenizer", "add_special_tokens ignored: no BOS/CLS added",
            "servers tokenizing prompts without the post-processor (a missing BOS)"),
     # tokenizer: decode
