@@ -107,6 +107,10 @@ CATALOGUE: tuple[Mutant, ...] = (
            "prefill requests rendered as ordinary conversations"),
     Mutant("chat_generation_prompt_ignored", "chat", "add_generation_prompt ignored",
            "servers that drop the flag on its way to the template"),
+    Mutant("chat_empty_tools_as_none", "chat", "an empty tools list passed to the template as None",
+           "servers handing the template `tools or None` (templates testing `tools is not none` then differ)"),
+    Mutant("chat_content_parts_flattened", "chat", 'content parts joined with "\\n" into one string',
+           "vLLM's \"string\" chat-template content format, which flattens content parts before rendering"),
     # tools
     Mutant("tools_tag_split_leaks", "tools", "a tag split across deltas leaks into content",
            "streaming parsers assuming a tag is one token (vLLM's hermes parser on untokenized tags)"),
