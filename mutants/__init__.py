@@ -121,6 +121,8 @@ CATALOGUE: tuple[Mutant, ...] = (
            "streaming parsers flushing the complete arguments in their last delta"),
     Mutant("tools_empty_content", "tools", 'content "" instead of null beside tool calls',
            "servers that default content to an empty string"),
+    Mutant("tools_starts_in_reasoning_ignored", "tools", "starts_in_reasoning ignored (the reasoning lands in content)",
+           "reasoning parsers that expect <think> in the output where the template's prompt opens it (DeepSeek-R1, Qwen3)"),
     # structured
     Mutant("structured_optional_required", "structured", "a schema's optional property made required",
            "early JSON-schema-to-regex translations that required every property"),
