@@ -15,8 +15,7 @@ from oracles.chat_oracle import templates_dir
 from properties.conversations import request_strata
 from textbound.budget import BUDGETS
 from textbound.checks import Subject, case_source, run_check
-from textbound.checks.tokenizer_cases import STRATUM_FIELD
-from textbound.divergence import COMPONENTS
+from textbound.divergence import COMPONENTS, STRATUM_FIELD
 from textbound.families import embedded_family
 from textbound.implementation import Implementation
 
@@ -85,3 +84,11 @@ def test_a_real_world_bug_is_caught_by_its_stratum(mutant: str, component: str, 
 @pytest.mark.skipif(templates_dir() is None, reason="needs $TEXTBOUND_TEMPLATES (the shared chat templates)")
 def test_empty_tools_as_none_is_caught_by_the_empty_list_stratum():
     assert "tools: an empty list" in caught_by("mutants.chat_empty_tools_as_none", "chat")
+
+
+def test_a_minimized_example_keeps_its_stratum_name():
+    from mutants import BY_NAME
+    from textbound.mutate import hunt
+    verdict = hunt(BY_NAME["stops_wrong_stop_string"], [embedded_family(FAMILY)], examples=1, time_limit=120)
+    assert verdict.outcome == "caught", verdict.error
+    assert verdict.example[STRATUM_FIELD].startswith("stops ending together"), verdict.example

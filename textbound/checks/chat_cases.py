@@ -31,11 +31,10 @@ from oracles.chat_oracle import (ChatRequest, ChatTemplate, FamilyChatOracle, fr
 from properties.conversations import STRATUM_BASE, request_strata
 
 from ..budget import Budget
-from ..divergence import Case
+from ..divergence import STRATUM_FIELD, Case
 from ..families import Family
 from .chat import TOKENIZER_PROPERTIES
 from .registry import Subject, cases
-from .tokenizer_cases import STRATUM_FIELD
 
 # Shared templates each request is rendered with; None: all of them.
 SHARED_PER_REQUEST = {"quick": 1, "default": 6, "deep": None}

@@ -15,11 +15,11 @@ import random
 from collections.abc import Iterator
 
 from ..budget import Budget
-from ..divergence import Case
+from ..divergence import STRATUM_FIELD, Case
 from ..families import Family
 from .registry import Subject, cases
 from .streaming import VocabularySurvey, random_splits, vocabulary_survey
-from .tokenizer_cases import STRATUM_FIELD, corpus_snippets
+from .tokenizer_cases import corpus_snippets
 
 # Comparing with DecodeStream decodes the prefix at every step where impl holds text back, which is
 # quadratic in the length: whole corpus files are streamed by the "stream" property alone.

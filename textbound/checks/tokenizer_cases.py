@@ -15,14 +15,12 @@ from corpora import text_cases
 from corpora.character_strata import character_strata
 
 from ..budget import Budget
-from ..divergence import Case
+from ..divergence import STRATUM_FIELD, Case
 from ..families import Family
 from .registry import Subject, cases
 from .streaming import vocabulary_survey
 
 FUZZ_SWEEP_STRIDE = 17
-# The input field naming the stratum a case was built for (the strata every budget checks in full).
-STRATUM_FIELD = "stratum"
 # One character of each class an added token's neighbour may belong to.
 CHARACTER_CLASSES = {"letter": "a", "digit": "7", "space": " ", "newline": "\n", "punctuation": ".",
                      "CJK": "中", "emoji": "😀"}

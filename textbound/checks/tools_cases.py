@@ -27,11 +27,10 @@ from properties.model_outputs import (ROUND_TRIP_TEMPLATES, TOOLS, assistant_mes
 from properties.strategies import DRAW_CHUNK, draw_examples
 
 from ..budget import Budget
-from ..divergence import Case
+from ..divergence import STRATUM_FIELD, Case
 from ..families import Family
 from .registry import Subject, cases, oracle_call
 from .streaming import random_splits
-from .tokenizer_cases import STRATUM_FIELD
 from .tools import assistant_part, shared_template
 
 MIN_OUTPUTS = 3         # per format and family, whatever the budget
