@@ -58,6 +58,13 @@ CATALOGUE: tuple[Mutant, ...] = (
            "transformers' legacy Llama/T5 tokenizers (a space after special tokens; legacy=False fixed it)"),
     Mutant("tokenizer_prefix_space_ignored", "tokenizer", "ByteLevel add_prefix_space ignored",
            "RoBERTa-style vocabularies through GPT-2 byte-level code"),
+    # tokenizer: text cleaned before the tokenizer sees it (met by the character strata)
+    Mutant("tokenizer_nbsp_as_space", "tokenizer", "U+00A0 (no-break space) read as a space",
+           "prompt cleaners mapping U+00A0 to a space before tokenizing (HTML-to-text reading &nbsp; as a space)"),
+    Mutant("tokenizer_bom_stripped", "tokenizer", "a leading byte-order mark (U+FEFF) dropped",
+           "prompts decoded with Python's utf-8-sig codec, which drops a leading U+FEFF"),
+    Mutant("tokenizer_unicode_line_breaks", "tokenizer", 'NEL, U+2028 and U+2029 read as "\\n"',
+           "prompts cut into lines by Unicode's line-break rules (Python's str.splitlines) and joined with \"\\n\""),
     Mutant("tokenizer_no_special_tokens", "tokenizer", "add_special_tokens ignored: no BOS/CLS added",
            "servers tokenizing prompts without the post-processor (a missing BOS)"),
     # tokenizer: decode
@@ -100,6 +107,10 @@ CATALOGUE: tuple[Mutant, ...] = (
            "prefill requests rendered as ordinary conversations"),
     Mutant("chat_generation_prompt_ignored", "chat", "add_generation_prompt ignored",
            "servers that drop the flag on its way to the template"),
+    Mutant("chat_empty_tools_as_none", "chat", "an empty tools list passed to the template as None",
+           "servers handing the template `tools or None` (templates testing `tools is not none` then differ)"),
+    Mutant("chat_content_parts_flattened", "chat", 'content parts joined with "\\n" into one string',
+           "vLLM's \"string\" chat-template content format, which flattens content parts before rendering"),
     # tools
     Mutant("tools_tag_split_leaks", "tools", "a tag split across deltas leaks into content",
            "streaming parsers assuming a tag is one token (vLLM's hermes parser on untokenized tags)"),
@@ -110,6 +121,8 @@ CATALOGUE: tuple[Mutant, ...] = (
            "streaming parsers flushing the complete arguments in their last delta"),
     Mutant("tools_empty_content", "tools", 'content "" instead of null beside tool calls',
            "servers that default content to an empty string"),
+    Mutant("tools_starts_in_reasoning_ignored", "tools", "starts_in_reasoning ignored (the reasoning lands in content)",
+           "reasoning parsers that expect <think> in the output where the template's prompt opens it (DeepSeek-R1, Qwen3)"),
     # structured
     Mutant("structured_optional_required", "structured", "a schema's optional property made required",
            "early JSON-schema-to-regex translations that required every property"),

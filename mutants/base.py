@@ -77,6 +77,15 @@ def spec_rewritten(rewrite: Rewrite) -> type:
     return Tokenizer
 
 
+def text_rewritten(rewrite: Callable[[str], str]) -> type:
+    """A Tokenizer that encodes ``rewrite(text)`` instead of the text it is given, as an engine
+    cleaning prompts before its tokenizer sees them does."""
+    class Tokenizer(impl.Tokenizer):
+        def encode(self, text, add_special_tokens=True):
+            return super().encode(rewrite(text), add_special_tokens)
+    return Tokenizer
+
+
 def _components(root) -> Iterator[object]:
     """``root`` and every pipeline object below it (Sequence members)."""
     yield root

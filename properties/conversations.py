@@ -159,3 +159,51 @@ def chat_requests(draw, control_tokens: Collection[str] = ()) -> dict:
         **ENDINGS[draw(st.sampled_from(list(ENDINGS)))],
         "variables": draw(variables(text)),
     }
+
+
+# -- request strata: every shape a server sends, each checked at every budget ------------------------
+
+QUESTION = "What is the weather in Zürich?"
+STRATUM_BASE = {"messages": [{"role": "user", "content": QUESTION}], "tools": None, "documents": None,
+                **ENDINGS["generation_prompt"], "variables": {}}
+_CALL = {"id": "call_0", "type": "function", "function": {"name": "get_weather", "arguments": {"city": "Zürich"}}}
+_CALL_TURN = [{"role": "user", "content": QUESTION},
+              {"role": "assistant", "content": None, "tool_calls": [_CALL]},
+              {"role": "tool", "tool_call_id": "call_0", "name": "get_weather", "content": "18 °C, clear"}]
+
+
+def _varied(**changes) -> dict:
+    return {**STRATUM_BASE, **changes}
+
+
+def request_strata() -> dict[str, dict]:
+    """Every request shape servers send, one change from a plain one-question request each (tools
+    absent, None, an empty list, one, many; documents; chat_template_kwargs; content as a string, as
+    parts, None), by stratum name:
+
+    >>> request_strata()["tools: an empty list"]["tools"]
+    []
+    """
+    absent = {key: value for key, value in STRATUM_BASE.items() if key != "tools"}
+    parts = [{"type": "text", "text": "What is the weather"}, {"type": "text", "text": " in Zürich?"}]
+    return {
+        "tools: absent": absent,
+        "tools: None": STRATUM_BASE,
+        "tools: an empty list": _varied(tools=[]),
+        "tools: one": _varied(tools=[TOOLS[0]]),
+        "tools: many": _varied(tools=list(TOOLS)),
+        "tools: a call and its result": _varied(messages=_CALL_TURN, tools=list(TOOLS)),
+        "documents: one": _varied(documents=[{"title": "Zürich", "text": "Zürich lies on a lake."}]),
+        "chat_template_kwargs: enable_thinking true": _varied(variables={"enable_thinking": True}),
+        "chat_template_kwargs: enable_thinking false": _varied(variables={"enable_thinking": False}),
+        "chat_template_kwargs: others": _varied(variables={"reasoning_effort": "high", "date_string": "26 Jul 2024",
+                                                           "custom_instructions": "Answer briefly."}),
+        "content: parts": _varied(messages=[{"role": "user", "content": parts}]),
+        "content: one part": _varied(messages=[{"role": "user", "content": parts[:1]}]),
+        "content: None": _varied(messages=[{"role": "user", "content": QUESTION},
+                                           {"role": "assistant", "content": None}], add_generation_prompt=False),
+        "system message": _varied(messages=[{"role": "system", "content": "Be brief."}, *STRATUM_BASE["messages"]]),
+        "ending: continue_final_message": _varied(
+            messages=[*STRATUM_BASE["messages"], {"role": "assistant", "content": "It is"}], **ENDINGS["continue"]),
+        "ending: no generation prompt": _varied(**ENDINGS["plain"]),
+    }

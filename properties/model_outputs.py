@@ -219,3 +219,25 @@ def assistant_messages(draw, format: str) -> dict:
         message["reasoning_content"] = draw(plain_text())
     return message
 
+
+
+def option_strata(format: str) -> dict[str, dict]:
+    """One fixed output in ``format`` (reasoning, content, a call with typed arguments and one of an
+    unlisted tool) for every combination of the parser's options, by stratum name: tools absent or
+    listed (XML formats type arguments by the listed schemas), reasoning parsed or not, the output
+    starting inside reasoning or not (its open tag then left out, as a template's prompt holds it).
+
+    >>> sorted(option_strata("hermes"))[0]
+    'tools: None, reasoning: False, starts_in_reasoning: False'
+    """
+    calls = [("get_weather", {"city": "Paris", "days": 3, "metric": True}), (UNKNOWN_TOOL, {"x": "1"})]
+    strata = {}
+    for tools in (None, list(TOOLS)):
+        for reasoning in (True, False):
+            for starts_in_reasoning in (False, True):
+                text = write_message(format, "Let me think", "Sure.", calls, starts_in_reasoning, lambda options: options[0])
+                name = f"tools: {'None' if tools is None else 'listed'}, reasoning: {reasoning}, " \
+                       f"starts_in_reasoning: {starts_in_reasoning}"
+                strata[name] = {"format": format, "text": text, "tools": tools, "reasoning": reasoning,
+                                "starts_in_reasoning": starts_in_reasoning}
+    return strata

@@ -19,6 +19,9 @@ SERVER_ERROR = "server error"
 # The kind of a case the oracle itself did not answer (it hung or crashed with an implementation that
 # answers nothing at once): recorded and reported apart as disagreements are, never against impl.
 ORACLE_FAILURE = "oracle failure:"
+# The input field naming the stratum a case was built for (the inputs every budget checks in full,
+# e.g. "no-break space: U+00A0 between words"): kept as it is when a case is minimized.
+STRATUM_FIELD = "stratum"
 REPLACEMENT_CHARACTER = "\ufffd"  # what a decode shows for bytes that are not a character (or not yet)
 
 

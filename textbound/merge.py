@@ -17,7 +17,7 @@ from collections import Counter
 from pathlib import Path
 
 from .baseline import BaselineEntry, Verdict, checked_by
-from .files import is_present
+from .files import is_present, jsonl_line
 from .report import build_summary, write_outputs
 from .triage import Run, load_run
 
@@ -132,7 +132,7 @@ def merge(out: Path, shard_dirs: list[Path]) -> dict:
                                                 for u in run.summary.get("oracle_disagreements_unwritten", [])]}
     notes = _unique([n for run in runs for n in run.summary.get("notes", [])])
     summary = build_summary(header, case_counts, records, verdict.summary_fields(), notes, state)
-    (out / "divergences.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records),
+    (out / "divergences.jsonl").write_text("".join(jsonl_line(r) + "\n" for r in records),
                                            encoding="utf-8")
     write_outputs(out, summary, records)
     return summary

@@ -34,7 +34,7 @@ import mutants
 from mutants import BY_NAME, CATALOGUE, Mutant
 
 from .budget import BUDGETS, Budget
-from .divergence import Case, Divergence, plain_json
+from .divergence import STRATUM_FIELD, Case, Divergence, plain_json
 from .implementation import Implementation, ImplementationError
 from .families import Family, FamilyError, fuzz_families, resolve
 
@@ -185,7 +185,7 @@ def _minimized(subject, base_subject, divergence: Divergence) -> Divergence:
         smaller, case = divergence, divergence.case
     inputs = dict(case.input)
     for name, value in case.input.items():
-        if name != MINIMIZED_FIELD.get((case.component, case.property)) and _shrinkable(value):
+        if name not in (MINIMIZED_FIELD.get((case.component, case.property)), STRATUM_FIELD) and _shrinkable(value):
             inputs[name] = shrink(value, lambda shorter: diverges(replace(case, input={**inputs, name: shorter})))
     if inputs != case.input:
         tidy = replace(case, input=inputs)

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from .baseline import Verdict
 from .divergence import Case, Divergence, is_server_error
+from .files import jsonl_line
 from .triage import SignatureGroup, record_alignment, render_alignment, signature_groups, split_records
 
 # Oracle disagreements written per family and signature; the rest are counted, not written: a
@@ -135,7 +136,7 @@ class Recorder:
             "impl": self.info.impl, "impl_version": self.info.impl_version, "seed": self.info.seed,
             "reproduce": self.reproduce_command(divergence), "digest": digest,
         }
-        text = json.dumps(line, ensure_ascii=False)
+        text = jsonl_line(line)
         self._stream.write(text + "\n")
         self._stream.flush()
         os.fsync(self._stream.fileno())

@@ -13,22 +13,32 @@ the seed and the family's name) are each checked
 
 Render cases carry the family's special tokens as variables (bos_token, eos_token, ...), as
 apply_chat_template passes them; ids cases get them from the tokenizers themselves.
+
+Every budget also checks the request strata (properties.conversations.request_strata: every request
+shape servers send, each one change from a plain request), each case naming its stratum in
+STRATUM_FIELD: with the family's own templates, and with ``STRATUM_SHARED`` of the shared templates
+on which transformers renders the stratum otherwise than the plain request (elsewhere it is the
+plain request again), a window that moves with the family.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Iterator
 
-from oracles.chat_oracle import ChatTemplate, FamilyChatOracle, shared_templates, templates_for
+from oracles.chat_oracle import (ChatRequest, ChatTemplate, FamilyChatOracle, frozen_clock, outcome, render,
+                                 shared_templates, templates_for)
+from properties.conversations import STRATUM_BASE, request_strata
 
 from ..budget import Budget
-from ..divergence import Case
+from ..divergence import STRATUM_FIELD, Case
 from ..families import Family
 from .chat import TOKENIZER_PROPERTIES
 from .registry import Subject, cases
 
 # Shared templates each request is rendered with; None: all of them.
 SHARED_PER_REQUEST = {"quick": 1, "default": 6, "deep": None}
+STRATUM_SHARED = 3  # shared templates per request stratum and family
 
 
 def _stable_number(*parts: object) -> int:
@@ -53,6 +63,21 @@ def shared_window(templates: tuple[ChatTemplate, ...], index: int, offset: int,
     return tuple(templates[(start + k) % len(templates)] for k in range(width))
 
 
+def _rendered(template: ChatTemplate, request: dict):
+    with frozen_clock():
+        return outcome(lambda: render(template.source, ChatRequest.of(request).messages,
+                                      **ChatRequest.of(request).arguments()))
+
+
+@functools.cache
+def telling_templates(stratum: str) -> tuple[ChatTemplate, ...]:
+    """The shared templates on which transformers renders ``stratum``'s request otherwise than the
+    plain request (STRATUM_BASE): where the stratum's shape makes a difference."""
+    request = request_strata()[stratum]
+    return tuple(template for template in shared_templates()
+                 if _rendered(template, request) != _rendered(template, STRATUM_BASE))
+
+
 def _control_tokens(subject: Subject) -> list[str]:
     added = subject.oracle.tokenizer.get_added_tokens_decoder().values()
     return sorted({token.content for token in added if token.special})
@@ -72,6 +97,15 @@ def chat_cases(family: Family, budget: Budget, seed: int, subject: Subject) -> I
     shared = shared_templates()
     specials = FamilyChatOracle.of(family.path).special_token_variables()
     offset = family_offset(family.name)
+    for index, (stratum, request) in enumerate(request_strata().items()):
+        named = {**request, STRATUM_FIELD: stratum}
+        with_specials = {**named, "variables": {**specials, **request["variables"]}}
+        for template in own:
+            yield _case("render", family, template, with_specials)
+            for prop in TOKENIZER_PROPERTIES:
+                yield _case(prop, family, template, named)
+        for template in shared_window(telling_templates(stratum), index, offset, STRATUM_SHARED):
+            yield _case("render", family, template, with_specials)
     requests = draw_examples(chat_requests(_control_tokens(subject)), budget.generated_cases,
                              _stable_number(seed, family.name, "chat"))
     for index, request in enumerate(requests):

@@ -1,12 +1,21 @@
 """Cases of the streaming components: real and random id sequences, cut into deltas at random,
-with prompts that end anywhere (mid-character too) and stop strings that occur in the text."""
+with prompts that end anywhere (mid-character too) and stop strings that occur in the text; and at
+every budget the strata, each case naming its stratum in STRATUM_FIELD: for the detokenizer, each
+multi-byte character spelled byte by byte (and a prompt ending inside it) and each special token
+(kept and skipped), streamed one id per delta; for stops, a stop at the start, at the end, the
+whole text, overlapping or nested stops, a stop's beginning left at the end, with include_stop both
+ways, streamed whole and one character per delta.
+
+    {"text": "Hello, world.\nGoodbye!", "stops": ["Hello"], "splits": [], "include_stop": true,
+     "stratum": "stop at the start, include_stop True, one delta"}
+"""
 from __future__ import annotations
 
 import random
 from collections.abc import Iterator
 
 from ..budget import Budget
-from ..divergence import Case
+from ..divergence import STRATUM_FIELD, Case
 from ..families import Family
 from .registry import Subject, cases
 from .streaming import VocabularySurvey, random_splits, vocabulary_survey
@@ -17,6 +26,22 @@ from .tokenizer_cases import corpus_snippets
 DECODE_STREAM_MAX_IDS = 512
 MAX_RANDOM_IDS = 24
 MULTI_BYTE_CHARACTERS = ("é", "ß", "€", "中", "ﬁ", "\u0301", "😀", "🏽", "𝔘", "\u2028")
+STRATUM_WORDS = "Hello world"  # text around a stratum's ids
+SPECIAL_STRATA = 3  # special tokens (the first ones by id) each streamed kept and skipped
+STOP_TEXT = "Hello, world.\nGoodbye!"
+STOP_STRATA = {
+    "no stop": [],
+    "stop at the start": ["Hello"],
+    "stop at the end": ["bye!"],
+    "stop is the whole text": [STOP_TEXT],
+    "stop of one character": ["\n"],
+    "overlapping stops": ["o, wor", "lo, w"],
+    "one stop inside another": ["world", "or"],
+    "stops ending together, the shorter first": ["d.", "world."],
+    "stops ending together, the longer first": ["world.", "d."],
+    "stop's beginning left at the end": ["bye!!"],
+    "stop that never occurs": ["Goodnight"],
+}
 
 
 def _rng(seed: int, family: Family, component: str) -> random.Random:
@@ -82,14 +107,35 @@ def _sequences(subject: Subject, budget: Budget, rng: random.Random) -> Iterator
         yield _random_ids(rng, survey, real)
 
 
+def detokenizer_strata(subject: Subject) -> Iterator[tuple[str, list[int], list[int], bool]]:
+    """(stratum, ids, prompt ids, skip_special_tokens): each multi-byte character the vocabulary can
+    spell byte by byte, between words and with a prompt ending inside it; each of the first special
+    tokens between words and first, kept and skipped."""
+    survey, words = vocabulary_survey(subject), subject.oracle.encode(STRATUM_WORDS)
+    for char in MULTI_BYTE_CHARACTERS:
+        spelled, name = survey.spelled(char), f"U+{ord(char):04X}"
+        if len(spelled) > 1:
+            yield f"UTF-8 boundaries: {name} spelled byte by byte", words + spelled + words, [], False
+            yield f"UTF-8 boundaries: a prompt ending inside {name}", spelled[1:] + words, words + spelled[:1], False
+    for special in survey.special_ids[:SPECIAL_STRATA]:
+        token = subject.oracle.id_to_token(special)
+        for skip in (False, True):
+            yield f"special token {token}, skip_special_tokens {skip}", words + [special] + words, [], skip
+            yield f"special token {token} first, skip_special_tokens {skip}", [special] + words, [], skip
+
+
 @cases("detokenizer")
 def detokenizer_cases(family: Family, budget: Budget, seed: int, subject: Subject) -> Iterator[Case]:
     rng = _rng(seed, family, "detokenizer")
     survey = vocabulary_survey(subject)
 
-    def case(prop: str, ids: list[int], splits: list[int], skip: bool, prompt: list[int]) -> Case:
+    def case(prop: str, ids: list[int], splits: list[int], skip: bool, prompt: list[int], **named) -> Case:
         return Case("detokenizer", prop, family.name,
-                    {"ids": ids, "splits": splits, "skip_special_tokens": skip, "prompt_ids": prompt})
+                    {"ids": ids, "splits": splits, "skip_special_tokens": skip, "prompt_ids": prompt, **named})
+
+    for stratum, ids, prompt, skip in detokenizer_strata(subject):
+        for prop in ("decode_stream", "stream"):
+            yield case(prop, ids, list(range(1, len(ids))), skip, prompt, **{STRATUM_FIELD: stratum})
 
     for sequence in _sequences(subject, budget, rng):
         cut = _prompt_cut(rng, sequence, survey)
@@ -109,6 +155,16 @@ def detokenizer_cases(family: Family, budget: Budget, seed: int, subject: Subjec
 def stop_cases(family: Family, budget: Budget, seed: int, subject: Subject) -> Iterator[Case]:
     rng = _rng(seed, family, "stops")
     specials = [subject.oracle.id_to_token(i) for i in vocabulary_survey(subject).special_ids]
+    stop_ids = subject.oracle.encode(STOP_TEXT)
+    for stratum, stops in STOP_STRATA.items():
+        for include in (False, True):
+            for cut, splits in (("one delta", []), ("one character per delta", list(range(1, len(STOP_TEXT))))):
+                yield Case("stops", "stream", family.name, {
+                    "text": STOP_TEXT, "stops": stops, "splits": splits, "include_stop": include,
+                    STRATUM_FIELD: f"{stratum}, include_stop {include}, {cut}"})
+            yield Case("stops", "pipeline", family.name, {
+                "ids": stop_ids, "splits": list(range(1, len(stop_ids))), "skip_special_tokens": False,
+                "stops": stops, "include_stop": include, STRATUM_FIELD: f"{stratum}, include_stop {include}, one id per delta"})
     for ids in _sequences(subject, budget, rng):
         skip = rng.random() < 0.5
         text = subject.oracle.decode(ids, skip)

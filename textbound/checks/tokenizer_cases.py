@@ -1,13 +1,21 @@
-"""Cases of the ``tokenizer`` component: corpus snippets, exhaustive sweeps, every added token in
-every context, and seeded random ids."""
+"""Cases of the ``tokenizer`` component: corpus snippets, the character strata, exhaustive sweeps,
+every added token in every context, and seeded random ids.
+
+The character strata (corpora.character_strata: every general category and every space, format and
+control class, alone and in context) are checked at every budget, each case naming its stratum in
+its input's STRATUM_FIELD, so that a report says which stratum caught a bug:
+
+    {"text": "ab\u00a0cd", "add_special_tokens": false, "stratum": "no-break space: U+00A0 between words"}
+"""
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 from corpora import text_cases
+from corpora.character_strata import character_strata
 
 from ..budget import Budget
-from ..divergence import Case
+from ..divergence import STRATUM_FIELD, Case
 from ..families import Family
 from .registry import Subject, cases
 from .streaming import vocabulary_survey
@@ -50,11 +58,16 @@ def tokenizer_cases(family: Family, budget: Budget, seed: int, subject: Subject)
 
     oracle = subject.oracle
 
-    def encode(text: str, special: bool) -> Case:
-        return Case("tokenizer", "encode", family.name, {"text": text, "add_special_tokens": special})
+    def encode(text: str, special: bool, stratum: dict | None = None) -> Case:
+        return Case("tokenizer", "encode", family.name, {"text": text, "add_special_tokens": special, **(stratum or {})})
 
-    def decode(ids: list[int], skip: bool) -> Case:
-        return Case("tokenizer", "decode", family.name, {"ids": ids, "skip_special_tokens": skip})
+    def decode(ids: list[int], skip: bool, stratum: dict | None = None) -> Case:
+        return Case("tokenizer", "decode", family.name, {"ids": ids, "skip_special_tokens": skip, **(stratum or {})})
+
+    for stratum in character_strata():
+        named = {STRATUM_FIELD: stratum.name}
+        yield encode(stratum.text, False, named)
+        yield decode(oracle.encode(stratum.text), False, named)
 
     snippets = corpus_snippets(budget)
     for text in snippets:

@@ -4,7 +4,10 @@ at a few random splits (and one character per delta when short), checked delta b
 few) streamed as the family's tokens; the fixed hard outputs (every tag inside string arguments, a
 tag's beginning in content), parsed whole and streamed one character per delta, so a tag split
 across deltas or a close tag inside a string is met on every run; and assistant messages rendered by
-each format's own template (when $TEXTBOUND_TEMPLATES is set) for round trips.
+each format's own template (when $TEXTBOUND_TEMPLATES is set) for round trips; and the option
+strata (properties.model_outputs.option_strata: one fixed output for every combination of tools,
+reasoning and starts_in_reasoning), parsed whole and streamed in two halves, each case naming its
+stratum in STRATUM_FIELD.
 
 The tools component hardly depends on the family (only tools/tokens uses its tokenizer), so a
 family's generated cases are shared out among the formats, and each family takes its own sample of
@@ -19,11 +22,12 @@ from collections.abc import Iterator
 
 from oracles.chat_oracle import templates_dir
 from oracles.tool_reference import TOOL_CALL_FORMATS
-from properties.model_outputs import ROUND_TRIP_TEMPLATES, TOOLS, assistant_messages, hard_outputs, model_outputs
+from properties.model_outputs import (ROUND_TRIP_TEMPLATES, TOOLS, assistant_messages, hard_outputs, model_outputs,
+                                     option_strata)
 from properties.strategies import DRAW_CHUNK, draw_examples
 
 from ..budget import Budget
-from ..divergence import Case
+from ..divergence import STRATUM_FIELD, Case
 from ..families import Family
 from .registry import Subject, cases, oracle_call
 from .streaming import random_splits
@@ -58,6 +62,10 @@ def tool_cases(family: Family, budget: Budget, seed: int, subject: Subject) -> I
             yield Case("tools", "whole", family.name, {**output, "splits": []})
             yield Case("tools", "stream", family.name, {**output, "splits": one_by_one})
             yield Case("tools", "deltas", family.name, {**output, "splits": one_by_one})
+        for stratum, output in option_strata(fmt).items():
+            named = {**output, STRATUM_FIELD: f"{fmt} {stratum}"}
+            yield Case("tools", "whole", family.name, {**named, "splits": []})
+            yield Case("tools", "stream", family.name, {**named, "splits": [len(output["text"]) // 2]})
         rng = random.Random(f"{seed}/{family.name}/tools/{fmt}")
         for number, output in enumerate(_sample(rng, "outputs", fmt, seed, per_format)):
             length = len(output["text"])

@@ -3,7 +3,8 @@
     >>> read_json(Path("baseline.json"), dict)    # doctest: +SKIP
     {'entries': [...]}
 """
+from .jsonl import jsonl_line
 from .reading import (MAX_FILE_BYTES, InputFileError, is_present, json_type_name, parse_json, read_json,
                       read_text)
 
-__all__ = ["MAX_FILE_BYTES", "InputFileError", "is_present", "json_type_name", "parse_json", "read_json", "read_text"]
+__all__ = ["MAX_FILE_BYTES", "InputFileError", "is_present", "json_type_name", "jsonl_line", "parse_json", "read_json", "read_text"]
