@@ -23,6 +23,7 @@ import difflib
 import json
 import re
 import unicodedata
+from dataclasses import dataclass
 from pathlib import Path
 
 REPLACEMENT_CHARACTER = "\ufffd"
@@ -132,9 +133,38 @@ def _replacement(expected: str, actual: str) -> str:
     return f"replaces {describe(expected)} by {describe(actual)}"
 
 
-def _where(text: str, start: int, end: int) -> str:
-    """Where a stretch of ``text`` (or an insertion at ``start`` == ``end``) is: at the start or end
-    of the text (or of a run between added tokens), else before what follows it."""
+@dataclass(frozen=True)
+class Named:
+    """Strings a difference is told by rather than by their characters' classes: a family's added
+    tokens in a decode, a case's stop strings in a stream (``Named("an added token", ("</s>",))``)."""
+
+    label: str
+    strings: tuple[str, ...] = ()
+    recased: bool = False  # whether a string shown in another case is a difference of its own
+
+    def held_in(self, text: str) -> bool:
+        return any(s and s in text for s in self.strings)
+
+    def starts(self, text: str, at: int) -> bool:
+        return any(s and text.startswith(s, at) for s in self.strings)
+
+    def shown_recased(self, actual: str) -> bool:
+        """Whether ``actual`` shows one of the strings in another case and never as it is."""
+        if not self.recased:
+            return False
+        folded = actual.casefold()
+        return any(s.casefold() != s and s not in actual and s.casefold() in folded for s in self.strings)
+
+
+NOTHING_NAMED = Named("")
+
+
+def _where(text: str, start: int, end: int, named: Named = NOTHING_NAMED) -> str:
+    """Where a stretch of ``text`` (or an insertion at ``start`` == ``end``) is: before a named
+    string, at the start or end of the text (or of a run between added tokens), else before what
+    follows it."""
+    if named.starts(text, end):
+        return f"before {named.label}"
     if start == 0 or text[start - 1] == ADDED_TOKEN:
         return "at the start"
     if end == len(text) or text[end] == ADDED_TOKEN:
@@ -142,15 +172,73 @@ def _where(text: str, start: int, end: int) -> str:
     return f"before {char_class(text[end])}"
 
 
-def text_shape(expected: str, actual: str) -> str:
-    """The shape of the first difference between two texts (see the module's examples)."""
+def _run_end(text: str, end: int, char: str) -> int:
+    """Where the run of ``char`` starting at ``end`` ends: an insertion or deletion of a run's
+    character is the same change anywhere in the run, and is told by what follows the run."""
+    while end < len(text) and text[end] == char:
+        end += 1
+    return end
+
+
+def _replacement_run(expected: str, actual: str, change: tuple[int, int, int, int]) -> bool:
+    """Whether a change is the oracle's U+FFFD run given otherwise (bytes decoded one by one,
+    or counted otherwise), not at the end, where a dropped U+FFFD is an unfinished character."""
+    a0, a1, b0, b1 = change
+    stretch, theirs = expected[a0:a1], actual[b0:b1]
+    if not stretch or set(stretch) != {REPLACEMENT_CHARACTER} or set(theirs) == {REPLACEMENT_CHARACTER}:
+        return False
+    return bool(theirs) or a1 < len(expected)
+
+
+def _coarse(text: str, named: Named) -> str:
+    """A stretch by what matters to a stream: the whitespace it is, a named string, or text."""
+    if named.held_in(text):
+        return named.label
+    return describe(text) if text and all(c in NAMED_CHARACTERS for c in text) else "text"
+
+
+def stream_shape(expected: str, shown: str, named: Named = NOTHING_NAMED) -> str:
+    """The shape of what a stream showed against the decode it must begin, coarser than
+    ``text_shape``: a stream's bug is in how deltas meet (a space dropped, text repeated, a prompt
+    not primed), whatever characters the case drew, so classes of letters and contexts are not
+    told apart: ``stream_shape("a b c", "ab") == "drops ' '"``, ``stream_shape("ab", "aXb") == "inserts text"``."""
+    if any(s and shown.count(s) > expected.count(s) for s in named.strings):
+        return f"inserts {named.label}"  # wherever the sides first part: a stream is cut anywhere
+    change = _whole_characters(expected, shown, _leftmost(expected, shown, first_change(expected, shown)))
+    a0, a1, b0, b1 = change
+    if _replacement_run(expected, shown, change):
+        return "decodes a run the oracle shows as U+FFFD otherwise"
+    if a0 == a1:
+        return f"inserts {_coarse(shown[b0:b1], named)}"
+    if b0 == b1:
+        return f"drops {_coarse(expected[a0:a1], named)}"
+    return f"replaces {_coarse(expected[a0:a1], named)} by {_coarse(shown[b0:b1], named)}"
+
+
+def text_shape(expected: str, actual: str, named: Named = NOTHING_NAMED) -> str:
+    """The shape of the first difference between two texts (see the module's examples); with
+    ``named``, a change holding one of its strings is told by it:
+    ``text_shape("a", "a </s>", Named("an added token", ("</s>",))) == "inserts an added token"``."""
     if expected == actual:
         return "no difference"
-    a0, a1, b0, b1 = _whole_characters(expected, actual, _leftmost(expected, actual, first_change(expected, actual)))
+    if named.shown_recased(actual):
+        return f"gives {named.label} in another case"
+    change = _whole_characters(expected, actual, _leftmost(expected, actual, first_change(expected, actual)))
+    a0, a1, b0, b1 = change
+    if _replacement_run(expected, actual, change):
+        return "decodes a run the oracle shows as U+FFFD otherwise"
     if a0 == a1:
-        return f"inserts {describe(actual[b0:b1])} {_where(expected, a0, a0)}"
+        inserted = actual[b0:b1]
+        if named.held_in(inserted):
+            return f"inserts {named.label}"
+        end = _run_end(expected, a0, inserted[0]) if len(set(inserted)) == 1 else a0
+        return f"inserts {describe(inserted)} {_where(expected, a0, end, named)}"
     if b0 == b1:
-        return f"drops {describe(expected[a0:a1])} {_where(expected, a0, a1)}"
+        dropped = expected[a0:a1]
+        if named.held_in(dropped):
+            return f"drops {named.label}"
+        end = _run_end(expected, a1, dropped[0]) if len(set(dropped)) == 1 else a1
+        return f"drops {describe(dropped)} {_where(expected, a0, end, named)}"
     return _replacement(expected[a0:a1], actual[b0:b1])
 
 
@@ -186,7 +274,10 @@ class Vocabulary:
         self.continuing_prefix = model.get("continuing_subword_prefix")  # WordPiece's "##", some BPEs' too
         unk = model.get("unk_token")
         self.unk_id = model.get("unk_id") if unk is None else self.tokenizer.token_to_id(unk)
-        self.added_ids = frozenset(self.tokenizer.get_added_tokens_decoder())
+        added = self.tokenizer.get_added_tokens_decoder()
+        self.added_ids = frozenset(added)
+        # what a decode's difference is told by: an added token shown, dropped or recased
+        self.added_tokens = Named("an added token", tuple(sorted({t.content for t in added.values()})), recased=True)
 
     def piece(self, token_id: int) -> str | None:
         """The token's piece; None for an id outside the vocabulary (negative or huge ones too)."""

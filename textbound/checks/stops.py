@@ -14,7 +14,8 @@ from collections.abc import Iterator
 
 from oracles.stop_reference import held_back_reference, stop_outcome
 
-from ..divergence import Case, Divergence, char_kind, first_index
+from ..divergence import Case, Divergence, first_index
+from ..shape import Named, text_shape
 from .registry import Subject, check, impl_call, oracle_call, text_window
 from .streaming import StreamInput, chunks
 
@@ -29,6 +30,27 @@ def _observed(output: str, checker) -> dict:
     return {"output": output, "stopped": checker.stopped, "stop_string": checker.stop_string}
 
 
+def output_shape(expected: str, actual: str, stops: list[str]) -> str:
+    """How a stream's output differs from the reference's: where one is the other cut short, by
+    the stop string the cut is (``output_shape("ab##", "ab", ["##"]) == "drops the stop string"``) or
+    by which side stops first (``output_shape("abc", "ab", ["##"]) == "stops before the reference
+    does"``); else by the shape of the difference, told by the stop strings it holds."""
+    if expected.startswith(actual):
+        return "drops the stop string" if expected[len(actual):] in stops else "stops before the reference does"
+    if actual.startswith(expected):
+        return "keeps the stop string" if actual[len(expected):] in stops else "stops after the reference does"
+    return text_shape(expected, actual, Named("a stop string", tuple(stops)))
+
+
+def released_shape(expected: str, released: str, stops: list[str]) -> str:
+    """What a stream released that the reference's output does not begin with: text past the
+    reference's end (``released_shape("ab", "ab#", ["#"]) == "past the reference's end"``), else the
+    shape of its difference from as much of the reference's output."""
+    if released.startswith(expected):
+        return "past the reference's end"
+    return text_shape(expected[:len(released)], released, Named("a stop string", tuple(stops)))
+
+
 def _stops_divergence(case: Case, expected: dict, actual: dict) -> Divergence | None:
     """None when the outcomes agree; else the first thing that differs: whether, where, or by which stop."""
     if actual == expected:
@@ -39,7 +61,7 @@ def _stops_divergence(case: Case, expected: dict, actual: dict) -> Divergence | 
     want, got = expected["output"], actual["output"]
     if got != want:
         index = first_index(want, got)
-        return Divergence(case, expected, actual, f"output differs at {char_kind(want, index)}", {
+        return Divergence(case, expected, actual, f"output: {output_shape(want, got, case.input['stops'])}", {
             "index": index, "expected_window": text_window(want, index), "actual_window": text_window(got, index)})
     return Divergence(case, expected, actual, "reports another stop string",
                       {"expected_stop_string": expected["stop_string"], "actual_stop_string": actual["stop_string"]})
@@ -61,7 +83,8 @@ def check_stops_stream(subject: Subject, case: Case) -> Divergence | None:
             if not expected["output"].startswith(output):
                 index = first_index(expected["output"], output)
                 return _observed(output, checker), Divergence(
-                    case, expected["output"], output, f"released text the reference cuts off at {char_kind(output, index)}",
+                    case, expected["output"], output,
+                    f"released text the reference cuts off: {released_shape(expected['output'], output, stops)}",
                     {"after": f"add {step}", "index": index})
             if not checker.stopped:
                 # The held tail is shorter than the longest stop, so the reference needs only that much.

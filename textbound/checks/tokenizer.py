@@ -9,7 +9,7 @@ from __future__ import annotations
 from oracles.disagreements import SecondOracleComparison, second_oracles
 
 from ..divergence import ORACLE_DISAGREEMENT, Case, Divergence, first_index
-from .registry import Subject, check, ids_divergence, impl_call, text_divergence
+from .registry import Subject, check, family_vocabulary, ids_divergence, impl_call, text_divergence
 
 
 def second_oracle_disagreement(subject: Subject, case: Case, operation: str, given, output_a) -> Divergence | None:
@@ -51,9 +51,10 @@ def check_encode(subject: Subject, case: Case) -> Divergence | None:
 def check_decode(subject: Subject, case: Case) -> Divergence | None:
     ids, skip = case.input["ids"], case.input.get("skip_special_tokens", False)
     expected = subject.oracle.decode(ids, skip)
+    added = family_vocabulary(subject).added_tokens
     return _compared(subject, case, "decode", ids, expected,
                      lambda: subject.tokenizer.decode(ids, skip_special_tokens=skip),
-                     lambda actual: text_divergence(case, expected, actual), not skip)
+                     lambda actual: text_divergence(case, expected, actual, added), not skip)
 
 
 @check("tokenizer", "vocab", minimize="ids")
