@@ -33,9 +33,9 @@ CAUGHT_BY = {
     "prompt_ids": ("tokenizer", "encode", "ids"),
     "chat_ids": ("chat", "ids", "ids"),
     "stream_text": ("detokenizer", "server_stream", "shown text the decode changes: "),
-    "early_replacement": ("detokenizer", "server_stream", "shown U+FFFD the decode does not have"),
+    "early_replacement": ("detokenizer", "server_stream", "shown a byte run otherwise than the decode"),
     "stream_vs_whole": ("detokenizer", "server_whole", "streamed text differs from the non-streamed"),
-    "stop_late": ("stops", "server", "text: stops after the reference does"),
+    "stop_late": ("stops", "server", "text: keeps part of a stop string"),
     "stop_reason": ("stops", "server", "reports another stop_reason"),
     "tool_deltas": ("tools", "server", "streamed tool calls differ from the message's"),
     "invalid_arguments": ("tools", "server", "arguments invalid for the schema"),
@@ -136,7 +136,7 @@ def test_a_property_whose_feature_the_dialect_lacks_is_not_provided(monkeypatch,
         assert impl.missing_for("chat", "render") == ["render_chat"]  # vLLM renders no chat text
 
 
-@pytest.mark.parametrize(("bugs", "expected"), [(frozenset(), []), ({"stop_late"}, ["text: stops after the reference does"])])
+@pytest.mark.parametrize(("bugs", "expected"), [(frozenset(), []), ({"stop_late"}, ["text: keeps part of a stop string"])])
 def test_the_openai_dialect_is_checked_on_chats_where_it_has_no_completions(monkeypatch, family, bugs, expected):
     """OpenAI's public API: no /tokenize, no completions, no token ids; stops and streamed against
     whole are checked on the case's chat, the properties needing more are not provided."""
@@ -175,13 +175,13 @@ def test_check_server_end_to_end(tmp_path, family, capsys):
     with FakeVllmServer(family.path, bugs={"stop_late"}, model="fake") as server:
         assert check_server(tmp_path / "buggy", server.url, "--component", "stops") == EXIT_DIVERGED
         record = json.loads((tmp_path / "buggy" / "divergences.jsonl").read_text().splitlines()[0])
-        assert record["signature"].startswith("stops/server/text: stops after the reference does")
+        assert record["signature"].startswith("stops/server/text: keeps part of a stop string")
         assert f"--server {server.url} --server-dialect vllm --model fake" in record["reproduce"]
         capsys.readouterr()
         case = json.dumps({"component": "stops", "property": "server", "family": FAMILY,
                            "input": record["minimized_input"]})
         assert main(["replay", "--server", server.url, "--family", FAMILY, case]) == EXIT_DIVERGED
-        assert "stops/server/text: stops after the reference does" in capsys.readouterr().out
+        assert "stops/server/text: keeps part of a stop string" in capsys.readouterr().out
     with FakeVllmServer(family.path, bugs={"status_500"}, model="fake") as server:
         assert check_server(tmp_path / "failing", server.url, "--component", "detokenizer") == EXIT_DIVERGED
     summary = json.loads((tmp_path / "failing" / "summary.json").read_text())

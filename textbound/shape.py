@@ -206,13 +206,15 @@ def stream_shape(expected: str, shown: str, named: Named = NOTHING_NAMED) -> str
         return f"inserts {named.label}"  # wherever the sides first part: a stream is cut anywhere
     change = _whole_characters(expected, shown, _leftmost(expected, shown, first_change(expected, shown)))
     a0, a1, b0, b1 = change
-    if _replacement_run(expected, shown, change):
+    parted = next((i for i, (x, y) in enumerate(zip(expected, shown)) if x != y), None)
+    if _replacement_run(expected, shown, change) or (parted is not None and expected[parted] == REPLACEMENT_CHARACTER):
         return "decodes a run the oracle shows as U+FFFD otherwise"
     if a0 == a1:
         return f"inserts {_coarse(shown[b0:b1], named)}"
+    # Named strings tell only what a stream shows: text it leaves out is cut anywhere, tokens or not.
     if b0 == b1:
-        return f"drops {_coarse(expected[a0:a1], named)}"
-    return f"replaces {_coarse(expected[a0:a1], named)} by {_coarse(shown[b0:b1], named)}"
+        return f"drops {_coarse(expected[a0:a1], NOTHING_NAMED)}"
+    return f"replaces {_coarse(expected[a0:a1], NOTHING_NAMED)} by {_coarse(shown[b0:b1], named)}"
 
 
 def text_shape(expected: str, actual: str, named: Named = NOTHING_NAMED) -> str:

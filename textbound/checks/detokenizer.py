@@ -19,18 +19,19 @@ from __future__ import annotations
 
 from ..divergence import REPLACEMENT_CHARACTER, Case, Divergence, first_index
 from ..shape import NOTHING_NAMED, Named, stream_shape
-from .registry import Subject, check, family_vocabulary, impl_call, oracle_call, text_divergence, text_window
+from .registry import Subject, check, family_vocabulary, impl_call, oracle_call, text_window
 from .streaming import StreamInput, decode_stream_shown, stream_impl, vocabulary_survey
 
 
 def premature_kind(expected: str, shown: str, decode: str = "the whole decode", named: Named = NOTHING_NAMED) -> str:
-    """What a stream showed that the decode it must be a beginning of does not begin with: a U+FFFD
-    it does not have there, else the shape of the difference from as much of it:
-    ``premature_kind("é", "\ufffd") == "shown U+FFFD the whole decode does not have"``,
+    """What a stream showed that the decode it must be a beginning of does not begin with: a byte
+    run shown otherwise (a U+FFFD on either side where they part: an unfinished character released,
+    or bytes decoded one by one), else the shape of the difference:
+    ``premature_kind("é", "\ufffd") == "shown a byte run otherwise than the whole decode"``,
     ``premature_kind("a b c", "ab") == "shown text the whole decode changes: drops ' '"``."""
     index = first_index(expected, shown)
-    if index < len(shown) and shown[index] == REPLACEMENT_CHARACTER:
-        return f"shown U+FFFD {decode} does not have"
+    if REPLACEMENT_CHARACTER in (expected[index:index + 1], shown[index:index + 1]):
+        return f"shown a byte run otherwise than {decode}"
     return f"shown text {decode} changes: {stream_shape(expected, shown, named)}"
 
 
@@ -56,8 +57,8 @@ def check_detokenizer_stream(subject: Subject, case: Case) -> Divergence | None:
     for after, shown in [("prompt", streamed.prompt_text), *((f"add {i}", s) for i, s in enumerate(streamed.shown))]:
         if not expected.startswith(shown):
             return _premature(case, expected, shown, after, added)
-    if streamed.final != expected:
-        return text_divergence(case, expected, streamed.final, added, stream_shape)
+    if streamed.final != expected:  # the whole stream's text is shown text too: one bug, one kind
+        return _premature(case, expected, streamed.final, "flush", added)
     if streamed.text != expected[len(streamed.prompt_text):]:
         return Divergence(case, expected[len(streamed.prompt_text):], streamed.text, "text is not the deltas")
     if given.prompt_ids:

@@ -173,12 +173,10 @@ def family_vocabulary(subject: Subject) -> Vocabulary:
     return subject.cached("vocabulary", lambda: Vocabulary(subject.path))
 
 
-def text_divergence(case: Case, expected: str, actual: str, named: Named = NOTHING_NAMED,
-                    shape: Callable[[str, str, Named], str] = text_shape) -> Divergence:
-    """Where two texts part, the kind naming the ``shape`` of their difference (``stream_shape``
-    for a streamed text)."""
+def text_divergence(case: Case, expected: str, actual: str, named: Named = NOTHING_NAMED) -> Divergence:
+    """Where two texts part, the kind naming the shape of their difference, told by ``named``."""
     index = first_index(expected, actual)
-    kind = f"text: {shape(expected, actual, named)}"
+    kind = f"text: {text_shape(expected, actual, named)}"
     return Divergence(case, expected, actual, kind, {
         "index": index, "expected_window": text_window(expected, index),
         "actual_window": text_window(actual, index),

@@ -34,7 +34,7 @@ from ..server.dialect import Generation, GenerationRequest
 from ..server.features import probe
 from .detokenizer import premature_kind
 from .registry import Subject, check, impl_call, text_divergence, text_window
-from .stops import output_shape
+from .stops import MISSED, STOPPED_EARLY, outcome_kind
 from .streaming import vocabulary_survey
 
 REPORTS_STOP_REASON = ("vllm", "llama.cpp")  # OpenAI's public API has no stop_reason
@@ -146,10 +146,10 @@ def _stop_divergence(case: Case, expected: dict, actual: dict, detail: dict) -> 
     if actual == expected:
         return None
     if (actual["finish_reason"] == "stop") != (expected["finish_reason"] == "stop"):
-        kind = "stopped where the reference does not" if actual["finish_reason"] == "stop" else "missed a stop"
+        kind = STOPPED_EARLY if actual["finish_reason"] == "stop" else MISSED
     elif actual["text"] != expected["text"]:
         index = first_index(expected["text"], actual["text"])
-        kind = f"text: {output_shape(expected['text'], actual['text'], detail['stops'])}"
+        kind = outcome_kind(expected["text"], actual["text"], detail["stops"], "text")
         detail = {**detail, "index": index, "expected_window": text_window(expected["text"], index),
                   "actual_window": text_window(actual["text"], index)}
     elif actual["finish_reason"] != expected["finish_reason"]:

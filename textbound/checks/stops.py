@@ -30,25 +30,23 @@ def _observed(output: str, checker) -> dict:
     return {"output": output, "stopped": checker.stopped, "stop_string": checker.stop_string}
 
 
-def output_shape(expected: str, actual: str, stops: list[str]) -> str:
-    """How a stream's output differs from the reference's: where one is the other cut short, by
-    the stop string the cut is (``output_shape("ab##", "ab", ["##"]) == "drops the stop string"``) or
-    by which side stops first (``output_shape("abc", "ab", ["##"]) == "stops before the reference
-    does"``); else by the shape of the difference, told by the stop strings it holds."""
+STOPPED_EARLY = "stopped where the reference does not"
+MISSED = "missed a stop"  # ran on past where the reference stops, whether it stops later or never
+
+
+def outcome_kind(expected: str, actual: str, stops: list[str], label: str = "output") -> str:
+    """How a stopped stream's ``label`` differs from the reference's: where one is the other cut
+    short, by the stop string the cut is (``outcome_kind("ab##", "ab", ["##"]) == "output: drops the
+    stop string"``) or by which side stopped first (``outcome_kind("abc", "ab", ["##"]) == "stopped
+    where the reference does not"``); else by the shape of the difference, told by the stop strings."""
     if expected.startswith(actual):
-        return "drops the stop string" if expected[len(actual):] in stops else "stops before the reference does"
+        return f"{label}: drops the stop string" if expected[len(actual):] in stops else STOPPED_EARLY
     if actual.startswith(expected):
-        return "keeps the stop string" if actual[len(expected):] in stops else "stops after the reference does"
-    return text_shape(expected, actual, Named("a stop string", tuple(stops)))
-
-
-def released_shape(expected: str, released: str, stops: list[str]) -> str:
-    """What a stream released that the reference's output does not begin with: text past the
-    reference's end (``released_shape("ab", "ab#", ["#"]) == "past the reference's end"``), else the
-    shape of its difference from as much of the reference's output."""
-    if released.startswith(expected):
-        return "past the reference's end"
-    return text_shape(expected[:len(released)], released, Named("a stop string", tuple(stops)))
+        tail = actual[len(expected):]
+        if tail in stops:
+            return f"{label}: keeps the stop string"
+        return f"{label}: keeps part of a stop string" if any(s.startswith(tail) for s in stops) else MISSED
+    return f"{label}: {text_shape(expected, actual, Named('a stop string', tuple(stops)))}"
 
 
 def _stops_divergence(case: Case, expected: dict, actual: dict) -> Divergence | None:
@@ -56,12 +54,11 @@ def _stops_divergence(case: Case, expected: dict, actual: dict) -> Divergence | 
     if actual == expected:
         return None
     if actual["stopped"] != expected["stopped"]:
-        kind = "stopped where the reference does not" if actual["stopped"] else "missed a stop"
-        return Divergence(case, expected, actual, kind)
+        return Divergence(case, expected, actual, STOPPED_EARLY if actual["stopped"] else MISSED)
     want, got = expected["output"], actual["output"]
     if got != want:
         index = first_index(want, got)
-        return Divergence(case, expected, actual, f"output: {output_shape(want, got, case.input['stops'])}", {
+        return Divergence(case, expected, actual, outcome_kind(want, got, case.input["stops"]), {
             "index": index, "expected_window": text_window(want, index), "actual_window": text_window(got, index)})
     return Divergence(case, expected, actual, "reports another stop string",
                       {"expected_stop_string": expected["stop_string"], "actual_stop_string": actual["stop_string"]})
@@ -82,10 +79,11 @@ def check_stops_stream(subject: Subject, case: Case) -> Divergence | None:
             seen += delta
             if not expected["output"].startswith(output):
                 index = first_index(expected["output"], output)
-                return _observed(output, checker), Divergence(
-                    case, expected["output"], output,
-                    f"released text the reference cuts off: {released_shape(expected['output'], output, stops)}",
-                    {"after": f"add {step}", "index": index})
+                # Released past the reference's end: a stop run past; else the output's shape so far.
+                kind = MISSED if output.startswith(expected["output"]) else \
+                    outcome_kind(expected["output"][:len(output)], output, stops)
+                return _observed(output, checker), Divergence(case, expected["output"], output, kind,
+                                                              {"after": f"add {step}", "index": index})
             if not checker.stopped:
                 # The held tail is shorter than the longest stop, so the reference needs only that much.
                 should_hold = held_back_reference(seen[-longest:], stops) if longest else 0
