@@ -109,6 +109,17 @@ def test_each_output_bug_of_the_fake_is_caught_by_its_property(monkeypatch, fami
     assert any(k.startswith(kind) for k in found), found
 
 
+@pytest.mark.parametrize("bug", ["stream_text", "early_replacement", "stop_late"])
+def test_one_output_bug_of_the_fake_gives_one_kind_two_at_most(monkeypatch, family, bug):
+    """A server's stream and stops are told by the shape of what it showed, not by the characters
+    its model happened to generate."""
+    component, prop, _ = CAUGHT_BY[bug]
+    with FakeVllmServer(family.path, bugs={bug}) as server:
+        subject = Subject(family.name, family.path, server_impl(monkeypatch, server.url))
+        found = set(kinds(subject, property_cases(family, component, prop)))
+    assert 1 <= len(found) <= 2, found
+
+
 @pytest.mark.parametrize("bug", sorted(MISBEHAVIOUR_BUGS))
 def test_each_misbehaviour_is_a_server_error_with_its_request_never_minimized(monkeypatch, family, bug):
     with FakeVllmServer(family.path, bugs={bug}) as server:

@@ -29,6 +29,7 @@ from pathlib import Path
 REPLACEMENT_CHARACTER = "\ufffd"
 ADDED_TOKEN = "\uffff"  # stands for an added token in a text of ids (a noncharacter, never in a token)
 LONGEST_ALIGNED = 2000  # characters of the differing middle aligned by difflib; a longer one is replaced whole
+REPEATS = "repeats text"  # a stream's delta sent twice, or its first characters
 NAMED_CHARACTERS = {" ": "' '", "\t": "'\\t'", "\n": "'\\n'", "\r": "'\\r'",
                     REPLACEMENT_CHARACTER: "U+FFFD", ADDED_TOKEN: "an added token"}
 CATEGORY_CLASSES = {"Zs": "Unicode spaces", "Zl": "line separators", "Zp": "line separators",
@@ -58,15 +59,16 @@ def _is_mark(char: str) -> bool:
     return unicodedata.category(char)[0] == "M"
 
 
-def first_change(expected, actual) -> tuple[int, int, int, int]:
+def first_change(expected, actual, common_end: bool = True) -> tuple[int, int, int, int]:
     """The first stretch where two sequences differ, as (a0, a1, b0, b1): expected[a0:a1] became
-    actual[b0:b1]. Common ends are cut first, so long equal texts cost nothing to align."""
+    actual[b0:b1]. Common ends are cut first, so long equal texts cost nothing to align; without
+    ``common_end`` only the beginning is (a stream's text is a beginning: its end is not the end's)."""
     prefix = 0
     limit = min(len(expected), len(actual))
     while prefix < limit and expected[prefix] == actual[prefix]:
         prefix += 1
     suffix = 0
-    while suffix < limit - prefix and expected[-1 - suffix] == actual[-1 - suffix]:
+    while common_end and suffix < limit - prefix and expected[-1 - suffix] == actual[-1 - suffix]:
         suffix += 1
     a1, b1 = len(expected) - suffix, len(actual) - suffix
     middle_a, middle_b = expected[prefix:a1], actual[prefix:b1]
@@ -185,7 +187,10 @@ def _replacement_run(expected: str, actual: str, change: tuple[int, int, int, in
     or counted otherwise), not at the end, where a dropped U+FFFD is an unfinished character."""
     a0, a1, b0, b1 = change
     stretch, theirs = expected[a0:a1], actual[b0:b1]
-    if not stretch or set(stretch) != {REPLACEMENT_CHARACTER} or set(theirs) == {REPLACEMENT_CHARACTER}:
+    if not stretch:  # text inserted into a U+FFFD run: the run's bytes read otherwise
+        return expected[a0:a0 + 1] == REPLACEMENT_CHARACTER and \
+            expected.count(REPLACEMENT_CHARACTER) != actual.count(REPLACEMENT_CHARACTER)
+    if set(stretch) != {REPLACEMENT_CHARACTER} or set(theirs) == {REPLACEMENT_CHARACTER}:
         return False
     return bool(theirs) or a1 < len(expected)
 
@@ -204,8 +209,14 @@ def stream_shape(expected: str, shown: str, named: Named = NOTHING_NAMED) -> str
     told apart: ``stream_shape("a b c", "ab") == "drops ' '"``, ``stream_shape("ab", "aXb") == "inserts text"``."""
     if any(s and shown.count(s) > expected.count(s) for s in named.strings):
         return f"inserts {named.label}"  # wherever the sides first part: a stream is cut anywhere
-    change = _whole_characters(expected, shown, _leftmost(expected, shown, first_change(expected, shown)))
+    a0, a1, b0, b1 = first_change(expected, shown, False)
+    if b1 == len(shown) and b0 < b1:  # what the stream has not shown yet is not replaced: shown text is inserted
+        a1 = a0
+    change = _whole_characters(expected, shown, _leftmost(expected, shown, (a0, a1, b0, b1)))
     a0, a1, b0, b1 = change
+    inserted = shown[b0:b1] if a0 == a1 else ""
+    if inserted and inserted in (expected[a0 - len(inserted):a0], expected[a0:a0 + len(inserted)]):
+        return REPEATS
     parted = next((i for i, (x, y) in enumerate(zip(expected, shown)) if x != y), None)
     if _replacement_run(expected, shown, change) or (parted is not None and expected[parted] == REPLACEMENT_CHARACTER):
         return "decodes a run the oracle shows as U+FFFD otherwise"

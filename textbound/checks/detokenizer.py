@@ -18,7 +18,7 @@ whole decode and its DecodeStream.
 from __future__ import annotations
 
 from ..divergence import REPLACEMENT_CHARACTER, Case, Divergence, first_index
-from ..shape import NOTHING_NAMED, Named, stream_shape
+from ..shape import NOTHING_NAMED, REPEATS, Named, stream_shape
 from .registry import Subject, check, family_vocabulary, impl_call, oracle_call, text_window
 from .streaming import StreamInput, decode_stream_shown, stream_impl, vocabulary_survey
 
@@ -26,13 +26,14 @@ from .streaming import StreamInput, decode_stream_shown, stream_impl, vocabulary
 def premature_kind(expected: str, shown: str, decode: str = "the whole decode", named: Named = NOTHING_NAMED) -> str:
     """What a stream showed that the decode it must be a beginning of does not begin with: a byte
     run shown otherwise (a U+FFFD on either side where they part: an unfinished character released,
-    or bytes decoded one by one), else the shape of the difference:
+    or bytes decoded one by one) unless it repeats text, else the shape of the difference:
     ``premature_kind("é", "\ufffd") == "shown a byte run otherwise than the whole decode"``,
     ``premature_kind("a b c", "ab") == "shown text the whole decode changes: drops ' '"``."""
     index = first_index(expected, shown)
-    if REPLACEMENT_CHARACTER in (expected[index:index + 1], shown[index:index + 1]):
+    shape = stream_shape(expected, shown, named)
+    if shape != REPEATS and REPLACEMENT_CHARACTER in (expected[index:index + 1], shown[index:index + 1]):
         return f"shown a byte run otherwise than {decode}"
-    return f"shown text {decode} changes: {stream_shape(expected, shown, named)}"
+    return f"shown text {decode} changes: {shape}"
 
 
 def _premature(case: Case, expected: str, shown: str, after: str, named: Named) -> Divergence:

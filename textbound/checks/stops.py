@@ -34,15 +34,20 @@ STOPPED_EARLY = "stopped where the reference does not"
 MISSED = "missed a stop"  # ran on past where the reference stops, whether it stops later or never
 
 
-def outcome_kind(expected: str, actual: str, stops: list[str], label: str = "output") -> str:
-    """How a stopped stream's ``label`` differs from the reference's: where one is the other cut
-    short, by the stop string the cut is (``outcome_kind("ab##", "ab", ["##"]) == "output: drops the
-    stop string"``) or by which side stopped first (``outcome_kind("abc", "ab", ["##"]) == "stopped
-    where the reference does not"``); else by the shape of the difference, told by the stop strings."""
+def outcome_kind(expected: str, actual: str, stops: list[str], label: str = "output", stopped: bool = True) -> str:
+    """How a stream's ``label`` differs from the reference's: where one is the other cut short, by
+    the stop string the cut is (``outcome_kind("ab##", "ab", ["##"]) == "output: drops the stop
+    string"``) or by which side stopped first (``outcome_kind("abc", "ab", ["##"]) == "stopped where
+    the reference does not"``), or, in a stream that did not stop, by which side ends first; else by
+    the shape of the difference, told by the stop strings it holds."""
     if expected.startswith(actual):
+        if not stopped:
+            return f"{label}: ends before the reference's"
         return f"{label}: drops the stop string" if expected[len(actual):] in stops else STOPPED_EARLY
     if actual.startswith(expected):
         tail = actual[len(expected):]
+        if not stopped:
+            return f"{label}: runs on past the reference's end"
         if tail in stops:
             return f"{label}: keeps the stop string"
         return f"{label}: keeps part of a stop string" if any(s.startswith(tail) for s in stops) else MISSED
@@ -58,7 +63,8 @@ def _stops_divergence(case: Case, expected: dict, actual: dict) -> Divergence | 
     want, got = expected["output"], actual["output"]
     if got != want:
         index = first_index(want, got)
-        return Divergence(case, expected, actual, outcome_kind(want, got, case.input["stops"]), {
+        kind = outcome_kind(want, got, case.input["stops"], stopped=expected["stopped"])
+        return Divergence(case, expected, actual, kind, {
             "index": index, "expected_window": text_window(want, index), "actual_window": text_window(got, index)})
     return Divergence(case, expected, actual, "reports another stop string",
                       {"expected_stop_string": expected["stop_string"], "actual_stop_string": actual["stop_string"]})
