@@ -20,7 +20,7 @@ from textbound.shape import Named, Vocabulary, ids_shape, stream_shape, text_sha
 @pytest.mark.parametrize(("expected", "actual", "shape"), [
     (" Hello", "Hello", "drops ' ' at the start"),
     ("    for", "   for", "drops ' ' at the start"),  # one of a run of spaces: the run's first
-    ("a b", "ab", "drops ' ' before ASCII letters"),
+    ("a b", "ab", "drops ' ' inside the text"),
     ("Hello.", "Hello .", "inserts ' ' before punctuation"),
     ("a\n", "a", "drops '\\n' at the end"),
     ("\u00e9", "e\u0301", "non-ASCII letters not NFC-normalized"),
@@ -28,7 +28,8 @@ from textbound.shape import Named, Vocabulary, ids_shape, stream_shape, text_sha
     ("ab", "a\ufffd", "replaces ASCII letters by U+FFFD"),
     ("Ab", "ab", "lowercases ASCII letters"),
     ("1", "x", "replaces digits by ASCII letters"),
-    ("a  b", "a b", "drops ' ' before ASCII letters"),  # told by what follows the run, not by the run
+    ("a  b", "a b", "drops ' ' inside the text"),  # told by what follows the run, not by the run
+    ("a .", "a  .", "inserts ' ' before punctuation"),
     ("\ufffd\ufffd\ufffd", "A\ufffd\x17", "decodes a run the oracle shows as U+FFFD otherwise"),
     ("\ufffd\ufffd", "\ufffd", "decodes a run the oracle shows as U+FFFD otherwise"),
     ("a\ufffd", "a", "drops U+FFFD at the end"),  # an unfinished character: another bug
@@ -47,7 +48,7 @@ def test_named_strings_tell_a_difference():
     added = Named("an added token", ("</s>", "[CLS]"), recased=True)
     assert text_shape("a a", "a </s> a", added) == "inserts an added token"
     assert text_shape("a</s>", "a </s>", added) == "inserts ' ' before an added token"
-    assert text_shape(" </s>", "  </s>", added) == "inserts ' ' before an added token"
+    assert text_shape(" </s>", "  </s>", added) == "inserts ' ' at the start"  # the start tells more
     assert text_shape("[CLS] a", "[cls] a", added) == text_shape("a", "[cls] a", added) == \
         "gives an added token in another case"
 

@@ -9,7 +9,7 @@ towards the bug rather than towards a character class.
     >>> text_shape(" Hello", "Hello")
     "drops ' ' at the start"
     >>> text_shape("a b", "ab")
-    "drops ' ' before ASCII letters"
+    "drops ' ' inside the text"
     >>> text_shape("\\u00e9", "e\\u0301")
     'non-ASCII letters not NFC-normalized'
 
@@ -161,16 +161,18 @@ class Named:
 NOTHING_NAMED = Named("")
 
 
-def _where(text: str, start: int, end: int, named: Named = NOTHING_NAMED) -> str:
-    """Where a stretch of ``text`` (or an insertion at ``start`` == ``end``) is: before a named
-    string, at the start or end of the text (or of a run between added tokens), else before what
-    follows it."""
-    if named.starts(text, end):
-        return f"before {named.label}"
+def _where(text: str, start: int, end: int, named: Named = NOTHING_NAMED, whitespace: bool = False) -> str:
+    """Where a stretch of ``text`` (or an insertion at ``start`` == ``end``) is: at the start or end
+    of the text (or of a run between added tokens), else before a named string, else before what
+    follows it: for ``whitespace``, only whether that is punctuation (where decoders clean up spaces)."""
     if start == 0 or text[start - 1] == ADDED_TOKEN:
         return "at the start"
     if end == len(text) or text[end] == ADDED_TOKEN:
         return "at the end"
+    if named.starts(text, end):
+        return f"before {named.label}"
+    if whitespace and char_class(text[end]) != "punctuation":
+        return "inside the text"  # a space is lost or gained between any two words alike
     return f"before {char_class(text[end])}"
 
 
@@ -245,13 +247,13 @@ def text_shape(expected: str, actual: str, named: Named = NOTHING_NAMED) -> str:
         if named.held_in(inserted):
             return f"inserts {named.label}"
         end = _run_end(expected, a0, inserted[0]) if len(set(inserted)) == 1 else a0
-        return f"inserts {describe(inserted)} {_where(expected, a0, end, named)}"
+        return f"inserts {describe(inserted)} {_where(expected, a0, end, named, inserted.isspace())}"
     if b0 == b1:
         dropped = expected[a0:a1]
         if named.held_in(dropped):
             return f"drops {named.label}"
         end = _run_end(expected, a1, dropped[0]) if len(set(dropped)) == 1 else a1
-        return f"drops {describe(dropped)} {_where(expected, a0, end, named)}"
+        return f"drops {describe(dropped)} {_where(expected, a0, end, named, dropped.isspace())}"
     return _replacement(expected[a0:a1], actual[b0:b1])
 
 
