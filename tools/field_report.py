@@ -327,11 +327,15 @@ def _engine_section(name: str, entry: dict, triage: dict) -> list[str]:
     if not entry["signatures"]:
         return lines + ["No divergence.", ""]
     lines += ["### Root causes", ""]
+    if entry.get("regrouped_from_examples"):
+        lines += ["Regrouped under today's kinds from each recorded signature's smallest example (the run folder "
+                  "was not kept): a recorded signature's divergences all count under its example's new signature.", ""]
     for signature, group in entry["signatures"].items():
         example = group["example"]
+        formerly = f" Recorded as {', '.join(f'`{cell(old)}`' for old in group['formerly'])}." if group.get("formerly") else ""
         lines += [f"#### `{signature}`", "",
                   f"{group['count']} divergences on {', '.join(group['families'])}. "
-                  f"Triage: {triage_line(triage, name, signature)}", "",
+                  f"Triage: {triage_line(triage, name, signature)}{formerly}", "",
                   "```", f"family:   {example['family']}", f"input:    {_clip(example['input'])}",
                   f"expected: {_clip(example['expected'])}", f"actual:   {_clip(example['actual'])}",
                   f"first difference: {_clip(example['first_difference'] or {})}", "```", ""]
@@ -389,7 +393,8 @@ def main(argv: list[str] | None = None) -> int:
             chosen.discard(engine.name)  # no run folder: what field.json recorded is all there is
         if engine.name not in chosen:
             if recorded and options.rekind:
-                recorded = {**recorded, "signatures": group_signatures(example_records(recorded), folders)}
+                recorded = {**recorded, "signatures": group_signatures(example_records(recorded), folders),
+                            "regrouped_from_examples": True}
             if recorded:
                 engines[engine.name] = recorded
             continue
