@@ -6,8 +6,11 @@ answer other than `tokenizers`' is an oracle disagreement, reported apart from i
 """
 from __future__ import annotations
 
+import json
+
 from oracles.disagreements import SecondOracleComparison, second_oracles
 
+from ..counterfactuals import AddedTokenReadings
 from ..divergence import ORACLE_DISAGREEMENT, Case, Divergence, first_index
 from .registry import Subject, check, family_vocabulary, ids_divergence, impl_call, text_divergence
 
@@ -38,13 +41,34 @@ def _compared(subject: Subject, case: Case, operation: str, given, expected, cal
     return second_oracle_disagreement(subject, case, operation, given, expected) if second_opinion else None
 
 
+def _read_otherwise(subject: Subject, found: Divergence, involved: bool, answer) -> Divergence:
+    """``found`` named by the added-token flag the implementation reads otherwise, where the case
+    involves an added token and one flipped flag makes the oracle give impl's answer: one bug, one
+    kind, whichever way the flag shows (a space lost after the token, the token not split off)."""
+    if not involved:
+        return found
+    readings = subject.cached("added-token readings", lambda: AddedTokenReadings(
+        json.loads((subject.path / "tokenizer.json").read_text(encoding="utf-8"))))
+    reading = readings.reading(lambda tokenizer: _plain(answer(tokenizer)) == _plain(found.actual))
+    if reading:
+        found.kind = f"{found.kind.split(':', 1)[0]}: {reading}"
+    return found
+
+
+def _plain(value):
+    return value if isinstance(value, str) else list(value)
+
+
 @check("tokenizer", "encode", minimize="text")
 def check_encode(subject: Subject, case: Case) -> Divergence | None:
     text, special = case.input["text"], case.input.get("add_special_tokens", False)
     expected = subject.oracle.encode(text, special)
     return _compared(subject, case, "encode", text, expected,
                      lambda: subject.tokenizer.encode(text, add_special_tokens=special),
-                     lambda actual: ids_divergence(subject, case, expected, actual, text), not special)
+                     lambda actual: _read_otherwise(
+                         subject, ids_divergence(subject, case, expected, actual, text),
+                         any(s in text for s in family_vocabulary(subject).added_tokens.strings),
+                         lambda t: t.encode(text, add_special_tokens=special).ids), not special)
 
 
 @check("tokenizer", "decode", minimize="ids")
@@ -54,7 +78,10 @@ def check_decode(subject: Subject, case: Case) -> Divergence | None:
     added = family_vocabulary(subject).added_tokens
     return _compared(subject, case, "decode", ids, expected,
                      lambda: subject.tokenizer.decode(ids, skip_special_tokens=skip),
-                     lambda actual: text_divergence(case, expected, actual, added), not skip)
+                     lambda actual: _read_otherwise(
+                         subject, text_divergence(case, expected, actual, added),
+                         bool(set(ids) & family_vocabulary(subject).added_ids),
+                         lambda t: t.decode(ids, skip_special_tokens=skip)), not skip)
 
 
 @check("tokenizer", "vocab", minimize="ids")
