@@ -12,6 +12,7 @@ import copy
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 STAGES = ("normalizer", "pre_tokenizer", "post_processor", "decoder")
 SEQUENCE_MEMBERS = ("normalizers", "pretokenizers", "processors", "decoders")
@@ -115,6 +116,11 @@ class AddedTokenReadings:
     def __init__(self, spec: dict):
         self.variants = list(added_token_counterfactuals(spec))
         self.loaded: dict[str, object] = {}
+
+    @classmethod
+    def of(cls, folder) -> "AddedTokenReadings":
+        """The readings of a family folder's tokenizer.json."""
+        return cls(json.loads((Path(folder) / "tokenizer.json").read_text(encoding="utf-8")))
 
     def reading(self, answer) -> str | None:
         """The first variant whose ``answer(tokenizer)`` is truthy; None when none is."""

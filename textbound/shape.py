@@ -165,8 +165,10 @@ def _where(text: str, start: int, end: int, named: Named = NOTHING_NAMED, whites
     """Where a stretch of ``text`` (or an insertion at ``start`` == ``end``) is: at the start or end
     of the text (or of a run between added tokens), else before a named string, else before what
     follows it: for ``whitespace``, only whether that is punctuation (where decoders clean up spaces)."""
-    if start == 0 or text[start - 1] == ADDED_TOKEN:
+    if start == 0:
         return "at the start"
+    if text[start - 1] == ADDED_TOKEN:
+        return "after an added token"
     if end == len(text) or text[end] == ADDED_TOKEN:
         return "at the end"
     if named.starts(text, end):

@@ -360,7 +360,18 @@ def rekinded(record: dict, folder: str | None) -> str:
     if kind.startswith("released text the reference cuts off at "):
         return MISSED if actual.startswith(expected) else outcome_kind(expected[:len(actual)], actual, stops)
     if kind.startswith(OLD_TEXT_KINDS) and isinstance(expected, str) and isinstance(actual, str):
-        return f"text: {text_shape(expected, actual, added if where == 'tokenizer/decode' else NOTHING_NAMED)}"
+        kind = f"text: {text_shape(expected, actual, added if where == 'tokenizer/decode' else NOTHING_NAMED)}"
     if kind.startswith(("ids differ at ", "ids: ")) and vocab and _ids(expected) and _ids(actual):
-        return f"ids: {ids_shape(expected, actual, vocab)}"
+        kind = f"ids: {ids_shape(expected, actual, vocab)}"
+    if where in ("tokenizer/encode", "tokenizer/decode") and vocab and kind.startswith(("ids: ", "text: ")):
+        from .checks.tokenizer import read_otherwise
+        from .explanation import recorded_case
+        case = recorded_case({**record, "minimized_input": record.get("minimized_input") or record.get("input")})
+        kind = read_otherwise(_readings(folder), vocab, case, kind, actual)
     return kind
+
+
+@cache
+def _readings(folder: str):
+    from .counterfactuals import AddedTokenReadings
+    return AddedTokenReadings.of(folder)
