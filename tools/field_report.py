@@ -389,7 +389,8 @@ def main(argv: list[str] | None = None) -> int:
     for engine in ENGINES:
         recorded = previous["engines"].get(engine.name)
         setup_file = options.work_dir / engine.name / SETUP_FILE
-        if options.write_only and recorded and not engine.server and not setup_file.is_file():
+        records_kept = any((records / "divergences.jsonl").is_file() for _, records in _run_folders(engine, options.work_dir))
+        if recorded and (not records_kept if engine.server else options.write_only and not setup_file.is_file()):
             chosen.discard(engine.name)  # no run folder: what field.json recorded is all there is
         if engine.name not in chosen:
             if recorded and options.rekind:
