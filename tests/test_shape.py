@@ -1,6 +1,6 @@
 """The shape of a difference names a divergence's kind, so that one bug gives one signature.
 
-The examples are implementations with one bug each: three of the mutation catalogue and three it
+The examples are implementations with one bug each, some of the mutation catalogue and some it
 lacks (tests/one_bug/), each checked on every quick case of one family as ``textbound check`` would.
 A run's signatures are the kinds its checks return (minimizing keeps a divergence's signature).
 """
@@ -10,15 +10,17 @@ import pytest
 
 from textbound.budget import BUDGETS
 from textbound.checks import Subject, case_source, run_check
+from textbound.checks.detokenizer import premature_kind
+from textbound.checks.stops import outcome_kind
 from textbound.families import build_family, embedded_family
 from textbound.implementation import Implementation
-from textbound.shape import Vocabulary, ids_shape, text_shape
+from textbound.shape import Named, Vocabulary, ids_shape, stream_shape, text_shape
 
 
 @pytest.mark.parametrize(("expected", "actual", "shape"), [
     (" Hello", "Hello", "drops ' ' at the start"),
     ("    for", "   for", "drops ' ' at the start"),  # one of a run of spaces: the run's first
-    ("a b", "ab", "drops ' ' before ASCII letters"),
+    ("a b", "ab", "drops ' ' inside the text"),
     ("Hello.", "Hello .", "inserts ' ' before punctuation"),
     ("a\n", "a", "drops '\\n' at the end"),
     ("\u00e9", "e\u0301", "non-ASCII letters not NFC-normalized"),
@@ -26,6 +28,11 @@ from textbound.shape import Vocabulary, ids_shape, text_shape
     ("ab", "a\ufffd", "replaces ASCII letters by U+FFFD"),
     ("Ab", "ab", "lowercases ASCII letters"),
     ("1", "x", "replaces digits by ASCII letters"),
+    ("a  b", "a b", "drops ' ' inside the text"),  # told by what follows the run, not by the run
+    ("a .", "a  .", "inserts ' ' before punctuation"),
+    ("\ufffd\ufffd\ufffd", "A\ufffd\x17", "decodes a run the oracle shows as U+FFFD otherwise"),
+    ("\ufffd\ufffd", "\ufffd", "decodes a run the oracle shows as U+FFFD otherwise"),
+    ("a\ufffd", "a", "drops U+FFFD at the end"),  # an unfinished character: another bug
 ])
 def test_text_shapes(expected, actual, shape):
     assert text_shape(expected, actual) == shape
@@ -35,6 +42,15 @@ def test_text_shapes(expected, actual, shape):
 def gpt2():
     vocabulary = Vocabulary(build_family("gpt2"))
     return vocabulary, vocabulary.tokenizer.encode
+
+
+def test_named_strings_tell_a_difference():
+    added = Named("an added token", ("</s>", "[CLS]"), recased=True)
+    assert text_shape("a a", "a </s> a", added) == "inserts an added token"
+    assert text_shape("a</s>", "a </s>", added) == "inserts ' ' before an added token"
+    assert text_shape(" </s>", "  </s>", added) == "inserts ' ' at the start"  # the start tells more
+    assert text_shape("[CLS] a", "[cls] a", added) == text_shape("a", "[cls] a", added) == \
+        "gives an added token in another case"
 
 
 def test_ids_shapes(gpt2):
@@ -66,6 +82,8 @@ ONE_BUG = [
     ("mutants.tokenizer_nfc_skipped", "qwen"),
     ("mutants.tokenizer_prefix_space_ignored", "roberta"),
     ("mutants.tokenizer_strip_accents_default", "wordpiece"),
+    ("mutants.tokenizer_normalized_ignored", "bert"),  # named by the flag the oracle then reads otherwise
+    ("mutants.tokenizer_skip_special_ignored", "qwen"),
     ("tests.one_bug.decode_drops_leading_space", "gpt2"),
     ("tests.one_bug.ascii_letters", "llama3"),
     ("tests.one_bug.lowercase_ascii", "bert"),
@@ -78,3 +96,44 @@ def test_one_bug_gives_one_signature_two_at_most(impl, family):
     signatures = {found.signature for case in case_source(embedded_family(family), "tokenizer", BUDGETS["quick"], 0)
                   if (found := run_check(subject, case)) is not None}
     assert 1 <= len(signatures) <= 2, sorted(signatures)
+
+
+STREAM_ONE_BUG = [
+    ("mutants.stops_include_stop_ignored", "gpt2", "stops"),
+    ("tests.one_bug.stops_finish_drops_held", "gpt2", "stops"),
+    ("mutants.detokenizer_skip_special_ignored", "sentencepiece", "detokenizer"),
+    ("tests.one_bug.deltas_lstripped", "sentencepiece", "detokenizer"),
+]
+
+
+@pytest.mark.parametrize(("impl", "family", "component"), STREAM_ONE_BUG)
+def test_one_stream_bug_gives_one_signature_per_property_two_at_most(impl, family, component):
+    """A streaming bug shows in each property that streams (stream, pipeline, decode_stream), by
+    what the stream showed, never by the characters the case drew."""
+    subject = Subject(family, build_family(family), Implementation(impl))
+    by_property: dict[str, set[str]] = {}
+    for case in case_source(embedded_family(family), component, BUDGETS["quick"], 0):
+        if (found := run_check(subject, case)) is not None:
+            by_property.setdefault(case.property, set()).add(found.signature)
+    assert by_property and all(1 <= len(s) <= 2 for s in by_property.values()), by_property
+
+
+@pytest.mark.parametrize(("expected", "actual", "kind"), [
+    ("ab##", "ab", "output: drops the stop string"),
+    ("ab", "ab##", "output: keeps the stop string"),
+    ("ab", "ab#", "output: keeps part of a stop string"),
+    ("abc", "ab", "stopped where the reference does not"),
+    ("ab", "abc", "missed a stop"),
+])
+def test_stop_outcomes_are_told_by_the_stop_string(expected, actual, kind):
+    assert outcome_kind(expected, actual, ["##"]) == kind
+
+
+def test_shown_text_is_told_by_what_the_stream_showed():
+    assert premature_kind("a b c", "ab") == "shown text the whole decode changes: drops ' '"
+    assert premature_kind("a b c", "a bX") == "shown text the whole decode changes: inserts text"
+    assert premature_kind("ab", "aab") == "shown text the whole decode changes: repeats text"
+    assert premature_kind("é", "\ufffd") == premature_kind("\ufffd\ufffd", "A") == \
+        "shown a byte run otherwise than the whole decode"
+    added = Named("an added token", ("</s>",))
+    assert stream_shape("a b", "a </s>", added) == "inserts an added token"

@@ -12,10 +12,11 @@ import copy
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 STAGES = ("normalizer", "pre_tokenizer", "post_processor", "decoder")
 SEQUENCE_MEMBERS = ("normalizers", "pretokenizers", "processors", "decoders")
-ADDED_TOKEN_FLAGS = ("lstrip", "rstrip", "single_word", "normalized", "special")
+ADDED_TOKEN_FLAGS = ("normalized", "special", "lstrip", "rstrip", "single_word")  # the first reproducing names a divergence
 PREPEND_SCHEMES = ("always", "first", "never")
 BEHAVIORS = ("Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous")
 CHOICES = {"prepend_scheme": PREPEND_SCHEMES, "behavior": BEHAVIORS}  # string options and their values
@@ -80,6 +81,13 @@ def counterfactuals(spec: dict) -> Iterator[Counterfactual]:
                 def flip(s, p=path, k=key, c=choice):
                     _node_at(s, p)[k] = c
                 yield Counterfactual(f"reads {path} as {json.dumps(choice)}", _changed(spec, top, flip))
+    yield from added_token_counterfactuals(spec)
+
+
+def added_token_counterfactuals(spec: dict) -> Iterator[Counterfactual]:
+    """An added-token flag set on every added token, for each flag and value some token lacks:
+    ``[c.description for c in added_token_counterfactuals({"added_tokens": [{"normalized": False}]})]``
+    == ``["reads every added token's normalized as true", ...]``."""
     tokens = spec.get("added_tokens") or []
     for flag in ADDED_TOKEN_FLAGS:
         for value in (True, False):
@@ -97,6 +105,36 @@ def _node_at(spec: dict, path: str) -> dict:
     for part in path.replace("[", ".[").split(".")[:-1]:
         node = node[int(part[1:-1])] if part.startswith("[") else node[part]
     return node
+
+
+class AddedTokenReadings:
+    """The family's oracle with each added-token flag flipped (``added_token_counterfactuals``),
+    loaded one by one as asked: what names a divergence around added tokens by the flag the engine
+    reads otherwise, whatever the text (``reading(answer)`` == "reads every added token's normalized
+    as true" when that variant's ``answer`` is the engine's)."""
+
+    def __init__(self, spec: dict):
+        self.variants = list(added_token_counterfactuals(spec))
+        self.loaded: dict[str, object] = {}
+
+    @classmethod
+    def of(cls, folder) -> "AddedTokenReadings":
+        """The readings of a family folder's tokenizer.json."""
+        return cls(json.loads((Path(folder) / "tokenizer.json").read_text(encoding="utf-8")))
+
+    def reading(self, answer) -> str | None:
+        """The first variant whose ``answer(tokenizer)`` is truthy; None when none is."""
+        import tokenizers
+        for variant in self.variants:
+            if variant.description not in self.loaded:
+                try:
+                    self.loaded[variant.description] = tokenizers.Tokenizer.from_str(json.dumps(variant.spec))
+                except Exception:  # noqa: BLE001 - a variant tokenizers refuses explains nothing
+                    self.loaded[variant.description] = None
+            tokenizer = self.loaded[variant.description]
+            if tokenizer is not None and answer(tokenizer):
+                return variant.description
+        return None
 
 
 def reproducing(spec: dict, answer) -> list[str]:

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import unicodedata
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -111,18 +110,6 @@ def plain_json(value):
         return json.loads(json.dumps(value, ensure_ascii=False))
     except (TypeError, ValueError):
         return repr(value)
-
-
-def char_kind(text: str, index: int) -> str:
-    """A name for the character at ``index``: its general category, or 'end' past the text."""
-    if index >= len(text):
-        return "end"
-    char = text[index]
-    if char == REPLACEMENT_CHARACTER:
-        return "U+FFFD"
-    if char in " \t\n\r":
-        return {" ": "space", "\t": "tab", "\n": "newline", "\r": "CR"}[char]
-    return unicodedata.category(char)
 
 
 def first_index(a, b) -> int:

@@ -9,7 +9,7 @@ towards the bug rather than towards a character class.
     >>> text_shape(" Hello", "Hello")
     "drops ' ' at the start"
     >>> text_shape("a b", "ab")
-    "drops ' ' before ASCII letters"
+    "drops ' ' inside the text"
     >>> text_shape("\\u00e9", "e\\u0301")
     'non-ASCII letters not NFC-normalized'
 
@@ -23,11 +23,13 @@ import difflib
 import json
 import re
 import unicodedata
+from dataclasses import dataclass
 from pathlib import Path
 
 REPLACEMENT_CHARACTER = "\ufffd"
 ADDED_TOKEN = "\uffff"  # stands for an added token in a text of ids (a noncharacter, never in a token)
 LONGEST_ALIGNED = 2000  # characters of the differing middle aligned by difflib; a longer one is replaced whole
+REPEATS = "repeats text"  # a stream's delta sent twice, or its first characters
 NAMED_CHARACTERS = {" ": "' '", "\t": "'\\t'", "\n": "'\\n'", "\r": "'\\r'",
                     REPLACEMENT_CHARACTER: "U+FFFD", ADDED_TOKEN: "an added token"}
 CATEGORY_CLASSES = {"Zs": "Unicode spaces", "Zl": "line separators", "Zp": "line separators",
@@ -57,15 +59,16 @@ def _is_mark(char: str) -> bool:
     return unicodedata.category(char)[0] == "M"
 
 
-def first_change(expected, actual) -> tuple[int, int, int, int]:
+def first_change(expected, actual, common_end: bool = True) -> tuple[int, int, int, int]:
     """The first stretch where two sequences differ, as (a0, a1, b0, b1): expected[a0:a1] became
-    actual[b0:b1]. Common ends are cut first, so long equal texts cost nothing to align."""
+    actual[b0:b1]. Common ends are cut first, so long equal texts cost nothing to align; without
+    ``common_end`` only the beginning is (a stream's text is a beginning: its end is not the end's)."""
     prefix = 0
     limit = min(len(expected), len(actual))
     while prefix < limit and expected[prefix] == actual[prefix]:
         prefix += 1
     suffix = 0
-    while suffix < limit - prefix and expected[-1 - suffix] == actual[-1 - suffix]:
+    while common_end and suffix < limit - prefix and expected[-1 - suffix] == actual[-1 - suffix]:
         suffix += 1
     a1, b1 = len(expected) - suffix, len(actual) - suffix
     middle_a, middle_b = expected[prefix:a1], actual[prefix:b1]
@@ -132,25 +135,127 @@ def _replacement(expected: str, actual: str) -> str:
     return f"replaces {describe(expected)} by {describe(actual)}"
 
 
-def _where(text: str, start: int, end: int) -> str:
+@dataclass(frozen=True)
+class Named:
+    """Strings a difference is told by rather than by their characters' classes: a family's added
+    tokens in a decode, a case's stop strings in a stream (``Named("an added token", ("</s>",))``)."""
+
+    label: str
+    strings: tuple[str, ...] = ()
+    recased: bool = False  # whether a string shown in another case is a difference of its own
+
+    def held_in(self, text: str) -> bool:
+        return any(s and s in text for s in self.strings)
+
+    def starts(self, text: str, at: int) -> bool:
+        return any(s and text.startswith(s, at) for s in self.strings)
+
+    def shown_recased(self, actual: str) -> bool:
+        """Whether ``actual`` shows one of the strings in another case and never as it is."""
+        if not self.recased:
+            return False
+        folded = actual.casefold()
+        return any(s.casefold() != s and s not in actual and s.casefold() in folded for s in self.strings)
+
+
+NOTHING_NAMED = Named("")
+
+
+def _where(text: str, start: int, end: int, named: Named = NOTHING_NAMED, whitespace: bool = False) -> str:
     """Where a stretch of ``text`` (or an insertion at ``start`` == ``end``) is: at the start or end
-    of the text (or of a run between added tokens), else before what follows it."""
-    if start == 0 or text[start - 1] == ADDED_TOKEN:
+    of the text (or of a run between added tokens), else before a named string, else before what
+    follows it: for ``whitespace``, only whether that is punctuation (where decoders clean up spaces)."""
+    if start == 0:
         return "at the start"
+    if text[start - 1] == ADDED_TOKEN:
+        return "after an added token"
     if end == len(text) or text[end] == ADDED_TOKEN:
         return "at the end"
+    if named.starts(text, end):
+        return f"before {named.label}"
+    if whitespace and char_class(text[end]) != "punctuation":
+        return "inside the text"  # a space is lost or gained between any two words alike
     return f"before {char_class(text[end])}"
 
 
-def text_shape(expected: str, actual: str) -> str:
-    """The shape of the first difference between two texts (see the module's examples)."""
+def _run_end(text: str, end: int, char: str) -> int:
+    """Where the run of ``char`` starting at ``end`` ends: an insertion or deletion of a run's
+    character is the same change anywhere in the run, and is told by what follows the run."""
+    while end < len(text) and text[end] == char:
+        end += 1
+    return end
+
+
+def _replacement_run(expected: str, actual: str, change: tuple[int, int, int, int]) -> bool:
+    """Whether a change is the oracle's U+FFFD run given otherwise (bytes decoded one by one,
+    or counted otherwise), not at the end, where a dropped U+FFFD is an unfinished character."""
+    a0, a1, b0, b1 = change
+    stretch, theirs = expected[a0:a1], actual[b0:b1]
+    if not stretch:  # text inserted into a U+FFFD run: the run's bytes read otherwise
+        return expected[a0:a0 + 1] == REPLACEMENT_CHARACTER and \
+            expected.count(REPLACEMENT_CHARACTER) != actual.count(REPLACEMENT_CHARACTER)
+    if set(stretch) != {REPLACEMENT_CHARACTER} or set(theirs) == {REPLACEMENT_CHARACTER}:
+        return False
+    return bool(theirs) or a1 < len(expected)
+
+
+def _coarse(text: str, named: Named) -> str:
+    """A stretch by what matters to a stream: the whitespace it is, a named string, or text."""
+    if named.held_in(text):
+        return named.label
+    return describe(text) if text and all(c in NAMED_CHARACTERS for c in text) else "text"
+
+
+def stream_shape(expected: str, shown: str, named: Named = NOTHING_NAMED) -> str:
+    """The shape of what a stream showed against the decode it must begin, coarser than
+    ``text_shape``: a stream's bug is in how deltas meet (a space dropped, text repeated, a prompt
+    not primed), whatever characters the case drew, so classes of letters and contexts are not
+    told apart: ``stream_shape("a b c", "ab") == "drops ' '"``, ``stream_shape("ab", "aXb") == "inserts text"``."""
+    if any(s and shown.count(s) > expected.count(s) for s in named.strings):
+        return f"inserts {named.label}"  # wherever the sides first part: a stream is cut anywhere
+    a0, a1, b0, b1 = first_change(expected, shown, False)
+    if b1 == len(shown) and b0 < b1:  # what the stream has not shown yet is not replaced: shown text is inserted
+        a1 = a0
+    change = _whole_characters(expected, shown, _leftmost(expected, shown, (a0, a1, b0, b1)))
+    a0, a1, b0, b1 = change
+    inserted = shown[b0:b1] if a0 == a1 else ""
+    if inserted and inserted in (expected[a0 - len(inserted):a0], expected[a0:a0 + len(inserted)]):
+        return REPEATS
+    parted = next((i for i, (x, y) in enumerate(zip(expected, shown)) if x != y), None)
+    if _replacement_run(expected, shown, change) or (parted is not None and expected[parted] == REPLACEMENT_CHARACTER):
+        return "decodes a run the oracle shows as U+FFFD otherwise"
+    if a0 == a1:
+        return f"inserts {_coarse(shown[b0:b1], named)}"
+    # Named strings tell only what a stream shows: text it leaves out is cut anywhere, tokens or not.
+    if b0 == b1:
+        return f"drops {_coarse(expected[a0:a1], NOTHING_NAMED)}"
+    return f"replaces {_coarse(expected[a0:a1], NOTHING_NAMED)} by {_coarse(shown[b0:b1], named)}"
+
+
+def text_shape(expected: str, actual: str, named: Named = NOTHING_NAMED) -> str:
+    """The shape of the first difference between two texts (see the module's examples); with
+    ``named``, a change holding one of its strings is told by it:
+    ``text_shape("a", "a </s>", Named("an added token", ("</s>",))) == "inserts an added token"``."""
     if expected == actual:
         return "no difference"
-    a0, a1, b0, b1 = _whole_characters(expected, actual, _leftmost(expected, actual, first_change(expected, actual)))
+    if named.shown_recased(actual):
+        return f"gives {named.label} in another case"
+    change = _whole_characters(expected, actual, _leftmost(expected, actual, first_change(expected, actual)))
+    a0, a1, b0, b1 = change
+    if _replacement_run(expected, actual, change):
+        return "decodes a run the oracle shows as U+FFFD otherwise"
     if a0 == a1:
-        return f"inserts {describe(actual[b0:b1])} {_where(expected, a0, a0)}"
+        inserted = actual[b0:b1]
+        if named.held_in(inserted):
+            return f"inserts {named.label}"
+        end = _run_end(expected, a0, inserted[0]) if len(set(inserted)) == 1 else a0
+        return f"inserts {describe(inserted)} {_where(expected, a0, end, named, inserted.isspace())}"
     if b0 == b1:
-        return f"drops {describe(expected[a0:a1])} {_where(expected, a0, a1)}"
+        dropped = expected[a0:a1]
+        if named.held_in(dropped):
+            return f"drops {named.label}"
+        end = _run_end(expected, a1, dropped[0]) if len(set(dropped)) == 1 else a1
+        return f"drops {describe(dropped)} {_where(expected, a0, end, named, dropped.isspace())}"
     return _replacement(expected[a0:a1], actual[b0:b1])
 
 
@@ -186,7 +291,10 @@ class Vocabulary:
         self.continuing_prefix = model.get("continuing_subword_prefix")  # WordPiece's "##", some BPEs' too
         unk = model.get("unk_token")
         self.unk_id = model.get("unk_id") if unk is None else self.tokenizer.token_to_id(unk)
-        self.added_ids = frozenset(self.tokenizer.get_added_tokens_decoder())
+        added = self.tokenizer.get_added_tokens_decoder()
+        self.added_ids = frozenset(added)
+        # what a decode's difference is told by: an added token shown, dropped or recased
+        self.added_tokens = Named("an added token", tuple(sorted({t.content for t in added.values()})), recased=True)
 
     def piece(self, token_id: int) -> str | None:
         """The token's piece; None for an id outside the vocabulary (negative or huge ones too)."""

@@ -3,6 +3,7 @@
     python tools/field_report.py                      # run every engine, then write the report
     python tools/field_report.py --engines minijinja  # rerun one engine, keep the others' runs
     python tools/field_report.py --write-only         # rewrite README.md from the runs and triage.json
+    python tools/field_report.py --write-only --rekind  # re-triage the recorded signatures under today's kinds
 
 For each engine it runs ``textbound check --impl MODULE --component ...`` once over the embedded
 families, the shared ones ($TEXTBOUND_MODELS) and the Mistral families (mistral-common's vocabularies,
@@ -19,6 +20,17 @@ engine's own words, not run. Then it writes
   "upstream": URL}``; a key may be a glob, ``mistral-common | tokenizer/decode/*``, for one root
   cause behind several signatures), written by hand and kept across regenerations. A signature
   without one is marked untriaged.
+
+Signatures are computed afresh from the records (textbound.triage.rekinded), so a run recorded
+under an older wording of kinds is grouped as today's checks group it; each signature lists the
+recorded signatures it was made of (``formerly``). ``--rekind`` does the same for an engine whose
+run folder is gone, from each recorded signature's smallest example (the group's count carried
+whole), and carries each triage verdict over to the signatures its divergences now have.
+
+A server engine (llama-server) is not run here: its runs are report folders, one per family, under
+reports/field/ENGINE/FAMILY (``nox -s server_llama_cpp`` starts the server and writes them); their
+summaries give the counts, and records, where a run folder of the same layout under --work-dir
+holds them, the signatures.
 """
 from __future__ import annotations
 
@@ -38,6 +50,7 @@ sys.path.insert(0, str(ROOT))
 
 from textbound.families import build_family, embedded_family_names, folder_families, models_dir  # noqa: E402
 from textbound.implementation import Implementation  # noqa: E402
+from textbound.triage import rekinded  # noqa: E402
 
 FIELD_DIR = ROOT / "reports" / "field"
 TRIAGE_FILE = FIELD_DIR / "triage.json"
@@ -55,6 +68,7 @@ class Engine:
     loads_tokenizer: bool  # families are tried by loading the engine's Tokenizer first
     environment: tuple[tuple[str, str], ...] = ()  # what its adapter reads, e.g. the subprocess engine's command
     families: tuple[str, ...] = ()  # the only families it is run on (none: every family)
+    server: bool = False  # checked over HTTP, run per family elsewhere (see the module's docstring)
 
     def environ(self):
         """os.environ with the engine's variables, for the setup done in this process."""
@@ -83,7 +97,12 @@ ENGINES = (
     Engine("vllm-parsers", "textbound.adapters.vllm", ("stops", "tools"), False, families=("qwen",)),
     # SGLang's tool and reasoning parsers ($TEXTBOUND_SGLANG_PYTHON; textbound/adapters/sglang.py says how)
     Engine("sglang", "textbound.adapters.sglang", ("tools",), False, families=("qwen",)),
+    # llama.cpp's llama-server serving each family's tiny GGUF (nox -s server_llama_cpp)
+    Engine("llama-server", "textbound.adapters.server",
+           ("tokenizer", "detokenizer", "chat", "stops", "tools", "structured"), False,
+           families=("llama3_1", "qwen3", "llama2"), server=True),
 )
+SERVER_VERSION_END = " serving "  # a server's impl_version goes on with its model file and URL, per run
 
 
 @dataclass(frozen=True)
@@ -123,6 +142,10 @@ def applicable(engine: Engine, family: FieldFamily) -> str | None:
 
 def run_engine(engine: Engine, families: list[FieldFamily], work_dir: Path, budget: str, jobs: int) -> dict:
     """Runs the engine's check over the families it applies to; returns what was not run and why."""
+    if engine.server:
+        print(f"field: {engine.name} is run by its nox session; its reports are read from {FIELD_DIR / engine.name}",
+              flush=True)
+        return {"missing": None, "not_applicable": {}}
     try:
         with engine.environ():
             Implementation(engine.module)
@@ -150,23 +173,24 @@ def _clip(value) -> str:
     return text if len(text) <= EXAMPLE_CHARS else text[:EXAMPLE_CHARS] + f"... ({len(text)} characters)"
 
 
-def collect(engine: Engine, work_dir: Path, setup: dict) -> dict:
-    """One engine's part of field.json, from its run folder."""
-    out = work_dir / engine.name
-    entry = {"module": engine.module, "components": list(engine.components), **setup}
-    summary_file, records_file = out / "summary.json", out / "divergences.jsonl"
-    if setup.get("missing") or not records_file.is_file():
-        return {**entry, "version": None, "counts": [], "signatures": {}}
+def _read_records(path: Path) -> list[dict]:
     # Lines end in "\n" only: a record may hold U+2028 and the like, which splitlines() would split at.
-    records = [json.loads(line) for line in records_file.read_text(encoding="utf-8").split("\n") if line.strip()]
-    summary = (json.loads(summary_file.read_text(encoding="utf-8")) if summary_file.is_file()
-               else _summary_of_records(records))
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").split("\n") if line.strip()]
+
+
+def group_signatures(records: list[dict], folders: dict[str, str]) -> dict[str, dict]:
+    """Records grouped by the signature today's checks give them (textbound.triage.rekinded): per
+    signature its count, families, smallest example and, where they differ from it, the recorded
+    signatures it was made of. A record may stand for several (``weight``, ``families``: a recorded
+    signature's smallest example standing for its group)."""
     signatures: dict[str, dict] = {}
     for record in records:
-        group = signatures.setdefault(record["signature"], {"count": 0, "families": [], "example": None})
-        group["count"] += 1
-        if record["family"] not in group["families"]:
-            group["families"].append(record["family"])
+        kind = rekinded(record, folders.get(record["family"]))
+        group = signatures.setdefault(f"{record['component']}/{record['property']}/{kind}",
+                                      {"count": 0, "families": [], "example": None, "formerly": []})
+        group["count"] += record.get("weight", 1)
+        group["families"] += [f for f in record.get("families", [record["family"]]) if f not in group["families"]]
+        group["formerly"] += [old for old in record.get("formerly") or [record["signature"]] if old not in group["formerly"]]
         size = len(json.dumps(record["minimized_input"] or record["input"], ensure_ascii=False))
         if group["example"] is None or size < group["example"]["size"]:
             group["example"] = {"size": size, "family": record["family"],
@@ -174,10 +198,51 @@ def collect(engine: Engine, work_dir: Path, setup: dict) -> dict:
                                 "expected": record["expected"], "actual": record["actual"],
                                 "first_difference": record.get("first_difference"),
                                 "reproduce": record.get("reproduce")}
-    return {**entry, "version": summary.get("impl_version"), "oracles": summary.get("oracles"),
-            "budget": summary.get("budget"), "completed": summary.get("completed"),
-            "harness_errors": summary.get("harness_errors"), "skipped": summary.get("skipped"),
-            "counts": summary.get("counts", []), "signatures": dict(sorted(signatures.items()))}
+    for signature, group in signatures.items():
+        group["formerly"] = sorted(group["formerly"]) if group["formerly"] != [signature] else []
+    return dict(sorted(signatures.items()))
+
+
+def example_records(entry: dict) -> list[dict]:
+    """An engine's recorded signatures as records: each one's smallest example, weighing its count."""
+    return [{"signature": signature, "component": signature.split("/", 2)[0], "property": signature.split("/", 2)[1],
+             "family": group["example"]["family"], "families": group["families"], "weight": group["count"],
+             "formerly": group.get("formerly"),
+             "input": group["example"]["input"], "minimized_input": group["example"]["input"],
+             **{key: group["example"].get(key) for key in ("expected", "actual", "first_difference", "reproduce")}}
+            for signature, group in entry["signatures"].items()]
+
+
+def _run_folders(engine: Engine, work_dir: Path) -> list[tuple[Path, Path]]:
+    """(summary folder, records folder) of each of the engine's runs: one, or one per family for a server."""
+    if engine.server:
+        return [(FIELD_DIR / engine.name / family, work_dir / engine.name / family) for family in engine.families]
+    return [(work_dir / engine.name, work_dir / engine.name)]
+
+
+def collect(engine: Engine, work_dir: Path, setup: dict, folders: dict[str, str]) -> dict:
+    """One engine's part of field.json, from its run folders (a server's: one per family, their
+    summaries merged; its version the part of impl_version the runs share)."""
+    entry = {"module": engine.module, "components": list(engine.components), **setup}
+    runs = [(summary / "summary.json", records / "divergences.jsonl") for summary, records in _run_folders(engine, work_dir)]
+    runs = [(summary, records) for summary, records in runs if summary.is_file() or records.is_file()]
+    if setup.get("missing") or not runs:
+        return {**entry, "version": None, "counts": [], "signatures": {}}
+    records, summaries = [], []
+    for summary_file, records_file in runs:
+        found = _read_records(records_file) if records_file.is_file() else []
+        records += found
+        summaries.append(json.loads(summary_file.read_text(encoding="utf-8")) if summary_file.is_file()
+                         else _summary_of_records(found))
+    versions = {str(s.get("impl_version")).split(SERVER_VERSION_END)[0] for s in summaries}
+    if len(versions) > 1:
+        raise SystemExit(f"field: {engine.name}'s runs were made by different versions: {sorted(versions)}")
+    return {**entry, "version": versions.pop(), "oracles": {k: v for s in summaries for k, v in (s.get("oracles") or {}).items()},
+            "budget": summaries[0].get("budget"), "completed": all(s.get("completed", True) for s in summaries),
+            "harness_errors": [e for s in summaries for e in s.get("harness_errors") or []] or None,
+            "skipped": [k for s in summaries for k in s.get("skipped") or []] or None,
+            "counts": [c for s in summaries for c in s.get("counts", [])],
+            "signatures": group_signatures(records, folders)}
 
 
 def _summary_of_records(records: list[dict]) -> dict:
@@ -262,17 +327,43 @@ def _engine_section(name: str, entry: dict, triage: dict) -> list[str]:
     if not entry["signatures"]:
         return lines + ["No divergence.", ""]
     lines += ["### Root causes", ""]
+    if entry.get("regrouped_from_examples"):
+        lines += ["Regrouped under today's kinds from each recorded signature's smallest example (the run folder "
+                  "was not kept): a recorded signature's divergences all count under its example's new signature.", ""]
     for signature, group in entry["signatures"].items():
         example = group["example"]
+        formerly = f" Recorded as {', '.join(f'`{cell(old)}`' for old in group['formerly'])}." if group.get("formerly") else ""
         lines += [f"#### `{signature}`", "",
                   f"{group['count']} divergences on {', '.join(group['families'])}. "
-                  f"Triage: {triage_line(triage, name, signature)}", "",
+                  f"Triage: {triage_line(triage, name, signature)}{formerly}", "",
                   "```", f"family:   {example['family']}", f"input:    {_clip(example['input'])}",
                   f"expected: {_clip(example['expected'])}", f"actual:   {_clip(example['actual'])}",
                   f"first difference: {_clip(example['first_difference'] or {})}", "```", ""]
         if example.get("reproduce"):
             lines += ["Replay:", "", "```sh", example["reproduce"], "```", ""]
     return lines
+
+
+def carried_triage(triage: dict, field: dict) -> dict:
+    """triage.json for the signatures ``field`` now has: each key that still names one of them, and
+    for a signature no such key names, the verdict of the recorded signatures it was made of (their
+    notes joined where they were triaged apart)."""
+    names = [(engine, signature) for engine, entry in field["engines"].items() for signature in entry["signatures"]]
+    kept = {key: entry for key, entry in triage.items()
+            if any(key == f"{e} | {s}" or fnmatch.fnmatchcase(f"{e} | {s}", key) for e, s in names)}
+    for engine, entry in field["engines"].items():
+        for signature, group in entry["signatures"].items():
+            formerly = [found for old in group.get("formerly") or [] if (found := triage_entry(triage, engine, old))]
+            distinct = [dict(t) for t in dict.fromkeys(tuple(sorted(f.items())) for f in formerly)]
+            if not distinct or triage_entry(kept, engine, signature) in distinct[:1]:
+                continue
+            carried = distinct[0] if len(distinct) == 1 else {
+                "verdict": distinct[0]["verdict"],
+                "note": "triaged apart before the shape grouping: " + " / ".join(
+                    f"{d['verdict']}: {d['note']}" for d in distinct),
+                **({"upstream": u} if (u := next((d["upstream"] for d in distinct if d.get("upstream")), None)) else {})}
+            kept[f"{engine} | {signature}"] = carried
+    return kept
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -283,6 +374,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--work-dir", type=Path, default=ROOT / "reports" / "runs" / "field")
     parser.add_argument("--write-only", action="store_true", help="rewrite the report from the runs already made")
+    parser.add_argument("--rekind", action="store_true", help="re-triage the signatures of engines without a run "
+                        "folder from their examples, and carry triage.json's verdicts over to the new signatures")
     options = parser.parse_args(argv)
     chosen = set(options.engines.split(",")) if options.engines else {e.name for e in ENGINES}
     unknown = chosen - {e.name for e in ENGINES}
@@ -290,25 +383,36 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown engines {sorted(unknown)}")
     field_file = FIELD_DIR / "field.json"
     previous = json.loads(field_file.read_text(encoding="utf-8")) if field_file.is_file() else {"engines": {}}
-    families = [] if options.write_only else field_families()
+    families = field_families()
+    folders = {family.name: str(family.path) for family in families}
     engines = {}
     for engine in ENGINES:
+        recorded = previous["engines"].get(engine.name)
+        setup_file = options.work_dir / engine.name / SETUP_FILE
+        records_kept = any((records / "divergences.jsonl").is_file() for _, records in _run_folders(engine, options.work_dir))
+        if recorded and (not records_kept if engine.server else options.write_only and not setup_file.is_file()):
+            chosen.discard(engine.name)  # no run folder: what field.json recorded is all there is
         if engine.name not in chosen:
-            if engine.name in previous["engines"]:
-                engines[engine.name] = previous["engines"][engine.name]
+            if recorded and options.rekind:
+                recorded = {**recorded, "signatures": group_signatures(example_records(recorded), folders),
+                            "regrouped_from_examples": True}
+            if recorded:
+                engines[engine.name] = recorded
             continue
-        if options.write_only:
-            setup_file = options.work_dir / engine.name / SETUP_FILE
+        if engine.server or not options.write_only:
+            setup = run_engine(engine, families, options.work_dir, options.budget, options.jobs)
+        else:
             setup = json.loads(setup_file.read_text(encoding="utf-8")) if setup_file.is_file() else {
                 "missing": "not run (no run folder)", "not_applicable": {}}
-        else:
-            setup = run_engine(engine, families, options.work_dir, options.budget, options.jobs)
-        engines[engine.name] = collect(engine, options.work_dir, setup)
+        engines[engine.name] = collect(engine, options.work_dir, setup, folders)
     field = {"budget": options.budget, "engines": engines}
     triage = json.loads(TRIAGE_FILE.read_text(encoding="utf-8")) if TRIAGE_FILE.is_file() else {}
     bad = {key: entry.get("verdict") for key, entry in triage.items() if entry.get("verdict") not in VERDICTS}
     if bad:
         parser.error(f"{TRIAGE_FILE}: verdicts must be one of {VERDICTS}: {bad}")
+    if options.rekind:
+        triage = carried_triage(triage, field)
+        TRIAGE_FILE.write_text(json.dumps(triage, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     FIELD_DIR.mkdir(parents=True, exist_ok=True)
     field_file.write_text(json.dumps(field, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     (FIELD_DIR / "README.md").write_text(markdown(field, triage), encoding="utf-8")

@@ -17,17 +17,28 @@ whole decode and its DecodeStream.
 """
 from __future__ import annotations
 
-from ..divergence import REPLACEMENT_CHARACTER, Case, Divergence, char_kind, first_index
-from .registry import Subject, check, impl_call, oracle_call, text_divergence, text_window
+from ..divergence import REPLACEMENT_CHARACTER, Case, Divergence, first_index
+from ..shape import NOTHING_NAMED, REPEATS, Named, stream_shape
+from .registry import Subject, check, family_vocabulary, impl_call, oracle_call, text_window
 from .streaming import StreamInput, decode_stream_shown, stream_impl, vocabulary_survey
 
 
-def _premature(case: Case, expected: str, shown: str, after: str) -> Divergence:
+def premature_kind(expected: str, shown: str, decode: str = "the whole decode", named: Named = NOTHING_NAMED) -> str:
+    """What a stream showed that the decode it must be a beginning of does not begin with: a byte
+    run shown otherwise (a U+FFFD on either side where they part: an unfinished character released,
+    or bytes decoded one by one) unless it repeats text, else the shape of the difference:
+    ``premature_kind("é", "\ufffd") == "shown a byte run otherwise than the whole decode"``,
+    ``premature_kind("a b c", "ab") == "shown text the whole decode changes: drops ' '"``."""
     index = first_index(expected, shown)
-    if index < len(shown) and shown[index] == REPLACEMENT_CHARACTER:
-        kind = "shown U+FFFD the whole decode does not have"
-    else:
-        kind = f"shown text the whole decode changes, at {char_kind(expected, index)}"
+    shape = stream_shape(expected, shown, named)
+    if shape != REPEATS and REPLACEMENT_CHARACTER in (expected[index:index + 1], shown[index:index + 1]):
+        return f"shown a byte run otherwise than {decode}"
+    return f"shown text {decode} changes: {shape}"
+
+
+def _premature(case: Case, expected: str, shown: str, after: str, named: Named) -> Divergence:
+    index = first_index(expected, shown)
+    kind = premature_kind(expected, shown, named=named)
     return Divergence(case, expected, shown, kind, {
         "after": after, "index": index, "expected_window": text_window(expected, index),
         "shown_window": text_window(shown, index)})
@@ -43,11 +54,12 @@ def check_detokenizer_stream(subject: Subject, case: Case) -> Divergence | None:
         return None if failure else Divergence(case, oracle_error, streamed.final, "oracle raised, impl did not")
     if failure:
         return failure
+    added = family_vocabulary(subject).added_tokens
     for after, shown in [("prompt", streamed.prompt_text), *((f"add {i}", s) for i, s in enumerate(streamed.shown))]:
         if not expected.startswith(shown):
-            return _premature(case, expected, shown, after)
-    if streamed.final != expected:
-        return text_divergence(case, expected, streamed.final)
+            return _premature(case, expected, shown, after, added)
+    if streamed.final != expected:  # the whole stream's text is shown text too: one bug, one kind
+        return _premature(case, expected, streamed.final, "flush", added)
     if streamed.text != expected[len(streamed.prompt_text):]:
         return Divergence(case, expected[len(streamed.prompt_text):], streamed.text, "text is not the deltas")
     if given.prompt_ids:
@@ -73,7 +85,7 @@ def check_decode_stream(subject: Subject, case: Case) -> Divergence | None:
         if not (theirs.startswith(mine) or mine.startswith(theirs)):
             index = first_index(theirs, mine)
             return Divergence(case, theirs, mine, "contradicts DecodeStream",
-                              {"after": f"add {step}", "index": index, "at": char_kind(theirs, index)})
+                              {"after": f"add {step}", "index": index})
         held = theirs[len(mine):]
         if held:
             witness = _changing_id(subject, given.ids_through(step), theirs, given.skip_special_tokens, witness)

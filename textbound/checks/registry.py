@@ -31,7 +31,7 @@ from ..divergence import COMPONENTS, SERVER_ERROR, Case, Divergence, first_index
 from ..implementation import LIBRARY, Implementation
 from ..server.dialect import NotProvided, ServerError
 from ..families import Family
-from ..shape import Vocabulary, ids_shape, text_shape
+from ..shape import NOTHING_NAMED, Named, Vocabulary, ids_shape, text_shape
 
 PIECE_WINDOW = 3  # token pieces shown on each side of where two id lists part
 TEXT_WINDOW = 8  # characters shown on each side of where two texts part
@@ -168,9 +168,15 @@ def text_window(text: str, index: int) -> str:
     return text[max(0, index - TEXT_WINDOW): index + TEXT_WINDOW]
 
 
-def text_divergence(case: Case, expected: str, actual: str) -> Divergence:
+def family_vocabulary(subject: Subject) -> Vocabulary:
+    """The family's vocabulary (textbound.shape), read once per subject."""
+    return subject.cached("vocabulary", lambda: Vocabulary(subject.path))
+
+
+def text_divergence(case: Case, expected: str, actual: str, named: Named = NOTHING_NAMED) -> Divergence:
+    """Where two texts part, the kind naming the shape of their difference, told by ``named``."""
     index = first_index(expected, actual)
-    kind = f"text: {text_shape(expected, actual)}"
+    kind = f"text: {text_shape(expected, actual, named)}"
     return Divergence(case, expected, actual, kind, {
         "index": index, "expected_window": text_window(expected, index),
         "actual_window": text_window(actual, index),
@@ -186,8 +192,7 @@ def ids_divergence(subject: Subject, case: Case, expected: list[int], actual: li
     impl_pieces = [pieces(i) if isinstance(i, int) else repr(i) for i in actual[lo:hi]]
     # Where in the text the sides part: the length of what the agreed-on prefix decodes to.
     at = len(subject.oracle.decode(expected[:index])) if index else 0
-    vocabulary = subject.cached("vocabulary", lambda: Vocabulary(subject.path))
-    kind = f"ids: {ids_shape(expected, actual, vocabulary)}"
+    kind = f"ids: {ids_shape(expected, actual, family_vocabulary(subject))}"
     return Divergence(case, expected, actual, kind, {
         "index": index, "text_index": at, "text_window": text_window(text, at),
         "expected_window": subject.oracle.pieces(expected[lo:hi]), "actual_window": impl_pieces,

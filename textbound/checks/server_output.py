@@ -29,10 +29,12 @@ import jsonschema
 
 from oracles.stop_reference import stop_outcome
 
-from ..divergence import REPLACEMENT_CHARACTER, Case, Divergence, char_kind, first_index
+from ..divergence import REPLACEMENT_CHARACTER, Case, Divergence, first_index
 from ..server.dialect import Generation, GenerationRequest
 from ..server.features import probe
+from .detokenizer import premature_kind
 from .registry import Subject, check, impl_call, text_divergence, text_window
+from .stops import MISSED, STOPPED_EARLY, outcome_kind
 from .streaming import vocabulary_survey
 
 REPORTS_STOP_REASON = ("vllm", "llama.cpp")  # OpenAI's public API has no stop_reason
@@ -91,9 +93,7 @@ def check_server_stream(subject: Subject, case: Case) -> Divergence | None:
         shown += chunk.text
         if not expected.startswith(shown):
             at = first_index(expected, shown)
-            kind = ("shown U+FFFD the decode does not have" if shown[at:at + 1] == REPLACEMENT_CHARACTER
-                    else f"shown text the decode changes, at {char_kind(expected, at)}")
-            return Divergence(case, expected, shown, kind, {
+            return Divergence(case, expected, shown, premature_kind(expected, shown, "the decode"), {
                 "chunk": index, "index": at, "expected_window": text_window(expected, at),
                 "shown_window": text_window(shown, at), "ids": list(streamed.ids), "request": streamed.request})
     if shown != expected:
@@ -146,10 +146,10 @@ def _stop_divergence(case: Case, expected: dict, actual: dict, detail: dict) -> 
     if actual == expected:
         return None
     if (actual["finish_reason"] == "stop") != (expected["finish_reason"] == "stop"):
-        kind = "stopped where the reference does not" if actual["finish_reason"] == "stop" else "missed a stop"
+        kind = STOPPED_EARLY if actual["finish_reason"] == "stop" else MISSED
     elif actual["text"] != expected["text"]:
         index = first_index(expected["text"], actual["text"])
-        kind = f"text differs at {char_kind(expected['text'], index)}"
+        kind = outcome_kind(expected["text"], actual["text"], detail["stops"], "text")
         detail = {**detail, "index": index, "expected_window": text_window(expected["text"], index),
                   "actual_window": text_window(actual["text"], index)}
     elif actual["finish_reason"] != expected["finish_reason"]:

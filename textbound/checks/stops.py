@@ -14,7 +14,8 @@ from collections.abc import Iterator
 
 from oracles.stop_reference import held_back_reference, stop_outcome
 
-from ..divergence import Case, Divergence, char_kind, first_index
+from ..divergence import Case, Divergence, first_index
+from ..shape import Named, text_shape
 from .registry import Subject, check, impl_call, oracle_call, text_window
 from .streaming import StreamInput, chunks
 
@@ -29,17 +30,41 @@ def _observed(output: str, checker) -> dict:
     return {"output": output, "stopped": checker.stopped, "stop_string": checker.stop_string}
 
 
+STOPPED_EARLY = "stopped where the reference does not"
+MISSED = "missed a stop"  # ran on past where the reference stops, whether it stops later or never
+
+
+def outcome_kind(expected: str, actual: str, stops: list[str], label: str = "output", stopped: bool = True) -> str:
+    """How a stream's ``label`` differs from the reference's: where one is the other cut short, by
+    the stop string the cut is (``outcome_kind("ab##", "ab", ["##"]) == "output: drops the stop
+    string"``) or by which side stopped first (``outcome_kind("abc", "ab", ["##"]) == "stopped where
+    the reference does not"``), or, in a stream that did not stop, by which side ends first; else by
+    the shape of the difference, told by the stop strings it holds."""
+    if expected.startswith(actual):
+        if not stopped:
+            return f"{label}: ends before the reference's"
+        return f"{label}: drops the stop string" if expected[len(actual):] in stops else STOPPED_EARLY
+    if actual.startswith(expected):
+        tail = actual[len(expected):]
+        if not stopped:
+            return f"{label}: runs on past the reference's end"
+        if tail in stops:
+            return f"{label}: keeps the stop string"
+        return f"{label}: keeps part of a stop string" if any(s.startswith(tail) for s in stops) else MISSED
+    return f"{label}: {text_shape(expected, actual, Named('a stop string', tuple(stops)))}"
+
+
 def _stops_divergence(case: Case, expected: dict, actual: dict) -> Divergence | None:
     """None when the outcomes agree; else the first thing that differs: whether, where, or by which stop."""
     if actual == expected:
         return None
     if actual["stopped"] != expected["stopped"]:
-        kind = "stopped where the reference does not" if actual["stopped"] else "missed a stop"
-        return Divergence(case, expected, actual, kind)
+        return Divergence(case, expected, actual, STOPPED_EARLY if actual["stopped"] else MISSED)
     want, got = expected["output"], actual["output"]
     if got != want:
         index = first_index(want, got)
-        return Divergence(case, expected, actual, f"output differs at {char_kind(want, index)}", {
+        kind = outcome_kind(want, got, case.input["stops"], stopped=expected["stopped"])
+        return Divergence(case, expected, actual, kind, {
             "index": index, "expected_window": text_window(want, index), "actual_window": text_window(got, index)})
     return Divergence(case, expected, actual, "reports another stop string",
                       {"expected_stop_string": expected["stop_string"], "actual_stop_string": actual["stop_string"]})
@@ -60,9 +85,11 @@ def check_stops_stream(subject: Subject, case: Case) -> Divergence | None:
             seen += delta
             if not expected["output"].startswith(output):
                 index = first_index(expected["output"], output)
-                return _observed(output, checker), Divergence(
-                    case, expected["output"], output, f"released text the reference cuts off at {char_kind(output, index)}",
-                    {"after": f"add {step}", "index": index})
+                # Released past the reference's end: a stop run past; else the output's shape so far.
+                kind = MISSED if output.startswith(expected["output"]) else \
+                    outcome_kind(expected["output"][:len(output)], output, stops)
+                return _observed(output, checker), Divergence(case, expected["output"], output, kind,
+                                                              {"after": f"add {step}", "index": index})
             if not checker.stopped:
                 # The held tail is shorter than the longest stop, so the reference needs only that much.
                 should_hold = held_back_reference(seen[-longest:], stops) if longest else 0

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from oracles.disagreements import SecondOracleComparison, second_oracles
 
+from ..counterfactuals import AddedTokenReadings
 from ..divergence import ORACLE_DISAGREEMENT, Case, Divergence, first_index
-from .registry import Subject, check, ids_divergence, impl_call, text_divergence
+from ..shape import Vocabulary
+from .registry import Subject, check, family_vocabulary, ids_divergence, impl_call, text_divergence
 
 
 def second_oracle_disagreement(subject: Subject, case: Case, operation: str, given, output_a) -> Divergence | None:
@@ -38,22 +40,49 @@ def _compared(subject: Subject, case: Case, operation: str, given, expected, cal
     return second_oracle_disagreement(subject, case, operation, given, expected) if second_opinion else None
 
 
+def read_otherwise(readings: AddedTokenReadings, vocabulary: Vocabulary, case: Case, kind: str, actual) -> str:
+    """``kind`` named by the added-token flag the implementation reads otherwise, where an encode's
+    text or a decode's ids hold an added token and one flipped flag makes the oracle give impl's
+    ``actual``: one bug, one kind, whichever way the flag shows (a space lost after the token, the
+    token not split off; a bug outside the flags that happens to give the same answer is named so too):
+    "ids: drops ' ' after an added token" -> "ids: reads every added token's normalized as true"."""
+    given = case.input
+    if case.property == "encode":
+        involved = any(s in given.get("text", "") for s in vocabulary.added_tokens.strings)
+        def answer(tokenizer):
+            return tokenizer.encode(given["text"], add_special_tokens=given.get("add_special_tokens", False)).ids
+    else:
+        involved = bool(set(given.get("ids", [])) & vocabulary.added_ids)
+        def answer(tokenizer):
+            return tokenizer.decode(given["ids"], skip_special_tokens=given.get("skip_special_tokens", False))
+    reading = involved and readings.reading(lambda tokenizer: answer(tokenizer) == actual)
+    return f"{kind.split(':', 1)[0]}: {reading}" if reading else kind
+
+
+def _read_otherwise(subject: Subject, found: Divergence) -> Divergence:
+    readings = subject.cached("added-token readings", lambda: AddedTokenReadings.of(subject.path))
+    found.kind = read_otherwise(readings, family_vocabulary(subject), found.case, found.kind, found.actual)
+    return found
+
+
 @check("tokenizer", "encode", minimize="text")
 def check_encode(subject: Subject, case: Case) -> Divergence | None:
     text, special = case.input["text"], case.input.get("add_special_tokens", False)
     expected = subject.oracle.encode(text, special)
     return _compared(subject, case, "encode", text, expected,
                      lambda: subject.tokenizer.encode(text, add_special_tokens=special),
-                     lambda actual: ids_divergence(subject, case, expected, actual, text), not special)
+                     lambda actual: _read_otherwise(subject, ids_divergence(subject, case, expected, actual, text)),
+                     not special)
 
 
 @check("tokenizer", "decode", minimize="ids")
 def check_decode(subject: Subject, case: Case) -> Divergence | None:
     ids, skip = case.input["ids"], case.input.get("skip_special_tokens", False)
     expected = subject.oracle.decode(ids, skip)
+    added = family_vocabulary(subject).added_tokens
     return _compared(subject, case, "decode", ids, expected,
                      lambda: subject.tokenizer.decode(ids, skip_special_tokens=skip),
-                     lambda actual: text_divergence(case, expected, actual), not skip)
+                     lambda actual: _read_otherwise(subject, text_divergence(case, expected, actual, added)), not skip)
 
 
 @check("tokenizer", "vocab", minimize="ids")

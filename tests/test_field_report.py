@@ -1,0 +1,89 @@
+"""tools/field_report.py: a field report's signatures are re-derived from its records under today's
+kinds, triage verdicts follow the divergences to their new signatures, and a server engine's
+per-family reports make one row."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from textbound.families import build_family
+from textbound.triage import rekinded
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def field_report():
+    spec = importlib.util.spec_from_file_location("field_report", ROOT / "tools" / "field_report.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["field_report"] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    yield module
+    del sys.modules["field_report"]
+
+
+def record(signature: str, expected, actual, family="gpt2", **more) -> dict:
+    component, prop, _ = signature.split("/", 2)
+    return {"signature": signature, "component": component, "property": prop, "family": family,
+            "input": more.pop("input", {}), "minimized_input": None, "expected": expected, "actual": actual, **more}
+
+
+def test_records_in_the_old_wording_get_todays_kinds():
+    gpt2 = str(build_family("gpt2"))
+    ids = [64, 275]  # "a", " b" in gpt2's byte-level vocabulary
+    assert rekinded(record("tokenizer/decode/text differs at space (impl Ll)", " a", "a"), gpt2) == \
+        "text: drops ' ' at the start"
+    assert rekinded(record("tokenizer/encode/ids differ at Ll", ids, ids[:1]), gpt2) == "ids: drops tokens at the end"
+    assert rekinded(record("stops/stream/output differs at Po", {"output": "ab##", "stopped": True},
+                           {"output": "ab", "stopped": True}, input={"stops": ["##"]}), gpt2) == \
+        "output: drops the stop string"
+    assert rekinded(record("detokenizer/stream/shown text the whole decode changes, at Ll", "a b c", "ab"), gpt2) == \
+        "shown text the whole decode changes: drops ' '"
+    assert rekinded(record("chat/render/raised TypeError", None, None), gpt2) == "raised TypeError"  # worded as it was
+
+
+def test_old_signatures_of_one_shape_make_one_group_that_remembers_them(field_report):
+    records = [record("tokenizer/decode/text differs at space (impl Ll)", " a", "a"),
+               record("tokenizer/decode/text differs at space (impl Nd)", " 7", "7", family="qwen")]
+    groups = field_report.group_signatures(records, {"gpt2": str(build_family("gpt2"))})
+    assert list(groups) == ["tokenizer/decode/text: drops ' ' at the start"]
+    group = groups["tokenizer/decode/text: drops ' ' at the start"]
+    assert group["count"] == 2 and group["families"] == ["gpt2", "qwen"] and len(group["formerly"]) == 2
+
+
+def test_triage_verdicts_follow_the_divergences_to_their_new_signatures(field_report):
+    old = {"e | a/b/text differs at Ll": {"verdict": "engine bug", "note": "one"},
+           "e | a/b/text differs at Nd": {"verdict": "engine bug", "note": "one"},
+           "e | a/c/text differs at *": {"verdict": "policy", "note": "two"},
+           "e | a/d/x": {"verdict": "policy", "note": "three"},
+           "e | z/*": {"verdict": "not applicable", "note": "kept"}}
+    field = {"engines": {"e": {"signatures": {
+        "a/b/text: drops ' '": {"formerly": ["a/b/text differs at Ll", "a/b/text differs at Nd"]},
+        "a/c/text: y": {"formerly": ["a/c/text differs at Po", "a/b/text differs at Ll"]},
+        "z/q/r": {}}}}}
+    carried = field_report.carried_triage(old, field)
+    assert carried["e | a/b/text: drops ' '"] == {"verdict": "engine bug", "note": "one"}
+    assert carried["e | a/c/text: y"]["note"] == "triaged apart before the shape grouping: policy: two / engine bug: one"
+    assert "e | z/*" in carried and "e | a/d/x" not in carried
+
+
+def test_a_server_engine_is_one_row_of_its_per_family_reports(field_report, tmp_path, monkeypatch):
+    engine = field_report.Engine("srv", "textbound.adapters.server", ("tokenizer",), False,
+                                 families=("gpt2", "qwen"), server=True)
+    monkeypatch.setattr(field_report, "FIELD_DIR", tmp_path / "field")
+    for port, family in enumerate(engine.families):
+        folder = tmp_path / "field" / "srv" / family
+        folder.mkdir(parents=True)
+        summary = {"impl_version": f"llama.cpp server serving {family}.gguf at http://127.0.0.1:{port}",
+                   "counts": [{"family": family, "component": "tokenizer", "cases": 3, "divergences": 1}]}
+        (folder / "summary.json").write_text(json.dumps(summary))
+        runs = tmp_path / "runs" / "srv" / family
+        runs.mkdir(parents=True)
+        (runs / "divergences.jsonl").write_text(json.dumps(record("tokenizer/decode/text: x", " a", "a", family)) + "\n")
+    entry = field_report.collect(engine, tmp_path / "runs", {"missing": None, "not_applicable": {}}, {})
+    assert entry["version"] == "llama.cpp server" and len(entry["counts"]) == 2
+    assert entry["signatures"]["tokenizer/decode/text: drops ' ' at the start"]["count"] == 2
