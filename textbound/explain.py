@@ -6,7 +6,7 @@ answer (textbound.explanation), and the counterfactual oracles that do (textboun
 
     $ textbound explain --family qwen --text "律" --impl mutants.tokenizer_nfc_skipped
     textbound explain: encode '律' on qwen: tokenizers 0.23.3 (oracle) against mutants.tokenizer_nfc_skipped (impl)
-    >> normalized text: non-ASCII letters not NFC-normalized
+    >> normalized text: text not NFC-normalized
           oracle: '律'
           impl:   '律'
     ...

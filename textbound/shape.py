@@ -11,7 +11,7 @@ towards the bug rather than towards a character class.
     >>> text_shape("a b", "ab")
     "drops ' ' inside the text"
     >>> text_shape("\\u00e9", "e\\u0301")
-    'non-ASCII letters not NFC-normalized'
+    'text not NFC-normalized'
 
 Lists of ids are compared through the text each id stands for (``Vocabulary``): the same text cut
 into other tokens is ``splits ... differently``, an added token read as plain text ``does not split
@@ -119,10 +119,10 @@ def _replacement(expected: str, actual: str) -> str:
         return f"replaces {describe(expected)} by U+FFFD"
     for form in NORMAL_FORMS:
         if unicodedata.normalize(form, actual) == expected:
-            return f"{describe(expected)} not {form}-normalized"
+            return f"text not {form}-normalized"  # one normalizer bug, whatever characters it meets
     for form in NORMAL_FORMS:
         if unicodedata.normalize(form, expected) == actual:
-            return f"{form}-normalizes {describe(expected)} where the oracle does not"
+            return f"{form}-normalizes text where the oracle does not"
     if _strip_marks(expected) == actual:
         return f"strips accents from {describe(expected)}"
     if _strip_marks(actual) == expected:
