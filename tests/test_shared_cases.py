@@ -39,7 +39,7 @@ def test_a_shared_input_is_checked_once_and_the_report_says_so(tmp_path):
     # gpt2's copy of bert's whole-parse case is not checked again; its own text and the tokens are.
     assert cases == {("bert", "whole"): 2, ("bert", "tokens"): 1, ("gpt2", "whole"): 1, ("gpt2", "tokens"): 1}
     assert records == []
-    assert any(note.startswith("tools/whole: 1 cases on 1 families were inputs an earlier family") and
+    assert any(note.startswith("tools/whole: 1 cases on 1 family were inputs an earlier family") and
                "checked once" in note for note in summary["notes"]), summary["notes"]
 
 

@@ -127,10 +127,13 @@ class SharedCases:
 
     def notes(self) -> list[str]:
         """One line per property with repeats: how many cases, on how many families, checked once."""
-        return [f"{component}/{prop}: {count:,} cases on {len(self.repeating[(component, prop)])} families were "
-                "inputs an earlier family of the run had too; the property does not depend on the family, so "
-                "each was checked once, counted on the family that checked it"
-                for (component, prop), count in sorted(self.repeats.items())]
+        notes = []
+        for (component, prop), count in sorted(self.repeats.items()):
+            families = len(self.repeating[(component, prop)])
+            notes.append(f"{component}/{prop}: {count:,} cases on {families} {'family' if families == 1 else 'families'} "
+                         "were inputs an earlier family of the run had too; the property does not depend on the "
+                         "family, so each was checked once, counted on the family that checked it")
+        return notes
 
 
 # -- the run ---------------------------------------------------------------------------------------
