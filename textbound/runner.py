@@ -9,11 +9,13 @@ summary.json and the reports are written from what was checked, saying the run d
 from __future__ import annotations
 
 import functools
+import hashlib
+import json
 import signal
 import threading
 import time
 import zlib
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -88,6 +90,50 @@ def provided_cases(impl: Implementation, recorder: Recorder, cases: Iterable[Cas
         elif (key := (case.family, case.component, case.property)) not in noted:
             noted.add(key)
             recorder.skip(*key[:2], f"not provided by {impl.name} (missing {', '.join(missing)})", case.property)
+
+
+class SharedCases:
+    """The inputs of family-independent properties (``checks.FAMILY_INDEPENDENT``: a schema's regex, a
+    tool-call parse) handed out so far in a run: the same input on a later family gets the same
+    answer, so it is checked once, on the first family that has it, and each repeat is counted here
+    for the report's note instead of being checked again.
+
+        >>> shared = SharedCases()
+        >>> [len(list(shared.first_seen(cases))) for cases in (bert_sound_cases, gpt2_sound_cases)]
+        [90, 30]        # gpt2's 60 corpus schemas were bert's too
+    """
+
+    def __init__(self):
+        from .checks import FAMILY_INDEPENDENT
+        self.properties = frozenset(FAMILY_INDEPENDENT)
+        self.seen: dict[bytes, str] = {}  # digest of (component, property, input) -> the family checking it
+        self.repeats: Counter[tuple[str, str]] = Counter()  # (component, property) -> cases not checked again
+        self.repeating: defaultdict[tuple[str, str], set[str]] = defaultdict(set)  # -> families they were on
+
+    def first_seen(self, cases: Iterable[Case]) -> Iterator[Case]:
+        for case in cases:
+            key = (case.component, case.property)
+            if key not in self.properties:
+                yield case
+                continue
+            # Key order kept: a schema's properties are written in its order, so it is part of the input.
+            digest = hashlib.blake2b(json.dumps([*key, case.input], ensure_ascii=False).encode("utf-8"),
+                                     digest_size=16).digest()
+            if self.seen.setdefault(digest, case.family) == case.family:
+                yield case
+            else:
+                self.repeats[key] += 1
+                self.repeating[key].add(case.family)
+
+    def notes(self) -> list[str]:
+        """One line per property with repeats: how many cases, on how many families, checked once."""
+        notes = []
+        for (component, prop), count in sorted(self.repeats.items()):
+            families = len(self.repeating[(component, prop)])
+            notes.append(f"{component}/{prop}: {count:,} cases on {families} {'family' if families == 1 else 'families'} "
+                         "were inputs an earlier family of the run had too; the property does not depend on the "
+                         "family, so each was checked once, counted on the family that checked it")
+        return notes
 
 
 # -- the run ---------------------------------------------------------------------------------------
@@ -176,6 +222,7 @@ class Schedule:
         self.stuck: list[Divergence] = []
         self.slowest: dict = {"seconds": 0.0}  # the slowest case checked, to choose --case-timeout by
         self.unminimized: set[tuple[str, str]] = set()  # (family, signature): some recorded as found
+        self.shared = SharedCases()
 
     def tasks(self) -> Iterator[Task]:
         """Generated as the workers consume them, so checking starts at once and memory stays flat."""
@@ -187,7 +234,8 @@ class Schedule:
                     self.recorder.skip(family.name, component, f"not provided by {impl.name} "
                                                                f"(missing {', '.join(impl.missing(component))})")
                     continue
-                cases = provided_cases(impl, self.recorder, self.case_source(family, component, plan.budget, plan.seed))
+                cases = self.shared.first_seen(provided_cases(
+                    impl, self.recorder, self.case_source(family, component, plan.budget, plan.seed)))
                 for index, task in enumerate(chunks(family, component, cases)):
                     if self.pool.abandoned(key):
                         break
@@ -266,6 +314,7 @@ class Schedule:
         each signature whose later examples were recorded as found, not minimized."""
         for divergence in self.pool.close() + self.stuck:
             self.keep(divergence)
+        self.recorder.notes.extend(self.shared.notes())
         # Without the count, so that the shards of a run note what the whole run notes.
         for family, signature in sorted(self.unminimized):
             self.recorder.notes.append(

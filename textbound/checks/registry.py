@@ -66,15 +66,22 @@ CaseBuilder = Callable[[Family, Budget, int, Subject], Iterator[Case]]
 CHECKS: dict[tuple[str, str], Check] = {}
 # The input field that delta debugging shrinks, per property.
 MINIMIZED_FIELD: dict[tuple[str, str], str] = {}
+# The properties whose answer depends on the case's input alone, never on the family's files (a
+# schema's regex, a tool-call parse): a run checks each such input once, whichever families share it.
+FAMILY_INDEPENDENT: set[tuple[str, str]] = set()
 CASE_BUILDERS: dict[tuple[str, str], CaseBuilder] = {}  # (source, component) -> builder
 
 
-def check(component: str, prop: str, minimize: str | None = None):
-    """Registers a check of ``component``/``prop``; ``minimize`` names the input field to shrink."""
+def check(component: str, prop: str, minimize: str | None = None, family_independent: bool = False):
+    """Registers a check of ``component``/``prop``; ``minimize`` names the input field to shrink;
+    ``family_independent`` says that the check never reads the family (the subject's tokenizers,
+    files or name), so one input gets one answer on every family."""
     def register(fn: Check) -> Check:
         CHECKS[(component, prop)] = fn
         if minimize:
             MINIMIZED_FIELD[(component, prop)] = minimize
+        if family_independent:
+            FAMILY_INDEPENDENT.add((component, prop))
         return fn
     return register
 

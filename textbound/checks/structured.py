@@ -169,7 +169,7 @@ def _json(text: str):
 
 # -- sound and complete ----------------------------------------------------------------------------
 
-@check("structured", "sound", minimize="text")
+@check("structured", "sound", minimize="text", family_independent=True)
 def check_sound(subject: Subject, case: Case) -> Divergence | None:
     schema = case.input["schema"]
     pattern, failure = impl_pattern(subject, case)
@@ -198,7 +198,7 @@ def check_sound(subject: Subject, case: Case) -> Divergence | None:
     return search(st.from_regex(pattern, fullmatch=True), probe, _examples(case), case.input.get("seed", 0))
 
 
-@check("structured", "complete", minimize="text")
+@check("structured", "complete", minimize="text", family_independent=True)
 def check_complete(subject: Subject, case: Case) -> Divergence | None:
     schema = case.input["schema"]
     pattern, failure = impl_pattern(subject, case)
@@ -275,7 +275,7 @@ def _policy(text: str, instance, acceptor) -> str:
     return "valid json.dumps output"
 
 
-@check("structured", "differential", minimize="text")
+@check("structured", "differential", minimize="text", family_independent=True)
 def check_differential(subject: Subject, case: Case) -> Divergence | None:
     schema = case.input["schema"]
     pattern, failure = impl_pattern(subject, case)
@@ -649,7 +649,7 @@ def _names_all(message: str, words: list[str]) -> bool:
     return all(word in message for word in words)
 
 
-@check("structured", "errors")
+@check("structured", "errors", family_independent=True)
 def check_errors(subject: Subject, case: Case) -> Divergence | None:
     """``{"tools", "name"}``: an unknown name raises ValueError listing the known ones;
     ``{"schema", "keyword", "path"}``: an unsupported keyword raises ValueError naming it and where."""

@@ -189,7 +189,7 @@ def shape_problem(message: dict) -> str | None:
     return None
 
 
-@check("tools", "whole", minimize="text")
+@check("tools", "whole", minimize="text", family_independent=True)
 def check_tools_whole(subject: Subject, case: Case) -> Divergence | None:
     given = ToolInput.of(case)
     reference = given.reference()
@@ -216,7 +216,7 @@ def _argument_texts(message: dict) -> list:
     return [(call.get("function") or {}).get("arguments") for call in message.get("tool_calls") or []]
 
 
-@check("tools", "stream", minimize="text")
+@check("tools", "stream", minimize="text", family_independent=True)
 def check_tools_stream(subject: Subject, case: Case) -> Divergence | None:
     given = ToolInput.of(case)
     pieces = given.pieces()
@@ -297,7 +297,7 @@ class _DeltaRules:
         return None
 
 
-@check("tools", "deltas", minimize="text")
+@check("tools", "deltas", minimize="text", family_independent=True)
 def check_tools_deltas(subject: Subject, case: Case) -> Divergence | None:
     given = ToolInput.of(case)
     reference = given.reference()
