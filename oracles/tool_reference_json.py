@@ -73,9 +73,13 @@ KIMI_K2 = TagFormat("kimi_k2", THINK, "<|tool_call_begin|>", "<|tool_call_end|>"
     ("<|tool_calls_section_begin|>", "<|tool_call_section_begin|>"),
     ("<|tool_calls_section_end|>", "<|tool_call_section_end|>")))
 
-# Mistral: [TOOL_CALLS] then either a JSON list of {"name", "arguments"} objects or NAME[ARGS]{...}
-# (NAME[CALL_ID]ID[ARGS]{...} too); a call ends where its JSON does. Reasoning in [THINK]...[/THINK].
+# Mistral: [TOOL_CALLS] then either a JSON list of {"name", "arguments"} objects, or NAME[ARGS]{...}
+# (NAME[CALL_ID]ID[ARGS]{...} too), or NAME{...} (tokenizers that write no [ARGS]: a name without
+# whitespace or brackets, the object right after it; vllm/tool_parsers/mistral_tool_parser.py reads both);
+# a call ends where its JSON does. Reasoning in [THINK]...[/THINK].
 MISTRAL_NAMED = regex.compile(r"\A(?P<name>[^\[\]]+?)(?:\[CALL_ID\][^\[\]]*)?\[ARGS\](?P<arguments>.*)\Z", regex.DOTALL)
+MISTRAL_BARE = regex.compile(r"\A(?P<name>[^\s\[\]{}]+)(?P<arguments>\{.*)\Z", regex.DOTALL)
+MISTRAL_BARE_NAME = regex.compile(r"[^\s\[\]{}]+")
 TOOL_CALLS, ARGS_TAG = "[TOOL_CALLS]", "[ARGS]"
 
 
@@ -84,8 +88,11 @@ def _mistral_block_end(text: str, body_start: int) -> tuple[int, int]:
     the block is malformed and runs to the next [TOOL_CALLS] or the end of the text."""
     next_call = text.find(TOOL_CALLS, body_start)
     limit = next_call if next_call >= 0 else len(text)
+    bare_name = MISTRAL_BARE_NAME.match(text, body_start)
     if text[body_start:].lstrip(JSON_WHITESPACE).startswith("["):
         json_start = body_start
+    elif bare_name and text.startswith("{", bare_name.end()):
+        json_start = bare_name.end()
     else:
         args = text.find(ARGS_TAG, body_start)
         if args < 0 or args > limit:
@@ -106,7 +113,7 @@ def _mistral_calls(body: str, tools: list | None = None) -> list[Call] | None:
             return None
         calls = [call_from_object(item) for item in items]
         return calls if calls and None not in calls else None
-    match = MISTRAL_NAMED.match(body)
+    match = MISTRAL_NAMED.match(body) or MISTRAL_BARE.match(body)
     return match and json_object_call(match["name"], match["arguments"])
 
 
