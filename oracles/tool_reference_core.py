@@ -42,6 +42,7 @@ class Parsed:
     text: str
     spans: list[Span] = field(default_factory=list)
     calls: list[Call] = field(default_factory=list)
+    call_markup: list[tuple[int, int]] = field(default_factory=list)  # (start, end) of each call's markup
 
     def _joined(self, field_name: str) -> str:
         return "".join(self.text[s.start:s.end] for s in self.spans if MESSAGE_KINDS.get(s.kind) == field_name)
@@ -66,6 +67,41 @@ class Parsed:
                 start = self.spans.pop().start
             self.spans.append(Span(start, end, kind))
         return end
+
+    def add_call_markup(self, start: int, end: int) -> int:
+        """Marks ``text[start:end]`` as the markup of calls; returns ``end``."""
+        self.call_markup.append((start, end))
+        return self.add(start, end, MARKUP)
+
+    def drop_blank_runs_beside_calls(self) -> "Parsed":
+        """Content that is whitespace alone between two non-content spans (or the text's ends), one of
+        them a call's markup, becomes markup: vLLM's parsers keep only the text before the first call
+        and after the last, and llama.cpp's tests expect no content from the line breaks around calls.
+        A run of whitespace alone right before fallback text becomes fallback (its fate waits for the
+        block's, so a stream may hold it as long)."""
+        call_starts = {start for start, _ in self.call_markup}
+        call_ends = {end for _, end in self.call_markup}
+        spans, self.spans = self.spans, []
+        index = 0
+        while index < len(spans):
+            if MESSAGE_KINDS.get(spans[index].kind) != "content":
+                self.add(spans[index].start, spans[index].end, spans[index].kind)
+                index += 1
+                continue
+            last = index
+            while last + 1 < len(spans) and MESSAGE_KINDS.get(spans[last + 1].kind) == "content":
+                last += 1
+            run = spans[index:last + 1]
+            start, end = run[0].start, run[-1].end
+            if not self.text[start:end].strip(JSON_WHITESPACE) and (start in call_ends or end in call_starts):
+                self.add(start, end, MARKUP)
+            else:
+                for number, span in enumerate(run):
+                    blank_before_fallback = (number == 0 and span.kind == CONTENT and len(run) > 1 and run[1].kind == FALLBACK
+                                             and not self.text[span.start:span.end].strip(JSON_WHITESPACE))
+                    self.add(span.start, span.end, FALLBACK if blank_before_fallback else span.kind)
+            index = last + 1
+        return self
 
     def released_before(self, position: int, kind: str) -> str:
         """The text of ``kind`` (content or reasoning) from spans before ``position`` and before any
@@ -297,7 +333,7 @@ def parse_tagged(fmt: TagFormat, text: str, tools: list | None = None, reasoning
             parsed.calls += calls
             close = _skip_whitespace(text, end)
             section_close = next((tag for tag in fmt.sections[1] if text.startswith(tag, close)), None)
-            position = parsed.add(start, close + len(section_close) if section_close else end, MARKUP)
+            position = parsed.add_call_markup(start, close + len(section_close) if section_close else end)
     return parsed
 
 

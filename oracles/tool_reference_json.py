@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import regex
 
-from .tool_reference_core import (CONTENT, FALLBACK, JSON_WHITESPACE, MARKUP, Call, NotJson, Parsed, TagFormat,
+from .tool_reference_core import (CONTENT, FALLBACK, JSON_WHITESPACE, Call, NotJson, Parsed, TagFormat,
                                   call_from_object, json_object_call, json_prefix, strict_json)
 
 THINK = ("<think>", "</think>")
@@ -140,7 +140,7 @@ def _llama3_calls(parsed: Parsed, markup_from: int, brace: int) -> int:
         if call is None:
             return parsed.add(markup_from, len(text), FALLBACK)
         parsed.calls.append(call)
-        parsed.add(markup_from, end, MARKUP)
+        parsed.add_call_markup(markup_from, end)
         following = LLAMA3_SEPARATOR.match(text, end).end()
         if not text.startswith("{", following):
             return end

@@ -33,6 +33,7 @@ Worked example (hermes), fed in three pieces::
 from __future__ import annotations
 
 from .arguments import tool_parameters
+from .blank_runs import BlankRuns
 from .json_prefix import JSON_WHITESPACE
 from .message import BlockCalls, DeltaSink, ParsedCall
 from .scanner import held_length, next_tag
@@ -122,6 +123,7 @@ class TaggedStream:
         self.reader = None  # the open block's call reader
         self.sink = DeltaSink()
         self.block_calls = BlockCalls(self.sink, self.parameters)
+        self.runs = BlankRuns(self.sink)  # content goes through it: whitespace alone beside a call is dropped
         self.finished = False
 
     def feed(self, text: str, final: bool = False) -> list[dict]:
@@ -133,13 +135,14 @@ class TaggedStream:
         while step[self.mode](final):
             pass
         if final:
+            self.runs.end_run(by_call=False)
             self.finished = True
         return self.sink.take()
 
     def _start(self, final: bool) -> bool:
         """The start of a bare-block format: whitespace is content; a block may open at the first character."""
         rest = self.buffer.lstrip(JSON_WHITESPACE)
-        self.sink.content(self.buffer[:len(self.buffer) - len(rest)])
+        self.runs.content(self.buffer[:len(self.buffer) - len(rest)])
         self.buffer = rest
         if not rest and not final:
             return False
@@ -150,10 +153,11 @@ class TaggedStream:
 
     def _content(self, final: bool) -> bool:
         text, tag, self.buffer = next_tag(self.buffer, self.content_tags, final)
-        self.sink.content(text)
+        self.runs.content(text)
         if tag is None:
             return False
         if self.reasoning_tags and tag == self.reasoning_tags[0]:
+            self.runs.end_run(by_call=False)
             self.mode = REASONING
         elif tag in self.format.call_tags:
             self._open_block(tag, "")
@@ -166,6 +170,7 @@ class TaggedStream:
         self.sink.reasoning(text)
         if tag is None:
             return False
+        self.runs.start_run(after_call=False)
         self.mode = CONTENT
         return True
 
@@ -180,14 +185,14 @@ class TaggedStream:
             return True
         if not final and any(tag.startswith(rest) for tag in self.format.call_tags):
             return False
-        self.sink.content(self.opener)
+        self.runs.content(self.opener)
         self.mode = CONTENT
         return True
 
     def _block(self, final: bool) -> bool:
         end = self.format.block_end(self.opener, self.buffer, final, self.block_memo)
         if end == REJECT:  # not a block after all: its opener is text, and what follows is scanned again
-            self.sink.content(self.block_prefix + self.opener)
+            self.runs.content(self.block_prefix + self.opener)
             self.mode = CONTENT
             return True
         if end is None:
@@ -197,9 +202,11 @@ class TaggedStream:
         body, block, self.buffer = self.buffer[:body_end], self.buffer[:block_end], self.buffer[block_end:]
         self._read_calls(body)
         if self.block_calls.finish(self.format.parse_block(self.opener, body, self.parameters)):
+            self.runs.end_run(by_call=True)
+            self.runs.start_run(after_call=True)
             self.mode = AFTER_CALL if self.glued else CONTENT
         else:
-            self.sink.content(self.block_prefix + self.opener + block)
+            self.runs.content(self.block_prefix + self.opener + block)
             self.mode = CONTENT
         return True
 
