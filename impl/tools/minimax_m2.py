@@ -17,9 +17,10 @@ with ``starts_in_reasoning=True``::
 the line breaks and indentation around them (arguments.template_trimmed). The block is the call
 tag: one block holds any number of invokes (parallel calls), and an ``<invoke>`` outside a block
 is text (vLLM reads invokes inside ``<minimax:tool_call>`` only:
-vllm/tool_parsers/minimax_m2_tool_parser.py). Calls come out as they are read: each announced at its ``<invoke name="...">``, its arguments growing by one member as
-each parameter closes. The first ``</minimax:tool_call>`` ends the block. A block with no invoke,
-an unclosed invoke or parameter, or stray text is content, as written.
+vllm/tool_parsers/minimax_m2_tool_parser.py). Calls come out as they are read: each announced at
+its ``<invoke name="...">``, its arguments growing by one member as each parameter closes. The
+first ``</minimax:tool_call>`` ends the block. A block with no invoke, an unclosed invoke or
+parameter, or stray text is content, as written.
 """
 from __future__ import annotations
 
