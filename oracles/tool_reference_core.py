@@ -18,6 +18,8 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import regex
+
 CONTENT, REASONING, MARKUP, FALLBACK = "content", "reasoning", "markup", "fallback"
 MESSAGE_KINDS = {CONTENT: "content", FALLBACK: "content", REASONING: "reasoning"}
 
@@ -259,11 +261,29 @@ def typed_value(raw: str, schema: object) -> object:
 
 
 @dataclass(frozen=True)
+class CallTag:
+    """One more way a format's call block opens: ``open``, its body up to the first ``close`` (outside
+    JSON strings when ``close_outside_strings``, else the first anywhere) or the end of the text, turned
+    into calls by ``body`` (None: malformed, kept as content)."""
+
+    open: str
+    close: str
+    body: Callable[[str, list | None], list[Call] | None]
+    close_outside_strings: bool = False
+    header: regex.Pattern | None = None  # what must follow ``open`` for it to open a block (else it is text)
+
+    def block_end(self, text: str, body_start: int) -> tuple[int, int]:
+        find = find_outside_json_strings if self.close_outside_strings else str.find
+        close = find(text, self.close, body_start)
+        return (len(text), len(text)) if close < 0 else (close, close + len(self.close))
+
+
+@dataclass(frozen=True)
 class TagFormat:
     """A format whose calls are blocks opened by ``call_open``: the block's body runs to the first
     ``call_close`` (outside JSON strings when ``close_outside_strings``) or, where the format says so,
     to where ``block_end`` finds it ends; without either, to the end of the text. ``body`` turns the
-    body into calls (None: malformed, kept as content)."""
+    body into calls (None: malformed, kept as content). ``variants``: other tags that open call blocks."""
 
     name: str
     think: tuple[str, str] | None
@@ -273,10 +293,12 @@ class TagFormat:
     close_outside_strings: bool = False
     sections: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())  # (opening, closing) tags around calls
     block_end: Callable[[str, int], tuple[int, int]] | None = None  # (body end, block end) for close-less formats
+    variants: tuple[CallTag, ...] = ()
 
     def tags(self, reasoning: bool = True) -> tuple[str, ...]:
         found = [self.call_open, *([self.call_close] if self.call_close else []), *self.sections[0], *self.sections[1]]
-        return tuple(found + list(self.think if reasoning and self.think else ()))
+        found += [tag for variant in self.variants for tag in (variant.open, variant.close)]
+        return tuple(dict.fromkeys(found + list(self.think if reasoning and self.think else ())))
 
     def find_block_end(self, text: str, body_start: int) -> tuple[int, int]:
         if self.block_end is not None:
@@ -304,7 +326,7 @@ def parse_tagged(fmt: TagFormat, text: str, tools: list | None = None, reasoning
 
     position = reasoning_block(0) if think and starts_in_reasoning else 0
     openers = [(fmt.call_open, "call"), *((tag, "section") for tag in fmt.sections[0]),
-               *([(think[0], "think")] if think else [])]
+               *([(think[0], "think")] if think else []), *((variant.open, variant) for variant in fmt.variants)]
     block_start = None  # where a section opening tag right before the next call began
     while position < len(text):
         found = [(at, -len(tag), tag, kind) for tag, kind in openers if (at := text.find(tag, position)) >= 0]
@@ -322,6 +344,14 @@ def parse_tagged(fmt: TagFormat, text: str, tools: list | None = None, reasoning
                 block_start, position = at, next_call
             else:  # a section tag away from any call is kept as content
                 position = parsed.add(at, after, FALLBACK)
+        elif isinstance(kind, CallTag):
+            if kind.header is not None and not kind.header.match(text, after):
+                position = parsed.add(at, after, FALLBACK)  # not a call tag after all: the text goes on
+                continue
+            body_end, end = kind.block_end(text, after)
+            calls = kind.body(text[after:body_end], tools)
+            position = parsed.add(at, end, FALLBACK) if calls is None else parsed.add_call_markup(at, end)
+            parsed.calls += calls or []
         else:
             body_end, end = fmt.find_block_end(text, after)
             calls = fmt.body(text[after:body_end], tools)

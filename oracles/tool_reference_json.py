@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import regex
 
-from .tool_reference_core import (CONTENT, FALLBACK, JSON_WHITESPACE, Call, NotJson, Parsed, TagFormat,
+from .tool_reference_core import (CONTENT, FALLBACK, JSON_WHITESPACE, Call, CallTag, NotJson, Parsed, TagFormat,
                                   call_from_object, json_object_call, json_prefix, strict_json)
 
 THINK = ("<think>", "</think>")
@@ -27,7 +27,26 @@ def _object_call(body: str, tools: list | None = None) -> list[Call] | None:
 # <tool_call>{"name": "f", "arguments": {...}}</tool_call>, reasoning in <think>...</think>. Its tags are
 # plain text a JSON string may hold, so the close tag counts only outside JSON strings (llama.cpp reads
 # the JSON body before the close tag: common/chat-parser.cpp).
-HERMES = TagFormat("hermes", THINK, "<tool_call>", "</tool_call>", _object_call, close_outside_strings=True)
+# Models of the family also write calls in other tags, which llama.cpp reads (tests/test-chat.cpp, Hermes 2
+# Pro): the same object in <tool>, <tools> or a ```json fence; the arguments object alone after the name in
+# <function=NAME> or <function name="NAME">, to the first </function>.
+FUNCTION_NAME_TAGS = {"<function=": r"(?P<name>[^>\n]+)>", '<function name="': r'(?P<name>[^"\n>]+)">'}
+
+
+def _named_call(name_tag: regex.Pattern):
+    def parse(body: str, tools: list | None = None) -> list[Call] | None:
+        tag = name_tag.match(body)
+        return json_object_call(tag["name"], body[tag.end():])
+    return parse
+
+
+HERMES_VARIANTS = (
+    *(CallTag(open, close, _object_call, close_outside_strings=True)
+      for open, close in (("<tool>", "</tool>"), ("<tools>", "</tools>"), ("```json", "```"))),
+    *(CallTag(open, "</function>", _named_call(regex.compile(tag)), header=regex.compile(tag))
+      for open, tag in FUNCTION_NAME_TAGS.items()))
+HERMES = TagFormat("hermes", THINK, "<tool_call>", "</tool_call>", _object_call, close_outside_strings=True,
+                   variants=HERMES_VARIANTS)
 
 # DeepSeek V3/R1: <｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\n```json\n{...}\n```<｜tool▁call▁end｜>,
 # the calls inside <｜tool▁calls▁begin｜>...<｜tool▁calls▁end｜>.

@@ -69,7 +69,7 @@ class TaggedFormat:
             return position, position + len(self.close_tag)
         return (len(body), len(body)) if final else None
 
-    def readable(self, body: str) -> int:
+    def readable(self, opener: str, body: str) -> int:
         """How much of an open block's body its call reader may read: all but what may still turn out
         to end the block (the beginning of the close tag), so that a stream reads what the whole
         parse reads."""
@@ -196,7 +196,7 @@ class TaggedStream:
             self.mode = CONTENT
             return True
         if end is None:
-            self._read_calls(self.buffer[:self.format.readable(self.buffer)])
+            self._read_calls(self.buffer[:self.format.readable(self.opener, self.buffer)])
             return False
         body_end, block_end = end
         body, block, self.buffer = self.buffer[:body_end], self.buffer[:block_end], self.buffer[block_end:]

@@ -71,7 +71,7 @@ class Mistral(TaggedFormat):
             return len(body), len(body)
         return malformed if scan.broken or final else None
 
-    def readable(self, body):
+    def readable(self, opener, body):
         # A [TOOL_CALLS] ends the block if the JSON breaks later: the reader waits there until it knows.
         next_call = body.find(_TOOL_CALLS)
         return next_call if next_call >= 0 else len(body) - held_length(body, (_TOOL_CALLS,))
