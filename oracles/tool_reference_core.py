@@ -324,7 +324,15 @@ def parse_tagged(fmt: TagFormat, text: str, tools: list | None = None, reasoning
         parsed.add(start, close, REASONING)
         return parsed.add(close, close + len(think[1]), MARKUP)
 
-    position = reasoning_block(0) if think and starts_in_reasoning else 0
+    position = 0
+    if think and starts_in_reasoning:
+        # An opening tag the output begins with (after whitespace) when the prompt opened reasoning is
+        # syntax: vLLM's reasoning parsers drop it (tests/reasoning/test_deepseekr1_reasoning_parser.py).
+        written = _skip_whitespace(text, 0)
+        if text.startswith(think[0], written):
+            parsed.add(0, written + len(think[0]), MARKUP)
+            position = written + len(think[0])
+        position = reasoning_block(position)
     openers = [(fmt.call_open, "call"), *((tag, "section") for tag in fmt.sections[0]),
                *([(think[0], "think")] if think else []), *((variant.open, variant) for variant in fmt.variants)]
     block_start = None  # where a section opening tag right before the next call began

@@ -6,7 +6,8 @@ call block and read the calls in it. ``TaggedStream`` does the rest, the same fo
 - Content is released as it arrives, verbatim, except the longest tail that may still grow into a
   tag (scanner.py), and the glue a format holds after a call (see below).
 - Reasoning: the reasoning open tag opens a reasoning block wherever it stands in content (or the
-  prompt opened one: ``starts_in_reasoning``); the first close tag ends it. Everything in between is
+  prompt opened one: ``starts_in_reasoning``, and then an open tag the output begins with, after
+  whitespace, is syntax); the first close tag ends it. Everything in between is
   reasoning, tags of calls included.
 - Calls: a call tag opens a block, whose text is held until the format finds its end (its close
   tag, the end of its JSON, or the end of the stream). Meanwhile the format's call reader
@@ -42,6 +43,7 @@ REJECT = -1  # block_end's answer when what follows an opener cannot be a call b
 WAIT, CONTENT_FOLLOWS = "wait", "content"  # glue's answers besides a length to drop or a block to open
 
 START, CONTENT, REASONING, SECTION, BLOCK, AFTER_CALL = "start", "content", "reasoning", "section", "block", "after"
+OPENED = "opened"  # the start of an output whose prompt opened reasoning: an opening tag there is syntax
 
 
 class TaggedFormat:
@@ -115,7 +117,7 @@ class TaggedStream:
         self.glued = bool(fmt.section_tags[1]) or fmt.bare_start  # whether text after a call may be syntax
         self.mode = START if fmt.bare_start else CONTENT
         if self.reasoning_tags and starts_in_reasoning:
-            self.mode = REASONING
+            self.mode = OPENED
         self.buffer = ""
         self.opener = ""
         self.block_prefix = ""  # the section tag and glue before an open block, content again if it is malformed
@@ -131,7 +133,7 @@ class TaggedStream:
             raise RuntimeError("feed() after the stream was finished with final=True")
         self.buffer += text
         step = {START: self._start, CONTENT: self._content, REASONING: self._reasoning, SECTION: self._section,
-                BLOCK: self._block, AFTER_CALL: self._after_call}
+                BLOCK: self._block, AFTER_CALL: self._after_call, OPENED: self._opened}
         while step[self.mode](final):
             pass
         if final:
@@ -149,6 +151,18 @@ class TaggedStream:
         self.mode = CONTENT
         if self.format.bare_start and rest.startswith("{"):
             self._open_block("", "")
+        return True
+
+    def _opened(self, final: bool) -> bool:
+        """The prompt opened reasoning: an opening tag the model writes again first (after whitespace)
+        is syntax, as vLLM's reasoning parsers take it (tests/reasoning/test_deepseekr1_reasoning_parser.py)."""
+        rest = self.buffer.lstrip(JSON_WHITESPACE)
+        opening = self.reasoning_tags[0]
+        if not final and opening.startswith(rest):
+            return False
+        if rest.startswith(opening):
+            self.buffer = rest[len(opening):]
+        self.mode = REASONING
         return True
 
     def _content(self, final: bool) -> bool:
