@@ -15,8 +15,9 @@ elsewhere the engines' parsers decided, cited where the rule is written.
   \\n<｜tool▁call▁begin｜>``) and llama3_json's calls to each other; and whitespace alone beside a
   call (a run of it between two calls, between reasoning or the text's start and a call, between a
   call and reasoning or the text's end) is markup too: vLLM and llama.cpp drop it, where
-  transformers' templates keep it (``strip: false``): ``keep_blank_runs`` gives transformers' rule
-  (gpt_oss keeps it always: whitespace between harmony messages).
+  transformers' templates keep it (``strip: false``); gpt_oss keeps it always (whitespace between
+  harmony messages). ``transformers_rules`` gives transformers' answer on the rules where the servers
+  part from it (this one, an opening reasoning tag repeated at the start, hermes' other call tags).
 - A reasoning block runs from its open tag, wherever it stands in content (after text, after another
   block: transformers opens a region at its tag anywhere, and vLLM's reasoning parsers take the first
   open tag anywhere), to its close tag, or to the end of the text; blocks add up. ``starts_in_reasoning``
@@ -39,6 +40,7 @@ elsewhere the engines' parsers decided, cited where the rule is written.
 """
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 from .tool_reference_core import JSON_WHITESPACE, TagFormat, parse_tagged
@@ -75,15 +77,20 @@ def _known(format: str) -> str:
 
 
 def parse(text: str, format: str, *, tools: list | None = None, reasoning: bool = True,
-          starts_in_reasoning: bool = False, keep_blank_runs: bool = False) -> Parsed:
+          starts_in_reasoning: bool = False, transformers_rules: bool = False) -> Parsed:
     """The complete message ``text`` holds in ``format``, as spans of the text and calls.
-    ``keep_blank_runs``: whitespace alone beside a call stays content (transformers' rule) instead of
-    markup (the servers', the default: ``Parsed.drop_blank_runs_beside_calls``)."""
+    ``transformers_rules``: where vLLM and llama.cpp part from transformers, transformers' rule instead:
+    whitespace alone beside a call stays content (``Parsed.drop_blank_runs_beside_calls`` undone), an
+    opening reasoning tag that repeats the prompt's is reasoning text, hermes' other call tags are text."""
     if _known(format) in TAGGED:
-        parsed = parse_tagged(TAGGED[format], text, tools, reasoning, starts_in_reasoning)
+        fmt = TAGGED[format]
+        if transformers_rules:
+            fmt = dataclasses.replace(fmt, variants=())
+        parsed = parse_tagged(fmt, text, tools, reasoning, starts_in_reasoning,
+                              repeated_open_is_syntax=not transformers_rules)
     else:
         parsed = WHOLE[format][0](text, tools, reasoning, starts_in_reasoning)
-    return parsed if keep_blank_runs or format in KEEPS_BLANK_RUNS else parsed.drop_blank_runs_beside_calls()
+    return parsed if transformers_rules or format in KEEPS_BLANK_RUNS else parsed.drop_blank_runs_beside_calls()
 
 
 def tags(format: str, reasoning: bool = True) -> tuple[str, ...]:

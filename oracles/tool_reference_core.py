@@ -309,7 +309,7 @@ class TagFormat:
 
 
 def parse_tagged(fmt: TagFormat, text: str, tools: list | None = None, reasoning: bool = True,
-                 starts_in_reasoning: bool = False) -> Parsed:
+                 starts_in_reasoning: bool = False, repeated_open_is_syntax: bool = True) -> Parsed:
     """The whole text, left to right: content until the earliest tag; a reasoning block to its close
     tag (or the end); a call block to its end, as calls or, when malformed, as fallback content; a
     section opening tag is markup only when (after whitespace) a call opens, a section closing tag
@@ -329,7 +329,7 @@ def parse_tagged(fmt: TagFormat, text: str, tools: list | None = None, reasoning
         # An opening tag the output begins with (after whitespace) when the prompt opened reasoning is
         # syntax: vLLM's reasoning parsers drop it (tests/reasoning/test_deepseekr1_reasoning_parser.py).
         written = _skip_whitespace(text, 0)
-        if text.startswith(think[0], written):
+        if repeated_open_is_syntax and text.startswith(think[0], written):
             parsed.add(0, written + len(think[0]), MARKUP)
             position = written + len(think[0])
         position = reasoning_block(position)
