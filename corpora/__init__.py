@@ -5,6 +5,7 @@ the caller exactly as stored: they are part of what the corpus tests.
 """
 from __future__ import annotations
 
+import json
 import re
 from functools import cache
 from pathlib import Path
@@ -58,3 +59,18 @@ def text_cases(max_len: int = 256) -> list[tuple[str, str]]:
             cases.append((category, snippet))
     cases.extend(files)
     return cases
+
+
+def server_parser_tests() -> dict:
+    """The servers' own tool-call parser tests as data: ``{"about", "sources", "cases"}``, each case
+    ``{"id", "source", "test", "format", "text", "expected", ...}`` with the options impl's
+    parse_response takes (``tools``, ``reasoning``, ``starts_in_reasoning``) where the test sets them.
+    ``expected`` holds only what the test asserts: ``calls`` ([{"name", "arguments"}]),
+    ``call_names`` (names only), ``content``, ``reasoning_content``.
+
+    >>> case = next(c for c in server_parser_tests()["cases"] if c["format"] == "mistral")
+    >>> case["source"], case["expected"]
+    ('vllm/mistral', {'calls': [], 'content': 'This is a test'})
+    """
+    with (corpus_dir() / "server_parser_tests" / "cases.json").open(encoding="utf-8") as file:
+        return json.load(file)

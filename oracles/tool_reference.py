@@ -6,13 +6,18 @@ text is split, must assemble to what this says about the whole text.
     {'content': 'Hi', 'reasoning_content': 'hm', 'calls': [{'name': 'f', 'arguments': {'a': 1}}]}
 
 Rules shared by every format (each format's module says how its calls are written). Where
-transformers' response parser can express a rule, it is transformers' (oracles/response_templates);
+transformers' response parser can express a rule, it is transformers' (oracles/response_templates),
+unless vLLM and llama.cpp both answer otherwise (their own parser tests: corpora/server_parser_tests);
 elsewhere the engines' parsers decided, cited where the rule is written.
 
-- Content is every character outside reasoning and markup, verbatim: whitespace is kept wherever it
-  stands (transformers' templates keep it, ``strip: false``; vLLM does too), so messages are compared
-  exactly. The only whitespace that is markup glues a section tag to its call (``<｜tool▁calls▁begin｜>
-  \\n<｜tool▁call▁begin｜>``) and llama3_json's calls to each other.
+- Content is every character outside reasoning and markup, verbatim, so messages are compared
+  exactly. Whitespace that is markup glues a section tag to its call (``<｜tool▁calls▁begin｜>
+  \\n<｜tool▁call▁begin｜>``) and llama3_json's calls to each other; and whitespace alone beside a
+  call (a run of it between two calls, between reasoning or the text's start and a call, between a
+  call and reasoning or the text's end) is markup too: vLLM and llama.cpp drop it, where
+  transformers' templates keep it (``strip: false``); gpt_oss keeps it always (whitespace between
+  harmony messages). ``transformers_rules`` gives transformers' answer on the rules where the servers
+  part from it (this one, an opening reasoning tag repeated at the start, hermes' other call tags).
 - A reasoning block runs from its open tag, wherever it stands in content (after text, after another
   block: transformers opens a region at its tag anywhere, and vLLM's reasoning parsers take the first
   open tag anywhere), to its close tag, or to the end of the text; blocks add up. ``starts_in_reasoning``
@@ -26,7 +31,7 @@ elsewhere the engines' parsers decided, cited where the rule is written.
   name, arguments that are not a JSON object, a stray open tag or text inside it.
 - A section tag (deepseek, kimi) is markup only next to a call: an opening one followed (after
   whitespace) by a call, a closing one following (after whitespace) a call; anywhere else it is
-  content. Whitespace between two calls of a section is content (transformers' templates say so).
+  content.
 - Names: a JSON string in the JSON-object formats; written as text elsewhere, stripped, non-empty and
   without ``<``. Arguments are compared as JSON values; a call without arguments has ``{}``. A call of
   a tool the request does not list is still a call (impl may flag it; flags are not compared).
@@ -35,6 +40,7 @@ elsewhere the engines' parsers decided, cited where the rule is written.
 """
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 from .tool_reference_core import JSON_WHITESPACE, TagFormat, parse_tagged
@@ -58,6 +64,10 @@ JSON_ARGUMENT_FORMATS = frozenset(TOOL_CALL_FORMATS) - {"qwen3_coder", "glm45", 
 # the next character says whether they are markup or content.
 GLUE = {"deepseek_r1": JSON_WHITESPACE, "deepseek_v31": JSON_WHITESPACE, "kimi_k2": JSON_WHITESPACE,
         "llama3_json": JSON_WHITESPACE + ";"}
+# Formats whose whitespace beside calls stays content (harmony: between messages).
+KEEPS_BLANK_RUNS = frozenset({"gpt_oss"})
+# What may end a call where the format has no close tag (mistral: its JSON), so whitespace after it may be held.
+CALL_ENDS = {"mistral": ("}", "]")}
 
 
 def _known(format: str) -> str:
@@ -67,11 +77,20 @@ def _known(format: str) -> str:
 
 
 def parse(text: str, format: str, *, tools: list | None = None, reasoning: bool = True,
-          starts_in_reasoning: bool = False) -> Parsed:
-    """The complete message ``text`` holds in ``format``, as spans of the text and calls."""
+          starts_in_reasoning: bool = False, transformers_rules: bool = False) -> Parsed:
+    """The complete message ``text`` holds in ``format``, as spans of the text and calls.
+    ``transformers_rules``: where vLLM and llama.cpp part from transformers, transformers' rule instead:
+    whitespace alone beside a call stays content (``Parsed.drop_blank_runs_beside_calls`` undone), an
+    opening reasoning tag that repeats the prompt's is reasoning text, hermes' other call tags are text."""
     if _known(format) in TAGGED:
-        return parse_tagged(TAGGED[format], text, tools, reasoning, starts_in_reasoning)
-    return WHOLE[format][0](text, tools, reasoning, starts_in_reasoning)
+        fmt = TAGGED[format]
+        if transformers_rules:
+            fmt = dataclasses.replace(fmt, variants=())
+        parsed = parse_tagged(fmt, text, tools, reasoning, starts_in_reasoning,
+                              repeated_open_is_syntax=not transformers_rules)
+    else:
+        parsed = WHOLE[format][0](text, tools, reasoning, starts_in_reasoning)
+    return parsed if transformers_rules or format in KEEPS_BLANK_RUNS else parsed.drop_blank_runs_beside_calls()
 
 
 def tags(format: str, reasoning: bool = True) -> tuple[str, ...]:
@@ -83,14 +102,22 @@ def tags(format: str, reasoning: bool = True) -> tuple[str, ...]:
 
 def held_back(format: str, text: str, reasoning: bool = True) -> int:
     """How much of the end of ``text`` (a stream so far) may be held back: the longest tail that is a
-    proper beginning of a tag, after (where the format has glue) a run of glue characters.
+    proper beginning of a tag, after (where the format has glue) a run of glue characters, or after
+    whitespace that may be alone beside a call (it follows the start, a tag, or the end of a call).
 
     >>> held_back("hermes", "Hi <tool"), held_back("llama3_json", '{"name": "f"}; '), held_back("hermes", "Hi ")
     (5, 2, 0)
+    >>> held_back("hermes", "</tool_call>\\n<tool"), held_back("hermes", "\\n")
+    (6, 1)
     """
     every = tags(format, reasoning)
     tag_part = max((n for n in range(1, max(map(len, every), default=0)) if n <= len(text)
                     and any(len(tag) > n and tag.startswith(text[-n:]) for tag in every)), default=0)
-    glue = GLUE.get(format, "")
     before = text[:len(text) - tag_part]
-    return tag_part + len(before) - len(before.rstrip(glue)) if glue else tag_part
+    glue = GLUE.get(format, "")
+    if glue:
+        return tag_part + len(before) - len(before.rstrip(glue))
+    stem = before.rstrip(JSON_WHITESPACE)
+    beside_a_call = format not in KEEPS_BLANK_RUNS and (
+        not stem or stem.endswith(every) or stem.endswith(CALL_ENDS.get(format, ())))
+    return tag_part + (len(before) - len(stem) if beside_a_call else 0)

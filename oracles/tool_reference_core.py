@@ -18,6 +18,8 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import regex
+
 CONTENT, REASONING, MARKUP, FALLBACK = "content", "reasoning", "markup", "fallback"
 MESSAGE_KINDS = {CONTENT: "content", FALLBACK: "content", REASONING: "reasoning"}
 
@@ -42,6 +44,7 @@ class Parsed:
     text: str
     spans: list[Span] = field(default_factory=list)
     calls: list[Call] = field(default_factory=list)
+    call_markup: list[tuple[int, int]] = field(default_factory=list)  # (start, end) of each call's markup
 
     def _joined(self, field_name: str) -> str:
         return "".join(self.text[s.start:s.end] for s in self.spans if MESSAGE_KINDS.get(s.kind) == field_name)
@@ -66,6 +69,41 @@ class Parsed:
                 start = self.spans.pop().start
             self.spans.append(Span(start, end, kind))
         return end
+
+    def add_call_markup(self, start: int, end: int) -> int:
+        """Marks ``text[start:end]`` as the markup of calls; returns ``end``."""
+        self.call_markup.append((start, end))
+        return self.add(start, end, MARKUP)
+
+    def drop_blank_runs_beside_calls(self) -> "Parsed":
+        """Content that is whitespace alone between two non-content spans (or the text's ends), one of
+        them a call's markup, becomes markup: vLLM's parsers keep only the text before the first call
+        and after the last, and llama.cpp's tests expect no content from the line breaks around calls.
+        A run of whitespace alone right before fallback text becomes fallback (its fate waits for the
+        block's, so a stream may hold it as long)."""
+        call_starts = {start for start, _ in self.call_markup}
+        call_ends = {end for _, end in self.call_markup}
+        spans, self.spans = self.spans, []
+        index = 0
+        while index < len(spans):
+            if MESSAGE_KINDS.get(spans[index].kind) != "content":
+                self.add(spans[index].start, spans[index].end, spans[index].kind)
+                index += 1
+                continue
+            last = index
+            while last + 1 < len(spans) and MESSAGE_KINDS.get(spans[last + 1].kind) == "content":
+                last += 1
+            run = spans[index:last + 1]
+            start, end = run[0].start, run[-1].end
+            if not self.text[start:end].strip(JSON_WHITESPACE) and (start in call_ends or end in call_starts):
+                self.add(start, end, MARKUP)
+            else:
+                for number, span in enumerate(run):
+                    blank_before_fallback = (number == 0 and span.kind == CONTENT and len(run) > 1 and run[1].kind == FALLBACK
+                                             and not self.text[span.start:span.end].strip(JSON_WHITESPACE))
+                    self.add(span.start, span.end, FALLBACK if blank_before_fallback else span.kind)
+            index = last + 1
+        return self
 
     def released_before(self, position: int, kind: str) -> str:
         """The text of ``kind`` (content or reasoning) from spans before ``position`` and before any
@@ -223,11 +261,29 @@ def typed_value(raw: str, schema: object) -> object:
 
 
 @dataclass(frozen=True)
+class CallTag:
+    """One more way a format's call block opens: ``open``, its body up to the first ``close`` (outside
+    JSON strings when ``close_outside_strings``, else the first anywhere) or the end of the text, turned
+    into calls by ``body`` (None: malformed, kept as content)."""
+
+    open: str
+    close: str
+    body: Callable[[str, list | None], list[Call] | None]
+    close_outside_strings: bool = False
+    header: regex.Pattern | None = None  # what must follow ``open`` for it to open a block (else it is text)
+
+    def block_end(self, text: str, body_start: int) -> tuple[int, int]:
+        find = find_outside_json_strings if self.close_outside_strings else str.find
+        close = find(text, self.close, body_start)
+        return (len(text), len(text)) if close < 0 else (close, close + len(self.close))
+
+
+@dataclass(frozen=True)
 class TagFormat:
     """A format whose calls are blocks opened by ``call_open``: the block's body runs to the first
     ``call_close`` (outside JSON strings when ``close_outside_strings``) or, where the format says so,
     to where ``block_end`` finds it ends; without either, to the end of the text. ``body`` turns the
-    body into calls (None: malformed, kept as content)."""
+    body into calls (None: malformed, kept as content). ``variants``: other tags that open call blocks."""
 
     name: str
     think: tuple[str, str] | None
@@ -237,10 +293,12 @@ class TagFormat:
     close_outside_strings: bool = False
     sections: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())  # (opening, closing) tags around calls
     block_end: Callable[[str, int], tuple[int, int]] | None = None  # (body end, block end) for close-less formats
+    variants: tuple[CallTag, ...] = ()
 
     def tags(self, reasoning: bool = True) -> tuple[str, ...]:
         found = [self.call_open, *([self.call_close] if self.call_close else []), *self.sections[0], *self.sections[1]]
-        return tuple(found + list(self.think if reasoning and self.think else ()))
+        found += [tag for variant in self.variants for tag in (variant.open, variant.close)]
+        return tuple(dict.fromkeys(found + list(self.think if reasoning and self.think else ())))
 
     def find_block_end(self, text: str, body_start: int) -> tuple[int, int]:
         if self.block_end is not None:
@@ -251,7 +309,7 @@ class TagFormat:
 
 
 def parse_tagged(fmt: TagFormat, text: str, tools: list | None = None, reasoning: bool = True,
-                 starts_in_reasoning: bool = False) -> Parsed:
+                 starts_in_reasoning: bool = False, repeated_open_is_syntax: bool = True) -> Parsed:
     """The whole text, left to right: content until the earliest tag; a reasoning block to its close
     tag (or the end); a call block to its end, as calls or, when malformed, as fallback content; a
     section opening tag is markup only when (after whitespace) a call opens, a section closing tag
@@ -266,9 +324,17 @@ def parse_tagged(fmt: TagFormat, text: str, tools: list | None = None, reasoning
         parsed.add(start, close, REASONING)
         return parsed.add(close, close + len(think[1]), MARKUP)
 
-    position = reasoning_block(0) if think and starts_in_reasoning else 0
+    position = 0
+    if think and starts_in_reasoning:
+        # An opening tag the output begins with (after whitespace) when the prompt opened reasoning is
+        # syntax: vLLM's reasoning parsers drop it (tests/reasoning/test_deepseekr1_reasoning_parser.py).
+        written = _skip_whitespace(text, 0)
+        if repeated_open_is_syntax and text.startswith(think[0], written):
+            parsed.add(0, written + len(think[0]), MARKUP)
+            position = written + len(think[0])
+        position = reasoning_block(position)
     openers = [(fmt.call_open, "call"), *((tag, "section") for tag in fmt.sections[0]),
-               *([(think[0], "think")] if think else [])]
+               *([(think[0], "think")] if think else []), *((variant.open, variant) for variant in fmt.variants)]
     block_start = None  # where a section opening tag right before the next call began
     while position < len(text):
         found = [(at, -len(tag), tag, kind) for tag, kind in openers if (at := text.find(tag, position)) >= 0]
@@ -286,6 +352,14 @@ def parse_tagged(fmt: TagFormat, text: str, tools: list | None = None, reasoning
                 block_start, position = at, next_call
             else:  # a section tag away from any call is kept as content
                 position = parsed.add(at, after, FALLBACK)
+        elif isinstance(kind, CallTag):
+            if kind.header is not None and not kind.header.match(text, after):
+                position = parsed.add(at, after, FALLBACK)  # not a call tag after all: the text goes on
+                continue
+            body_end, end = kind.block_end(text, after)
+            calls = kind.body(text[after:body_end], tools)
+            position = parsed.add(at, end, FALLBACK) if calls is None else parsed.add_call_markup(at, end)
+            parsed.calls += calls or []
         else:
             body_end, end = fmt.find_block_end(text, after)
             calls = fmt.body(text[after:body_end], tools)
@@ -297,7 +371,7 @@ def parse_tagged(fmt: TagFormat, text: str, tools: list | None = None, reasoning
             parsed.calls += calls
             close = _skip_whitespace(text, end)
             section_close = next((tag for tag in fmt.sections[1] if text.startswith(tag, close)), None)
-            position = parsed.add(start, close + len(section_close) if section_close else end, MARKUP)
+            position = parsed.add_call_markup(start, close + len(section_close) if section_close else end)
     return parsed
 
 

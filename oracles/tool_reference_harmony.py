@@ -4,8 +4,10 @@ prompt already wrote for the first one, then ``<|channel|>CHANNEL``, a recipient
 before or after the channel, an optional ``<|constrain|>json``), ``<|message|>``, a body, and an end
 token (``<|end|>``, ``<|call|>`` or ``<|return|>``; the end of the text ends the last one too).
 
-- channel ``analysis`` is reasoning (content when reasoning is off); ``final`` and ``commentary``
-  without a recipient (a preamble) are content;
+- channel ``analysis`` is reasoning; when reasoning is off, the whole message is content as written
+  (header and end token too: llama.cpp's tests with reasoning format none keep it so; the header
+  counts as fallback, as a stream holds it until ``<|message|>`` says it is no call); ``final`` and
+  ``commentary`` without a recipient (a preamble) are content;
 - a message to ``functions.NAME``, on any channel, is a call whose body is the JSON arguments object;
   to any other recipient, or malformed, it is kept whole as content, as is text outside messages
   (stray end tokens and whitespace between messages included: nothing is dropped);
@@ -46,7 +48,7 @@ def parse_harmony(text: str, tools: list | None = None, reasoning: bool = True,
     if starts_in_reasoning:
         end, position = _body_end(text, 0)
         parsed.add(0, end, REASONING if reasoning else CONTENT)
-        parsed.add(end, position, MARKUP)
+        parsed.add(end, position, MARKUP if reasoning else CONTENT)
     while position < len(text):
         starts = [at for tag in (START, CHANNEL) if (at := text.find(tag, position)) >= 0]
         if not starts:
@@ -64,8 +66,12 @@ def parse_harmony(text: str, tools: list | None = None, reasoning: bool = True,
         recipient = RECIPIENT.search(header["before"] + " " + header["after"])
         recipient = recipient["recipient"] if recipient else None
         body_end, position = _body_end(text, body)
+        if recipient is None and header["channel"] == "analysis" and not reasoning:
+            parsed.add(start, body, FALLBACK)
+            parsed.add(body, position, CONTENT)
+            continue
         if recipient is None:
-            kind = REASONING if header["channel"] == "analysis" and reasoning else CONTENT
+            kind = REASONING if header["channel"] == "analysis" else CONTENT
             parsed.add(start, body, MARKUP)
             parsed.add(body, body_end, kind)
             parsed.add(body_end, position, MARKUP)

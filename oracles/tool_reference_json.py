@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import regex
 
-from .tool_reference_core import (CONTENT, FALLBACK, JSON_WHITESPACE, MARKUP, Call, NotJson, Parsed, TagFormat,
+from .tool_reference_core import (CONTENT, FALLBACK, JSON_WHITESPACE, Call, CallTag, NotJson, Parsed, TagFormat,
                                   call_from_object, json_object_call, json_prefix, strict_json)
 
 THINK = ("<think>", "</think>")
@@ -27,7 +27,26 @@ def _object_call(body: str, tools: list | None = None) -> list[Call] | None:
 # <tool_call>{"name": "f", "arguments": {...}}</tool_call>, reasoning in <think>...</think>. Its tags are
 # plain text a JSON string may hold, so the close tag counts only outside JSON strings (llama.cpp reads
 # the JSON body before the close tag: common/chat-parser.cpp).
-HERMES = TagFormat("hermes", THINK, "<tool_call>", "</tool_call>", _object_call, close_outside_strings=True)
+# Models of the family also write calls in other tags, which llama.cpp reads (tests/test-chat.cpp, Hermes 2
+# Pro): the same object in <tool>, <tools> or a ```json fence; the arguments object alone after the name in
+# <function=NAME> or <function name="NAME">, to the first </function>.
+FUNCTION_NAME_TAGS = {"<function=": r"(?P<name>[^>\n]+)>", '<function name="': r'(?P<name>[^"\n>]+)">'}
+
+
+def _named_call(name_tag: regex.Pattern):
+    def parse(body: str, tools: list | None = None) -> list[Call] | None:
+        tag = name_tag.match(body)
+        return json_object_call(tag["name"], body[tag.end():])
+    return parse
+
+
+HERMES_VARIANTS = (
+    *(CallTag(open, close, _object_call, close_outside_strings=True)
+      for open, close in (("<tool>", "</tool>"), ("<tools>", "</tools>"), ("```json", "```"))),
+    *(CallTag(open, "</function>", _named_call(regex.compile(tag)), header=regex.compile(tag))
+      for open, tag in FUNCTION_NAME_TAGS.items()))
+HERMES = TagFormat("hermes", THINK, "<tool_call>", "</tool_call>", _object_call, close_outside_strings=True,
+                   variants=HERMES_VARIANTS)
 
 # DeepSeek V3/R1: <｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\n```json\n{...}\n```<｜tool▁call▁end｜>,
 # the calls inside <｜tool▁calls▁begin｜>...<｜tool▁calls▁end｜>.
@@ -73,9 +92,13 @@ KIMI_K2 = TagFormat("kimi_k2", THINK, "<|tool_call_begin|>", "<|tool_call_end|>"
     ("<|tool_calls_section_begin|>", "<|tool_call_section_begin|>"),
     ("<|tool_calls_section_end|>", "<|tool_call_section_end|>")))
 
-# Mistral: [TOOL_CALLS] then either a JSON list of {"name", "arguments"} objects or NAME[ARGS]{...}
-# (NAME[CALL_ID]ID[ARGS]{...} too); a call ends where its JSON does. Reasoning in [THINK]...[/THINK].
+# Mistral: [TOOL_CALLS] then either a JSON list of {"name", "arguments"} objects, or NAME[ARGS]{...}
+# (NAME[CALL_ID]ID[ARGS]{...} too), or NAME{...} (tokenizers that write no [ARGS]: a name without
+# whitespace or brackets, the object right after it; vllm/tool_parsers/mistral_tool_parser.py reads both);
+# a call ends where its JSON does. Reasoning in [THINK]...[/THINK].
 MISTRAL_NAMED = regex.compile(r"\A(?P<name>[^\[\]]+?)(?:\[CALL_ID\][^\[\]]*)?\[ARGS\](?P<arguments>.*)\Z", regex.DOTALL)
+MISTRAL_BARE = regex.compile(r"\A(?P<name>[^\s\[\]{}]+)(?P<arguments>\{.*)\Z", regex.DOTALL)
+MISTRAL_BARE_NAME = regex.compile(r"[^\s\[\]{}]+")
 TOOL_CALLS, ARGS_TAG = "[TOOL_CALLS]", "[ARGS]"
 
 
@@ -84,8 +107,11 @@ def _mistral_block_end(text: str, body_start: int) -> tuple[int, int]:
     the block is malformed and runs to the next [TOOL_CALLS] or the end of the text."""
     next_call = text.find(TOOL_CALLS, body_start)
     limit = next_call if next_call >= 0 else len(text)
+    bare_name = MISTRAL_BARE_NAME.match(text, body_start)
     if text[body_start:].lstrip(JSON_WHITESPACE).startswith("["):
         json_start = body_start
+    elif bare_name and text.startswith("{", bare_name.end()):
+        json_start = bare_name.end()
     else:
         args = text.find(ARGS_TAG, body_start)
         if args < 0 or args > limit:
@@ -106,7 +132,7 @@ def _mistral_calls(body: str, tools: list | None = None) -> list[Call] | None:
             return None
         calls = [call_from_object(item) for item in items]
         return calls if calls and None not in calls else None
-    match = MISTRAL_NAMED.match(body)
+    match = MISTRAL_NAMED.match(body) or MISTRAL_BARE.match(body)
     return match and json_object_call(match["name"], match["arguments"])
 
 
@@ -133,7 +159,7 @@ def _llama3_calls(parsed: Parsed, markup_from: int, brace: int) -> int:
         if call is None:
             return parsed.add(markup_from, len(text), FALLBACK)
         parsed.calls.append(call)
-        parsed.add(markup_from, end, MARKUP)
+        parsed.add_call_markup(markup_from, end)
         following = LLAMA3_SEPARATOR.match(text, end).end()
         if not text.startswith("{", following):
             return end

@@ -1,8 +1,8 @@
 """Whole-text references of the formats whose arguments are written as text in XML-like tags, typed
 by the called tool's schema (tool_reference_core.typed_value): qwen3_coder, glm45 and minimax_m2.
 A block runs to the first close tag (values included: vLLM's and transformers' parsers end a block
-there too); a value is the text between its tags, and its close tag ends it. Keys are taken as
-written, names stripped (without ``<``).
+there too); a value is the text between its tags less its layout (line breaks and indentation around
+it), and its close tag ends it. Keys are taken as written, names stripped (without ``<``).
 
     >>> from oracles.tool_reference_core import parse_tagged
     >>> tools = [{"type": "function", "function": {"name": "f", "parameters": {"properties": {"n": {"type": "integer"}}}}}]
@@ -20,19 +20,28 @@ from .tool_reference_core import Call, TagFormat, parameter_schemas, typed_value
 THINK = ("<think>", "</think>")
 
 
-def _pairs(text: str, parameter: regex.Pattern, trim: str = "") -> list[tuple[str, str]] | None:
+def _without_layout(value: str) -> str:
+    """A value less the layout a template or a model puts around a value written on lines of its own
+    (llama.cpp trims values; vLLM's qwen3_coder parser takes one line break off each end): leading
+    whitespace holding a line break goes whole, trailing whitespace from its first line break on.
+    Spaces on the value's own line stay."""
+    body = value.lstrip()
+    if "\n" in value[:len(value) - len(body)]:
+        value = body
+    kept = value.rstrip()
+    trailing = value[len(kept):]
+    return kept + trailing.split("\n", 1)[0] if "\n" in trailing else value
+
+
+def _pairs(text: str, parameter: regex.Pattern) -> list[tuple[str, str]] | None:
     """The (key, value) of each parameter ``text`` holds, with only whitespace around them; None if
-    anything else stands there. ``trim``: one such character taken off each end of a value (the line
-    breaks a template puts around it)."""
+    anything else stands there. Values lose their layout (``_without_layout``)."""
     pairs, position = [], 0
     while text[position:].strip():
         found = parameter.match(text, position)
         if not found:
             return None
-        value = found["value"]
-        if trim:
-            value = value.removeprefix(trim).removesuffix(trim)
-        pairs.append((found["key"], value))
+        pairs.append((found["key"], _without_layout(found["value"])))
         position = found.end()
     return pairs
 
@@ -45,11 +54,11 @@ def _typed_call(name: str, pairs: list[tuple[str, str]] | None, tools: list | No
     return Call(name, {key: typed_value(value, schemas.get(key)) for key, value in pairs})
 
 
-def _one_call(call: regex.Pattern, parameter: regex.Pattern, trim: str = "") -> Callable[[str, list | None], list[Call] | None]:
+def _one_call(call: regex.Pattern, parameter: regex.Pattern) -> Callable[[str, list | None], list[Call] | None]:
     """A body parser for one call: ``call`` matches the whole body (groups ``name`` and ``parameters``)."""
     def parse(body: str, tools: list | None = None) -> list[Call] | None:
         match = call.match(body)
-        found = match and _typed_call(match["name"], _pairs(match["parameters"], parameter, trim), tools)
+        found = match and _typed_call(match["name"], _pairs(match["parameters"], parameter), tools)
         return [found] if found else None
     return parse
 
@@ -57,7 +66,7 @@ def _one_call(call: regex.Pattern, parameter: regex.Pattern, trim: str = "") -> 
 # <tool_call>\n<function=NAME>\n<parameter=KEY>\nVALUE\n</parameter>\n</function>\n</tool_call>
 QWEN3_CODER = TagFormat("qwen3_coder", THINK, "<tool_call>", "</tool_call>", _one_call(
     regex.compile(r"\A\s*<function=(?P<name>[^>\n]*)>(?P<parameters>.*?)</function>\s*\Z", regex.DOTALL),
-    regex.compile(r"\s*<parameter=(?P<key>[^>\n]+)>(?P<value>.*?)</parameter>\s*", regex.DOTALL), trim="\n"))
+    regex.compile(r"\s*<parameter=(?P<key>[^>\n]+)>(?P<value>.*?)</parameter>\s*", regex.DOTALL)))
 
 # <tool_call>NAME\n<arg_key>KEY</arg_key>\n<arg_value>VALUE</arg_value>\n</tool_call>
 GLM45 = TagFormat("glm45", THINK, "<tool_call>", "</tool_call>", _one_call(

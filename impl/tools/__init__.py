@@ -30,7 +30,8 @@ minimax_m2    <think> (prompt)      yes        yes (XML)      call_N
 The message
 -----------
 ``role`` is "assistant". ``content`` is every character outside reasoning and call syntax,
-verbatim (whitespace included, as transformers' response parser and vLLM keep it); None when the
+verbatim, except whitespace alone beside a call (between calls, before the first, after the last:
+vLLM and llama.cpp drop it, transformers' response parser keeps it; blank_runs.py); None when the
 answer is tool calls alone (as OpenAI and vLLM), "" when there is nothing at all.
 ``reasoning_content`` is None when there is no reasoning. ``tool_calls`` is present only when there
 are calls; each has ``id``, ``type`` "function", ``function.name`` and ``function.arguments`` (JSON
@@ -40,8 +41,9 @@ output, or the format's own (kimi_k2's ``functions.NAME:IDX``, mistral's ``[CALL
 Streaming
 ---------
 Content and reasoning are released as they arrive, holding back only the longest tail that may
-still become a tag, and, after a call, the whitespace (llama3_json: and ``;``) that may still glue it
-to the syntax that follows (a section's closing tag, the next call).
+still become a tag, after a call the whitespace (llama3_json: and ``;``) that may still glue it
+to the syntax that follows (a section's closing tag, the next call), and whitespace alone that may
+still turn out to stand beside a call.
 
 A call is announced as soon as its header is read and its arguments have begun: one delta with
 ``index``, ``id``, ``type`` and the whole name (``arguments`` ""); then its arguments follow in
@@ -74,8 +76,10 @@ the flag and the content say what happened: a flagged call is not a call.
 
 Rules (the same as oracles.tool_reference's, written independently)
 -------------------------------------------------------------------
-Where transformers' response parser can express a rule, the rule is transformers'; elsewhere the
-engines' parsers decided (each format module cites the file).
+Where transformers' response parser can express a rule, the rule is transformers', unless vLLM and
+llama.cpp both answer otherwise (whitespace beside calls); elsewhere the engines' parsers decided
+(each format module cites the file). corpora/server_parser_tests holds the servers' own parser
+tests, and tests/test_server_parser_corpus.py how many of them impl agrees with.
 
 - Reasoning: the open tag opens a reasoning block wherever it stands in content (after text, after
   another block: transformers opens a region at its tag anywhere; vLLM's reasoning parsers take the
@@ -91,7 +95,7 @@ engines' parsers decided (each format module cites the file).
   (plus the flagged calls announced from it).
 - Section tags (deepseek, kimi) are syntax only next to a call: an opening one followed (after
   whitespace) by a call tag, a closing one following (after whitespace) a call; anywhere else
-  content. Whitespace between two calls is content.
+  content. Whitespace alone between two calls, before the first or after the last is not content.
 - Names written as text (not JSON strings) are stripped, non-empty and without ``<``.
 - A call of a tool not in ``tools`` (when ``tools`` is given) is returned flagged: the call carries
   the non-OpenAI key ``"error": "unknown tool 'NAME'"`` (in its first delta).

@@ -174,6 +174,23 @@ def xml_member(name: str, key: str, value: str, parameters: dict[str, dict] | No
     return f"{json.dumps(key, ensure_ascii=False)}: {json.dumps(typed_value(value, schema), ensure_ascii=False)}"
 
 
+def template_trimmed(value: str) -> str:
+    """An XML parameter's value less the layout a template or model puts around it on lines of its
+    own: leading whitespace that holds a line break (the break and the indentation after it), and
+    trailing whitespace from its first line break on (as llama.cpp and vLLM take them off). A value
+    on its parameter's own line keeps its spaces.
+
+    >>> template_trimmed("\\n      John Doe\\n    "), template_trimmed("  x "), template_trimmed("\\nx \\n")
+    ('John Doe', '  x ', 'x ')
+    """
+    start = len(value) - len(value.lstrip())
+    if "\n" in value[:start]:
+        value = value[start:]
+    end = len(value.rstrip())
+    line_break = value.find("\n", end)
+    return value[:line_break] if line_break >= 0 else value
+
+
 def tool_parameters(tools) -> dict[str, dict] | None:
     """Each tool's ``properties`` schema by tool name, from an OpenAI ``tools`` list (None: no list)."""
     if tools is None:

@@ -6,7 +6,8 @@ call block and read the calls in it. ``TaggedStream`` does the rest, the same fo
 - Content is released as it arrives, verbatim, except the longest tail that may still grow into a
   tag (scanner.py), and the glue a format holds after a call (see below).
 - Reasoning: the reasoning open tag opens a reasoning block wherever it stands in content (or the
-  prompt opened one: ``starts_in_reasoning``); the first close tag ends it. Everything in between is
+  prompt opened one: ``starts_in_reasoning``, and then an open tag the output begins with, after
+  whitespace, is syntax); the first close tag ends it. Everything in between is
   reasoning, tags of calls included.
 - Calls: a call tag opens a block, whose text is held until the format finds its end (its close
   tag, the end of its JSON, or the end of the stream). Meanwhile the format's call reader
@@ -33,6 +34,7 @@ Worked example (hermes), fed in three pieces::
 from __future__ import annotations
 
 from .arguments import tool_parameters
+from .blank_runs import BlankRuns
 from .json_prefix import JSON_WHITESPACE
 from .message import BlockCalls, DeltaSink, ParsedCall
 from .scanner import held_length, next_tag
@@ -41,6 +43,7 @@ REJECT = -1  # block_end's answer when what follows an opener cannot be a call b
 WAIT, CONTENT_FOLLOWS = "wait", "content"  # glue's answers besides a length to drop or a block to open
 
 START, CONTENT, REASONING, SECTION, BLOCK, AFTER_CALL = "start", "content", "reasoning", "section", "block", "after"
+OPENED = "opened"  # the start of an output whose prompt opened reasoning: an opening tag there is syntax
 
 
 class TaggedFormat:
@@ -68,7 +71,7 @@ class TaggedFormat:
             return position, position + len(self.close_tag)
         return (len(body), len(body)) if final else None
 
-    def readable(self, body: str) -> int:
+    def readable(self, opener: str, body: str) -> int:
         """How much of an open block's body its call reader may read: all but what may still turn out
         to end the block (the beginning of the close tag), so that a stream reads what the whole
         parse reads."""
@@ -114,7 +117,7 @@ class TaggedStream:
         self.glued = bool(fmt.section_tags[1]) or fmt.bare_start  # whether text after a call may be syntax
         self.mode = START if fmt.bare_start else CONTENT
         if self.reasoning_tags and starts_in_reasoning:
-            self.mode = REASONING
+            self.mode = OPENED
         self.buffer = ""
         self.opener = ""
         self.block_prefix = ""  # the section tag and glue before an open block, content again if it is malformed
@@ -122,6 +125,7 @@ class TaggedStream:
         self.reader = None  # the open block's call reader
         self.sink = DeltaSink()
         self.block_calls = BlockCalls(self.sink, self.parameters)
+        self.runs = BlankRuns(self.sink)  # content goes through it: whitespace alone beside a call is dropped
         self.finished = False
 
     def feed(self, text: str, final: bool = False) -> list[dict]:
@@ -129,17 +133,18 @@ class TaggedStream:
             raise RuntimeError("feed() after the stream was finished with final=True")
         self.buffer += text
         step = {START: self._start, CONTENT: self._content, REASONING: self._reasoning, SECTION: self._section,
-                BLOCK: self._block, AFTER_CALL: self._after_call}
+                BLOCK: self._block, AFTER_CALL: self._after_call, OPENED: self._opened}
         while step[self.mode](final):
             pass
         if final:
+            self.runs.end_run(by_call=False)
             self.finished = True
         return self.sink.take()
 
     def _start(self, final: bool) -> bool:
         """The start of a bare-block format: whitespace is content; a block may open at the first character."""
         rest = self.buffer.lstrip(JSON_WHITESPACE)
-        self.sink.content(self.buffer[:len(self.buffer) - len(rest)])
+        self.runs.content(self.buffer[:len(self.buffer) - len(rest)])
         self.buffer = rest
         if not rest and not final:
             return False
@@ -148,12 +153,25 @@ class TaggedStream:
             self._open_block("", "")
         return True
 
+    def _opened(self, final: bool) -> bool:
+        """The prompt opened reasoning: an opening tag the model writes again first (after whitespace)
+        is syntax, as vLLM's reasoning parsers take it (tests/reasoning/test_deepseekr1_reasoning_parser.py)."""
+        rest = self.buffer.lstrip(JSON_WHITESPACE)
+        opening = self.reasoning_tags[0]
+        if not final and opening.startswith(rest):
+            return False
+        if rest.startswith(opening):
+            self.buffer = rest[len(opening):]
+        self.mode = REASONING
+        return True
+
     def _content(self, final: bool) -> bool:
         text, tag, self.buffer = next_tag(self.buffer, self.content_tags, final)
-        self.sink.content(text)
+        self.runs.content(text)
         if tag is None:
             return False
         if self.reasoning_tags and tag == self.reasoning_tags[0]:
+            self.runs.end_run(by_call=False)
             self.mode = REASONING
         elif tag in self.format.call_tags:
             self._open_block(tag, "")
@@ -166,6 +184,7 @@ class TaggedStream:
         self.sink.reasoning(text)
         if tag is None:
             return False
+        self.runs.start_run(after_call=False)
         self.mode = CONTENT
         return True
 
@@ -180,26 +199,28 @@ class TaggedStream:
             return True
         if not final and any(tag.startswith(rest) for tag in self.format.call_tags):
             return False
-        self.sink.content(self.opener)
+        self.runs.content(self.opener)
         self.mode = CONTENT
         return True
 
     def _block(self, final: bool) -> bool:
         end = self.format.block_end(self.opener, self.buffer, final, self.block_memo)
         if end == REJECT:  # not a block after all: its opener is text, and what follows is scanned again
-            self.sink.content(self.block_prefix + self.opener)
+            self.runs.content(self.block_prefix + self.opener)
             self.mode = CONTENT
             return True
         if end is None:
-            self._read_calls(self.buffer[:self.format.readable(self.buffer)])
+            self._read_calls(self.buffer[:self.format.readable(self.opener, self.buffer)])
             return False
         body_end, block_end = end
         body, block, self.buffer = self.buffer[:body_end], self.buffer[:block_end], self.buffer[block_end:]
         self._read_calls(body)
         if self.block_calls.finish(self.format.parse_block(self.opener, body, self.parameters)):
+            self.runs.end_run(by_call=True)
+            self.runs.start_run(after_call=True)
             self.mode = AFTER_CALL if self.glued else CONTENT
         else:
-            self.sink.content(self.block_prefix + self.opener + block)
+            self.runs.content(self.block_prefix + self.opener + block)
             self.mode = CONTENT
         return True
 

@@ -10,9 +10,9 @@
 
 -> get_weather with ``{"city": "Paris", "days": 3}`` when the schema types days as an integer
 (the template writes strings raw and other values as JSON; without a schema a value stays a
-string). The name is the text up to the first line break or ``<``; keys and values are taken as
-written. The first ``</tool_call>`` ends the block, inside a value too (transformers' close tag). A
-block without a name, with a key lacking its value, or with stray text between pairs is content, as
+string). The name is the text up to the first line break or ``<``; keys are taken as written, values
+less the line breaks and indentation around them (arguments.template_trimmed). The first
+``</tool_call>`` ends the block, inside a value too (transformers' close tag). A block without a name, with a key lacking its value, or with stray text between pairs is content, as
 written. Streamed, the call is announced when its first ``<arg_key>`` follows the name (a call
 without arguments comes whole at the block's end), and each pair adds a member as its value closes.
 """
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import regex
 
-from .arguments import text_name, xml_arguments
+from .arguments import template_trimmed, text_name, xml_arguments
 from .engine import TaggedFormat
 from .message import ParsedCall
 from .partial import XmlCallReader
@@ -38,7 +38,8 @@ class Glm45(TaggedFormat):
     close_tag = "</tool_call>"
 
     def call_reader(self, opener, parameters):
-        return XmlCallReader(_NAME_HEADER, _PAIR_HEADER, "</arg_value>", parameters)
+        return XmlCallReader(_NAME_HEADER, _PAIR_HEADER, "</arg_value>", parameters,
+                             value_of=template_trimmed)
 
     def parse_block(self, opener, body, parameters):
         written = _NAME.match(body)
@@ -47,7 +48,7 @@ class Glm45(TaggedFormat):
             return None
         pairs, index = [], written.end()
         while (pair := _PAIR.match(body, index)) is not None:
-            pairs.append((pair[1], pair[2]))
+            pairs.append((pair[1], template_trimmed(pair[2])))
             index = pair.end()
         if body[index:].strip():
             return None

@@ -12,12 +12,14 @@ A message is a header from ``<|start|>`` or ``<|channel|>`` to ``<|message|>`` (
 then text, ``<|channel|>NAME``, text, an optional ``<|constrain|>...``: no other tag), then a body up
 to the first end tag (``<|end|>``, ``<|call|>`` or ``<|return|>``; special tokens, so inside a JSON
 string too) or the end of the output (engines strip the stop token). The analysis channel is
-reasoning (content with ``reasoning=False``); a message with a recipient ``to=functions.NAME`` (in
-the header's text, on any channel) is a call whose body is its JSON arguments object; any other
-channel (final, commentary preambles) is content. Text outside messages is content, verbatim (stray
-end tags and whitespace between messages too). A header that is not one (as soon as its text
-cannot become one) leaves its opening tag as content, and reading goes on right after it. A call
-body that is not a JSON object, or a message to any other recipient, is content, as written.
+reasoning; with ``reasoning=False`` an analysis message is content as written, header and end tag
+included (llama.cpp's tests, reasoning format none: its tags are the reasoning's, as ``<think>``
+stays in content elsewhere). A message with a recipient ``to=functions.NAME`` (in the header's
+text, on any channel) is a call whose body is its JSON arguments object; any other channel (final,
+commentary preambles) is content. Text outside messages is content, verbatim (stray end tags and
+whitespace between messages too). A header that is not one (as soon as its text cannot become one)
+leaves its opening tag as content, and reading goes on right after it. A call body that is not a
+JSON object, or a message to any other recipient, is content, as written.
 Streamed, a call is announced once its body's JSON object begins, and its arguments follow as
 written (a body that then fails to read is content, the call closed and flagged, as in engine).
 """
@@ -63,8 +65,10 @@ class HarmonyStream:
         self.buffer = ""
         self.header = ""  # the open message's header, its opening tag first
         self.mode, self.emit = OUTSIDE, self.sink.content
+        self.verbatim = False  # whether the open message's end tag is content (analysis with reasoning off)
         if starts_in_reasoning:  # the prompt ended inside an analysis message
             self.mode, self.emit = TEXT, self.sink.reasoning if reasoning else self.sink.content
+            self.verbatim = not reasoning
         self.finished = False
 
     def feed(self, text: str, final: bool = False) -> list[dict]:
@@ -100,8 +104,11 @@ class HarmonyStream:
         self.header, self.buffer = header + _MESSAGE, self.buffer[position + len(_MESSAGE):]
         recipient = _RECIPIENT.search(match["before"] + " " + match["after"])
         if recipient is None:
-            reasoning = match["channel"] == "analysis" and self.reasoning
-            self.mode, self.emit = TEXT, self.sink.reasoning if reasoning else self.sink.content
+            analysis = match["channel"] == "analysis"
+            self.mode, self.emit = TEXT, self.sink.reasoning if analysis and self.reasoning else self.sink.content
+            self.verbatim = analysis and not self.reasoning
+            if self.verbatim:
+                self.sink.content(self.header)
             return True
         name = recipient[1][len(_FUNCTIONS):] if recipient[1].startswith(_FUNCTIONS) else None
         self.name = name and text_name(name)
@@ -111,10 +118,10 @@ class HarmonyStream:
 
     def _text(self, final: bool) -> bool:
         text, tag, self.buffer = next_tag(self.buffer, _END_TAGS, final)
-        self.emit(text)
+        self.emit(text + (tag or "") if self.verbatim else text)
         if tag is None:
             return False
-        self.mode = OUTSIDE
+        self.mode, self.verbatim = OUTSIDE, False
         return True
 
     def _call(self, final: bool) -> bool:

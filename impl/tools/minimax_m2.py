@@ -12,19 +12,21 @@ with ``starts_in_reasoning=True``::
     </invoke>
     </minimax:tool_call>
 
--> reasoning "reasoning", content "\\n\\n", get_weather with ``{"city": "Paris", "days": 3}`` when the
-schema types days as an integer (else "3"). The block is the call tag: one block holds any number
-of invokes (parallel calls), and an ``<invoke>`` outside a block is text (vLLM reads invokes inside
-``<minimax:tool_call>`` only: vllm/tool_parsers/minimax_m2_tool_parser.py). Calls come out as they
-are read: each announced at its ``<invoke name="...">``, its arguments growing by one member as
-each parameter closes. The first ``</minimax:tool_call>`` ends the block. A block with no invoke,
-an unclosed invoke or parameter, or stray text is content, as written.
+-> reasoning "reasoning", no content (whitespace alone beside a call), get_weather with
+``{"city": "Paris", "days": 3}`` when the schema types days as an integer (else "3"); values lose
+the line breaks and indentation around them (arguments.template_trimmed). The block is the call
+tag: one block holds any number of invokes (parallel calls), and an ``<invoke>`` outside a block
+is text (vLLM reads invokes inside ``<minimax:tool_call>`` only:
+vllm/tool_parsers/minimax_m2_tool_parser.py). Calls come out as they are read: each announced at
+its ``<invoke name="...">``, its arguments growing by one member as each parameter closes. The
+first ``</minimax:tool_call>`` ends the block. A block with no invoke, an unclosed invoke or
+parameter, or stray text is content, as written.
 """
 from __future__ import annotations
 
 import regex
 
-from .arguments import text_name, xml_arguments
+from .arguments import template_trimmed, text_name, xml_arguments
 from .engine import TaggedFormat
 from .message import ParsedCall
 from .partial import XmlCallReader
@@ -43,7 +45,8 @@ class MinimaxM2(TaggedFormat):
     close_tag = "</minimax:tool_call>"
 
     def call_reader(self, opener, parameters):
-        return XmlCallReader(_INVOKE_HEADER, _PARAMETER_HEADER, "</parameter>", parameters, call_close=_INVOKE_END)
+        return XmlCallReader(_INVOKE_HEADER, _PARAMETER_HEADER, "</parameter>", parameters, call_close=_INVOKE_END,
+                             value_of=template_trimmed)
 
     def parse_block(self, opener, body, parameters):
         calls, index = [], 0
@@ -59,6 +62,6 @@ class MinimaxM2(TaggedFormat):
 def _parameters(inner: str) -> list[tuple[str, str]] | None:
     pairs, index = [], 0
     while (parameter := _PARAMETER.match(inner, index)) is not None:
-        pairs.append((parameter[1], parameter[2]))
+        pairs.append((parameter[1], template_trimmed(parameter[2])))
         index = parameter.end()
     return None if inner[index:].strip() else pairs

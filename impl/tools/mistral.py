@@ -1,16 +1,21 @@
-"""mistral: ``[TOOL_CALLS]`` followed by a JSON list (v3 tokenizers) or by ``name[ARGS]{...}`` (v11+).
+"""mistral: ``[TOOL_CALLS]`` followed by a JSON list (v3 tokenizers), by ``name[ARGS]{...}`` (v11+),
+or by ``name{...}`` (newer tokenizers write no ``[ARGS]``: vLLM reads both,
+vllm/tool_parsers/mistral_tool_parser.py).
 
     [THINK]reasoning[/THINK]Sure.[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}, "id": "abcDEF012"}]
     [TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}[TOOL_CALLS]get_time[CALL_ID]abcDEF013[ARGS]{}
+    [TOOL_CALLS]get_weather{"city": "Paris"}
 
 -> reasoning "reasoning" (Magistral's ``[THINK]``), content "Sure.", and the calls with their
 arguments as written. Ids are the model's own when it writes them (``"id"`` in the list,
 ``[CALL_ID]``), else ``call_N``. The list, or the JSON value after ``[ARGS]``, ends where that JSON
 value ends, so no closing tag is needed; a list or value that does not read as calls is content,
-as written. Where no JSON value stands (no ``[ARGS]``, or JSON that breaks), the block is content up
-to the next ``[TOOL_CALLS]`` or the end of the output. Streamed, a v11 call is announced at
-``[ARGS]{`` (its name and id come first) and its arguments follow as written; a list's calls come
-whole when the list closes, since each call's ``"id"`` follows its arguments.
+as written; without ``[ARGS]``, the JSON object begins right after the name (no whitespace, ``[``,
+``]``, ``{`` or ``}`` in it). Where no JSON value stands (no ``[ARGS]`` nor ``name{``, or JSON that
+breaks), the block is content up to the next ``[TOOL_CALLS]`` or the end of the output. Streamed, a
+named call is announced at ``[ARGS]{`` or ``name{`` (its name and id come first) and its arguments
+follow as written; a list's calls come whole when the list closes, since each call's ``"id"``
+follows its arguments.
 """
 from __future__ import annotations
 
@@ -27,9 +32,13 @@ from .partial import JsonCallReader, header_identity
 from .scanner import held_length
 
 _TOOL_CALLS, _ARGS = "[TOOL_CALLS]", "[ARGS]"
-_NAMED = regex.compile(r"(?P<name>[^\[\]]+?)(?:\[CALL_ID\](?P<id>[^\[\]]*))?\[ARGS\](?P<arguments>.*)", regex.DOTALL)
-# A v11 call's header as a stream reads it, up to its arguments object.
-_NAMED_HEADER = regex.compile(r"(?P<name>[^\[\]]+?)(?:\[CALL_ID\](?P<id>[^\[\]]*))?\[ARGS\][ \t\r\n]*(?=\{)")
+_NAMED = regex.compile(r"(?|(?P<name>[^\[\]]+?)(?:\[CALL_ID\](?P<id>[^\[\]]*))?\[ARGS\]|(?P<name>[^\[\]{}\s]+)(?=\{))"
+                       r"(?P<arguments>.*)", regex.DOTALL)
+# A named call's header as a stream reads it, up to its arguments object.
+_NAMED_HEADER = regex.compile(r"(?|(?P<name>[^\[\]]+?)(?:\[CALL_ID\](?P<id>[^\[\]]*))?\[ARGS\][ \t\r\n]*"
+                              r"|(?P<name>[^\[\]{}\s]+))(?=\{)")
+# Where a named call's JSON begins without [ARGS]: right after its name.
+_BARE_NAME = regex.compile(r"[^\[\]{}\s]+(?=\{)")
 
 
 class Mistral(TaggedFormat):
@@ -47,9 +56,13 @@ class Mistral(TaggedFormat):
             json_start = 0
         else:
             arguments = body.find(_ARGS)
-            if arguments < 0 or 0 <= next_call < arguments:
+            bare = _BARE_NAME.match(body)
+            if bare and (arguments < 0 or bare.end() < arguments):
+                json_start = bare.end()
+            elif arguments < 0 or 0 <= next_call < arguments:
                 return malformed
-            json_start = arguments + len(_ARGS)
+            else:
+                json_start = arguments + len(_ARGS)
         scan = memo.setdefault("scan", JsonPrefix(json_start, any_value=True))
         end = scan.run(body)
         if end is not None:
@@ -58,7 +71,7 @@ class Mistral(TaggedFormat):
             return len(body), len(body)
         return malformed if scan.broken or final else None
 
-    def readable(self, body):
+    def readable(self, opener, body):
         # A [TOOL_CALLS] ends the block if the JSON breaks later: the reader waits there until it knows.
         next_call = body.find(_TOOL_CALLS)
         return next_call if next_call >= 0 else len(body) - held_length(body, (_TOOL_CALLS,))

@@ -12,8 +12,9 @@
     </tool_call>
 
 -> get_weather with arguments ``{"city": "Paris", "days": 3}`` when the tool's schema says days is
-an integer (``"3"`` without a schema: a value stays a string unless its schema types it). One
-newline on each side of a value is the template's and is removed; keys are taken as written. The
+an integer (``"3"`` without a schema: a value stays a string unless its schema types it). The line
+breaks and indentation around a value are layout and are removed (arguments.template_trimmed); keys
+are taken as written. The
 first ``</tool_call>`` ends the block, inside a value too (as vLLM's regex and transformers' close
 tag do: vllm/tool_parsers/qwen3coder_tool_parser.py). A block that is not exactly one
 ``<function=...>`` with parameters (and whitespace) is content, as written. Streamed, the call is
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 import regex
 
-from .arguments import text_name, xml_arguments
+from .arguments import template_trimmed, text_name, xml_arguments
 from .engine import TaggedFormat
 from .message import ParsedCall
 from .partial import XmlCallReader
@@ -43,7 +44,7 @@ class Qwen3Coder(TaggedFormat):
 
     def call_reader(self, opener, parameters):
         return XmlCallReader(_FUNCTION_HEADER, _PARAMETER_HEADER, "</parameter>", parameters,
-                             value_of=_strip_one_newline)
+                             value_of=template_trimmed)
 
     def parse_block(self, opener, body, parameters):
         function = _FUNCTION.fullmatch(body)
@@ -52,13 +53,9 @@ class Qwen3Coder(TaggedFormat):
             return None
         pairs, index, inner = [], 0, function[2]
         while (parameter := _PARAMETER.match(inner, index)) is not None:
-            pairs.append((parameter[1], _strip_one_newline(parameter[2])))
+            pairs.append((parameter[1], template_trimmed(parameter[2])))
             index = parameter.end()
         if inner[index:].strip():
             return None
         return [ParsedCall(name, xml_arguments(name, pairs, parameters))]
 
-
-def _strip_one_newline(value: str) -> str:
-    value = value[1:] if value.startswith("\n") else value
-    return value[:-1] if value.endswith("\n") else value
