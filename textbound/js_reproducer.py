@@ -48,8 +48,7 @@ def package_version(package: str) -> str:
 TOKENIZER_SCRIPT = '''// {title}
 //
 // {package} {version} against the reference, {oracle}, on a minimized tokenizer.json
-// (textbound's run {run}, family {family}). EXPECTED was computed by the reference when this file
-// was written. Needs only the engine: npm install {package}@{version} && node {name}
+// (from {origin}). EXPECTED was computed by the reference when this file was written. Needs only the engine: npm install {package}@{version} && node {name}
 // Prints both answers and exits 1 while they differ.
 import {{ Tokenizer }} from "{package}";
 
@@ -69,7 +68,7 @@ process.exit(JSON.stringify(actual) === JSON.stringify(EXPECTED) ? 0 : 1);
 CHAT_SCRIPT = '''// {title}
 //
 // {package} {version} against the reference, jinja2 {jinja2} as transformers {transformers} configures
-// it (apply_chat_template), on a minimized template (textbound's run {run}, template {template}).
+// it (apply_chat_template), on a minimized template (from {origin}).
 // CONTEXT is what transformers hands the template for the request; EXPECTED was computed by the
 // reference when this file was written. Needs only the engine:
 // npm install {package}@{version} && node {name}
@@ -93,8 +92,15 @@ process.exit(same ? 0 : 1);
 '''
 
 
-def tokenizer_script(target, spec: dict, config: dict, run: str, oracle: str, name: str) -> str:
-    """The ``.mjs`` of a tokenizer target (textbound.reproducer.Target) on its minimized ``spec``."""
+def origin(run: str, case) -> str:
+    """Where a script's data comes from: ``"textbound's run reports/x, family qwen"``."""
+    template = case.input.get("template")
+    return f"textbound's run {run}, family {case.family}" + (f", template {template}" if template else "")
+
+
+def tokenizer_script(target, spec: dict, config: dict, source: str, oracle: str, name: str) -> str:
+    """The ``.mjs`` of a tokenizer target (textbound.reproducer.Target) on its minimized ``spec``;
+    ``source`` says where the data comes from (``origin``)."""
     import tokenizers
 
     encode = target.case.property == "encode"
@@ -113,7 +119,7 @@ def tokenizer_script(target, spec: dict, config: dict, run: str, oracle: str, na
     package = PACKAGES[JS_TOKENIZERS]
     return TOKENIZER_SCRIPT.format(
         title=target.signature, package=package, version=package_version(package),
-        oracle=oracle or f"tokenizers {tokenizers.__version__}", run=run, family=target.case.family, name=name,
+        oracle=oracle or f"tokenizers {tokenizers.__version__}", origin=source, name=name,
         spec=js(spec), config=js(config), given_name="TEXT" if encode else "IDS", given=js(given),
         option_name="ADD_SPECIAL_TOKENS" if encode else "SKIP_SPECIAL_TOKENS", option=js(option),
         expected=js(expected), reference_call=call, engine_call=engine_call)
@@ -158,15 +164,16 @@ def reference_answer(source: str, context: dict) -> dict:
         return {"error": str(Raised.of(exc))}
 
 
-def chat_script(target, source: str, context: dict, run: str, name: str) -> str:
-    """The ``.mjs`` of a chat target on its minimized template ``source`` and ``context``."""
+def chat_script(target, source: str, context: dict, where: str, name: str) -> str:
+    """The ``.mjs`` of a chat target on its minimized template ``source`` and ``context``; ``where``
+    says where they come from (``origin``)."""
     import jinja2
     import transformers
 
     package = PACKAGES[HF_JINJA]
     return CHAT_SCRIPT.format(
         title=target.signature, package=package, version=package_version(package), jinja2=jinja2.__version__,
-        transformers=transformers.__version__, run=run, template=target.case.input["template"], name=name,
+        transformers=transformers.__version__, origin=where, name=name,
         source=js(source), context=js(context), expected=js(reference_answer(source, context)))
 
 

@@ -285,8 +285,9 @@ def _write_tokenizer(target: Target, folder: Path, path: Path, run: str, oracle:
     if target.impl != JS_TOKENIZERS:
         path.write_text(reproducer_script(target, spec, run, oracle), encoding="utf-8")
         return path, None
-    from .js_reproducer import tokenizer_script
-    path.write_text(tokenizer_script(target, spec, target.config, run, oracle, path.name), encoding="utf-8")
+    from .js_reproducer import origin, tokenizer_script
+    path.write_text(tokenizer_script(target, spec, target.config, origin(run, target.case), oracle, path.name),
+                    encoding="utf-8")
     return _seen_failing(path)
 
 
@@ -296,7 +297,7 @@ def _write_chat(target: Target, folder: Path, path: Path, run: str, oracle: str)
     from .checks import Subject, run_check
     from .checks.chat import INLINE_TEMPLATE, case_template
     from .implementation import Implementation
-    from .js_reproducer import chat_script, template_context
+    from .js_reproducer import chat_script, origin, template_context
     from .template_shrink import shrink_template
 
     subject = Subject(target.case.family, folder, Implementation(target.impl))
@@ -313,8 +314,8 @@ def _write_chat(target: Target, folder: Path, path: Path, run: str, oracle: str)
     context = template_context(case.input[INLINE_TEMPLATE], case.input)
     if context is None:
         return None, "the request is refused before the template runs"
-    path.write_text(chat_script(replace(target, case=case), case.input[INLINE_TEMPLATE], context, run, path.name),
-                    encoding="utf-8")
+    path.write_text(chat_script(replace(target, case=case), case.input[INLINE_TEMPLATE], context,
+                                origin(run, target.case), path.name), encoding="utf-8")
     return _seen_failing(path)
 
 
