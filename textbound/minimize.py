@@ -8,7 +8,9 @@ A structured field (a conversation: a list of messages holding strings, lists an
 ``shrink``: fewest elements first, then, inside each remaining element, the keys that can go and
 the shortest strings, so a conversation comes out with the fewest messages and shortest strings.
 A flat text or id list shrinks exactly as by ``ddmin``; a count (a server case's max_tokens) to the
-smallest a bisection finds. A server error is never minimized: the server failed, not the input.
+smallest a bisection finds. A chat case's template is shrunk after its conversation, by delta
+debugging over its statements and branches (textbound.template_shrink), and the minimized case
+holds the smaller template inline. A server error is never minimized: the server failed, not the input.
 """
 from __future__ import annotations
 
