@@ -18,10 +18,16 @@ by the implementation's, with the family's template or the file's ``chat_templat
 prompt and its ids side by side, the first difference marked, and the chat mutants that give the
 implementation's answer:
 
-    $ textbound explain --family qwen --conversation chat.json --impl mutants.chat_trim_blocks_off
-    textbound explain: render chat.json on qwen: transformers 5.24.0 (oracle) against ... (impl)
-    >> rendered prompt: inserts '\n' after '>'
+    $ cat chat.json
+    {"messages": [{"role": "user", "content": "Hi"}], "add_generation_prompt": true}
+    $ textbound explain --family qwen --conversation chat.json --impl mutants.chat_generation_prompt_ignored
+    textbound explain: render chat.json on qwen: transformers 5.24.0 (oracle) against mutants.chat_generation_prompt_ignored (impl)
+    >> rendered prompt: drops mixed text before '\\n'
+          oracle: '<|im_start|>user\\nHi<|im_end|>\\n<|im_start|>assistant\\n'
+          impl:   '<|im_start|>user\\nHi<|im_end|>\\n'
+       prompt ids: same
     ...
+    explained by chat_generation_prompt_ignored (add_generation_prompt ignored)
 
 Exit status: 0 both sides agree, 1 they differ, 2 bad input (an unknown family, ids that are not
 a JSON list of ids, a conversation file that cannot be read, an implementation or file that cannot
