@@ -67,3 +67,9 @@ def test_a_chat_mutant_on_a_long_real_template_shrinks_to_a_few_lines(monkeypatc
     healthy = Subject(FAMILY, family_path(FAMILY), Implementation("impl"))
     assert run_check(healthy, minimized) is None
 
+
+
+def test_expressions_lose_the_filters_and_slices_the_failure_does_not_need_and_freed_statements_go():
+    source = "{% set start = 1 %}{% for m in messages[start:] | list %}{{ m.content | trim }}{% endfor %}"
+    smaller = shrink_template(source, lambda s: "m.content" in s and "in messages" in s)
+    assert smaller == "{% for m in messages %}{{ m.content }}{% endfor %}"

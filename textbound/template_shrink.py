@@ -6,7 +6,8 @@ lone statements (``{% set x = 1 %}``) and blocks (``{% if %}...{% elif %}...{% e
 ``for``, ``macro``, ``generation``, ...) whose branches hold subtrees. Shrinking removes whole nodes
 (a block with its end tag, so the source stays balanced), replaces a block by one of its branches'
 bodies (``{% if c %}A{% else %}B{% endif %}`` -> ``A``), drops a block's ``elif``/``else`` branches,
-and shortens text; a candidate is tried only when jinja2, as transformers configures it, compiles it:
+removes the tokens of an expression that can go (a filter, a slice, one side of an ``and``) and
+shortens text; a candidate is tried only when jinja2, as transformers configures it, compiles it:
 
     >>> shrink_template("{% if x %}{{ 'a' }}{% else %}b{% endif %}tail", lambda s: "'a'" in s)
     "{{ 'a' }}"
@@ -26,6 +27,9 @@ BLOCK_KEYWORDS = frozenset({"if", "for", "macro", "call", "filter", "with", "blo
                             "set", "trans"})
 MIDDLE_KEYWORDS = {"if": ("elif", "else"), "for": ("else",)}
 _KEYWORD = re.compile(r"\{%[-+]?\s*(\w+)")
+CLAUSE_OPENERS = frozenset({"|", "[", "(", ".", "and", "or", "not", "if", "else", "+", "~", "-", "*", "==", "!=", "in"})
+MAX_CLAUSE = 6  # tokens removed with an opener at most: "| replace('a', 'b')" is six
+PASSES = 3  # whole passes over a template: a second one rarely finds more than the first's leftovers
 _BLOCK_SET = re.compile(r"\{%[-+]?\s*set\s+[\w.]+\s*[-+]?%\}$")  # ``{% set x %}`` (no ``=``) opens a block
 
 
@@ -147,17 +151,23 @@ def compiles(source: str) -> bool:
 
 
 def shrink_template(source: str, still_fails: Callable[[str], bool]) -> str:
-    """The smallest template found that compiles and on which ``still_fails`` holds (see the module)."""
-    try:
-        tree = parse(source)
-    except ValueError:
-        return source
-
+    """The smallest template found that compiles and on which ``still_fails`` holds (see the module):
+    shrunk again while a pass still shrinks it (an expression made smaller can free a statement),
+    at most PASSES times."""
     def fails(nodes) -> bool:
         candidate = source_of(nodes)
         return compiles(candidate) and still_fails(candidate)
 
-    return source_of(_shrink_nodes(tuple(tree), fails))
+    for _ in range(PASSES):
+        try:
+            tree = parse(source)
+        except ValueError:
+            return source
+        smaller = source_of(_shrink_nodes(tuple(tree), fails))
+        if smaller == source:
+            break
+        source = smaller
+    return source
 
 
 def _shrink_nodes(nodes: tuple, fails: Callable[[tuple], bool]) -> tuple:
@@ -176,11 +186,55 @@ def _shrink_nodes(nodes: tuple, fails: Callable[[tuple], bool]) -> tuple:
             chosen = next((body for _, body in node.branches if fails(put(body))), None)
             if chosen is not None:
                 return _shrink_nodes(put(chosen), fails)
-            nodes = put((_shrink_block(node, lambda block: fails(put((block,)))),))
-        elif not node.startswith(("{{", "{%", "{#")):
+            block = _shrink_block(node, lambda smaller: fails(put((smaller,))))
+            opening = _smaller_tag(block.opening, lambda tag: fails(put((replace(block, opening=tag),))))
+            nodes = put((replace(block, opening=opening),))
+        elif node.startswith(("{{", "{%")):
+            nodes = put((_smaller_tag(node, lambda tag: fails(put((tag,)))),))
+        elif not node.startswith("{#"):
             nodes = put((ddmin(node, lambda text: fails(put((text,)))),))
         index += 1
     return nodes
+
+
+def _smaller_tag(tag: str, fails: Callable[[str], bool]) -> str:
+    """A tag with the expression tokens that can go removed (each with the space before it): a filter,
+    a slice, one side of an ``and``: ``{{ a | trim }}`` becomes ``{{ a }}`` where ``fails`` (which
+    compiles each candidate) still holds of that; a tag jinja2's lexer cannot read is returned as it is."""
+    import jinja2
+
+    try:
+        tokens = list(jinja2.Environment().lex(tag))
+    except jinja2.TemplateSyntaxError:
+        return tag
+    if len(tokens) < 3 or not tokens[0][1].endswith("_begin") or not tokens[-1][1].endswith("_end"):
+        return tag
+    head, space, pieces = tokens[0][2], "", []  # pieces: each token with the space before it
+    for _, kind, value in tokens[1:-1]:
+        if kind != "whitespace":
+            pieces.append(space + value)
+            space = ""
+        elif pieces:
+            space += value
+        else:
+            head += value
+    tail = space + tokens[-1][2]
+
+    def fails_with(smaller: list[str]) -> bool:
+        return fails(head + "".join(smaller) + tail)
+    kept = list(ddmin(pieces, fails_with))
+    # ddmin removes single tokens; a filter ("| trim"), a subscript ("[1:]") or a clause ("and x")
+    # goes only with the tokens after the one that opens it.
+    index = 0
+    while index < len(kept):
+        opens = kept[index].strip() in CLAUSE_OPENERS
+        width = next((w for w in range(2, MAX_CLAUSE + 1) if opens and index + w <= len(kept)
+                      and fails_with(kept[:index] + kept[index + w:])), None)
+        if width is None:
+            index += 1
+        else:
+            kept = kept[:index] + kept[index + width:]
+    return head + "".join(kept) + tail
 
 
 def _shrink_block(block: Block, fails: Callable[[Block], bool]) -> Block:
