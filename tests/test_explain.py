@@ -2,6 +2,8 @@
 and the counterfactual oracles' explanation; exit 0 same, 1 differs, 2 bad input."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from textbound.cli import main
@@ -92,3 +94,47 @@ def test_an_implementation_that_raises_differs_at_its_answer(tmp_path, monkeypat
     code, out, _ = explain(capsys, "--family", "gpt2", "--text", "a", "--impl", "raising_impl")
     assert code == 1
     assert ">> post-processed ids: raised RuntimeError: no encoding today" in out
+
+
+CONVERSATION = {"messages": [{"role": "system", "content": "Be brief"}, {"role": "user", "content": "Hi"}],
+                "add_generation_prompt": True}
+
+
+def _conversation_file(tmp_path, data) -> str:
+    path = tmp_path / "conversation.json"
+    path.write_text(data if isinstance(data, str) else json.dumps(data), encoding="utf-8")
+    return str(path)
+
+
+def test_a_chat_mutant_is_marked_at_the_rendered_prompt_and_explained(capsys, tmp_path):
+    code, out, _ = explain(capsys, "--family", "qwen", "--conversation", _conversation_file(tmp_path, CONVERSATION),
+                           "--impl", "mutants.chat_generation_prompt_ignored")
+    assert code == 1
+    assert ">> rendered prompt: drops mixed text before '\\n'" in out
+    assert "      impl:   '<|im_start|>system\\nBe brief<|im_end|>\\n<|im_start|>user\\nHi<|im_end|>\\n'" in out
+    assert "   prompt ids: same" in out
+    assert "explained by chat_generation_prompt_ignored (add_generation_prompt ignored)" in out
+
+
+def test_a_conversation_with_its_own_template_agrees_with_impl(capsys, tmp_path):
+    data = {**CONVERSATION, "chat_template": "{% for m in messages %}[{{ m.role }}] {{ m.content }}\n{% endfor %}"}
+    code, out, _ = explain(capsys, "--family", "gpt2", "--conversation", _conversation_file(tmp_path, data))
+    assert code == 0 and "both:   '[system] Be brief\\n[user] Hi\\n'" in out
+    assert "no difference: impl agrees with the oracle at every stage" in out
+
+
+@pytest.mark.parametrize(("data", "message"), [
+    ("[{\"role\": \"user\"", "not a JSON file"),
+    ({"messages": [1]}, "expected a JSON list of messages (objects)"),
+    ({"messages": [], "tool": []}, "unknown keys tool"),
+    ({"messages": [], "chat_template": 3}, "chat_template must be a template's source text"),
+])
+def test_a_bad_conversation_file_is_one_line_and_exit_2(capsys, tmp_path, data, message):
+    code, out, err = explain(capsys, "--family", "gpt2", "--conversation", _conversation_file(tmp_path, data))
+    assert code == 2 and not out
+    assert err.startswith("textbound explain: --conversation ") and message in err and err.count("\n") == 1
+
+
+def test_a_missing_conversation_file_is_exit_2(capsys, tmp_path):
+    code, _, err = explain(capsys, "--family", "gpt2", "--conversation", str(tmp_path / "absent.json"))
+    assert code == 2 and "cannot read it" in err and err.count("\n") == 1

@@ -132,7 +132,7 @@ def _parser() -> argparse.ArgumentParser:
     add_mutate_arguments(mutate)
     _add_compare_command(commands)
     from .explain import add_arguments as add_explain_arguments
-    add_explain_arguments(commands.add_parser("explain", help="one tokenizer mismatch, stage by stage, explained"))
+    add_explain_arguments(commands.add_parser("explain", help="one tokenizer or chat mismatch, stage by stage, explained"))
     for command in commands.choices.values():  # "--model" must never be read as "--model-dir"
         command.allow_abbrev = False
     return parser

@@ -1,4 +1,4 @@
-"""``textbound explain``: a reported tokenizer mismatch triaged without writing a case.
+"""``textbound explain``: a reported tokenizer or chat-template mismatch triaged without writing a case.
 
 The oracle's and the implementation's answers stage by stage (textbound.stages), the first
 difference marked with its shape, the mutants of the catalogue that reproduce the implementation's
@@ -13,12 +13,30 @@ answer (textbound.explanation), and the counterfactual oracles that do (textboun
     explained by tokenizer_nfc_skipped (the NFC normalizer skipped)
     counterfactual oracles giving impl's answer: the engine skips the normalizer
 
+A conversation (``--conversation FILE``) is rendered by transformers' ``apply_chat_template`` and
+by the implementation's, with the family's template or the file's ``chat_template``: the rendered
+prompt and its ids side by side, the first difference marked, and the chat mutants that give the
+implementation's answer:
+
+    $ cat chat.json
+    {"messages": [{"role": "user", "content": "Hi"}], "add_generation_prompt": true}
+    $ textbound explain --family qwen --conversation chat.json --impl mutants.chat_generation_prompt_ignored
+    textbound explain: render chat.json on qwen: transformers 5.24.0 (oracle) against mutants.chat_generation_prompt_ignored (impl)
+    >> rendered prompt: drops mixed text before '\\n'
+          oracle: '<|im_start|>user\\nHi<|im_end|>\\n<|im_start|>assistant\\n'
+          impl:   '<|im_start|>user\\nHi<|im_end|>\\n'
+       prompt ids: same
+    ...
+    explained by chat_generation_prompt_ignored (add_generation_prompt ignored)
+
 Exit status: 0 both sides agree, 1 they differ, 2 bad input (an unknown family, ids that are not
-a JSON list of ids, an implementation or file that cannot be loaded).
+a JSON list of ids, a conversation file that cannot be read, an implementation or file that cannot
+be loaded).
 """
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import sys
 from dataclasses import dataclass, field
@@ -44,6 +62,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     given = parser.add_mutually_exclusive_group(required=True)
     given.add_argument("--text", help="a text to encode")
     given.add_argument("--ids", help="token ids to decode, as a JSON list such as [1, 2]")
+    given.add_argument("--conversation", metavar="FILE",
+                       help="a chat request to render: a JSON list of messages, or an object with messages "
+                            "and apply_chat_template's options (tools, documents, add_generation_prompt, "
+                            "continue_final_message, chat_template: a template's source)")
 
 
 @dataclass
@@ -74,6 +96,45 @@ def parse_ids(text: str) -> list[int]:
     if not isinstance(ids, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
         raise BadInput(f"--ids {text!r}: expected a JSON list of token ids, such as [1, 2]")
     return ids
+
+
+CHAT_OPTIONS = ("tools", "documents", "add_generation_prompt", "continue_final_message")
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """A chat request read from a file: the request, and the template source it names (None: the family's)."""
+
+    path: str
+    request: object  # oracles.chat_oracle.ChatRequest
+    chat_template: str | None
+
+
+def read_conversation(path: str) -> Conversation:
+    """``[{"role": "user", "content": "Hi"}]`` in ``path``, or ``{"messages": [...], "tools": [...],
+    "add_generation_prompt": true, "chat_template": "..."}``; anything else is bad input."""
+    from oracles.chat_oracle import ChatRequest
+
+    where = f"--conversation {path}"
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise BadInput(f"{where}: cannot read it: {exc.strerror or exc}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise BadInput(f"{where}: not a JSON file: {exc}") from None
+    if isinstance(data, list):
+        data = {"messages": data}
+    if not isinstance(data, dict) or not isinstance(data.get("messages"), list) \
+            or not all(isinstance(m, dict) for m in data["messages"]):
+        raise BadInput(f"{where}: expected a JSON list of messages (objects), or an object with one under \"messages\"")
+    unknown = sorted(set(data) - {"messages", "chat_template", *CHAT_OPTIONS})
+    if unknown:
+        raise BadInput(f"{where}: unknown keys {', '.join(unknown)} (known: messages, chat_template, "
+                       f"{', '.join(CHAT_OPTIONS)})")
+    template = data.get("chat_template")
+    if template is not None and not isinstance(template, str):
+        raise BadInput(f"{where}: chat_template must be a template's source text")
+    return Conversation(path, ChatRequest.of({k: v for k, v in data.items() if k != "chat_template"}), template)
 
 
 def _family(args) -> Family:
@@ -119,6 +180,64 @@ def explain(family: Family, impl: Implementation, operation: str, given) -> Expl
     return found
 
 
+def explain_conversation(family: Family, impl: Implementation, conversation: Conversation) -> Explanation:
+    """The rendered prompt and its ids from transformers and from the implementation, compared; on a
+    difference, the chat mutants of the catalogue that give the implementation's answer."""
+    from oracles.chat_oracle import FamilyChatOracle, templates_for
+
+    from .shape import Vocabulary
+    from .stages import chat_stages
+
+    try:
+        oracle = FamilyChatOracle.of(family.path).tokenizer
+    except Exception as exc:  # noqa: BLE001 - transformers may refuse the folder in any way
+        raise BadInput(f"transformers cannot load {family.path}: {type(exc).__name__}: {exc}") from None
+    template = conversation.chat_template or templates_for(family.path)[0].source
+    try:
+        tokenizer = impl.Tokenizer.from_dir(family.path)
+    except Exception as exc:  # noqa: BLE001 - the implementation may fail to load the folder in any way
+        raise BadInput(f"{impl.name} cannot load {family.path}: {type(exc).__name__}: {exc}") from None
+    request, specials = conversation.request, FamilyChatOracle.of(family.path).special_token_variables()
+
+    def ids(apply_chat_template):
+        return lambda: apply_chat_template(copy.deepcopy(request.messages), chat_template=template, tokenize=True,
+                                           return_dict=False, **request.arguments())
+    expected = chat_stages(lambda: oracle.apply_chat_template(copy.deepcopy(request.messages), chat_template=template,
+                                                              tokenize=False, **request.arguments()),
+                           ids(oracle.apply_chat_template), oracle.convert_ids_to_tokens)
+    # impl's text is its render_chat's, given the special-token variables transformers gives a template.
+    actual = chat_stages(lambda: impl.render_chat(template, copy.deepcopy(request.messages),
+                                                  **{**specials, **request.arguments()}),
+                         ids(tokenizer.apply_chat_template), getattr(tokenizer, "id_to_token", lambda i: None))
+    found = Explanation("render", conversation.path, expected, actual)
+    differing = [(e, a) for e, a in found.pairs() if e.value != a.value]
+    if differing:
+        found.first = differing[0][0].name
+        found.shape = difference(*differing[0], Vocabulary(family.path))
+        found.mutants = _chat_mutants(family, conversation, template, actual, specials)
+    return found
+
+
+def _chat_mutants(family: Family, conversation: Conversation, template: str, actual: list[Stage],
+                  specials: dict) -> list:
+    """The chat mutants whose rendered text (given the family's ``specials``) or ids are impl's."""
+    from dataclasses import asdict
+
+    from .checks.chat import INLINE_TEMPLATE
+    from .explanation import explaining_mutants
+
+    request = {**asdict(conversation.request), "template": "conversation", INLINE_TEMPLATE: template}
+    found = []
+    for stage, prop, case_input in ((actual[0], "render", {**request, "variables": {**specials, **request["variables"]}}),
+                                    (actual[1], "ids", request)):
+        if isinstance(stage.value, tuple):
+            continue
+        record = {"component": "chat", "property": prop, "family": family.name, "minimized_input": case_input,
+                  "actual": stage.value}
+        found += [m for m in explaining_mutants(record, {family.name: str(family.path)}) if m not in found]
+    return found
+
+
 def _answers(operation: str) -> tuple[tuple[str, dict], tuple[str, dict]]:
     """The two final stages of an operation and the case input each answers."""
     if operation == "encode":
@@ -152,8 +271,13 @@ def _counterfactuals(family: Family, operation: str, given, final: dict, oracle_
 
 
 def render(found: Explanation, family: Family, impl: Implementation) -> str:
-    from oracles.tokenizers_oracle import VERSION
-    lines = [f"textbound explain: {found.operation} {found.given!r} on {family.name}: {VERSION} (oracle) "
+    if found.operation == "render":
+        import transformers
+        version, given = f"transformers {transformers.__version__}", found.given
+    else:
+        from oracles.tokenizers_oracle import VERSION
+        version, given = VERSION, repr(found.given)
+    lines = [f"textbound explain: {found.operation} {given} on {family.name}: {version} (oracle) "
              f"against {impl.name} (impl)"]
     for expected, actual in found.pairs():
         if actual is None:
@@ -171,6 +295,8 @@ def render(found: Explanation, family: Family, impl: Implementation) -> str:
         return "\n".join(lines) + "\n"
     from .explanation import explanation_line
     lines.append(explanation_line(found.mutants))
+    if found.operation == "render":
+        return "\n".join(lines) + "\n"
     lines.append("counterfactual oracles giving impl's answer: " + (
         "; ".join(f"the engine {c}" for c in found.counterfactuals) if found.counterfactuals else "none"))
     return "\n".join(lines) + "\n"
@@ -179,11 +305,17 @@ def render(found: Explanation, family: Family, impl: Implementation) -> str:
 def run_command(args: argparse.Namespace) -> int:
     """``textbound explain`` with parsed ``args`` (see ``add_arguments``)."""
     try:
-        operation, given = ("encode", args.text) if args.text is not None else ("decode", parse_ids(args.ids))
+        conversation = read_conversation(args.conversation) if args.conversation is not None else None
         family, impl = _family(args), Implementation(args.impl)
         if not impl.provides("tokenizer"):
             raise BadInput(f"--impl {args.impl}: provides no Tokenizer to explain")
-        found = explain(family, impl, operation, given)
+        if conversation is not None:
+            if not impl.provides("chat") or not hasattr(impl.Tokenizer, "apply_chat_template"):
+                raise BadInput(f"--impl {args.impl}: provides no render_chat and Tokenizer.apply_chat_template")
+            found = explain_conversation(family, impl, conversation)
+        else:
+            operation, given = ("encode", args.text) if args.text is not None else ("decode", parse_ids(args.ids))
+            found = explain(family, impl, operation, given)
     except (BadInput, FamilyError, ImplementationError) as exc:
         print(f"textbound explain: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -8,40 +8,20 @@ A structured field (a conversation: a list of messages holding strings, lists an
 ``shrink``: fewest elements first, then, inside each remaining element, the keys that can go and
 the shortest strings, so a conversation comes out with the fewest messages and shortest strings.
 A flat text or id list shrinks exactly as by ``ddmin``; a count (a server case's max_tokens) to the
-smallest a bisection finds. A server error is never minimized: the server failed, not the input.
+smallest a bisection finds. A chat case's template is shrunk after its conversation, by delta
+debugging over its statements and branches (textbound.template_shrink), and the minimized case
+holds the smaller template inline. A server error is never minimized: the server failed, not the input.
 """
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import replace
 
 from .checks import MINIMIZED_FIELD, Subject, run_check
+from .delta import MAX_TRIES, ddmin
 from .divergence import SERVER_ERROR, Case, Divergence
-
-MAX_TRIES = 2000  # checks per minimization: enough to reach a few characters from a few KB
-
-
-def ddmin(items: Sequence, still_fails: Callable[[Sequence], bool]) -> Sequence:
-    """Zeller's ddmin over ``items``: the result is 1-minimal or the try budget is spent."""
-    tries = 0
-    granularity = 2
-    while len(items) >= 2 and tries < MAX_TRIES:
-        chunk = max(1, len(items) // granularity)
-        removed_one = False
-        for start in range(0, len(items), chunk):
-            candidate = items[:start] + items[start + chunk:]
-            tries += 1
-            if candidate and still_fails(candidate):
-                items, granularity, removed_one = candidate, max(granularity - 1, 2), True
-                break
-            if tries >= MAX_TRIES:
-                break
-        if not removed_one:
-            if chunk == 1:
-                break
-            granularity = min(len(items), granularity * 2)
-    return items
+from .template_shrink import shrink_template
 
 
 def shrink(value, still_fails: Callable[[object], bool]):
@@ -98,31 +78,45 @@ def minimize(subject: Subject, divergence: Divergence, max_tries: int = MAX_TRIE
              seconds: float | None = None) -> Divergence:
     """The divergence with ``minimized`` set to the smallest case that still diverges the same way,
     within ``max_tries`` checks and ``seconds`` (None: no limit); a case without the field its check
-    shrinks is returned whole."""
+    shrinks is returned whole. A chat case's template is shrunk after its conversation
+    (textbound.template_shrink), and the minimized case holds the smaller template's source."""
     deadline = None if seconds is None else time.monotonic() + seconds
     case = divergence.case
     name = MINIMIZED_FIELD.get((case.component, case.property))
     if name is None or name not in case.input or divergence.kind.startswith(SERVER_ERROR):
         return divergence
     signature = divergence.signature
-
-    def with_value(value) -> Case:
-        return replace(case, input={**case.input, name: value})
-
     tries = 0
 
-    def still_fails(value) -> bool:
+    def diverges(candidate: Case) -> bool:
         nonlocal tries
         if tries >= max_tries or (deadline is not None and time.monotonic() > deadline):
             return False
         tries += 1
-        found = run_check(subject, with_value(value))
+        found = run_check(subject, candidate)
         return found is not None and found.signature == signature
 
-    smallest = shrink(case.input[name], still_fails)
-    if smallest == case.input[name]:
+    smallest = _with(case, name, shrink(case.input[name], lambda value: diverges(_with(case, name, value))))
+    smallest = _smaller_template(subject, smallest, diverges)
+    if smallest.input == case.input:
         return divergence
     # Report what the minimized case itself gives, so expected/actual match its input.
-    final = run_check(subject, with_value(smallest)) or divergence
-    final.case, final.minimized = case, with_value(smallest)
+    final = run_check(subject, smallest) or divergence
+    final.case, final.minimized = case, smallest
     return final
+
+
+def _with(case: Case, name: str, value) -> Case:
+    return replace(case, input={**case.input, name: value})
+
+
+def _smaller_template(subject: Subject, case: Case, diverges: Callable[[Case], bool]) -> Case:
+    """A chat case with its template's source shrunk inline (``template_source``); other cases as
+    they are, as is a template that does not shrink."""
+    from .checks.chat import INLINE_TEMPLATE, case_template
+
+    if case.component != "chat" or "template" not in case.input:
+        return case
+    source = case_template(subject, case).source
+    smaller = shrink_template(source, lambda candidate: diverges(_with(case, INLINE_TEMPLATE, candidate)))
+    return case if smaller == source else _with(case, INLINE_TEMPLATE, smaller)

@@ -9,10 +9,12 @@ mutant) through its own; the first stage where the two sides part is where the b
     ['normalized text', 'pre-tokenized pieces', 'model tokens', 'post-processed ids']
 
 The normalizer and pre-tokenizer are shown on the whole text; both engines split added tokens off
-first, which the model tokens and ids stages include.
+first, which the model tokens and ids stages include. A chat prompt has two stages, the rendered
+text and its ids (``chat_stages``).
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from .shape import BYTE_LEVEL_CHARS, Vocabulary, ids_shape, text_shape
@@ -111,6 +113,11 @@ def difference(expected: Stage, actual: Stage, vocabulary: Vocabulary | None) ->
     """What differs between two answers of one stage, as a shape where it has one."""
     if actual.value is None and expected.value is not None:
         return actual.shown  # the implementation raised, or shows no such stage
+    if isinstance(expected.value, tuple) or isinstance(actual.value, tuple):  # a chat stage raised
+        sides = [side.shown if isinstance(side.value, tuple) else "renders" for side in (actual, expected)]
+        return f"impl {sides[0]} where the oracle {sides[1]}"
+    if expected.name == "prompt ids" and vocabulary is not None:
+        return ids_shape(expected.value, actual.value, vocabulary)
     if isinstance(expected.value, str) and isinstance(actual.value, str):
         return text_shape(expected.value, actual.value)
     if expected.name in ("model tokens", "post-processed ids") and vocabulary is not None:
@@ -126,3 +133,24 @@ def difference(expected: Stage, actual: Stage, vocabulary: Vocabulary | None) ->
                      min(len(expected.value), len(actual.value)))
         return f"differs at item {index}"
     return "differs"
+
+
+def chat_stages(render_text: Callable[[], str], render_ids: Callable[[], list[int]], id_to_token) -> list[Stage]:
+    """A chat prompt in two stages, the rendered text and its ids, from one side's two calls (each
+    rendering the same request); a stage that raised holds ``("raised", class)`` and shows the message:
+
+        >>> [s.name for s in chat_stages(lambda: "<s>Hi", lambda: [1, 2], vocabulary.get)]
+        ['rendered prompt', 'prompt ids']
+    """
+    from oracles.chat_oracle import frozen_clock, outcome
+
+    def stage(name: str, call) -> Stage:
+        with frozen_clock():
+            value, raised = outcome(call)
+        if raised is not None:
+            return Stage(name, ("raised", raised.error_class), f"raised {raised}")
+        if isinstance(value, str):
+            return Stage(name, value, repr(value))
+        ids = list(value)
+        return Stage(name, ids, _ids_shown(ids, [id_to_token(i) for i in ids]))
+    return [stage("rendered prompt", render_text), stage("prompt ids", render_ids)]

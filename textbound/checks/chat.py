@@ -15,6 +15,7 @@ it was made with) and holds the request (``ChatRequest``): for example
      "tools": null, "documents": null, "add_generation_prompt": true, "continue_final_message": false,
      "variables": {"eos_token": "</s>"}}
 
+A minimized case also holds its minimized template's source (``template_source``), rendered instead.
 A divergence names the template in ``first_difference`` and, for text, the first differing character
 with both sides' text around it.
 """
@@ -29,9 +30,15 @@ from ..divergence import Case, Divergence
 from .registry import Subject, check, ids_divergence, impl_outcome, text_divergence
 
 TOKENIZER_PROPERTIES = {"ids": False, "sanitized_ids": True}  # property -> sanitize_control_tokens
+INLINE_TEMPLATE = "template_source"  # a case's template given as source (a minimized one), beside its name
 
 
 def case_template(subject: Subject, case: Case) -> ChatTemplate:
+    """The case's template: its ``template_source`` where it has one (named ``minimized:`` and the
+    template it was cut from, so that apply_chat_template gets the source), else the one its name
+    resolves to."""
+    if INLINE_TEMPLATE in case.input:
+        return ChatTemplate(f"minimized:{case.input['template']}", case.input[INLINE_TEMPLATE])
     return subject.cached(f"chat template {case.input['template']}", lambda: resolve(
         case.input["template"], subject.path, case.input.get("template_digest")))
 
