@@ -143,26 +143,49 @@ class BPE(VocabModel):
         if self.ignore_merges and piece in self.vocab:
             return [self.vocab[piece]]
         if len(piece) > CHUNKED_PIECE_LENGTH:
-            return [token_id for chunk in self.chunks(piece) for token_id in self._merged(chunk)]
+            return list(chain.from_iterable(self._merged_each(self.chunks(piece))))
         return list(self._merged(piece))
 
     def tokenize_batch(self, pieces: list[str]) -> list[list[int]]:
         """``[self.tokenize(piece) for piece in pieces]``, faster for many short pieces: the
         symbols of all pieces, and the rules of all adjacent symbols, are looked up in one go
         (in C), and the pieces merged in one loop (no cache: the caller keeps the results)."""
-        if self.merges_dropped or self.continuing_subword_prefix or self.end_of_word_suffix:
+        if self.merges_dropped:
             return [self.tokenize(piece) for piece in pieces]
-        text = "".join(pieces)
-        symbols = list(map(self.vocab.get, text))
-        if None in symbols:  # a character that is no token: byte fallback, unk, or dropped
-            return [self.tokenize(piece) for piece in pieces]
-        # A piece's rules are the ones between its symbols; the one joining it to the next is unused.
-        tokenized = self._merge_by_scan(symbols, self._character_rules(text), list(accumulate(map(len, pieces))))
-        if None in tokenized or self.ignore_merges:  # long pieces, and whole pieces that are tokens
-            for at, (piece, ids) in enumerate(zip(pieces, tokenized)):
-                if ids is None or self.ignore_merges and piece in self.vocab:
-                    tokenized[at] = self.tokenize(piece)
+        tokenized = self._merged_uncached(pieces)
+        if self.ignore_merges:  # whole pieces that are tokens
+            for at, piece in enumerate(pieces):
+                if piece in self.vocab:
+                    tokenized[at] = [self.vocab[piece]]
         return tokenized
+
+    def _merged_each(self, pieces: list[str]) -> list[tuple[int, ...] | list[int]]:
+        """``_merged`` of each piece: the ones not in the cache merged together (``_merged_uncached``)."""
+        cache = self._cache
+        missing = list(set(pieces).difference(cache))
+        if not missing:
+            return list(map(cache.__getitem__, pieces))
+        fresh = dict(zip(missing, self._merged_uncached(missing)))
+        found = list(map(fresh.get, pieces, map(cache.get, pieces)))
+        for piece, ids in fresh.items():
+            remember(cache, piece, tuple(ids))
+        return found
+
+    def _merged_uncached(self, pieces: list[str]) -> list[list[int]]:
+        """``self._merge(self._symbols(piece))`` of each piece, faster for many short pieces: the
+        symbols of all pieces, and the rules of all adjacent symbols, are looked up in one go (in
+        C), and the pieces merged in one loop (``_merge_by_scan``)."""
+        text = "".join(pieces)
+        symbols = None if self.continuing_subword_prefix or self.end_of_word_suffix else list(map(self.vocab.get, text))
+        if symbols is None or None in symbols:  # affixes, or a character that is no token (byte fallback, unk)
+            return [self._merge(self._symbols(piece)) for piece in pieces]
+        # A piece's rules are the ones between its symbols; the one joining it to the next is unused.
+        merged = self._merge_by_scan(symbols, self._character_rules(text), list(accumulate(map(len, pieces))))
+        if None in merged:  # pieces too long to scan
+            for at, (piece, ids) in enumerate(zip(pieces, merged)):
+                if ids is None:
+                    merged[at] = self._merge_by_queue(self._symbols(piece))
+        return merged
 
     def _character_rules(self, text: str) -> list[int]:
         """The packed rule (or NO_RULE) of each pair of adjacent characters of ``text``, each
