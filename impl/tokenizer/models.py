@@ -108,6 +108,7 @@ class BPE(VocabModel):
         self.where = where
         self._cache: dict[str, tuple[int, ...]] = {}
         self._chunk_pattern: regex.Pattern[str] | None | bool = False  # False: not worked out yet
+        self._cut_pattern: regex.Pattern[str] | None | bool = False  # the same
         self._pair_rules: dict[tuple[str, str], int] = {}  # see _character_rules
 
     @property
@@ -218,8 +219,13 @@ class BPE(VocabModel):
         A cut goes before a run of a separator (CHUNK_SEPARATORS) that follows another character,
         when every merge whose right token starts with that separator has a left token made of it
         only: the token ending at the cut ends with the other character's symbol, so no merge takes
-        it. Llama 2's "▁" is such a separator: ``"▁the▁▁cat"`` -> ``"▁the"``, ``"▁▁cat"``.
+        it. Llama 2's "▁" is such a separator: ``"▁the▁▁cat"`` -> ``"▁the"``, ``"▁▁cat"``. A piece
+        whose characters are all tokens is cut by the finer rule of _make_cut_pattern instead.
         """
+        if self._cut_pattern is False:
+            self._cut_pattern = self._make_cut_pattern()
+        if self._cut_pattern is not None and None not in map(self.vocab.get, piece):
+            return self._cut_pattern.split(piece)
         if self._chunk_pattern is False:
             self._chunk_pattern = self._make_chunk_pattern()
         return [piece] if self._chunk_pattern is None else self._chunk_pattern.findall(piece)
@@ -241,6 +247,24 @@ class BPE(VocabModel):
         others = "[^" + "".join(map(regex.escape, sorted(separators))) + "]"
         # A chunk: a run of one separator (or none, at the start), then everything up to the next.
         return regex.compile(f"(?:{runs})?{others}+|{runs}")
+
+    def _make_cut_pattern(self) -> regex.Pattern[str] | None:
+        """Where chunks() cuts a piece whose characters are all tokens when _make_chunk_pattern
+        finds no separator: before a separator (CHUNK_SEPARATORS) that follows a character ``c``
+        such that no token a merge makes holds ``c`` then the separator. Every symbol is then a
+        token spelling the characters it covers, and a symbol across the cut would hold those two.
+        With the merge "e ▁", ``"▁a▁be▁c"`` -> ``"▁a"``, ``"▁be▁c"``."""
+        if self.continuing_subword_prefix or self.end_of_word_suffix:
+            return None
+        separators = [c for c in CHUNK_SEPARATORS if c in self.vocab]
+        made = [self.id_to_token(rule & ID_MASK) for rule in self.merges.values()]
+        cuts = []
+        for separator in separators:
+            joining = {token[at - 1] for token in made if token.find(separator, 1) > 0
+                       for at in range(1, len(token)) if token[at] == separator}
+            before = "[^" + "".join(map(regex.escape, sorted(joining))) + "]" if joining else "."
+            cuts.append(f"(?<={before})(?={regex.escape(separator)})")
+        return regex.compile("|".join(cuts), regex.DOTALL) if cuts else None
 
     def _symbols(self, piece: str) -> list[int]:
         """One id per character (or per byte, or one unk per unknown run) before any merge."""
