@@ -264,6 +264,22 @@ def test_pieces_are_not_cut_where_a_merge_crosses():
     assert model.tokenize("▁ab▁a" * 20) == model._merge_by_queue(model._symbols("▁ab▁a" * 20))
 
 
+def test_pieces_of_known_characters_are_cut_where_no_made_token_spans():
+    # "b▁" is made, so a "▁" after a "b" stays joined; after an "a" no made token spans the cut.
+    model = sentencepiece_bpe(["▁ a", "a b", "b ▁"])
+    assert model.chunks("▁ab▁a▁a") == ["▁ab▁a", "▁a"]
+    text = "▁ab▁a▁a▁b▁▁ab" * 20
+    assert model.tokenize(text) == model._merge_by_queue(model._symbols(text))
+    assert model.chunks("▁ab▁a▁x▁a") == ["▁ab▁a▁x▁a"]  # "x" is no token: no cut
+
+
+def test_a_cut_across_a_made_token_is_caught(monkeypatch):
+    model = sentencepiece_bpe(["▁ a", "a b", "b ▁"])
+    monkeypatch.setattr(BPE, "_make_cut_pattern", lambda self: regex.compile("(?<=.)(?=▁)"))
+    text = "▁ab▁b" * 20  # whole: "▁a", "b▁", "b", ...; cut before each "▁": "▁a", "b", "▁", "b", ...
+    assert model.tokenize(text) != model._merge_by_queue(model._symbols(text))
+
+
 @pytest.mark.parametrize("family", BPE_FAMILIES)
 def test_merges_load_in_bulk_as_entry_by_entry(family):
     bpe(family)

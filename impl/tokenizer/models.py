@@ -108,6 +108,7 @@ class BPE(VocabModel):
         self.where = where
         self._cache: dict[str, tuple[int, ...]] = {}
         self._chunk_pattern: regex.Pattern[str] | None | bool = False  # False: not worked out yet
+        self._cut_pattern: regex.Pattern[str] | None | bool = False  # the same
         self._pair_rules: dict[tuple[str, str], int] = {}  # see _character_rules
 
     @property
@@ -143,26 +144,49 @@ class BPE(VocabModel):
         if self.ignore_merges and piece in self.vocab:
             return [self.vocab[piece]]
         if len(piece) > CHUNKED_PIECE_LENGTH:
-            return [token_id for chunk in self.chunks(piece) for token_id in self._merged(chunk)]
+            return list(chain.from_iterable(self._merged_each(self.chunks(piece))))
         return list(self._merged(piece))
 
     def tokenize_batch(self, pieces: list[str]) -> list[list[int]]:
         """``[self.tokenize(piece) for piece in pieces]``, faster for many short pieces: the
         symbols of all pieces, and the rules of all adjacent symbols, are looked up in one go
         (in C), and the pieces merged in one loop (no cache: the caller keeps the results)."""
-        if self.merges_dropped or self.continuing_subword_prefix or self.end_of_word_suffix:
+        if self.merges_dropped:
             return [self.tokenize(piece) for piece in pieces]
-        text = "".join(pieces)
-        symbols = list(map(self.vocab.get, text))
-        if None in symbols:  # a character that is no token: byte fallback, unk, or dropped
-            return [self.tokenize(piece) for piece in pieces]
-        # A piece's rules are the ones between its symbols; the one joining it to the next is unused.
-        tokenized = self._merge_by_scan(symbols, self._character_rules(text), list(accumulate(map(len, pieces))))
-        if None in tokenized or self.ignore_merges:  # long pieces, and whole pieces that are tokens
-            for at, (piece, ids) in enumerate(zip(pieces, tokenized)):
-                if ids is None or self.ignore_merges and piece in self.vocab:
-                    tokenized[at] = self.tokenize(piece)
+        tokenized = self._merged_uncached(pieces)
+        if self.ignore_merges:  # whole pieces that are tokens
+            for at, piece in enumerate(pieces):
+                if piece in self.vocab:
+                    tokenized[at] = [self.vocab[piece]]
         return tokenized
+
+    def _merged_each(self, pieces: list[str]) -> list[tuple[int, ...] | list[int]]:
+        """``_merged`` of each piece: the ones not in the cache merged together (``_merged_uncached``)."""
+        cache = self._cache
+        missing = list(set(pieces).difference(cache))
+        if not missing:
+            return list(map(cache.__getitem__, pieces))
+        fresh = dict(zip(missing, self._merged_uncached(missing)))
+        found = list(map(fresh.get, pieces, map(cache.get, pieces)))
+        for piece, ids in fresh.items():
+            remember(cache, piece, tuple(ids))
+        return found
+
+    def _merged_uncached(self, pieces: list[str]) -> list[list[int]]:
+        """``self._merge(self._symbols(piece))`` of each piece, faster for many short pieces: the
+        symbols of all pieces, and the rules of all adjacent symbols, are looked up in one go (in
+        C), and the pieces merged in one loop (``_merge_by_scan``)."""
+        text = "".join(pieces)
+        symbols = None if self.continuing_subword_prefix or self.end_of_word_suffix else list(map(self.vocab.get, text))
+        if symbols is None or None in symbols:  # affixes, or a character that is no token (byte fallback, unk)
+            return [self._merge(self._symbols(piece)) for piece in pieces]
+        # A piece's rules are the ones between its symbols; the one joining it to the next is unused.
+        merged = self._merge_by_scan(symbols, self._character_rules(text), list(accumulate(map(len, pieces))))
+        if None in merged:  # pieces too long to scan
+            for at, (piece, ids) in enumerate(zip(pieces, merged)):
+                if ids is None:
+                    merged[at] = self._merge_by_queue(self._symbols(piece))
+        return merged
 
     def _character_rules(self, text: str) -> list[int]:
         """The packed rule (or NO_RULE) of each pair of adjacent characters of ``text``, each
@@ -195,8 +219,13 @@ class BPE(VocabModel):
         A cut goes before a run of a separator (CHUNK_SEPARATORS) that follows another character,
         when every merge whose right token starts with that separator has a left token made of it
         only: the token ending at the cut ends with the other character's symbol, so no merge takes
-        it. Llama 2's "▁" is such a separator: ``"▁the▁▁cat"`` -> ``"▁the"``, ``"▁▁cat"``.
+        it. Llama 2's "▁" is such a separator: ``"▁the▁▁cat"`` -> ``"▁the"``, ``"▁▁cat"``. A piece
+        whose characters are all tokens is cut by the finer rule of _make_cut_pattern instead.
         """
+        if self._cut_pattern is False:
+            self._cut_pattern = self._make_cut_pattern()
+        if self._cut_pattern is not None and None not in map(self.vocab.get, piece):
+            return self._cut_pattern.split(piece)
         if self._chunk_pattern is False:
             self._chunk_pattern = self._make_chunk_pattern()
         return [piece] if self._chunk_pattern is None else self._chunk_pattern.findall(piece)
@@ -218,6 +247,24 @@ class BPE(VocabModel):
         others = "[^" + "".join(map(regex.escape, sorted(separators))) + "]"
         # A chunk: a run of one separator (or none, at the start), then everything up to the next.
         return regex.compile(f"(?:{runs})?{others}+|{runs}")
+
+    def _make_cut_pattern(self) -> regex.Pattern[str] | None:
+        """Where chunks() cuts a piece whose characters are all tokens when _make_chunk_pattern
+        finds no separator: before a separator (CHUNK_SEPARATORS) that follows a character ``c``
+        such that no token a merge makes holds ``c`` then the separator. Every symbol is then a
+        token spelling the characters it covers, and a symbol across the cut would hold those two.
+        With the merge "e ▁", ``"▁a▁be▁c"`` -> ``"▁a"``, ``"▁be▁c"``."""
+        if self.continuing_subword_prefix or self.end_of_word_suffix:
+            return None
+        separators = [c for c in CHUNK_SEPARATORS if c in self.vocab]
+        made = [self.id_to_token(rule & ID_MASK) for rule in self.merges.values()]
+        cuts = []
+        for separator in separators:
+            joining = {token[at - 1] for token in made if token.find(separator, 1) > 0
+                       for at in range(1, len(token)) if token[at] == separator}
+            before = "[^" + "".join(map(regex.escape, sorted(joining))) + "]" if joining else "."
+            cuts.append(f"(?<={before})(?={regex.escape(separator)})")
+        return regex.compile("|".join(cuts), regex.DOTALL) if cuts else None
 
     def _symbols(self, piece: str) -> list[int]:
         """One id per character (or per byte, or one unk per unknown run) before any merge."""

@@ -71,16 +71,14 @@ class Unigram:
             remember(self._cache, piece, cached)
         return list(cached)
 
-    def _tokenized(self, piece: str) -> list[int]:
-        ids: list[int] = []
-        for segment in self._segments(piece):
-            token_id = self.vocab.get(segment)
-            if token_id is not None:
-                ids.append(token_id)
-                continue
-            byte_ids = byte_token_ids(self.vocab, segment) if self.byte_fallback else None
-            ids.extend(byte_ids if byte_ids is not None else [self._required_unk_id()])
-        return ids
+    def _fused_unknown_ids(self, segment: str) -> list[int]:
+        """The ids of a run of unknown pieces fused into one: the piece itself when the vocabulary
+        has it, else its ``<0xXX>`` byte tokens (byte_fallback), else the unknown id."""
+        token_id = self.vocab.get(segment)
+        if token_id is not None:
+            return [token_id]
+        byte_ids = byte_token_ids(self.vocab, segment) if self.byte_fallback else None
+        return byte_ids if byte_ids is not None else [self._required_unk_id()]
 
     def _required_unk_id(self) -> int:
         if self.unk_id is None:
@@ -100,8 +98,8 @@ class Unigram:
             self._lattice_trie = trie
         return self._lattice_trie
 
-    def _segments(self, text: str) -> list[str]:
-        """The best path's pieces, consecutive unknown ones fused."""
+    def _tokenized(self, text: str) -> list[int]:
+        """The ids of the best path's pieces, consecutive unknown ones fused (_fused_unknown_ids)."""
         size = len(text)
         best_score = [-math.inf] * (size + 1)
         best_score[0] = 0.0
@@ -133,22 +131,24 @@ class Unigram:
                     best_score[start + 1], best_start[start + 1] = candidate, start
                     best_id[start + 1] = self._required_unk_id()
 
-        segments: list[str] = []
-        end, unknown_end = size, None  # unknown_end: where the run of unknown pieces being fused ends
+        # Back from the end: the path's ids, last first; unknown_end: where the run of unknown
+        # pieces being fused ends.
+        ids: list[int] = []
+        end, unknown_end, unk_id = size, None, self.unk_id
         while end > 0:
-            start = best_start[end]
-            if best_id[end] == self.unk_id:
+            token_id = best_id[end]
+            if token_id == unk_id:
                 unknown_end = end if unknown_end is None else unknown_end
             else:
                 if unknown_end is not None:
-                    segments.append(text[end:unknown_end])
+                    ids += reversed(self._fused_unknown_ids(text[end:unknown_end]))
                     unknown_end = None
-                segments.append(text[start:end])
-            end = start
+                ids.append(token_id)
+            end = best_start[end]
         if unknown_end is not None:
-            segments.append(text[:unknown_end])
-        segments.reverse()
-        return segments
+            ids += reversed(self._fused_unknown_ids(text[:unknown_end]))
+        ids.reverse()
+        return ids
 
 
 def _pieces_from_json(entries: list, where: str) -> list[tuple[str, float]]:
