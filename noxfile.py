@@ -169,21 +169,34 @@ def server_llama_cpp(session: nox.Session) -> None:
 VLLM_VERSION = "0.33.0"
 
 
-@nox.session
-def engine_vllm(session: nox.Session) -> None:
-    """vLLM's tokenizer, detokenizer, stops, chat preparation and tool parsers: vllm pins transformers
-    below the oracles', so it gets an environment of its own beside this session's (about 10 minutes
-    and 6 GB the first time: vllm pins a CUDA build of torch, which imports without a GPU)."""
-    _install(session)
-    engine_env = Path(session.virtualenv.location).parent / "engine_vllm-vllm"
+def _vllm_python(session: nox.Session) -> Path:
+    """The python of an environment holding vllm: $TEXTBOUND_VLLM_PYTHON's when it names one, else
+    one built beside this session's environment (about 10 minutes and 6 GB the first time: vllm pins
+    a CUDA build of torch, which imports without a GPU)."""
+    given = os.environ.get("TEXTBOUND_VLLM_PYTHON", "").strip()
+    if given and Path(given).is_file():
+        return Path(given)
+    engine_env = ROOT / ".nox" / "engine_vllm-vllm"
     python = engine_env / "bin" / "python"
     if not python.is_file():
         session.run("python", "-m", "venv", str(engine_env))
     session.run(str(python), "-m", "pip", "install", "-q", f"vllm=={VLLM_VERSION}", external=True)
-    env = {**_shared_env(), "TEXTBOUND_VLLM_PYTHON": str(python)}
-    session.run("pytest", "-q", "tests/test_vllm_adapter.py", env=env)
-    families = [option for family in _embedded_names() + _shared_names() for option in ("--family", family)]
-    session.run("textbound", "check", "--impl", "textbound.adapters.vllm", *families,
-                "--component", "tokenizer,detokenizer,stops,chat,tools", "--budget", "quick", "--jobs", "1",
-                "--report-dir", "reports/runs/engine_vllm", *session.posargs,
-                env=env, success_codes=[0, 1])  # divergences are findings, not a failed session
+    return python
+
+
+@nox.session
+def engine_vllm(session: nox.Session) -> None:
+    """vLLM's tokenizer, detokenizer, stops, chat preparation and tool parsers in an environment of its
+    own (vllm pins transformers below the oracles'): the adapter's tests, its field-report rows
+    (tools/field_report.py --engines vllm,vllm-parsers, options after --), then impl's tools checked
+    with vLLM's parsers as a second oracle (reports/runs/engine_vllm-oracle)."""
+    _install(session)
+    python = str(_vllm_python(session))
+    env = {**_shared_env(), "TEXTBOUND_VLLM_PYTHON": python}
+    session.run("pytest", "-q", "-p", "no:cacheprovider", "tests/test_vllm_adapter.py", "tests/test_tools_vllm_oracle.py",
+                env=env)
+    session.run("python", "tools/field_report.py", "--engines", "vllm,vllm-parsers", "--jobs", "1",
+                *session.posargs, env=env)
+    session.run("textbound", "check", "--family", "qwen", "--component", "tools", "--budget", "quick", "--jobs", "1",
+                "--report-dir", "reports/runs/engine_vllm-oracle", env={**env, "TEXTBOUND_VLLM_ORACLE_PYTHON": python},
+                success_codes=[0, 1])  # impl's divergences are findings here, not a failed session
