@@ -25,7 +25,7 @@ from pathlib import Path
 # The protocol loop is the vLLM engine's sibling: one loop serves every Python engine.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "vllm"))
 
-from protocol_loop import Handles, serve  # noqa: E402
+from protocol_loop import Handles, die_with_parent, serve  # noqa: E402
 
 import sglang  # noqa: E402
 from sglang.srt.entrypoints.openai.protocol import Tool  # noqa: E402
@@ -104,6 +104,7 @@ def ops() -> dict:
 
 
 def main() -> None:
+    die_with_parent()
     logging.disable(logging.WARNING)
     protocol_out = sys.stdout
     sys.stdout = sys.stderr  # anything SGLang prints must not reach the protocol's channel

@@ -9,6 +9,9 @@ detectors and reasoning parsers import on the CPU with a handful of packages; RE
 ``$TEXTBOUND_SGLANG_PYTHON`` (PYTHON_ENV) names that environment's python, which runs
 ``engines/sglang/engine.py`` (it documents what each op calls) over the JSON-lines protocol of
 textbound.adapters.jsonl_engine. ``assemble`` is impl's: merging deltas is the OpenAI client's job.
+The engine dies with the process that started it. SGLang's detokenizer is not provided: its logic
+lives in ``DetokenizerManager`` (sglang.srt.managers.detokenizer_manager), whose module imports
+torch (sglang pins a CUDA build), zmq, setproctitle and the server's process plumbing at import.
 
     >>> parse_response('<tool_call>{"name": "f", "arguments": {}}</tool_call>', "hermes",
     ...                tools=[{"type": "function", "function": {"name": "f"}}])["tool_calls"][0]["function"]
