@@ -46,6 +46,18 @@ class Handles:
             self.objects.pop(handle, None)
 
 
+def tokenizer_ops(tokenizer_of: Callable[[], object]) -> dict[str, Callable[[dict], object]]:
+    """The tokenizer ops of a transformers-style tokenizer (``tokenizer_of()``: the family's, loaded by
+    the engine's own ``load``), encoded and decoded as the servers call them."""
+    return {
+        "encode": lambda r: tokenizer_of().encode(r["text"], add_special_tokens=r["add_special_tokens"]),
+        "decode": lambda r: tokenizer_of().decode(r["ids"], skip_special_tokens=r["skip_special_tokens"]),
+        "token_to_id": lambda r: tokenizer_of().get_vocab().get(r["token"]),
+        "id_to_token": lambda r: tokenizer_of().convert_ids_to_tokens(r["token_id"]),
+        "vocab_size": lambda r: len(tokenizer_of()),
+    }
+
+
 def serve(lines, out, ops: dict[str, Callable[[dict], object]]) -> None:
     """Answers each request line of ``lines`` on ``out`` with ``ops[op](request)``; an exception
     becomes the protocol's error answer, so one bad request never ends the engine."""
