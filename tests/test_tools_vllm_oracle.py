@@ -1,8 +1,8 @@
 """vLLM's parsers as the tools checks' second oracle (textbound/checks/tools_vllm.py): off without
 $TEXTBOUND_VLLM_ORACLE_PYTHON; with it, where impl and the reference agree and vLLM answers otherwise
 (here a stand-in engine side, tests/engines/vllm_stand_in.py, that drops reasoning into content), an
-oracle disagreement of its own kind, whole and streamed, never impl's divergence; a crashing engine
-an oracle failure. With a real vllm environment (nox -s engine_vllm), vLLM agrees on a plain call."""
+oracle disagreement of its own kind, whole and streamed, never impl's divergence; a format it refuses
+no opinion; a crashing engine an oracle failure; the engine starts with a worker's family. With a real vllm environment (nox -s engine_vllm), vLLM agrees on a plain call."""
 from __future__ import annotations
 
 import os
@@ -10,9 +10,11 @@ import sys
 
 import pytest
 
+from textbound.adapters import jsonl_engine as protocol
 from textbound.adapters import vllm as vllm_adapter
 from textbound.checks import run_check, tools_vllm
 from textbound.divergence import Case
+from textbound.pool import _loaded
 
 from .families import family_path, impl_subject
 from .parser_engines import HERMES_CALL, WEATHER
@@ -21,8 +23,8 @@ FAMILY = "gpt2"
 STAND_IN = os.path.join(os.path.dirname(__file__), "engines", "vllm_stand_in.py")
 
 
-def case(prop: str, text: str = HERMES_CALL) -> Case:
-    return Case("tools", prop, FAMILY, {"format": "hermes", "text": text, "tools": WEATHER, "reasoning": True,
+def case(prop: str, text: str = HERMES_CALL, fmt: str = "hermes") -> Case:
+    return Case("tools", prop, FAMILY, {"format": fmt, "text": text, "tools": WEATHER, "reasoning": True,
                                        "starts_in_reasoning": False, "splits": [9, 20]})
 
 
@@ -59,6 +61,20 @@ def test_where_vllm_agrees_nothing_is_recorded(stand_in):
     stand_in()
     plain = HERMES_CALL.replace("<think>hm</think>", "")
     assert run_check(impl_subject(FAMILY), case("whole", plain)) is None
+
+
+def test_a_format_vllm_refuses_is_no_opinion(stand_in):
+    stand_in()
+    text = "<|channel|>analysis<|message|>hm<|end|><|start|>assistant<|channel|>final<|message|>Hi"
+    assert run_check(impl_subject(FAMILY), case("whole", text, "gpt_oss")) is None
+
+
+def test_the_engine_starts_while_a_worker_loads_its_family(stand_in):
+    """Outside any case's clock: vLLM's engine takes a minute to import."""
+    stand_in()
+    started = len(protocol._ENGINES)
+    _loaded(impl_subject(FAMILY))
+    assert len(protocol._ENGINES) == started + 1 and tools_vllm.engine().alive
 
 
 def test_a_crashing_engine_is_an_oracle_failure(stand_in):

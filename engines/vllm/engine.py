@@ -45,7 +45,7 @@ import tempfile
 from pathlib import Path
 from types import SimpleNamespace
 
-from protocol_loop import Handles, die_with_parent, serve
+from protocol_loop import Handles, die_with_parent, serve, tokenizer_ops
 
 os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")  # vLLM's info lines go to stdout: the protocol's channel
 
@@ -369,11 +369,7 @@ class Engine:
         h = self.handles
         ops = {
             "load": self.load,
-            "encode": lambda r: self._tok().encode(r["text"], add_special_tokens=r["add_special_tokens"]),
-            "decode": lambda r: self._tok().decode(r["ids"], skip_special_tokens=r["skip_special_tokens"]),
-            "token_to_id": lambda r: self._tok().get_vocab().get(r["token"]),
-            "id_to_token": lambda r: self._tok().convert_ids_to_tokens(r["token_id"]),
-            "vocab_size": lambda r: len(self._tok()),
+            **tokenizer_ops(self._tok),
             "detokenizer_new": self.detokenizer_new,
             "detokenizer_add": lambda r: h[r["handle"]].add(r["ids"]),
             "detokenizer_flush": lambda r: h[r["handle"]].flush(),

@@ -6,6 +6,7 @@ record that as an oracle disagreement, never as impl's divergence.
     stand-in-python tests/engines/vllm_stand_in.py ENGINE_SCRIPT --tools-base DIR   # the arguments are ignored
 
 ``--exit-on-parse`` makes it exit in the middle of a parse (a crashing engine: an oracle failure).
+``gpt_oss`` is refused as the real engine refuses it (REFUSED_FORMATS): no opinion.
 """
 from __future__ import annotations
 
@@ -26,6 +27,8 @@ def main() -> None:
     def parsed(r: dict) -> dict:
         if crash:
             sys.exit(3)
+        if r["format"] == "gpt_oss":
+            raise ValueError("format 'gpt_oss' not provided: the stand-in has no Harmony parser")
         return impl.parse_response(r["text"], r["format"], tools=r["tools"], reasoning=False)
 
     ops = {

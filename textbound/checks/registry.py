@@ -67,6 +67,9 @@ CHECKS: dict[tuple[str, str], Check] = {}
 # The input field that delta debugging shrinks, per property.
 MINIMIZED_FIELD: dict[tuple[str, str], str] = {}
 CASE_BUILDERS: dict[tuple[str, str], CaseBuilder] = {}  # (source, component) -> builder
+# What an oracle does once per worker process before its cases (starting an engine that takes a
+# minute): run while the worker loads a family, outside any case's clock.
+WORKER_SETUP: list[Callable[[], object]] = []
 
 
 def check(component: str, prop: str, minimize: str | None = None):
