@@ -2,7 +2,8 @@
 committed baseline), bench, mutants (the harness's own mutation score), field (the field report of
 every adapter), and the engines that need
 heavy optional installs: engines_js (node packages), engine_llama_cpp (a source build),
-server_llama_cpp (a llama-server build, checked over HTTP) and engine_vllm (vllm in an environment of its own).
+server_llama_cpp (a llama-server build, checked over HTTP), engine_vllm and engine_sglang (vllm and
+sglang, each in an environment of its own).
 
 The shared models and templates are found through $TEXTBOUND_MODELS and $TEXTBOUND_TEMPLATES; when
 they are unset, the folders beside the repository (../shared) are used if they exist.
@@ -167,23 +168,63 @@ def server_llama_cpp(session: nox.Session) -> None:
 
 
 VLLM_VERSION = "0.33.0"
+SGLANG_VERSION = "0.5.23"
+# What SGLang's parsers and detokenizer manager import on the CPU: its wheel pins GPU-only packages
+# (flashinfer, sgl-kernel...), so it installs --no-deps, with these beside it.
+SGLANG_IMPORTS = ("numpy", "orjson", "psutil", "pybase64", "requests", "torch==2.14.1", "torchvision", "triton",
+                  "packaging", "pillow", "starlette", "msgspec", "pydantic", "pyzmq", "tqdm", "IPython", "aiohttp",
+                  "openai", "partial-json-parser", "regex", "xgrammar", "transformers", "setproctitle", "dill",
+                  "sentencepiece", "compressed-tensors", "gguf", "fastapi", "uvicorn", "uvloop", "einops")
+
+
+def _engine_python(session: nox.Session, variable: str, name: str, installs: list[list[str]]) -> Path:
+    """The python of an engine's environment: ``$variable``'s when it names one, else ``.nox/NAME``,
+    built with ``pip install`` of each of ``installs`` (engines pin packages below the oracles', so
+    they never share the harness's environment)."""
+    given = os.environ.get(variable, "").strip()
+    if given and Path(given).is_file():
+        return Path(given)
+    engine_env = ROOT / ".nox" / name
+    python = engine_env / "bin" / "python"
+    if not python.is_file():
+        session.run("python", "-m", "venv", str(engine_env))
+    for packages in installs:
+        session.run(str(python), "-m", "pip", "install", "-q", *packages, external=True)
+    return python
 
 
 @nox.session
 def engine_vllm(session: nox.Session) -> None:
-    """vLLM's tokenizer, detokenizer, stops, chat preparation and tool parsers: vllm pins transformers
-    below the oracles', so it gets an environment of its own beside this session's (about 10 minutes
-    and 6 GB the first time: vllm pins a CUDA build of torch, which imports without a GPU)."""
+    """vLLM's tokenizer, detokenizer, stops, chat preparation and tool parsers in an environment of its
+    own (vllm pins transformers below the oracles'): the adapter's tests, its field-report rows
+    (tools/field_report.py --engines vllm,vllm-parsers, options after --), then impl's tools checked
+    with vLLM's parsers as a second oracle (reports/runs/engine_vllm-oracle)."""
     _install(session)
-    engine_env = Path(session.virtualenv.location).parent / "engine_vllm-vllm"
-    python = engine_env / "bin" / "python"
-    if not python.is_file():
-        session.run("python", "-m", "venv", str(engine_env))
-    session.run(str(python), "-m", "pip", "install", "-q", f"vllm=={VLLM_VERSION}", external=True)
-    env = {**_shared_env(), "TEXTBOUND_VLLM_PYTHON": str(python)}
-    session.run("pytest", "-q", "tests/test_vllm_adapter.py", env=env)
+    # About 10 minutes and 6 GB the first time: vllm pins a CUDA build of torch, which imports without a GPU.
+    python = str(_engine_python(session, "TEXTBOUND_VLLM_PYTHON", "engine_vllm-vllm", [[f"vllm=={VLLM_VERSION}"]]))
+    env = {**_shared_env(), "TEXTBOUND_VLLM_PYTHON": python}
+    session.run("pytest", "-q", "-p", "no:cacheprovider", "tests/test_vllm_adapter.py", "tests/test_tools_vllm_oracle.py",
+                env=env)
+    for rows in ("vllm-parsers", "vllm"):  # the short one first: a long run cut off still leaves it
+        session.run("python", "tools/field_report.py", "--engines", rows, "--jobs", "1", *session.posargs, env=env)
+    session.run("textbound", "check", "--family", "qwen", "--component", "tools", "--budget", "quick", "--jobs", "1",
+                "--report-dir", "reports/runs/engine_vllm-oracle", env={**env, "TEXTBOUND_VLLM_ORACLE_PYTHON": python},
+                success_codes=[0, 1])  # impl's divergences are findings here, not a failed session
+
+
+@nox.session
+def engine_sglang(session: nox.Session) -> None:
+    """SGLang's tool and reasoning parsers, tokenizer loading and detokenizer manager in an environment
+    of its own: the adapter's tests, its field-report row (tools/field_report.py --engines sglang,
+    options after --), then its tokenizer and detokenizer on every embedded and shared family
+    (reports/runs/engine_sglang)."""
+    _install(session)
+    python = str(_engine_python(session, "TEXTBOUND_SGLANG_PYTHON", "engine_sglang-sglang",
+                                [["--no-deps", f"sglang=={SGLANG_VERSION}"], list(SGLANG_IMPORTS)]))
+    env = {**_shared_env(), "TEXTBOUND_SGLANG_PYTHON": python}
+    session.run("pytest", "-q", "-p", "no:cacheprovider", "tests/test_sglang_adapter.py", env=env)
+    session.run("python", "tools/field_report.py", "--engines", "sglang", "--jobs", "1", *session.posargs, env=env)
     families = [option for family in _embedded_names() + _shared_names() for option in ("--family", family)]
-    session.run("textbound", "check", "--impl", "textbound.adapters.vllm", *families,
-                "--component", "tokenizer,detokenizer,stops,chat,tools", "--budget", "quick", "--jobs", "1",
-                "--report-dir", "reports/runs/engine_vllm", *session.posargs,
+    session.run("textbound", "check", "--impl", "textbound.adapters.sglang", *families, "--component",
+                "tokenizer,detokenizer", "--budget", "quick", "--jobs", "1", "--report-dir", "reports/runs/engine_sglang",
                 env=env, success_codes=[0, 1])  # divergences are findings, not a failed session

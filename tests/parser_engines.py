@@ -1,5 +1,6 @@
-"""What the tool-parser engines' adapters (vLLM's, SGLang's) are asked alike: one hermes call with
-reasoning, read whole and streamed in 5-character deltas, gives the same message."""
+"""What the Python engines' adapters (vLLM's, SGLang's) are asked alike: one hermes call with
+reasoning, read whole and streamed in 5-character deltas, gives the same message; a family's text
+encodes to tokenizers' ids and decodes back."""
 from __future__ import annotations
 
 import json
@@ -17,3 +18,14 @@ def assert_reads_a_hermes_call_whole_and_streamed(adapter) -> None:
     for message in (whole, streamed):
         assert (message["content"], message["reasoning_content"]) == ("Hi", "hm")
         assert [json.loads(c["function"]["arguments"]) for c in message["tool_calls"]] == [{"city": "Paris"}]
+
+
+def assert_encodes_and_decodes_as_tokenizers(adapter) -> None:
+    import tokenizers
+    from textbound.families import build_family
+    family = build_family("qwen")
+    oracle = tokenizers.Tokenizer.from_file(str(family / "tokenizer.json"))
+    tokenizer = adapter.Tokenizer.from_dir(family)
+    text = "Hi there, 12 €"
+    assert tokenizer.encode(text, add_special_tokens=False) == oracle.encode(text, add_special_tokens=False).ids
+    assert tokenizer.decode(tokenizer.encode(text, add_special_tokens=False)) == text

@@ -10,7 +10,7 @@ import pytest
 
 from textbound.adapters import EngineMissing
 from textbound.adapters import sglang as sglang_adapter
-from tests.parser_engines import assert_reads_a_hermes_call_whole_and_streamed
+from tests.parser_engines import assert_encodes_and_decodes_as_tokenizers, assert_reads_a_hermes_call_whole_and_streamed
 from textbound.implementation import Implementation
 
 SGLANG = pytest.mark.skipif(not sglang_adapter.os.environ.get(sglang_adapter.PYTHON_ENV),
@@ -36,3 +36,19 @@ def test_a_parser_without_a_detokenizer_is_not_provided_the_token_stream(monkeyp
     monkeypatch.setitem(sys.modules, "parsers_only", parsers_only)
     impl = Implementation("parsers_only")
     assert impl.provides("tools") and impl.missing_for("tools", "tokens") == ["Tokenizer", "IncrementalDetokenizer"]
+
+
+@SGLANG
+def test_sglang_encodes_and_decodes_as_tokenizers():
+    assert_encodes_and_decodes_as_tokenizers(sglang_adapter)
+
+
+@SGLANG
+def test_sglangs_detokenizer_streams_a_prompts_continuation_whole():
+    from textbound.families import build_family
+    tokenizer = sglang_adapter.Tokenizer.from_dir(build_family("qwen"))
+    text = "Hello world, ünïcödé 😀 done"
+    ids = tokenizer.encode(text, add_special_tokens=False)
+    detokenizer = sglang_adapter.IncrementalDetokenizer(tokenizer, skip_special_tokens=True, prompt_ids=ids[:2])
+    shown = "".join(detokenizer.add([token_id]) for token_id in ids[2:]) + detokenizer.flush()
+    assert detokenizer.prompt_text + shown == text and detokenizer.text == shown

@@ -9,13 +9,12 @@ import io
 import json
 
 import pytest
-import tokenizers
 from oracles.chat_oracle import FamilyChatOracle, frozen_clock, render
 
 from textbound.adapters import EngineMissing
 from textbound.adapters.jsonl_engine import EngineError
 from textbound.adapters import vllm as vllm_adapter
-from tests.parser_engines import assert_reads_a_hermes_call_whole_and_streamed
+from tests.parser_engines import assert_encodes_and_decodes_as_tokenizers, assert_reads_a_hermes_call_whole_and_streamed
 from textbound.families import build_family
 
 VLLM = pytest.mark.skipif(not vllm_adapter.os.environ.get(vllm_adapter.PYTHON_ENV),
@@ -88,12 +87,7 @@ def test_the_detokenizer_and_the_tools_tokenizer_are_passed_to_the_engine(monkey
 
 @VLLM
 def test_vllm_encodes_and_decodes_as_tokenizers():
-    family = build_family("qwen")
-    oracle = tokenizers.Tokenizer.from_file(str(family / "tokenizer.json"))
-    tokenizer = vllm_adapter.Tokenizer.from_dir(family)
-    text = "Hi there, 12 €"
-    assert tokenizer.encode(text) == oracle.encode(text, add_special_tokens=False).ids
-    assert tokenizer.decode(tokenizer.encode(text, add_special_tokens=False)) == text
+    assert_encodes_and_decodes_as_tokenizers(vllm_adapter)
 
 
 @VLLM

@@ -231,12 +231,16 @@ def check_job(subject, task: Task, run: JobRun) -> tuple[int, str | None, tuple[
 
 
 def _loaded(subject):
-    """The subject with both tokenizers loaded, outside any case's clock (loading a large vocabulary
-    in pure Python takes seconds); a failure to load is left for the checks to report per case."""
+    """The subject with both tokenizers loaded and the oracles' WORKER_SETUP done, outside any case's
+    clock (loading a large vocabulary in pure Python takes seconds, starting an engine a minute); a
+    failure is left for the checks to report per case."""
+    from .checks.registry import WORKER_SETUP
     try:
         subject.oracle
         if subject.impl.provides("tokenizer"):
             subject.tokenizer
+        for setup in WORKER_SETUP:
+            setup()
     except Exception:  # noqa: BLE001 - the checks meet the same error and report it
         pass
     return subject

@@ -11,6 +11,16 @@ importing the harness.
   ``parse_stream_chunk`` (``parse_stream_end`` at the finish); the whole text through both
   ``parse_non_stream``. Call items become OpenAI deltas: a named item opens call ``tool_index``
   with an id, its ``parameters`` are argument text. Without tools the server parses no calls.
+- tokenizer: the family's tokenizer as SGLang's server loads it (``get_tokenizer``), encode/decode
+  as the tokenizer manager calls them.
+- detokenizer: one request through ``DetokenizerManager._decode_batch_token_id_output``, fed as the
+  scheduler feeds it: the first batch carries the prompt's last INIT_INCREMENTAL_DETOKENIZATION_OFFSET
+  ids as surrounding context (``read_offset`` past them) and the first ids, later batches the new
+  ids alone; ``flush`` is the batch that finishes the request (a length finish, so no stop to trim).
+  The manager is made without its sockets, event loop and server arguments (its decode reads only
+  the tokenizer and the fields set in ``detokenizer_manager``); the module is imported by the first
+  family's ``load``, and where it cannot import (it needs torch and the server's packages), ``load``
+  answers with that reason.
 
     -> {"id": 3, "op": "parse_response", "text": "<tool_call>...", "format": "hermes", ...}
     <- {"id": 3, "result": {"role": "assistant", "content": null, "tool_calls": [...]}}
@@ -21,11 +31,12 @@ import logging
 import sys
 import uuid
 from pathlib import Path
+from types import SimpleNamespace
 
 # The protocol loop is the vLLM engine's sibling: one loop serves every Python engine.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "vllm"))
 
-from protocol_loop import Handles, serve  # noqa: E402
+from protocol_loop import Handles, die_with_parent, serve, tokenizer_ops  # noqa: E402
 
 import sglang  # noqa: E402
 from sglang.srt.entrypoints.openai.protocol import Tool  # noqa: E402
@@ -90,9 +101,74 @@ class Parsing:
         return message
 
 
+REQUEST = "textbound"  # the request id of every detokenized stream (one per manager)
+SPACES_BETWEEN_SPECIAL_TOKENS = True  # SGLang's sampling default
+
+
+def detokenizer_manager(tokenizer):
+    """A DetokenizerManager holding what its incremental decode reads, with the server's defaults."""
+    from sglang.srt.managers.detokenizer_manager import DetokenizerManager
+    manager = object.__new__(DetokenizerManager)  # its __init__ opens the server's sockets
+    manager.tokenizer, manager.vocab_size, manager.decode_status = tokenizer, len(tokenizer), {}
+    manager.disable_tokenizer_batch_decode, manager.is_tool_call_parser_gpt_oss = False, False
+    manager.tool_close_token_ids = set()
+    return manager
+
+
+class Detokenizer:
+    """One request's stream through SGLang's detokenizer manager."""
+
+    def __init__(self, tokenizer, skip_special_tokens: bool, prompt_ids: list[int]):
+        from sglang.srt.managers.schedule_batch import INIT_INCREMENTAL_DETOKENIZATION_OFFSET
+        self.manager, self.skip = detokenizer_manager(tokenizer), skip_special_tokens
+        self.context = list(prompt_ids)[-INIT_INCREMENTAL_DETOKENIZATION_OFFSET:]
+        self.read_offset = len(self.context)
+        # SGLang never streams the prompt: what was shown of it is its decode.
+        self.prompt_text = tokenizer.decode(prompt_ids, skip_special_tokens=skip_special_tokens)
+        self.text = ""
+
+    def step(self, ids: list[int], finished: bool) -> str:
+        batch = SimpleNamespace(rids=[REQUEST], decoded_texts=[""], decode_ids=[self.context + list(ids)],
+                                read_offsets=[self.read_offset], finished_reasons=[{"type": "length"} if finished else None],
+                                no_stop_trim=[False], skip_special_tokens=[self.skip],
+                                spaces_between_special_tokens=[SPACES_BETWEEN_SPECIAL_TOKENS])
+        self.context = []  # the manager keeps the ids it was sent
+        delta = self.manager._decode_batch_token_id_output(batch)[0]
+        self.text += delta
+        return delta
+
+
+class Family:
+    """The family process's tokenizer, loaded as the server loads it."""
+
+    def __init__(self):
+        self.tokenizer = None
+
+    def load(self, r: dict) -> None:
+        import sglang.srt.managers.detokenizer_manager  # noqa: F401 - where it cannot import, no family loads
+        from sglang.srt.utils.hf_transformers.tokenizer import get_tokenizer
+        self.tokenizer = get_tokenizer(r["path"])
+
+    def tok(self):
+        if self.tokenizer is None:
+            raise ValueError("no family loaded: this request needs a family's process")
+        return self.tokenizer
+
+
 def ops() -> dict:
-    handles = Handles()
+    handles, family = Handles(), Family()
+
+    def detokenizer_new(r: dict) -> dict:
+        made = Detokenizer(family.tok(), r["skip_special_tokens"], r["prompt_ids"])
+        return {"handle": handles.keep(made), "prompt_text": made.prompt_text}
+
     answers = {
+        "load": family.load,
+        **tokenizer_ops(family.tok),
+        "detokenizer_new": detokenizer_new,
+        "detokenizer_add": lambda r: handles[r["handle"]].step(r["ids"], finished=False),
+        "detokenizer_flush": lambda r: handles[r["handle"]].step([], finished=True),
+        "detokenizer_text": lambda r: handles[r["handle"]].text,
         "parser_new": lambda r: handles.keep(Parsing(r)),
         "parser_feed": lambda r: handles[r["handle"]].feed(r["text"], r["final"]),
         "parse_response": lambda r: Parsing(r).whole(r["text"]),
@@ -104,6 +180,7 @@ def ops() -> dict:
 
 
 def main() -> None:
+    die_with_parent()
     logging.disable(logging.WARNING)
     protocol_out = sys.stdout
     sys.stdout = sys.stderr  # anything SGLang prints must not reach the protocol's channel

@@ -36,18 +36,16 @@ run by the python of an environment holding vllm, never importing the harness.
 from __future__ import annotations
 
 import argparse
-import ctypes
 import datetime
 import json
 import logging
 import os
-import signal
 import sys
 import tempfile
 from pathlib import Path
 from types import SimpleNamespace
 
-from protocol_loop import Handles, serve
+from protocol_loop import Handles, die_with_parent, serve, tokenizer_ops
 
 os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")  # vLLM's info lines go to stdout: the protocol's channel
 
@@ -98,7 +96,6 @@ PARSERS: dict[str, tuple[str, str | None]] = {
     "kimi_k2": ("kimi_k2", "kimi_k2"), "glm45": ("glm45", "glm45"), "minimax_m2": ("minimax_m2", "minimax_m2"),
 }
 HARMONY_FORMATS = {"gpt_oss"}
-PR_SET_PDEATHSIG = 1  # prctl's option: the signal this process gets when its parent dies
 # Formats whose vLLM parser cannot run here, and why (raised as the answer to every request of it).
 REFUSED_FORMATS = {"gpt_oss": "vLLM's Harmony parser reads ids of openai_harmony's o200k_harmony encoding, "
                               "which no tokenizer here has"}
@@ -372,11 +369,7 @@ class Engine:
         h = self.handles
         ops = {
             "load": self.load,
-            "encode": lambda r: self._tok().encode(r["text"], add_special_tokens=r["add_special_tokens"]),
-            "decode": lambda r: self._tok().decode(r["ids"], skip_special_tokens=r["skip_special_tokens"]),
-            "token_to_id": lambda r: self._tok().get_vocab().get(r["token"]),
-            "id_to_token": lambda r: self._tok().convert_ids_to_tokens(r["token_id"]),
-            "vocab_size": lambda r: len(self._tok()),
+            **tokenizer_ops(self._tok),
             "detokenizer_new": self.detokenizer_new,
             "detokenizer_add": lambda r: h[r["handle"]].add(r["ids"]),
             "detokenizer_flush": lambda r: h[r["handle"]].flush(),
@@ -414,13 +407,6 @@ class Engine:
     def detokenizer_new(self, r: dict) -> dict:
         made = Detokenizer(self.detokenizer, self._tok(), r["skip_special_tokens"], r["prompt_ids"])
         return {"handle": self.handles.keep(made), "prompt_text": made.prompt_text}
-
-
-def die_with_parent() -> None:
-    """A request that never ends (a parser in a loop) must not outlive the harness that gave up on it:
-    Linux kills this process when its parent dies."""
-    if sys.platform.startswith("linux"):
-        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def main() -> None:

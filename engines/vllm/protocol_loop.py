@@ -10,9 +10,14 @@ read a request per line, answer it with ``result`` or ``error``.
 """
 from __future__ import annotations
 
+import ctypes
 import itertools
 import json
+import signal
+import sys
 from collections.abc import Callable
+
+PR_SET_PDEATHSIG = 1  # prctl's option: the signal this process gets when its parent dies
 
 
 def error_type(exc: BaseException) -> str:
@@ -41,6 +46,18 @@ class Handles:
             self.objects.pop(handle, None)
 
 
+def tokenizer_ops(tokenizer_of: Callable[[], object]) -> dict[str, Callable[[dict], object]]:
+    """The tokenizer ops of a transformers-style tokenizer (``tokenizer_of()``: the family's, loaded by
+    the engine's own ``load``), encoded and decoded as the servers call them."""
+    return {
+        "encode": lambda r: tokenizer_of().encode(r["text"], add_special_tokens=r["add_special_tokens"]),
+        "decode": lambda r: tokenizer_of().decode(r["ids"], skip_special_tokens=r["skip_special_tokens"]),
+        "token_to_id": lambda r: tokenizer_of().get_vocab().get(r["token"]),
+        "id_to_token": lambda r: tokenizer_of().convert_ids_to_tokens(r["token_id"]),
+        "vocab_size": lambda r: len(tokenizer_of()),
+    }
+
+
 def serve(lines, out, ops: dict[str, Callable[[dict], object]]) -> None:
     """Answers each request line of ``lines`` on ``out`` with ``ops[op](request)``; an exception
     becomes the protocol's error answer, so one bad request never ends the engine."""
@@ -54,3 +71,10 @@ def serve(lines, out, ops: dict[str, Callable[[dict], object]]) -> None:
             answer = {"id": request["id"], "error": {"type": error_type(exc), "message": str(exc)}}
         out.write(json.dumps(answer, ensure_ascii=False) + "\n")
         out.flush()
+
+
+def die_with_parent() -> None:
+    """A request that never ends (a parser in a loop) must not outlive the harness that gave up on it:
+    Linux kills this process when its parent dies."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)

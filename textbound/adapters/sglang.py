@@ -1,4 +1,5 @@
-"""SGLang's tool-call and reasoning parsers as an ``--impl`` (the ``tools`` component), run in an
+"""SGLang's tool-call and reasoning parsers (the ``tools`` component), its tokenizer loading and its
+detokenizer manager's incremental decode (``tokenizer``, ``detokenizer``) as an ``--impl``, run in an
 environment of its own.
 
     python -m venv ENV && ENV/bin/pip install sglang==0.5.23 --no-deps   # then what its parsers import
@@ -9,6 +10,10 @@ detectors and reasoning parsers import on the CPU with a handful of packages; RE
 ``$TEXTBOUND_SGLANG_PYTHON`` (PYTHON_ENV) names that environment's python, which runs
 ``engines/sglang/engine.py`` (it documents what each op calls) over the JSON-lines protocol of
 textbound.adapters.jsonl_engine. ``assemble`` is impl's: merging deltas is the OpenAI client's job.
+The engine dies with the process that started it. The detokenizer's module
+(sglang.srt.managers.detokenizer_manager) imports torch and the server's packages (setproctitle,
+pyzmq, fastapi, uvicorn, uvloop, einops, dill, sentencepiece, compressed-tensors, gguf, torchvision):
+without them a family's engine refuses to load, saying which is missing.
 
     >>> parse_response('<tool_call>{"name": "f", "arguments": {}}</tool_call>', "hermes",
     ...                tools=[{"type": "function", "function": {"name": "f"}}])["tool_calls"][0]["function"]
@@ -30,19 +35,29 @@ PYTHON_ENV = "TEXTBOUND_SGLANG_PYTHON"
 ENGINE_SCRIPT = Path(__file__).resolve().parents[2] / "engines" / "sglang" / "engine.py"
 
 
-def engine() -> protocol.EngineProcess:
-    """The running SGLang engine of this process; EngineMissing without $TEXTBOUND_SGLANG_PYTHON."""
+def engine(family: Path | None = None) -> protocol.EngineProcess:
+    """The running SGLang engine of this process for ``family`` (None: family-less requests);
+    EngineMissing without $TEXTBOUND_SGLANG_PYTHON."""
     python = os.environ.get(PYTHON_ENV, "").strip()
     if not python or not Path(python).is_file():
         raise EngineMissing(f"textbound.adapters.sglang needs the python of an environment holding sglang in "
                             f"${PYTHON_ENV} (found {python!r}): see this module's docstring")
-    return protocol.engine(None, command=[python, str(ENGINE_SCRIPT)])
+    return protocol.engine(family, command=[python, str(ENGINE_SCRIPT)], one_family=True)
 
 
 def __getattr__(name: str):
     if name == "__version__":  # read by the harness's setup: starting the engine, a broken one fails it
         return protocol.version_of(engine())
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class Tokenizer(protocol.EngineTokenizer):
+    @classmethod
+    def from_dir(cls, path: str | Path) -> "Tokenizer":
+        return cls(engine(Path(path)))
+
+
+IncrementalDetokenizer = protocol.EngineDetokenizer  # in the tokenizer's own engine
 
 
 class OutputParser(protocol.EngineOutputParser):
@@ -52,4 +67,4 @@ class OutputParser(protocol.EngineOutputParser):
 parse_response = functools.partial(protocol.parse_response_in, engine)
 
 
-__all__ = ["OutputParser", "assemble", "parse_response"]
+__all__ = ["IncrementalDetokenizer", "OutputParser", "Tokenizer", "assemble", "parse_response"]

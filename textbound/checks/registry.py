@@ -70,6 +70,9 @@ MINIMIZED_FIELD: dict[tuple[str, str], str] = {}
 # schema's regex, a tool-call parse): a run checks each such input once, whichever families share it.
 FAMILY_INDEPENDENT: set[tuple[str, str]] = set()
 CASE_BUILDERS: dict[tuple[str, str], CaseBuilder] = {}  # (source, component) -> builder
+# What an oracle does once per worker process before its cases (starting an engine that takes a
+# minute): run while the worker loads a family, outside any case's clock.
+WORKER_SETUP: list[Callable[[], object]] = []
 
 
 def check(component: str, prop: str, minimize: str | None = None, family_independent: bool = False):

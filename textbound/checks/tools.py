@@ -25,6 +25,9 @@ its block went.
   are held back only while the unreleased tail may begin a tag (as the stop checker).
 - tools/tokens: the text's ids streamed through the detokenizer, then the parser, equal the
   reference's message for the decoded text.
+- vLLM's parsers, where ``$TEXTBOUND_VLLM_ORACLE_PYTHON`` names an environment holding vllm, are a
+  second oracle of tools/whole and tools/stream: where impl and the reference agree and vLLM
+  answers otherwise, an oracle disagreement of its own kind (tools_vllm).
 - tools/round_trip: an assistant message rendered by a model's own template (transformers) parses
   back, from the assistant part of the rendered text, to the same calls and reasoning.
 """
@@ -42,6 +45,7 @@ from oracles.tool_reference_core import FALLBACK, Parsed
 from ..divergence import ORACLE_DISAGREEMENT, Case, Divergence
 from .registry import Subject, check, impl_call, oracle_call
 from .streaming import chunks
+from . import tools_vllm
 
 REASONING_OPEN = {"mistral": "[THINK]", "gpt_oss": "<|channel|>analysis<|message|>", "llama3_json": None}
 # What ends an assistant turn in the round-trip templates: a stop token, not model output.
@@ -200,8 +204,9 @@ def check_tools_whole(subject: Subject, case: Case) -> Divergence | None:
     if problem := shape_problem(whole):
         return Divergence(case, "an OpenAI-shaped message", whole, f"{given.format}: {problem}",
                           {"format": given.format, "content": whole.get("content")})
-    return judged(case, given, reference, message_of(whole), lambda: transformers_response.parse(
+    return (judged(case, given, reference, message_of(whole), lambda: transformers_response.parse(
         given.text, given.format, **given.options), "") or misplaced_flagged_call(case, given, whole, "")
+        or tools_vllm.second_opinion(case, given, reference.message(), tools_vllm.whole, message_difference))
 
 
 def _stream(subject: Subject, given: ToolInput, pieces: list[str]) -> tuple[list[list[dict]], dict]:
@@ -240,7 +245,8 @@ def check_tools_stream(subject: Subject, case: Case) -> Divergence | None:
     if given.format in tool_reference.JSON_ARGUMENT_FORMATS and _argument_texts(assembled) != _argument_texts(whole):
         return Divergence(case, _argument_texts(whole), _argument_texts(assembled),
                           f"{given.format}: streamed argument text is not the whole parse's", where)
-    return None
+    return tools_vllm.second_opinion(case, given, reference.message(), tools_vllm.streamed, message_difference,
+                                     "stream: ")
 
 
 class _DeltaRules:
