@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -107,3 +108,9 @@ def test_a_link_to_a_missing_file_is_dangling_and_a_bug_without_a_reproducer_is_
     assert "[reproducer: here.py](reproducers/here.py)" in field_report.triage_line(triage, "e", "a/b/y")
     field = {"engines": {"e": {"signatures": {"a/b/y": {"count": 3}, "a/c/x": {"count": 2}}}}}
     assert field_report.unreproduced(field, triage) == {"e": [("a/c/x", 2)]}
+
+
+def test_every_file_findings_links_exists(field_report):
+    findings = (field_report.FIELD_DIR / "FINDINGS.md").read_text(encoding="utf-8")
+    links = re.findall(r"\]\(((?:reproducers|upstream|llama-server)/[^)]*)\)", findings)
+    assert links and [link for link in links if not (field_report.FIELD_DIR / link).exists()] == []

@@ -21,7 +21,8 @@ engine's own words, not run. Then it writes
   (reproducer and report: a path under reports/field/, or a list of them; a path that does not
   exist stops the report); a key may be a glob, ``mistral-common | tokenizer/decode/*``, for one root
   cause behind several signatures), written by hand and kept across regenerations. A signature
-  without one is marked untriaged.
+  without one is marked untriaged. At its end: the engine-bug signatures whose triage names no
+  reproducer, with their counts.
 
 Signatures are computed afresh from the records (textbound.triage.rekinded), so a run recorded
 under an older wording of kinds is grouped as today's checks group it; each signature lists the
@@ -455,7 +456,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"{TRIAGE_FILE}: verdicts must be one of {VERDICTS}: {bad}")
     dangling = dangling_links(triage)
     if dangling:
-        parser.error(f"{TRIAGE_FILE}: links to files not under {FIELD_DIR}: {dangling}")
+        parser.error(f"{TRIAGE_FILE}: reproducer or report paths that do not exist under {FIELD_DIR}: {dangling}")
     if options.rekind:
         triage = carried_triage(triage, field)
         TRIAGE_FILE.write_text(json.dumps(triage, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
