@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -87,3 +88,29 @@ def test_a_server_engine_is_one_row_of_its_per_family_reports(field_report, tmp_
     entry = field_report.collect(engine, tmp_path / "runs", {"missing": None, "not_applicable": {}}, {})
     assert entry["version"] == "llama.cpp server" and len(entry["counts"]) == 2
     assert entry["signatures"]["tokenizer/decode/text: drops ' ' at the start"]["count"] == 2
+
+
+def test_every_reproducer_and_report_the_triage_links_exists(field_report):
+    triage = json.loads(field_report.TRIAGE_FILE.read_text(encoding="utf-8"))
+    assert field_report.dangling_links(triage) == {}
+    assert any(field_report.linked_paths(entry, "reproducer") for entry in triage.values())
+
+
+def test_a_link_to_a_missing_file_is_dangling_and_a_bug_without_a_reproducer_is_a_gap(field_report, tmp_path,
+                                                                                     monkeypatch):
+    monkeypatch.setattr(field_report, "FIELD_DIR", tmp_path)
+    (tmp_path / "reproducers").mkdir()
+    (tmp_path / "reproducers" / "here.py").write_text("")
+    triage = {"e | a/b/*": {"verdict": "engine bug", "note": "n", "reproducer": "reproducers/here.py",
+                            "report": ["upstream/e/gone.md"]},
+              "e | a/c/x": {"verdict": "engine bug", "note": "m"}}
+    assert field_report.dangling_links(triage) == {"e | a/b/*": ["upstream/e/gone.md"]}
+    assert "[reproducer: here.py](reproducers/here.py)" in field_report.triage_line(triage, "e", "a/b/y")
+    field = {"engines": {"e": {"signatures": {"a/b/y": {"count": 3}, "a/c/x": {"count": 2}}}}}
+    assert field_report.unreproduced(field, triage) == {"e": [("a/c/x", 2)]}
+
+
+def test_every_file_findings_links_exists(field_report):
+    findings = (field_report.FIELD_DIR / "FINDINGS.md").read_text(encoding="utf-8")
+    links = re.findall(r"\]\(((?:reproducers|upstream|llama-server)/[^)]*)\)", findings)
+    assert links and [link for link in links if not (field_report.FIELD_DIR / link).exists()] == []

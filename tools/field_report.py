@@ -16,10 +16,13 @@ engine's own words, not run. Then it writes
   divergences; per root-cause signature its count, families and smallest example;
 - reports/field/README.md: the same as tables, each signature with its minimized example, the
   replay command and its triage line from reports/field/triage.json (keyed ``ENGINE | SIGNATURE``:
-  ``{"verdict": "engine bug" | "policy" | "not applicable" | "textbound bug", "note": ...,
-  "upstream": URL}``; a key may be a glob, ``mistral-common | tokenizer/decode/*``, for one root
+  ``{"verdict": "engine bug" | "reference changed" | "policy" | "not applicable" | "textbound bug",
+  "note": ..., "upstream": URL, "reproducer": "reproducers/FILE", "report": "upstream/ENGINE/SLUG.md"}``
+  (reproducer and report: a path under reports/field/, or a list of them; a path that does not
+  exist stops the report); a key may be a glob, ``mistral-common | tokenizer/decode/*``, for one root
   cause behind several signatures), written by hand and kept across regenerations. A signature
-  without one is marked untriaged.
+  without one is marked untriaged. At its end: the engine-bug signatures whose triage names no
+  reproducer, with their counts.
 
 Signatures are computed afresh from the records (textbound.triage.rekinded), so a run recorded
 under an older wording of kinds is grouped as today's checks group it; each signature lists the
@@ -57,7 +60,8 @@ TRIAGE_FILE = FIELD_DIR / "triage.json"
 EXAMPLE_CHARS = 400  # of a minimized input, expected or actual value quoted in the README
 NOT_PROVIDED = "not provided"  # the kind of a property whose names the engine lacks
 SETUP_FILE = "field_setup.json"  # in an engine's run folder: the families not run, and why
-VERDICTS = ("engine bug", "policy", "not applicable", "textbound bug")
+VERDICTS = ("engine bug", "reference changed", "policy", "not applicable", "textbound bug")
+LINKS = ("reproducer", "report")  # triage fields naming files under FIELD_DIR
 
 
 @dataclass(frozen=True)
@@ -267,12 +271,51 @@ def triage_entry(triage: dict, engine: str, signature: str) -> dict | None:
     return next((entry for pattern, entry in triage.items() if fnmatch.fnmatchcase(key, pattern)), None)
 
 
+def linked_paths(entry: dict, field: str) -> list[str]:
+    """The files a triage entry's ``field`` names, a path or a list of paths under FIELD_DIR:
+    ``{"reproducer": "reproducers/a.py"}`` -> ``["reproducers/a.py"]``."""
+    value = entry.get(field) or []
+    return [value] if isinstance(value, str) else list(value)
+
+
+def dangling_links(triage: dict) -> dict[str, list[str]]:
+    """Per triage key, the reproducer and report paths it names that do not exist under FIELD_DIR:
+    ``{"e | s": {"reproducer": "reproducers/gone.py"}}`` -> ``{"e | s": ["reproducers/gone.py"]}``."""
+    missing = {key: [path for field in LINKS for path in linked_paths(entry, field) if not (FIELD_DIR / path).is_file()]
+               for key, entry in triage.items()}
+    return {key: paths for key, paths in missing.items() if paths}
+
+
 def triage_line(triage: dict, engine: str, signature: str) -> str:
     entry = triage_entry(triage, engine, signature)
     if not entry:
         return "**untriaged**"
-    upstream = f" ([upstream]({entry['upstream']}))" if entry.get("upstream") else ""
-    return f"**{entry['verdict']}**: {entry['note']}{upstream}"
+    links = [f"[upstream]({entry['upstream']})"] if entry.get("upstream") else []
+    links += [f"[{field}: {Path(path).name}]({path})" for field in LINKS for path in linked_paths(entry, field)]
+    return f"**{entry['verdict']}**: {entry['note']}" + (f" ({', '.join(links)})" if links else "")
+
+
+def unreproduced(field: dict, triage: dict) -> dict[str, list[tuple[str, int]]]:
+    """Per engine, its engine-bug signatures whose triage names no reproducer, with their counts."""
+    gaps: dict[str, list[tuple[str, int]]] = {}
+    for name, entry in field["engines"].items():
+        for signature, group in entry["signatures"].items():
+            found = triage_entry(triage, name, signature)
+            if found and found["verdict"] == "engine bug" and not linked_paths(found, "reproducer"):
+                gaps.setdefault(name, []).append((signature, group["count"]))
+    return gaps
+
+
+def _gap_section(field: dict, triage: dict) -> list[str]:
+    gaps = unreproduced(field, triage)
+    total = sum(len(found) for found in gaps.values())
+    lines = ["## Engine bugs without a reproducer", "",
+             f"{total} engine-bug signatures ({sum(c for found in gaps.values() for _, c in found)} divergences) "
+             "have no standalone reproducer in `reproducers/` yet:" if total else
+             "Every engine-bug signature has a standalone reproducer.", ""]
+    for name, found in gaps.items():
+        lines += [f"- {name}: " + "; ".join(f"`{cell(signature)}` ({count})" for signature, count in found)]
+    return lines + ([""] if total else [])
 
 
 def cell(text: str) -> str:
@@ -306,6 +349,7 @@ def markdown(field: dict, triage: dict) -> str:
     lines += ["", f"Budget `{field['budget']}`, seed 0.", ""]
     for name, entry in field["engines"].items():
         lines += _engine_section(name, entry, triage)
+    lines += _gap_section(field, triage)
     return "\n".join(lines) + "\n"
 
 
@@ -410,6 +454,9 @@ def main(argv: list[str] | None = None) -> int:
     bad = {key: entry.get("verdict") for key, entry in triage.items() if entry.get("verdict") not in VERDICTS}
     if bad:
         parser.error(f"{TRIAGE_FILE}: verdicts must be one of {VERDICTS}: {bad}")
+    dangling = dangling_links(triage)
+    if dangling:
+        parser.error(f"{TRIAGE_FILE}: reproducer or report paths that do not exist under {FIELD_DIR}: {dangling}")
     if options.rekind:
         triage = carried_triage(triage, field)
         TRIAGE_FILE.write_text(json.dumps(triage, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
