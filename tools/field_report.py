@@ -399,8 +399,8 @@ def carried_triage(triage: dict, field: dict) -> dict:
         for signature, group in entry["signatures"].items():
             formerly = [found for old in group.get("formerly") or [] if (found := triage_entry(triage, engine, old))]
             distinct = [dict(t) for t in dict.fromkeys(tuple(sorted(f.items())) for f in formerly)]
-            if not distinct or triage_entry(kept, engine, signature) in distinct[:1]:
-                continue
+            if not distinct or triage_entry(kept, engine, signature):
+                continue  # a verdict written for today's signature is kept over one carried from its parts
             carried = distinct[0] if len(distinct) == 1 else {
                 "verdict": distinct[0]["verdict"],
                 "note": "triaged apart before the shape grouping: " + " / ".join(
