@@ -136,10 +136,11 @@ class _Sampler:
 
 
 def sample_shared(shared: SharedPattern, rng: random.Random, count: int) -> list[str]:
-    """``count`` random strings the pattern ``shared`` stands for fully matches (it must match one)."""
+    """``count`` random strings the pattern ``shared`` stands for fully matches; none where it matches
+    no string (a schema with no instance admits nothing: vacuously sound)."""
     sampler = _Sampler(shared)
     if sampler.is_empty(sampler.root):
-        raise ValueError("the pattern matches no string")
+        return []
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, _RECURSION))
     try:
@@ -155,4 +156,7 @@ def sample_shared(shared: SharedPattern, rng: random.Random, count: int) -> list
 
 def sample_matches(pattern: str, rng: random.Random, count: int) -> list[str]:
     """``count`` random strings ``pattern`` fully matches (it must match some string)."""
-    return sample_shared(SharedPattern(pattern, ()), rng, count)
+    samples = sample_shared(SharedPattern(pattern, ()), rng, count)
+    if count and not samples:
+        raise ValueError("the pattern matches no string")
+    return samples
