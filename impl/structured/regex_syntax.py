@@ -97,6 +97,9 @@ def unicode_class(letter: str) -> tuple[tuple[int, int], ...]:
     return tuple((m.start(), m.end() - 1) for m in re.finditer(f"\\{letter}+", every_character))
 
 
+# A counted repeat "{m}", "{m,}", "{m,n}" (matched in place: slicing the rest of a long pattern at
+# every brace would make parsing quadratic).
+_COUNTED = re.compile(r"\{(\d*)(,(\d*))?\}")
 _SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "f": "\f", "v": "\v", "a": "\a", "0": "\0"}
 _CLASS_ESCAPES = "dwsDWS"
 _HEX_ESCAPES = {"x": 2, "u": 4, "U": 8}
@@ -146,8 +149,8 @@ class _Parser:
             if char in ("?", "*", "+"):
                 self.at += 1
                 low, high = {"?": (0, 1), "*": (0, None), "+": (1, None)}[char]
-            elif char == "{" and re.match(r"\{(\d*)(,(\d*))?\}", self.pattern[self.at:]):
-                match = re.match(r"\{(\d*)(,(\d*))?\}", self.pattern[self.at:])
+            elif char == "{" and _COUNTED.match(self.pattern, self.at):
+                match = _COUNTED.match(self.pattern, self.at)
                 if not match.group(1) and not match.group(2):
                     return node  # "{}" is a literal in Python's re
                 low = int(match.group(1) or 0)
@@ -157,7 +160,7 @@ class _Parser:
                                      f"has max below min")
                 if max(low, high or 0) > MAX_REPEAT:
                     self.fail(f"repeat count above {MAX_REPEAT}", start)
-                self.at += match.end()
+                self.at = match.end()
             else:
                 return node
             if isinstance(node, Anchor):
@@ -182,7 +185,7 @@ class _Parser:
             return Chars(self.escape(in_class=False))
         if char in ("*", "+", "?"):
             self.fail(f"nothing to repeat before {char!r}", start)
-        if char == "{" and re.match(r"\{\d*(,\d*)?\}", self.pattern[start:]):
+        if char == "{" and _COUNTED.match(self.pattern, start):
             self.fail("nothing to repeat before '{'", start)
         return Chars(((ord(char), ord(char)),))
 

@@ -658,18 +658,25 @@ class _Translator:
         required one); after it, every later member is ``(,member)?`` or ``,member``: O(n * r) text
         for n members and r optional ones before the first required, never 2^n.
         """
-        def tail(after: int) -> str:
-            return "".join(self.p.comma + member if is_required else optional(self.p.comma + member)
-                           for is_required, member in members[after + 1:])
-
+        tails = [""]  # from the last member's (nothing) back: what follows each member
+        for is_required, member in reversed(members[1:]):
+            written = self.p.comma + member if is_required else optional(self.p.comma + member)
+            tails.append(self._followed(written, tails[-1]))
+        tails.reverse()
         firsts = []
         for index, (is_required, member) in enumerate(members):
-            firsts.append(member + tail(index))
+            firsts.append(member + tails[index])
             if is_required:
                 return group(firsts)
         if at_least_one:
             return group(firsts) if firsts else NEVER
         return optional(group(firsts)) if firsts else ""
+
+    @staticmethod
+    def _followed(head: str, rest: str) -> str:
+        """``head`` and then ``rest``: the one place a member's text meets what follows it (the later
+        members of ``_ordered_members``, shared by every earlier member's alternative)."""
+        return head + rest
 
     @staticmethod
     def _count(schema: dict, keyword: str, path: str, default=0):
