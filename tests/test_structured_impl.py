@@ -488,6 +488,9 @@ COMBINED = {  # name: (schema, an instance the pattern must admit, in json.dumps
                        {"ab": 1}),
     "oneOf made exclusive by negation": ({"type": "object", "properties": {"src": {"type": "string"}, "handle": {}},
                                           "oneOf": [{"required": ["src"]}, {"required": ["handle"]}]}, {"src": "x"}),
+    # SchemaStore's Qualisys PAF schema: `required` holds for every non-object, so its negation is objects only
+    "oneOf of requireds beside other types": ({"anyOf": [{"type": "string"}, {"type": "object"}],
+                                               "oneOf": [{"required": ["a"]}, {"required": ["b"]}]}, {"a": 1}),
     "oneOf of an enum and a type": ({"oneOf": [{"enum": [False, "auto"]}, {"type": "string"}]}, False),
     "dependencies": ({"type": "object", "properties": {"a": {"type": "integer"}, "b": {}, "c": {}},
                       "required": ["a"], "dependencies": {"a": ["b"], "c": {"required": ["a"]}},

@@ -252,7 +252,7 @@ class _Translator:
         """A schema admitting only instances ``schema`` rejects (a sound subset of its negation).
 
         A schema is the conjunction of its keywords, so the negation of one keyword is a subset of its
-        negation: ``{"required": ["a", ...], ...}`` -> ``{"properties": {"a": false}}``; ``{"type": T, ...}``
+        negation: ``{"required": ["a", ...], ...}`` -> ``{"type": "object", "properties": {"a": false}}``; ``{"type": T, ...}``
         or an ``enum``/``const`` of values of types T -> the other types; ``true``/``{}`` -> ``false``;
         ``false`` -> ``true``. Raises ValueError naming ``not`` and ``path`` where none of these applies.
         """
@@ -263,7 +263,7 @@ class _Translator:
             return True
         required = schema.get("required")
         if isinstance(required, list) and required and isinstance(required[0], str):
-            return {"properties": {required[0]: False}}
+            return {"type": "object", "properties": {required[0]: False}}  # `required` holds for every non-object
         kinds = _type_set(schema) if isinstance(schema.get("type"), (str, list)) else None  # integer as number
         values = _values(schema)
         if kinds is None and values is not None:
