@@ -245,18 +245,20 @@ def text_shape(expected: str, actual: str, named: Named = NOTHING_NAMED) -> str:
     if _replacement_run(expected, actual, change):
         return "decodes a run the oracle shows as U+FFFD otherwise"
     if a0 == a1:
-        inserted = actual[b0:b1]
-        if named.held_in(inserted):
-            return f"inserts {named.label}"
-        end = _run_end(expected, a0, inserted[0]) if len(set(inserted)) == 1 else a0
-        return f"inserts {describe(inserted)} {_where(expected, a0, end, named, inserted.isspace())}"
+        return _one_sided("inserts", actual[b0:b1], expected, a0, a0, named)
     if b0 == b1:
-        dropped = expected[a0:a1]
-        if named.held_in(dropped):
-            return f"drops {named.label}"
-        end = _run_end(expected, a1, dropped[0]) if len(set(dropped)) == 1 else a1
-        return f"drops {describe(dropped)} {_where(expected, a0, end, named, dropped.isspace())}"
+        return _one_sided("drops", expected[a0:a1], expected, a0, a1, named)
     return _replacement(expected[a0:a1], actual[b0:b1])
+
+
+def _one_sided(verb: str, run: str, expected: str, start: int, after: int, named: "Named") -> str:
+    """``run`` inserted into ``expected`` at ``start`` (``after == start``) or dropped from
+    ``expected[start:after]``, told with where it happened; a run of one character repeated is placed
+    by the end of that character's run in ``expected`` (``_run_end``), wherever difflib put it."""
+    if named.held_in(run):
+        return f"{verb} {named.label}"
+    end = _run_end(expected, after, run[0]) if len(set(run)) == 1 else after
+    return f"{verb} {describe(run)} {_where(expected, start, end, named, run.isspace())}"
 
 
 # -- ids: the text each token stands for ---------------------------------------------------------
