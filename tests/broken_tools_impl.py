@@ -11,7 +11,8 @@ names with one of them broken, so it is reached exactly as an ``--impl`` module 
 - name_repeated: every later delta of a call repeats its name;
 - fixed_hold_back: content is held back 16 characters at a time, tag or not;
 - phantom_flagged_call: the whole parse adds a call flagged malformed whose block is nowhere in the content;
-- empty_content: a message of tool calls alone has content "" instead of null.
+- empty_content: a message of tool calls alone has content "" instead of null;
+- reasoning_dropped: the whole parse never returns reasoning.
 """
 from __future__ import annotations
 
@@ -117,6 +118,10 @@ def empty_content_parse_response(text: str, format: str = "hermes", **options) -
     return {**message, "content": message["content"] or ""}
 
 
+def reasoning_dropped_parse_response(text: str, format: str = "hermes", **options) -> dict:
+    return {**impl.parse_response(text, format, **options), "reasoning_content": None}
+
+
 def _variant(name: str, **broken) -> ModuleType:
     module = ModuleType(f"{__name__}.{name}", f"impl with one tool-call bug: {name}")
     for public in impl.__all__:
@@ -136,4 +141,5 @@ VARIANTS = {
     "fixed_hold_back": _variant("fixed_hold_back", OutputParser=FixedHoldBack),
     "phantom_flagged_call": _variant("phantom_flagged_call", parse_response=phantom_flagged_parse_response),
     "empty_content": _variant("empty_content", parse_response=empty_content_parse_response),
+    "reasoning_dropped": _variant("reasoning_dropped", parse_response=reasoning_dropped_parse_response),
 }

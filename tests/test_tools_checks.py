@@ -51,6 +51,29 @@ def test_each_check_fires_on_its_bug(variant: str, case: Case, kind: str):
     assert found is not None and kind in found.kind, found and found.describe()
 
 
+def round_trip_case(fmt: str, reasoning: str) -> Case:
+    call = {"id": "functions.get_weather:0" if fmt == "kimi_k2" else "call000000abc", "type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}
+    message = {"role": "assistant", "content": "", "tool_calls": [call], "reasoning_content": reasoning}
+    return Case("tools", "round_trip", FAMILY, {"format": fmt, "template": ROUND_TRIP_TEMPLATES[fmt][0],
+                                                "message": message, "tools": list(TOOLS)})
+
+
+@NEEDS_TEMPLATES
+@pytest.mark.parametrize("fmt", ["glm45", "kimi_k2", "minimax_m2"])
+def test_round_trip_fires_on_reasoning_dropped_where_the_template_renders_it(fmt):
+    case = round_trip_case(fmt, "Let me think, then.")
+    assert run_check(impl_subject(FAMILY), case) is None
+    found = run_check(broken_subject("reasoning_dropped"), case)
+    assert found is not None and found.kind == f"{fmt}: round trip: reasoning_content differs", found
+
+
+@NEEDS_TEMPLATES
+@pytest.mark.parametrize("fmt", ["deepseek_r1", "llama3_json"])
+def test_round_trip_expects_no_reasoning_where_the_template_drops_it(fmt):
+    """These templates drop reasoning; "," is in the call's JSON all the same, so it is no sign of it."""
+    assert run_check(impl_subject(FAMILY), round_trip_case(fmt, ",")) is None
+
+
 def _reference_impl() -> SimpleNamespace:
     """An implementation whose whole parse is the reference's, in impl's message shape."""
     def parse_response(text, format="hermes", **options):
