@@ -192,14 +192,17 @@ def first_special_token(oracle: TokenizersOracle) -> str | None:
     return oracle.id_to_token(specials[0]) if specials else None
 
 
-def sweep_texts(oracle: TokenizersOracle, stride: int = 1) -> list[str]:
+def sweep_texts(oracle: TokenizersOracle, stride: int = 1,
+                disputed: dict[int, tuple[str, ...]] | None = None) -> list[str]:
     """Every sweep for one family, each taking every ``stride``-th item: vocabulary texts, disputed
     and assigned code points in context, private-use code points alone, ASCII pairs. (Disputed
     code points are sampled by probing every ``stride``-th code point, which is what makes a
-    sampled sweep cheap.)"""
+    sampled sweep cheap; ``disputed`` is that probe's answer when the caller has it already.)"""
     special = first_special_token(oracle)
+    if disputed is None:
+        disputed = unicode_disagreements(step=stride)
     return (vocabulary_texts(oracle, stride)
-            + code_point_texts(unicode_disagreements(step=stride), special)
+            + code_point_texts(disputed, special)
             + code_point_texts(assigned_code_points()[::stride], special)
             + code_point_texts(private_use_code_points()[::stride], contexts=("{c}",))
             + ascii_pair_texts()[::stride])

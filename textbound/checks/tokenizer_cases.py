@@ -17,6 +17,7 @@ from corpora.character_strata import character_strata
 from ..budget import Budget
 from ..divergence import STRATUM_FIELD, Case
 from ..families import Family
+from ..sweep_cache import disputed_code_points
 from .registry import Subject, cases
 from .streaming import vocabulary_survey
 
@@ -80,7 +81,7 @@ def tokenizer_cases(family: Family, budget: Budget, seed: int, subject: Subject)
     # A fuzzed pipeline is there to exercise how components compose, which corpora and a sampled
     # sweep show as well as a full one; the full sweeps are for the families users ship.
     stride = budget.sweep_stride if family.origin != "fuzz" else max(budget.sweep_stride, FUZZ_SWEEP_STRIDE)
-    for text in sweeps.sweep_texts(oracle, stride=stride):
+    for text in sweeps.sweep_texts(oracle, stride=stride, disputed=disputed_code_points(stride)):
         yield encode(text, False)
     # Random ids come from the strategies the property tests use (specials, byte-fallback runs that
     # are not valid UTF-8), drawn deterministically from the seed.
