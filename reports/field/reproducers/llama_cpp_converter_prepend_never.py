@@ -7,8 +7,8 @@ text the tokenizer.json never prefixes (textbound's field run, metaspace_never: 
 
 Needs: llama.cpp's source (its convert_hf_to_gguf.py, conversion/ and gguf-py; path in $LLAMA_CPP),
 torch and transformers (the converter imports them), tokenizers. Runs in an empty folder; exits 1
-while the bug is there. llama.cpp's default is in src/llama-vocab.cpp (LLAMA_VOCAB_TYPE_SPM:
-add_space_prefix = true, then overridden only by the GGUF key).
+while the bug is there, 2 when the converter fails (not the bug). llama.cpp's default is in
+src/llama-vocab.cpp (LLAMA_VOCAB_TYPE_SPM: add_space_prefix = true, then overridden only by the GGUF key).
 
 The reference: tokenizers' Metaspace with prepend_scheme "never" adds no "▁" before a text.
 """
@@ -41,11 +41,13 @@ converted = subprocess.run([sys.executable, str(source_dir / "convert_hf_to_gguf
                 "--outfile", str(out)], capture_output=True, text=True, env={**os.environ,
                 "PYTHONPATH": str(source_dir / "gguf-py")})
 if converted.returncode != 0:
-    sys.exit("the converter failed (not the bug):\n" + converted.stderr[-2000:])
+    print("the converter failed (not the bug):\n" + converted.stderr[-2000:], file=sys.stderr)
+    sys.exit(2)
 reader = gguf.GGUFReader(str(out))
 model = reader.fields["tokenizer.ggml.model"]
 if bytes(model.parts[model.data[0]]).decode() != "llama":
-    sys.exit("the converter did not write a SentencePiece ('llama') vocabulary: not the case this shows")
+    print("the converter did not write a SentencePiece ('llama') vocabulary: not the case this shows", file=sys.stderr)
+    sys.exit(2)
 field = reader.fields.get("tokenizer.ggml.add_space_prefix")
 written = None if field is None else bool(field.parts[field.data[0]][0])
 print("expected: tokenizer.ggml.add_space_prefix = False (prepend_scheme 'never')")
