@@ -35,20 +35,22 @@ CASES = [
     ("llama3", ['{"name": "f"}'], [("f", {})]),
 ]  # the reference's calls: oracles.tool_reference, transformers 5.24.0
 
+
+def add(streamed: dict, calls) -> None:
+    """Streamed call items joined per call index: (name, the arguments text sent)."""
+    for call in calls:
+        name, arguments = streamed.get(call.tool_index, (None, ""))
+        streamed[call.tool_index] = (call.name or name, arguments + (call.parameters or ""))
+
+
 failed = False
 for parser_name, chunks, reference in CASES:
     whole_content, whole_calls = FunctionCallParser(TOOLS, parser_name).parse_non_stream("".join(chunks))
     parser = FunctionCallParser(TOOLS, parser_name)
     streamed = {}
     for chunk in chunks:
-        _, calls = parser.parse_stream_chunk(chunk)
-        for call in calls:
-            name, arguments = streamed.get(call.tool_index, (None, ""))
-            streamed[call.tool_index] = (call.name or name, arguments + (call.parameters or ""))
-    _, end_calls = parser.parse_stream_end()
-    for call in end_calls:
-        name, arguments = streamed.get(call.tool_index, (None, ""))
-        streamed[call.tool_index] = (call.name or name, arguments + (call.parameters or ""))
+        add(streamed, parser.parse_stream_chunk(chunk)[1])
+    add(streamed, parser.parse_stream_end()[1])
     expected = [(call.name, call.parameters) for call in whole_calls]
     actual = list(streamed.values())
     print(f"{parser_name} on {''.join(chunks)!r}")
