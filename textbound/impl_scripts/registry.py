@@ -1,0 +1,147 @@
+"""The registry of Python reproducer scripts, one maker per (component, property), and the one
+skeleton every script is written in.
+
+A leaf module: the makers register here (``@scripted``) and nothing here imports them (the package's
+``__init__`` imports each maker module by name). A maker computes the reference's answer *now*, by
+the oracle, and returns a ``Script``: the data inline, ``EXPECTED``, and the lines that ask the
+``--impl`` module the same thing through its public API. The written file imports only that module
+(and the standard library), prints both answers and exits 1 while they differ:
+
+    $ python 01-stops-stream-output-ends-before-the-reference-s.py
+    expected: {'output': 'b', 'stopped': False, 'stop_string': None}
+    actual:   {'output': '', 'stopped': False, 'stop_string': None}
+    $ echo $?
+    1
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..divergence import Case
+
+# Every script's own name for the engine's module: ``import MODULE as engine``.
+LOAD_TOKENIZER = '''with tempfile.TemporaryDirectory() as folder:
+    Path(folder, "tokenizer.json").write_text(TOKENIZER_JSON, encoding="utf-8")
+    tokenizer = engine.Tokenizer.from_dir(folder)
+'''
+
+SKELETON = '''#!/usr/bin/env python3
+"""{title}
+
+The engine, {module}, against the reference, {oracle}{on}
+(from {origin}). EXPECTED is the reference's answer ({reference}), computed when this file was
+written. Needs only the engine; prints both answers and exits 1 while they differ.
+"""
+import sys
+{imports}
+import {module} as engine
+
+{constants}
+EXPECTED = {expected}
+problems = []  # the rules the engine broke on the way, as lines to print
+
+{load}{body}
+print("expected:", ascii(EXPECTED))
+print("actual:  ", ascii(actual))
+for problem in problems:
+    print("problem: ", problem)
+sys.exit(1 if {fails} else 0)
+'''
+
+
+@dataclass
+class ScriptPlan:
+    """What one script is made from: a record's minimized case on an ``--impl`` module."""
+
+    case: Case
+    signature: str
+    impl: str  # the module's name, as --impl gave it
+    origin: str  # where the data comes from: "textbound's run reports/x, family gpt2"
+    oracle: str  # the oracle's version, as the record has it
+    spec: dict | None = None  # the minimized tokenizer.json, for the makers that need a tokenizer
+
+
+@dataclass
+class Script:
+    """A maker's answer: ``constants`` (name -> value, written as Python literals, in order), the
+    reference's ``expected`` answer and what computed it, and ``body``, the lines that set
+    ``actual`` (and append to ``problems`` the rules broken on the way, as lines to print)."""
+
+    constants: dict
+    expected: object
+    reference: str  # what gave EXPECTED: "tokenizers' decode(IDS)"
+    body: str
+    imports: tuple[str, ...] = ()
+    fails: str = "actual != EXPECTED or problems"  # the script's verdict, a Python expression
+    helpers: list[str] = field(default_factory=list)  # functions' source, written before the body
+
+
+class Unscripted(Exception):
+    """Why a case gets no script (the reference cannot answer it, the script could not be fair)."""
+
+
+@dataclass(frozen=True)
+class Scripted:
+    tokenizer: bool  # whether the script loads the minimized tokenizer.json with the module's Tokenizer
+    make: Callable[[ScriptPlan], Script]
+
+
+SCRIPTED: dict[tuple[str, str], Scripted] = {}
+
+
+def scripted(component: str, prop: str, tokenizer: bool = False):
+    """Registers the maker of ``component``/``prop``'s scripts: ``SCRIPTED["stops", "stream"] = ...``."""
+    def register(make: Callable[[ScriptPlan], Script]) -> Callable[[ScriptPlan], Script]:
+        SCRIPTED[(component, prop)] = Scripted(tokenizer, make)
+        return make
+    return register
+
+
+def literal(value) -> str:
+    """A JSON-like value as Python source, ASCII only: ``literal({"a": "é", "b": None}) ==
+    "{'a': '\\\\xe9', 'b': None}"``."""
+    return ascii(value)
+
+
+def script_text(plan: ScriptPlan) -> str:
+    """The file of ``plan``'s case (raises Unscripted where it gets none)."""
+    maker = SCRIPTED[(plan.case.component, plan.case.property)]
+    script = maker.make(plan)
+    constants = dict(script.constants)
+    imports = list(script.imports)
+    if maker.tokenizer:
+        constants = {"TOKENIZER_JSON": json.dumps(plan.spec), **constants}
+        imports += ["import tempfile", "from pathlib import Path"]
+    return SKELETON.format(
+        title=plan.signature, module=plan.impl, oracle=plan.oracle or "(version not recorded)",
+        on=" on a minimized tokenizer.json" if maker.tokenizer else "", origin=plan.origin,
+        reference=script.reference, imports="\n".join(sorted(set(imports), key=lambda line: (line.startswith("from"), line))),
+        constants="\n".join(f"{name} = {literal(value)}" for name, value in constants.items()),
+        expected=literal(script.expected), load=LOAD_TOKENIZER if maker.tokenizer else "",
+        body="".join(f"{source.rstrip()}\n\n\n" for source in script.helpers) + script.body, fails=script.fails)
+
+
+def oracle_subject(plan: ScriptPlan):
+    """The checks' Subject with the oracle on the plan's minimized tokenizer.json (and no implementation):
+    the reference's side of a check, asked on the file the script holds."""
+    from pathlib import Path
+
+    from oracles.tokenizers_oracle import TokenizersOracle
+
+    from ..checks import Subject
+
+    subject = Subject(plan.case.family, Path(), None)
+    subject.__dict__["oracle"] = TokenizersOracle.from_str(json.dumps(plan.spec))  # the cached_property, given
+    return subject
+
+
+def reference_decode(plan: ScriptPlan, ids: list[int], skip_special_tokens: bool) -> str:
+    """The oracle's whole decode of ``ids`` on the minimized file (Unscripted where it raises)."""
+    from ..checks import oracle_call
+
+    text, error = oracle_call(lambda: oracle_subject(plan).oracle.decode(ids, skip_special_tokens))
+    if error:
+        raise Unscripted(f"the reference cannot decode the ids: {error}")
+    return text
