@@ -30,12 +30,13 @@ LOAD_TOKENIZER = '''with tempfile.TemporaryDirectory() as folder:
 SKELETON = '''#!/usr/bin/env python3
 """{title}
 
-The engine, {module}, against the reference, {oracle}{on}
-(from {origin}). EXPECTED is the reference's answer ({reference}), computed when this file was
-written. Needs only the engine; prints both answers and exits 1 while they differ.
+The engine, {module}, against the reference, {oracle}{on}.
+From {origin}.
+EXPECTED is the reference's answer, {reference}, computed when this file was written.
+Needs only the engine; prints both answers and exits 1 while they differ.
 """
-import sys
 {imports}
+
 import {module} as engine
 
 {constants}
@@ -110,7 +111,7 @@ def script_text(plan: ScriptPlan) -> str:
     maker = SCRIPTED[(plan.case.component, plan.case.property)]
     script = maker.make(plan)
     constants = dict(script.constants)
-    imports = list(script.imports)
+    imports = ["import sys", *script.imports]
     if maker.tokenizer:
         constants = {"TOKENIZER_JSON": json.dumps(plan.spec), **constants}
         imports += ["import tempfile", "from pathlib import Path"]
