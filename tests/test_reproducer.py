@@ -15,6 +15,9 @@ from pathlib import Path
 import impl
 import pytest
 from textbound.cli import main
+from textbound.divergence import Case
+
+from .test_js_reproducer import _run_folder
 
 ROOT = Path(__file__).resolve().parent.parent
 ENGINE = "tests.one_bug.decode_drops_leading_space"
@@ -87,37 +90,89 @@ def test_a_run_without_tokenizer_divergences_writes_no_script(tmp_path, capsys):
 
 
 # One broken implementation per component, checked at the quick budget on gpt2: (component, module,
-# environment of the run).
-BROKEN = [
-    ("detokenizer", "tests.one_bug.deltas_lstripped", {}),
-    ("stops", "tests.one_bug.stops_finish_drops_held", {}),
-    ("chat", "tests.broken_chat_impl", {"TEXTBOUND_CHAT_BUGS": "tojson_ascii"}),
-    ("tools", "tests.broken_tools_impl.empty_content", {}),
-]
+# the chat bugs switched on, the properties its scripts reproduce).
+BROKEN = {
+    "detokenizer": ("detokenizer", "tests.one_bug.deltas_lstripped", None, {"stream", "decode_stream"}),
+    "stops": ("stops", "tests.one_bug.stops_finish_drops_held", None, {"stream", "pipeline"}),
+    "chat": ("chat", "tests.broken_chat_impl", "tojson_ascii", {"render"}),
+    "tools-whole": ("tools", "tests.broken_tools_impl.empty_content", None, {"whole"}),
+    "tools-tokens": ("tools", "tests.one_bug.deltas_lstripped", None, {"tokens"}),
+}
 
 
-@pytest.mark.parametrize(("component", "engine", "env"), BROKEN, ids=[b[0] for b in BROKEN])
-def test_each_component_gets_a_script_that_fails_on_the_bug_and_passes_on_impl(tmp_path, capsys, monkeypatch,
-                                                                              component, engine, env):
-    monkeypatch.delenv("TEXTBOUND_TEMPLATES", raising=False)  # the family's own template (impl's ChatML) only
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
+def chat_bugs(monkeypatch, bugs: str) -> None:
+    """tests.broken_chat_impl with only ``bugs`` on, here (an earlier test may have imported it) and in
+    the scripts' processes; the family's own template (impl's ChatML) only, so that the run is short."""
+    import tests.broken_chat_impl
+
+    monkeypatch.setenv("TEXTBOUND_CHAT_BUGS", bugs)
+    monkeypatch.setattr(tests.broken_chat_impl, "BUGS", frozenset(bugs.split(",")))
+    monkeypatch.delenv("TEXTBOUND_TEMPLATES", raising=False)
+
+
+def checked_run(tmp_path: Path, capsys, engine: str, component: str) -> tuple[Path, str]:
+    """A quick-budget run of ``engine``'s ``component`` on gpt2, triaged with --reproducers: the
+    scripts' folder and the reproducers' lines."""
     run, out = tmp_path / "run", tmp_path / "reproducers"
     main(["check", "--impl", engine, "--family", "gpt2", "--component", component, "--budget", "quick",
           "--jobs", "1", "--report-dir", str(run)])
     capsys.readouterr()
     assert main(["triage", str(run), "--no-explain", "--reproducers", str(out)]) == 0
-    printed = capsys.readouterr().out.split("reproducers:\n", 1)[1]
+    return out, capsys.readouterr().out.split("reproducers:\n", 1)[1]
+
+
+def assert_fails_then_passes(script: Path, engine: str, site: Path, tmp_path: Path) -> None:
+    """The script needs no harness nor reference library, exits 1 on ``engine`` and 0 on impl."""
+    text = script.read_text()
+    assert not re.search(r"^(import|from) (textbound|oracles|tokenizers|transformers)\b", text, re.M)
+    assert f"import {engine} as engine" in text and "EXPECTED = " in text
+    failing = run_clean(script, site, tmp_path)
+    assert failing.returncode == 1, (script.name, failing.stdout, failing.stderr)
+    assert failing.stdout.startswith("expected: ") and "\nactual:   " in failing.stdout
+    passing = run_clean(script, site, tmp_path, engine="impl")
+    assert passing.returncode == 0, (script.name, passing.stdout, passing.stderr)
+
+
+@pytest.mark.parametrize("broken", BROKEN.values(), ids=BROKEN.keys())
+def test_each_component_gets_a_script_that_fails_on_the_bug_and_passes_on_impl(tmp_path, capsys, monkeypatch, broken):
+    component, engine, bugs, properties = broken
+    if bugs:
+        chat_bugs(monkeypatch, bugs)
+    out, printed = checked_run(tmp_path, capsys, engine, component)
     scripts = sorted(out.glob("*.py"))
-    assert scripts, printed
-    assert all(line.startswith(f"  {component}/") for line in printed.splitlines()), printed
+    assert {line.split("/")[1] for line in printed.splitlines() if line.endswith(".py")} == properties, printed
+    assert len(scripts) == len(printed.splitlines()), printed  # every signature got its script
     site = engine_site(tmp_path, engine.removesuffix(".empty_content"))
     for script in scripts:
-        text = script.read_text()
-        assert not re.search(r"^(import|from) (textbound|oracles|tokenizers|transformers)\b", text, re.M)
-        assert f"import {engine} as engine" in text and "EXPECTED = " in text
-        failing = run_clean(script, site, tmp_path)
-        assert failing.returncode == 1, (script.name, failing.stdout, failing.stderr)
-        assert failing.stdout.startswith("expected: ") and "\nactual:   " in failing.stdout
-        passing = run_clean(script, site, tmp_path, engine="impl")
-        assert passing.returncode == 0, (script.name, passing.stdout, passing.stderr)
+        assert_fails_then_passes(script, engine, site, tmp_path)
+
+
+HERMES_CALL = 'Hi <tool_call>{"name": "f", "arguments": {"x": 1}}</tool_call>'
+
+
+@pytest.mark.parametrize(("prop", "variant"), [("stream", "leaky_tags"), ("deltas", "index_from_one"),
+                                               ("deltas", "fixed_hold_back")])
+def test_tool_stream_scripts_fail_on_the_broken_parser_and_pass_on_impl(tmp_path, capsys, prop, variant):
+    # These signatures come from a record of the check itself: at the quick budget their minimization
+    # meets a tool_reference crash (a harness error) before any is recorded.
+    import tests.broken_tools_impl  # noqa: F401 - registers the variants as modules
+
+    engine = f"tests.broken_tools_impl.{variant}"
+    run = _run_folder(tmp_path, engine, Case("tools", prop, "gpt2", {"format": "hermes", "text": HERMES_CALL,
+                                                                     "splits": [5, 20]}))
+    capsys.readouterr()
+    assert main(["triage", run, "--no-explain", "--reproducers", str(tmp_path / "out")]) == 0
+    scripts = list((tmp_path / "out").glob("*.py"))
+    assert len(scripts) == 1, capsys.readouterr().out
+    assert_fails_then_passes(scripts[0], engine, engine_site(tmp_path, "tests.broken_tools_impl"), tmp_path)
+
+
+def test_a_signature_without_a_script_is_named_with_the_reason(tmp_path, capsys, monkeypatch):
+    chat_bugs(monkeypatch, "sanitize_ignored")
+    out, printed = checked_run(tmp_path, capsys, "tests.broken_chat_impl", "chat")
+    assert printed.startswith("  chat/sanitized_ids/") and printed.count("\n") == 1, printed
+    assert printed.rstrip().endswith("no reproducer (chat/sanitized_ids is not scripted; scripted are chat/render, "
+                                     "detokenizer/decode_stream, detokenizer/stream, stops/pipeline, stops/stream, "
+                                     "tokenizer/decode, tokenizer/encode, tools/deltas, tools/stream, tools/tokens, "
+                                     "tools/whole)")
+    assert list(out.iterdir()) == []

@@ -43,7 +43,10 @@ import {module} as engine
 EXPECTED = {expected}
 problems = []  # the rules the engine broke on the way, as lines to print
 
-{load}{body}
+{helpers}try:
+{load}{body}except Exception as exc:  # noqa: BLE001 - an engine that raises: that is its answer
+    actual = None
+    problems.append(f"raised {{type(exc).__name__}}: {{exc}}")
 print("expected:", ascii(EXPECTED))
 print("actual:  ", ascii(actual))
 for problem in problems:
@@ -120,8 +123,13 @@ def script_text(plan: ScriptPlan) -> str:
         on=" on a minimized tokenizer.json" if maker.tokenizer else "", origin=plan.origin,
         reference=script.reference, imports="\n".join(sorted(set(imports), key=lambda line: (line.startswith("from"), line))),
         constants="\n".join(f"{name} = {literal(value)}" for name, value in constants.items()),
-        expected=literal(script.expected), load=LOAD_TOKENIZER if maker.tokenizer else "",
-        body="".join(f"{source.rstrip()}\n\n\n" for source in script.helpers) + script.body, fails=script.fails)
+        expected=literal(script.expected), helpers="".join(f"{source.rstrip()}\n\n\n" for source in script.helpers),
+        load=_indented(LOAD_TOKENIZER if maker.tokenizer else ""), body=_indented(script.body), fails=script.fails)
+
+
+def _indented(source: str) -> str:
+    """Lines of the script's ``try:`` block: ``_indented("a = 1\\n") == "    a = 1\\n"``."""
+    return "".join(f"    {line}" if line.strip() else line for line in source.splitlines(keepends=True))
 
 
 def oracle_subject(plan: ScriptPlan):

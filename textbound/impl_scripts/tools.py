@@ -1,6 +1,6 @@
-"""Scripts of tools/whole, tools/stream and tools/deltas: the module's ``parse_response`` and
-``OutputParser`` on the recorded model output (and its splits into deltas) against the message
-oracles.tool_reference reads in it. The script compares messages as the checks do: it carries the
+"""Scripts of tools/whole, tools/stream, tools/deltas and tools/tokens: the module's ``parse_response``
+and ``OutputParser`` on the recorded model output (its splits into deltas; for tokens, its ids
+streamed through the module's detokenizer) against the message oracles.tool_reference reads in it. The script compares messages as the checks do: it carries the
 checks' own ``message_of`` (and, for the whole parse, ``shape_problem``), copied from their source."""
 from __future__ import annotations
 
@@ -8,10 +8,11 @@ import inspect
 import itertools
 
 from oracles import tool_reference
+from oracles.tool_reference_core import Parsed
 
 from ..checks import tools as tool_checks
 from ..checks.tools import ToolInput
-from .registry import Script, ScriptPlan, literal, scripted
+from .registry import Script, ScriptPlan, literal, oracle_subject, reference_decode, scripted
 
 WHOLE = '''message = engine.parse_response(TEXT, FORMAT, **OPTIONS)
 actual = message_of(message)
@@ -63,6 +64,13 @@ for index, text in enumerate(arguments):
 actual = message_of(engine.assemble(deltas))
 '''
 
+TOKENS = '''detokenizer = engine.IncrementalDetokenizer(tokenizer, skip_special_tokens=False)
+parser = engine.OutputParser(FORMAT, **OPTIONS)
+deltas = [delta for token_id in IDS for delta in parser.feed(detokenizer.add([token_id]))]
+deltas += parser.feed(detokenizer.flush()) + parser.feed("", final=True)
+actual = message_of(engine.assemble(deltas))
+'''
+
 
 def _message_of() -> list[str]:
     """The checks' own way to put the module's message in the reference's shape, as source."""
@@ -70,11 +78,14 @@ def _message_of() -> list[str]:
             inspect.getsource(tool_checks.is_flagged_malformed), inspect.getsource(tool_checks.message_of)]
 
 
-def _script(plan: ScriptPlan, body: str, constants: dict, helpers: tuple = ()) -> Script:
+def _script(plan: ScriptPlan, body: str, constants: dict, helpers: tuple = (), reference: Parsed | None = None,
+            read: str = "TEXT") -> Script:
+    """The script of ``body`` on the case's output; ``reference`` (default: the parse of the text) is what
+    tool_reference reads in ``read``."""
     given = ToolInput.of(plan.case)
     return Script({"TEXT": given.text, "FORMAT": given.format, "OPTIONS": given.options, **constants},
-                  given.reference().message(), "oracles.tool_reference's parse(TEXT, FORMAT, **OPTIONS)", body,
-                  imports=("import json",), helpers=[*_message_of(), *helpers])
+                  (reference or given.reference()).message(), f"oracles.tool_reference's parse({read}, FORMAT, **OPTIONS)",
+                  body, imports=("import json",), helpers=[*_message_of(), *helpers])
 
 
 @scripted("tools", "whole")
@@ -103,3 +114,14 @@ def deltas_script(plan: ScriptPlan) -> Script:
         due.append({"content": reference.released_before(seen - hold, "content"),
                     "reasoning_content": reference.released_before(seen - hold, "reasoning")})
     return _script(plan, DELTAS, {"PIECES": pieces, "DUE": due})
+
+
+@scripted("tools", "tokens", tokenizer=True)
+def tokens_script(plan: ScriptPlan) -> Script:
+    """IDS, tokenizers' encoding of the output on the minimized file, streamed id by id through the
+    module's detokenizer into its OutputParser -> the reference's message for their whole decode."""
+    given = ToolInput.of(plan.case)
+    ids = oracle_subject(plan).oracle.encode(given.text)
+    decoded = reference_decode(plan, ids, False)
+    return _script(plan, TOKENS, {"IDS": ids}, reference=tool_reference.parse(decoded, given.format, **given.options),
+                   read="tokenizers' decode(IDS)")
