@@ -38,7 +38,7 @@ from .explanation import recorded_case
 from .impl_scripts import SCRIPTED, ScriptPlan, Unscripted, script_text
 from .js_reproducer import HF_JINJA, JS_TOKENIZERS, origin
 
-PROPERTIES = ("encode", "decode")  # the tokenizer properties a script reproduces
+PROPERTIES = ("encode", "decode")  # the properties a node tokenizer's script reproduces
 MAX_TRIES = 600  # checks per minimized file: a few seconds on an embedded family
 ENGINE_ADAPTERS = "textbound.adapters."  # modules driving other engines: their scripts are not written here
 SCRIPT_SECONDS = 120  # running one written script to see it fail: loading a minimized file takes well under that
@@ -185,7 +185,11 @@ def _merge_closure(spec: dict, target: Target) -> dict | None:
 def reproducer_script(target: Target, spec: dict, run: str, oracle: str) -> str:
     """The Python script of a target on an ``--impl`` module (textbound.impl_scripts; see the module's
     example), ``spec`` the minimized tokenizer.json where its property needs a tokenizer."""
-    return script_text(ScriptPlan(target.case, target.signature, target.impl, origin(run, target.case), oracle, spec))
+    from .implementation import is_file_path
+
+    # An --impl file (./engine.py) is imported by its name, from its folder on the path.
+    module = Path(target.impl).stem if is_file_path(target.impl) else target.impl
+    return script_text(ScriptPlan(target.case, target.signature, module, origin(run, target.case), oracle, spec))
 
 
 def script_name(number: int, signature: str, suffix: str = ".py") -> str:
@@ -273,6 +277,12 @@ def _minimized(job: Job) -> tuple[dict | None, str | None]:
 
 def _write_python(job: Job) -> tuple[Path | None, str | None]:
     """The Python script of an impl-like module at the job's path, or why not."""
+    from .implementation import import_module
+
+    try:
+        import_module(job.target.impl)  # an --impl file's folder joins the path the script is run with
+    except Exception as exc:  # noqa: BLE001 - the module may fail to import in any way here
+        return None, f"{job.target.impl} cannot be imported here: {type(exc).__name__}: {exc}"
     target, spec = job.target, None
     if target.case.component == "chat":
         case, reason = _shrunk_chat_case(job)
@@ -287,6 +297,8 @@ def _write_python(job: Job) -> tuple[Path | None, str | None]:
         job.path.write_text(reproducer_script(target, spec, job.run, job.oracle), encoding="utf-8")
     except Unscripted as exc:
         return None, str(exc)
+    except Exception as exc:  # noqa: BLE001 - the reference failing on the case: one line, the others still written
+        return None, f"the reference's answer could not be computed: {type(exc).__name__}: {exc}"
     return _seen_failing(job.path)
 
 
