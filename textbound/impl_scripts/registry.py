@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from ..divergence import Case
 
-# Every script's own name for the engine's module: ``import MODULE as engine``.
+# How a script that needs a tokenizer loads the minimized file: through the module's own Tokenizer.
 LOAD_TOKENIZER = '''with tempfile.TemporaryDirectory() as folder:
     Path(folder, "tokenizer.json").write_text(TOKENIZER_JSON, encoding="utf-8")
     tokenizer = engine.Tokenizer.from_dir(folder)
@@ -110,7 +110,9 @@ def literal(value) -> str:
 
 
 def script_text(plan: ScriptPlan) -> str:
-    """The file of ``plan``'s case (raises Unscripted where it gets none)."""
+    """The file of ``plan``'s case (raises Unscripted where it gets none): for a stops/stream case,
+    ``DELTAS = ['b']``, ``STOPS = ['bye!!']``, ``EXPECTED = {'output': 'b', ...}``, the StopChecker fed
+    the deltas, then the verdict (see the module's example)."""
     maker = SCRIPTED[(plan.case.component, plan.case.property)]
     script = maker.make(plan)
     constants = dict(script.constants)
@@ -121,36 +123,18 @@ def script_text(plan: ScriptPlan) -> str:
     return SKELETON.format(
         title=plan.signature, module=plan.impl, oracle=plan.oracle or "(version not recorded)",
         on=" on a minimized tokenizer.json" if maker.tokenizer else "", origin=plan.origin,
-        reference=script.reference, imports="\n".join(sorted(set(imports), key=lambda line: (line.startswith("from"), line))),
+        reference=script.reference, imports="\n".join(sorted(set(imports), key=_import_order)),
         constants="\n".join(f"{name} = {literal(value)}" for name, value in constants.items()),
         expected=literal(script.expected), helpers="".join(f"{source.rstrip()}\n\n\n" for source in script.helpers),
         load=_indented(LOAD_TOKENIZER if maker.tokenizer else ""), body=_indented(script.body), fails=script.fails)
+
+
+def _import_order(line: str) -> tuple[bool, str]:
+    """``import`` lines first, then ``from`` ones, each sorted."""
+    return line.startswith("from"), line
 
 
 def _indented(source: str) -> str:
     """Lines of the script's ``try:`` block: ``_indented("a = 1\\n") == "    a = 1\\n"``."""
     return "".join(f"    {line}" if line.strip() else line for line in source.splitlines(keepends=True))
 
-
-def oracle_subject(plan: ScriptPlan):
-    """The checks' Subject with the oracle on the plan's minimized tokenizer.json (and no implementation):
-    the reference's side of a check, asked on the file the script holds."""
-    from pathlib import Path
-
-    from oracles.tokenizers_oracle import TokenizersOracle
-
-    from ..checks import Subject
-
-    subject = Subject(plan.case.family, Path(), None)
-    subject.__dict__["oracle"] = TokenizersOracle.from_str(json.dumps(plan.spec))  # the cached_property, given
-    return subject
-
-
-def reference_decode(plan: ScriptPlan, ids: list[int], skip_special_tokens: bool) -> str:
-    """The oracle's whole decode of ``ids`` on the minimized file (Unscripted where it raises)."""
-    from ..checks import oracle_call
-
-    text, error = oracle_call(lambda: oracle_subject(plan).oracle.decode(ids, skip_special_tokens))
-    if error:
-        raise Unscripted(f"the reference cannot decode the ids: {error}")
-    return text

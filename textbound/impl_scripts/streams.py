@@ -12,7 +12,8 @@ from oracles.stop_reference import held_back_reference
 from ..checks.detokenizer import _changing_id
 from ..checks.stops import _reference
 from ..checks.streaming import StreamInput, chunks, decode_stream_shown
-from .registry import Script, ScriptPlan, oracle_subject, reference_decode, scripted
+from .reference import oracle_subject, reference_decode
+from .registry import Script, ScriptPlan, scripted
 
 STREAM = '''detokenizer = engine.IncrementalDetokenizer(tokenizer, skip_special_tokens=SKIP_SPECIAL_TOKENS,
                                            prompt_ids=PROMPT_IDS)

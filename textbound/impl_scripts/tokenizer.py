@@ -2,7 +2,8 @@
 minimized tokenizer.json against tokenizers' answer on the same file."""
 from __future__ import annotations
 
-from .registry import Script, ScriptPlan, oracle_subject, reference_decode, scripted
+from .reference import oracle_subject, reference_decode
+from .registry import Script, ScriptPlan, scripted
 
 
 @scripted("tokenizer", "encode", tokenizer=True)

@@ -1,7 +1,8 @@
 """Scripts of tools/whole, tools/stream, tools/deltas and tools/tokens: the module's ``parse_response``
 and ``OutputParser`` on the recorded model output (its splits into deltas; for tokens, its ids
-streamed through the module's detokenizer) against the message oracles.tool_reference reads in it. The script compares messages as the checks do: it carries the
-checks' own ``message_of`` (and, for the whole parse, ``shape_problem``), copied from their source."""
+streamed through the module's detokenizer) against the message oracles.tool_reference reads in it.
+The script compares messages as the checks do: it carries the checks' own ``message_of`` (and, for
+the whole parse, ``shape_problem``), their source copied in when the script is written."""
 from __future__ import annotations
 
 import inspect
@@ -12,7 +13,8 @@ from oracles.tool_reference_core import Parsed
 
 from ..checks import tools as tool_checks
 from ..checks.tools import ToolInput
-from .registry import Script, ScriptPlan, literal, oracle_subject, reference_decode, scripted
+from .reference import oracle_subject, reference_decode
+from .registry import Script, ScriptPlan, literal, scripted
 
 WHOLE = '''message = engine.parse_response(TEXT, FORMAT, **OPTIONS)
 actual = message_of(message)
