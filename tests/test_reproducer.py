@@ -1,5 +1,7 @@
-"""``textbound triage DIR --reproducers OUT``: a standalone script per tokenizer signature, with a
-minimized tokenizer.json inline, that fails on the broken implementation without textbound."""
+"""``textbound triage DIR --reproducers OUT``: a standalone script per signature of an --impl module,
+in its own API, with the data (a minimized tokenizer.json where it needs a tokenizer) and the
+reference's answer inline, that fails on the broken implementation without textbound and passes
+on impl."""
 from __future__ import annotations
 
 import json
@@ -11,25 +13,48 @@ import sys
 from pathlib import Path
 
 import impl
+import pytest
 from textbound.cli import main
+from textbound.divergence import Case
+
+from .test_js_reproducer import _run_folder
 
 ROOT = Path(__file__).resolve().parent.parent
 ENGINE = "tests.one_bug.decode_drops_leading_space"
 
 
-def engine_site(tmp_path: Path) -> Path:
-    """A folder holding only what the engine imports: impl and the engine's own module (and a
-    textbound that cannot be imported)."""
+def engine_site(tmp_path: Path, *modules: str) -> Path:
+    """A folder holding only what the engine imports: impl and the engine's own modules (files of
+    this repository, with their packages' ``__init__``; and a textbound that cannot be imported)."""
     site = tmp_path / "site"
     shutil.copytree(Path(impl.__file__).parent, site / "impl", ignore=shutil.ignore_patterns("__pycache__"))
-    (site / "tests" / "one_bug").mkdir(parents=True)
-    (site / "tests" / "__init__.py").write_text("")
-    (site / "tests" / "one_bug" / "__init__.py").write_text("")
-    shutil.copy(ROOT / "tests" / "one_bug" / "decode_drops_leading_space.py", site / "tests" / "one_bug")
+    for module in modules:
+        *packages, name = module.split(".")
+        folder = site.joinpath(*packages)
+        folder.mkdir(parents=True, exist_ok=True)
+        for depth in range(1, len(packages) + 1):
+            site.joinpath(*packages[:depth], "__init__.py").touch()
+        shutil.copy(ROOT.joinpath(*packages, f"{name}.py"), folder)
     # The venv has textbound installed: shadowed here, so a script needing it fails.
     (site / "textbound").mkdir()
     (site / "textbound" / "__init__.py").write_text("raise ImportError('a reproducer must not need textbound')\n")
     return site
+
+
+def run_clean(script: Path, site: Path, tmp_path: Path, engine: str | None = None) -> subprocess.CompletedProcess:
+    """``script`` run in an empty folder with only ``site`` importable (and the venv's packages); with
+    ``engine``, a copy of it importing that module instead of its own."""
+    if engine is not None:
+        text = re.sub(r"^import \S+ as engine$", f"import {engine} as engine", script.read_text(), count=1, flags=re.M)
+        script = tmp_path / f"swapped-{script.name}"
+        script.write_text(text)
+    clean = tmp_path / "clean"
+    clean.mkdir(exist_ok=True)
+    env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(site)}
+    result = subprocess.run([sys.executable, str(script)], cwd=clean, env=env, capture_output=True, text=True,
+                            timeout=120)
+    assert list(clean.iterdir()) == []
+    return result
 
 
 def test_reproducers_run_without_textbound_and_fail_on_the_broken_impl(tmp_path, capsys):
@@ -46,15 +71,12 @@ def test_reproducers_run_without_textbound_and_fail_on_the_broken_impl(tmp_path,
     spec = json.loads(re.search(r"^TOKENIZER_JSON = (.*)$", text, re.M).group(1)[1:-1])
     assert len(spec["model"]["vocab"]) <= 3 and spec["model"]["merges"] == []  # from gpt2's 2000 and 1700
 
-    clean = tmp_path / "clean"
-    clean.mkdir()
-    env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(engine_site(tmp_path))}
-    result = subprocess.run([sys.executable, str(scripts[0])], cwd=clean, env=env, capture_output=True, text=True,
-                            timeout=120)
+    site = engine_site(tmp_path, ENGINE)
+    result = run_clean(scripts[0], site, tmp_path)
     assert result.returncode == 1, result.stderr
     expected, actual = result.stdout.splitlines()
     assert expected.startswith("expected: ' ") and actual.startswith("actual:   '")
-    assert list(clean.iterdir()) == []
+    assert run_clean(scripts[0], site, tmp_path, engine="impl").returncode == 0
 
 
 def test_a_run_without_tokenizer_divergences_writes_no_script(tmp_path, capsys):
@@ -65,3 +87,92 @@ def test_a_run_without_tokenizer_divergences_writes_no_script(tmp_path, capsys):
     (tmp_path / "file").write_text("")
     assert main(["triage", str(tmp_path / "run"), "--reproducers", str(tmp_path / "file")]) == 2
     assert "--reproducers: " in capsys.readouterr().err
+
+
+# One broken implementation per component, checked at the quick budget on gpt2: (component, module,
+# the chat bugs switched on, the properties its scripts reproduce).
+BROKEN = {
+    "detokenizer": ("detokenizer", "tests.one_bug.deltas_lstripped", None, {"stream", "decode_stream"}),
+    "stops": ("stops", "tests.one_bug.stops_finish_drops_held", None, {"stream", "pipeline"}),
+    "chat": ("chat", "tests.broken_chat_impl", "tojson_ascii", {"render"}),
+    "tools-whole": ("tools", "tests.broken_tools_impl.empty_content", None, {"whole"}),
+    "tools-tokens": ("tools", "tests.one_bug.deltas_lstripped", None, {"tokens"}),
+}
+
+
+def chat_bugs(monkeypatch, bugs: str) -> None:
+    """tests.broken_chat_impl with only ``bugs`` on, here (an earlier test may have imported it) and in
+    the scripts' processes; the family's own template (impl's ChatML) only, so that the run is short."""
+    import tests.broken_chat_impl
+
+    monkeypatch.setenv("TEXTBOUND_CHAT_BUGS", bugs)
+    monkeypatch.setattr(tests.broken_chat_impl, "BUGS", frozenset(bugs.split(",")))
+    monkeypatch.delenv("TEXTBOUND_TEMPLATES", raising=False)
+
+
+def checked_run(tmp_path: Path, capsys, engine: str, component: str) -> tuple[Path, str]:
+    """A quick-budget run of ``engine``'s ``component`` on gpt2, triaged with --reproducers: the
+    scripts' folder and the reproducers' lines."""
+    run, out = tmp_path / "run", tmp_path / "reproducers"
+    main(["check", "--impl", engine, "--family", "gpt2", "--component", component, "--budget", "quick",
+          "--jobs", "1", "--report-dir", str(run)])
+    capsys.readouterr()
+    assert main(["triage", str(run), "--no-explain", "--reproducers", str(out)]) == 0
+    return out, capsys.readouterr().out.split("reproducers:\n", 1)[1]
+
+
+def assert_fails_then_passes(script: Path, engine: str, site: Path, tmp_path: Path) -> None:
+    """The script needs no harness nor reference library, exits 1 on ``engine`` and 0 on impl."""
+    text = script.read_text()
+    assert not re.search(r"^(import|from) (textbound|oracles|tokenizers|transformers)\b", text, re.M)
+    assert f"import {engine} as engine" in text and "EXPECTED = " in text
+    failing = run_clean(script, site, tmp_path)
+    assert failing.returncode == 1, (script.name, failing.stdout, failing.stderr)
+    assert failing.stdout.startswith("expected: ") and "\nactual:   " in failing.stdout
+    passing = run_clean(script, site, tmp_path, engine="impl")
+    assert passing.returncode == 0, (script.name, passing.stdout, passing.stderr)
+
+
+@pytest.mark.parametrize("broken", BROKEN.values(), ids=BROKEN.keys())
+def test_each_component_gets_a_script_that_fails_on_the_bug_and_passes_on_impl(tmp_path, capsys, monkeypatch, broken):
+    component, engine, bugs, properties = broken
+    if bugs:
+        chat_bugs(monkeypatch, bugs)
+    out, printed = checked_run(tmp_path, capsys, engine, component)
+    scripts = sorted(out.glob("*.py"))
+    assert {line.split("/")[1] for line in printed.splitlines() if line.endswith(".py")} == properties, printed
+    assert len(scripts) == len(printed.splitlines()), printed  # every signature got its script
+    site = engine_site(tmp_path, engine.removesuffix(".empty_content"))
+    for script in scripts:
+        assert_fails_then_passes(script, engine, site, tmp_path)
+
+
+HERMES_CALL = 'Hi <tool_call>{"name": "f", "arguments": {"x": 1}}</tool_call>'
+
+
+@pytest.mark.parametrize(("prop", "variant"), [("stream", "leaky_tags"), ("deltas", "index_from_one"),
+                                               ("deltas", "fixed_hold_back")])
+def test_tool_stream_scripts_fail_on_the_broken_parser_and_pass_on_impl(tmp_path, capsys, prop, variant):
+    # These signatures come from a record of the check itself: at the quick budget their minimization
+    # meets a tool_reference crash (a harness error) before any is recorded.
+    import tests.broken_tools_impl  # noqa: F401 - registers the variants as modules
+
+    engine = f"tests.broken_tools_impl.{variant}"
+    run = _run_folder(tmp_path, engine, Case("tools", prop, "gpt2", {"format": "hermes", "text": HERMES_CALL,
+                                                                     "splits": [5, 20]}))
+    capsys.readouterr()
+    assert main(["triage", run, "--no-explain", "--reproducers", str(tmp_path / "out")]) == 0
+    scripts = list((tmp_path / "out").glob("*.py"))
+    assert len(scripts) == 1, capsys.readouterr().out
+    assert_fails_then_passes(scripts[0], engine, engine_site(tmp_path, "tests.broken_tools_impl"), tmp_path)
+
+
+def test_a_signature_without_a_script_is_named_with_the_reason(tmp_path, capsys, monkeypatch):
+    chat_bugs(monkeypatch, "sanitize_ignored")
+    out, printed = checked_run(tmp_path, capsys, "tests.broken_chat_impl", "chat")
+    assert printed.startswith("  chat/sanitized_ids/") and printed.count("\n") == 1, printed
+    assert printed.rstrip().endswith("no reproducer (chat/sanitized_ids is not scripted; scripted are chat/render, "
+                                     "detokenizer/decode_stream, detokenizer/stream, stops/pipeline, stops/stream, "
+                                     "tokenizer/decode, tokenizer/encode, tools/deltas, tools/stream, tools/tokens, "
+                                     "tools/whole)")
+    assert list(out.iterdir()) == []

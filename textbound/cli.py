@@ -117,7 +117,7 @@ def _parser() -> argparse.ArgumentParser:
     triage.add_argument("--no-explain", action="store_true",
                         help="do not put each signature's smallest example to the mutation catalogue")
     triage.add_argument("--reproducers", type=Path, default=None, metavar="OUT",
-                        help="also write a standalone script per tokenizer signature here")
+                        help="also write a standalone script per signature here (each seen to fail)")
     diff = commands.add_parser("diff", help="signatures new, fixed and unchanged between two reports")
     diff.add_argument("old", type=Path)
     diff.add_argument("new", type=Path)

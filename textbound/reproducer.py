@@ -1,12 +1,16 @@
-"""Standalone reproducers: for each tokenizer signature of a run, a Python script a maintainer runs
-with only the engine and the reference (`tokenizers`) installed (for the node engines, a JavaScript
-one: textbound.js_reproducer, which also scripts a template engine's chat signatures).
+"""Standalone reproducers: for each signature of a run, a script a maintainer runs with only the
+engine and the reference installed. For an ``--impl`` module, Python in the module's own public API
+(textbound.impl_scripts: the tokenizer, the detokenizer, the stop checker, render_chat, the tool-call
+parser), with the reference's answer inline, computed now by the oracle and stamped with its version;
+for the node engines, JavaScript (textbound.js_reproducer, which also scripts a template engine's chat
+signatures).
 
-The script holds the divergence's minimized input and a *minimized* tokenizer.json inline: delta
+A script whose property needs a tokenizer holds a *minimized* tokenizer.json inline: delta
 debugging (textbound.minimize.ddmin) over the pipeline nodes, the added tokens, the merges and the
 vocabulary, keeping each removal after which the oracle still loads the file and the check still
-gives the record's signature. It prints the reference's answer and the engine's and exits 1 while
-they differ:
+gives the record's signature; a chat script holds its template shrunk the same way. It prints the
+reference's answer and the engine's and exits 1 while they differ; a script is kept only when it
+was run and seen to exit 1:
 
     $ python 01-tokenizer-decode-text-drops-at-the-start.py
     expected: ' th'
@@ -20,7 +24,10 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import re
+import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -28,11 +35,13 @@ from pathlib import Path
 from .counterfactuals import SEQUENCE_MEMBERS, STAGES
 from .divergence import Case, is_oracle_disagreement
 from .explanation import recorded_case
-from .js_reproducer import HF_JINJA, JS_TOKENIZERS
+from .impl_scripts import SCRIPTED, ScriptPlan, Unscripted, script_text
+from .js_reproducer import HF_JINJA, JS_TOKENIZERS, origin
 
-PROPERTIES = ("encode", "decode")  # the tokenizer properties a script reproduces
+PROPERTIES = ("encode", "decode")  # the properties a node tokenizer's script reproduces
 MAX_TRIES = 600  # checks per minimized file: a few seconds on an embedded family
 ENGINE_ADAPTERS = "textbound.adapters."  # modules driving other engines: their scripts are not written here
+SCRIPT_SECONDS = 120  # running one written script to see it fail: loading a minimized file takes well under that
 
 
 @dataclass
@@ -153,10 +162,11 @@ def _merge_closure(spec: dict, target: Target) -> dict | None:
         oracle = tokenizers.Tokenizer.from_str(json.dumps(spec))
     except BaseException:  # noqa: BLE001
         return None
-    if target.case.property == "encode":
+    if "text" in target.case.input:  # an encode, or model output the check tokenizes
         wanted = oracle.encode(target.case.input["text"], add_special_tokens=True).tokens
     else:
-        wanted = [oracle.id_to_token(i) for i in target.case.input["ids"] if isinstance(i, int) and i >= 0]
+        ids = [*target.case.input.get("prompt_ids", []), *target.case.input["ids"]]  # a stream's prompt too
+        wanted = [oracle.id_to_token(i) for i in ids if isinstance(i, int) and i >= 0]
     needed, stack = set(), [t for t in wanted if t]
     while stack:
         token = stack.pop()
@@ -172,54 +182,14 @@ def _merge_closure(spec: dict, target: Target) -> dict | None:
     return closure
 
 
-SCRIPT = '''#!/usr/bin/env python3
-"""{title}
-
-The engine, {module}, against the reference, {oracle}, on a minimized tokenizer.json
-(from textbound's run {run}, family {family}).
-Needs only the engine and tokenizers; prints both answers and exits 1 while they differ.
-"""
-import sys
-import tempfile
-from pathlib import Path
-
-import tokenizers
-
-import {module} as engine
-
-TOKENIZER_JSON = {spec}
-{given_name} = {given}
-{option_name} = {option}
-
-reference = tokenizers.Tokenizer.from_str(TOKENIZER_JSON)
-expected = {reference_call}
-with tempfile.TemporaryDirectory() as folder:
-    Path(folder, "tokenizer.json").write_text(TOKENIZER_JSON, encoding="utf-8")
-    tokenizer = engine.Tokenizer.from_dir(folder)
-    actual = {engine_call}
-print("expected:", {shown}(expected))
-print("actual:  ", {shown}(actual))
-sys.exit(1 if actual != expected else 0)
-'''
-
-
 def reproducer_script(target: Target, spec: dict, run: str, oracle: str) -> str:
-    """The script's text (see the module's example)."""
-    encode = target.case.property == "encode"
-    given_name, option_name = ("TEXT", "ADD_SPECIAL_TOKENS") if encode else ("IDS", "SKIP_SPECIAL_TOKENS")
-    given = target.case.input["text" if encode else "ids"]
-    option = bool(target.case.input.get("add_special_tokens" if encode else "skip_special_tokens", False))
-    if encode:
-        reference_call = "reference.encode(TEXT, add_special_tokens=ADD_SPECIAL_TOKENS).ids"
-        engine_call = "list(tokenizer.encode(TEXT, add_special_tokens=ADD_SPECIAL_TOKENS))"
-    else:
-        reference_call = "reference.decode(IDS, skip_special_tokens=SKIP_SPECIAL_TOKENS)"
-        engine_call = "tokenizer.decode(IDS, skip_special_tokens=SKIP_SPECIAL_TOKENS)"
-    return SCRIPT.format(
-        title=target.signature, oracle=oracle or "tokenizers", run=run,
-        family=target.case.family, module=target.impl, spec=repr(json.dumps(spec, ensure_ascii=False)),
-        given_name=given_name, given=repr(given), option_name=option_name, option=option,
-        reference_call=reference_call, engine_call=engine_call, shown="str" if encode else "repr")
+    """The Python script of a target on an ``--impl`` module (textbound.impl_scripts; see the module's
+    example), ``spec`` the minimized tokenizer.json where its property needs a tokenizer."""
+    from .implementation import is_file_path
+
+    # An --impl file (./engine.py) is imported by its name, from its folder on the path.
+    module = Path(target.impl).stem if is_file_path(target.impl) else target.impl
+    return script_text(ScriptPlan(target.case, target.signature, module, origin(run, target.case), oracle, spec))
 
 
 def script_name(number: int, signature: str, suffix: str = ".py") -> str:
@@ -231,28 +201,47 @@ def script_name(number: int, signature: str, suffix: str = ".py") -> str:
 
 def write_reproducers(run, out: Path) -> list[str]:
     """One script per signature of ``run`` (textbound.triage.Run) in ``out``, from each signature's
-    smallest record: Python for impl-like modules' tokenizer signatures, JavaScript (textbound.js_reproducer)
-    for the node engines' tokenizer and chat ones; returns a line per signature saying what was
-    written or why not."""
+    smallest record: for an impl-like module, Python in its own API for every scripted property
+    (textbound.impl_scripts.SCRIPTED); for the node engines, JavaScript (textbound.js_reproducer) for
+    their tokenizer or chat signatures. Each script is kept only once it was run and seen to exit 1;
+    returns a line per signature saying what was written or why not."""
     from .triage import signature_groups, split_records
 
     out.mkdir(parents=True, exist_ok=True)
     impl, families = run.summary.get("impl", "impl"), run.summary.get("families", {})
-    component = "chat" if impl == HF_JINJA else "tokenizer"
     lines = []
     groups = [g for g in signature_groups(split_records(run.records)[0])
-              if g.smallest["component"] == component and not is_oracle_disagreement(g.signature)]
+              if _listed(impl, g.smallest["component"]) and not is_oracle_disagreement(g.signature)]
     for number, group in enumerate(groups, 1):
         record = group.smallest
         folder = families.get(record["family"])
         reason = _unscripted(impl, record, folder)
         if reason is None:
-            target = Target(recorded_case(record), group.signature, impl)
-            write = _write_chat if component == "chat" else _write_tokenizer
-            written, reason = write(target, Path(folder), out / script_name(number, group.signature, _suffix(impl)),
-                                    str(run.dir), record.get("oracle_version", ""))
+            job = Job(Target(recorded_case(record), group.signature, impl), Path(folder),
+                      out / script_name(number, group.signature, _suffix(impl)), str(run.dir),
+                      record.get("oracle_version", ""))
+            written, reason = WRITERS.get(impl, _write_python)(job)
         lines.append(f"{group.signature}: {written}" if reason is None else f"{group.signature}: no reproducer ({reason})")
     return lines
+
+
+@dataclass
+class Job:
+    """One script to write: its target, the family's folder, the file, and where the data comes from."""
+
+    target: Target
+    folder: Path
+    path: Path
+    run: str  # the run's folder, named in the script
+    oracle: str  # the oracle's version, as the record has it
+
+
+def _listed(impl: str, component: str) -> bool:
+    """Whether a run of ``impl`` lists ``component``'s signatures: an impl-like module's all, a node
+    engine's or another engine's only those of the component it stands for."""
+    if impl == HF_JINJA:
+        return component == "chat"
+    return component == "tokenizer" or not impl.startswith(ENGINE_ADAPTERS)
 
 
 def _suffix(impl: str) -> str:
@@ -261,46 +250,82 @@ def _suffix(impl: str) -> str:
 
 def _unscripted(impl: str, record: dict, folder: str | None) -> str | None:
     """Why a record gets no script (None: it gets one)."""
+    key = (record["component"], record["property"])
     if impl == HF_JINJA:
         if record["property"] != "render":
             return "only chat/render is scripted for a template engine"
-    elif record["property"] not in PROPERTIES:
-        return "only encode and decode are scripted"
-    if impl.startswith(ENGINE_ADAPTERS) and impl not in (HF_JINJA, JS_TOKENIZERS):
+    elif impl == JS_TOKENIZERS:
+        if record["property"] not in PROPERTIES:
+            return "only encode and decode are scripted"
+    elif impl.startswith(ENGINE_ADAPTERS):
         return f"{impl} drives another engine; its API is not scripted"
-    if not folder or not Path(folder).is_dir() or (impl != HF_JINJA and not (Path(folder) / "tokenizer.json").is_file()):
+    elif key not in SCRIPTED:
+        return f"{'/'.join(key)} is not scripted; scripted are {', '.join('/'.join(k) for k in sorted(SCRIPTED))}"
+    tokenizer = impl == JS_TOKENIZERS or (impl != HF_JINJA and SCRIPTED[key].tokenizer)
+    if not folder or not Path(folder).is_dir() or (tokenizer and not (Path(folder) / "tokenizer.json").is_file()):
         return f"the family folder {folder} is gone"
     return None
 
 
-def _write_tokenizer(target: Target, folder: Path, path: Path, run: str, oracle: str) -> tuple[Path | None, str | None]:
-    """The tokenizer script at ``path`` (Python, or JavaScript for the node tokenizers), or why not."""
-    spec = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))
-    if target.impl == JS_TOKENIZERS:
-        config = folder / "tokenizer_config.json"
-        target.config = json.loads(config.read_text(encoding="utf-8")) if config.is_file() else {}
-    if not _diverges(target, spec):
+def _minimized(job: Job) -> tuple[dict | None, str | None]:
+    """The family's tokenizer.json minimized for the job's target, or why not."""
+    spec = json.loads((job.folder / "tokenizer.json").read_text(encoding="utf-8"))
+    if not _diverges(job.target, spec):
         return None, "the recorded case no longer diverges"
-    spec = minimized_spec(target, spec)
-    if target.impl != JS_TOKENIZERS:
-        path.write_text(reproducer_script(target, spec, run, oracle), encoding="utf-8")
-        return path, None
-    from .js_reproducer import origin, tokenizer_script
-    path.write_text(tokenizer_script(target, spec, target.config, origin(run, target.case), oracle, path.name),
-                    encoding="utf-8")
-    return _seen_failing(path)
+    return minimized_spec(job.target, spec), None
 
 
-def _write_chat(target: Target, folder: Path, path: Path, run: str, oracle: str) -> tuple[Path | None, str | None]:
-    """The template engine's script at ``path``, on the record's template shrunk further (by the
-    engine itself, beyond what the run's time allowed), or why not."""
+def _write_python(job: Job) -> tuple[Path | None, str | None]:
+    """The Python script of an impl-like module at the job's path, or why not."""
+    from .implementation import import_module
+
+    try:
+        import_module(job.target.impl)  # an --impl file's folder joins the path the script is run with
+    except Exception as exc:  # noqa: BLE001 - the module may fail to import in any way here
+        return None, f"{job.target.impl} cannot be imported here: {type(exc).__name__}: {exc}"
+    target, spec = job.target, None
+    if target.case.component == "chat":
+        case, reason = _shrunk_chat_case(job)
+        if reason:
+            return None, reason
+        target = replace(target, case=case)
+    if SCRIPTED[(target.case.component, target.case.property)].tokenizer:
+        spec, reason = _minimized(job)
+        if reason:
+            return None, reason
+    try:
+        job.path.write_text(reproducer_script(target, spec, job.run, job.oracle), encoding="utf-8")
+    except Unscripted as exc:
+        return None, str(exc)
+    except Exception as exc:  # noqa: BLE001 - the reference failing on the case: one line, the others still written
+        return None, f"the reference's answer could not be computed: {type(exc).__name__}: {exc}"
+    return _seen_failing(job.path)
+
+
+def _write_js_tokenizer(job: Job) -> tuple[Path | None, str | None]:
+    """The node tokenizer's script at the job's path, or why not."""
+    from .js_reproducer import tokenizer_script
+
+    config = job.folder / "tokenizer_config.json"
+    job.target.config = json.loads(config.read_text(encoding="utf-8")) if config.is_file() else {}
+    spec, reason = _minimized(job)
+    if reason:
+        return None, reason
+    job.path.write_text(tokenizer_script(job.target, spec, job.target.config, origin(job.run, job.target.case),
+                                         job.oracle, job.path.name), encoding="utf-8")
+    return _seen_failing(job.path)
+
+
+def _shrunk_chat_case(job: Job) -> tuple[Case | None, str | None]:
+    """The target's case with its template's source inline (``template_source``), shrunk further by
+    the engine itself (beyond what the run's time allowed), or why not."""
     from .checks import Subject, run_check
     from .checks.chat import INLINE_TEMPLATE, case_template
     from .implementation import Implementation
-    from .js_reproducer import chat_script, origin, template_context
     from .template_shrink import shrink_template
 
-    subject = Subject(target.case.family, folder, Implementation(target.impl))
+    target = job.target
+    subject = Subject(target.case.family, job.folder, Implementation(target.impl))
     case, budget = target.case, _Budget(MAX_TRIES)
 
     def diverges(source: str) -> bool:
@@ -310,24 +335,49 @@ def _write_chat(target: Target, folder: Path, path: Path, run: str, oracle: str)
         source = case_template(subject, case).source
     except LookupError as exc:
         return None, f"its template cannot be found: {exc}"
-    case = replace(case, input={**case.input, INLINE_TEMPLATE: shrink_template(source, diverges)})
+    return replace(case, input={**case.input, INLINE_TEMPLATE: shrink_template(source, diverges)}), None
+
+
+def _write_js_chat(job: Job) -> tuple[Path | None, str | None]:
+    """The template engine's script at the job's path, on the record's template shrunk further, or why not."""
+    from .checks.chat import INLINE_TEMPLATE
+    from .js_reproducer import chat_script, template_context
+
+    case, reason = _shrunk_chat_case(job)
+    if reason:
+        return None, reason
     context = template_context(case.input[INLINE_TEMPLATE], case.input)
     if context is None:
         return None, "the request is refused before the template runs"
-    path.write_text(chat_script(replace(target, case=case), case.input[INLINE_TEMPLATE], context,
-                                origin(run, target.case), path.name), encoding="utf-8")
-    return _seen_failing(path)
+    job.path.write_text(chat_script(replace(job.target, case=case), case.input[INLINE_TEMPLATE], context,
+                                    origin(job.run, job.target.case), job.path.name), encoding="utf-8")
+    return _seen_failing(job.path)
+
+
+WRITERS = {JS_TOKENIZERS: _write_js_tokenizer, HF_JINJA: _write_js_chat}  # else _write_python
 
 
 def _seen_failing(path: Path) -> tuple[Path | None, str | None]:
-    """A written JavaScript script, kept when node runs it and sees it exit 1 (or cannot run it here)."""
+    """A written script, kept when it is run and seen to exit 1 (a JavaScript one also where node
+    cannot run it here: the check that found it ran elsewhere)."""
     from .js_reproducer import run_script
 
-    result = run_script(path)
-    if result is None:
-        return path, None  # written where node cannot run it: the check that found it ran elsewhere
-    if result.returncode == 1:
+    try:
+        result = run_script(path) if path.suffix == ".mjs" else run_python_script(path)
+    except subprocess.TimeoutExpired as exc:
+        path.unlink()
+        return None, f"the written script did not finish in {exc.timeout:g} s"
+    # A script that exits 1 without its verdict crashed before it (an import it lacks).
+    if result is None or (result.returncode == 1 and result.stdout.startswith("expected:")):
         return path, None
     path.unlink()
     return None, (f"the written script exits {result.returncode} on the engine: "
                   f"{(result.stdout + result.stderr).strip().splitlines()[-1:]}")
+
+
+def run_python_script(path: Path) -> subprocess.CompletedProcess:
+    """``python path`` in a fresh folder, importing what this process imports (the --impl module)."""
+    with tempfile.TemporaryDirectory(prefix="textbound-py-") as folder:
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p and Path(p).is_dir())}
+        return subprocess.run([sys.executable, str(path.resolve())], cwd=folder, env=env, capture_output=True,
+                              text=True, timeout=SCRIPT_SECONDS)
