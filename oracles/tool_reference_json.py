@@ -36,6 +36,8 @@ FUNCTION_NAME_TAGS = {"<function=": r"(?P<name>[^>\n]+)>", '<function name="': r
 def _named_call(name_tag: regex.Pattern):
     def parse(body: str, tools: list | None = None) -> list[Call] | None:
         tag = name_tag.match(body)
+        if tag is None:  # the close tag cuts the name tag itself (<function=a</function>>): not a call
+            return None
         return json_object_call(tag["name"], body[tag.end():])
     return parse
 

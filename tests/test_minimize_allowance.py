@@ -47,3 +47,21 @@ def test_a_broken_impl_minimizes_a_few_per_signature_and_the_report_counts_the_r
     noted = {(r["family"], r["signature"]) for r in marked}
     assert all(any(f"{signature} on {family}: divergences recorded as found, not minimized" in n
                    for n in summary["notes"]) for family, signature in noted)
+
+
+def test_a_candidate_the_check_raises_on_is_not_kept_and_the_divergence_is_minimized(monkeypatch):
+    """A reference crashing on a shrunk input (an oracle failure) must not end the chunk in a harness
+    error: the candidate is passed over and the shrinking goes on."""
+    from textbound.checks import registry
+    from textbound.minimize import minimize
+
+    def check(subject, case):
+        text = case.input["text"]
+        if len(text) < 3:
+            raise TypeError("the reference cannot read this")
+        return Divergence(case, [1], [2], "ids differ") if "x" in text else None
+
+    monkeypatch.setitem(registry.CHECKS, ("tokenizer", "encode"), check)
+    found = minimize(None, check(None, Case("tokenizer", "encode", "gpt2", {"text": "aaaxaaaa"})))
+    assert found.minimized is not None and 3 <= len(found.minimized.input["text"]) < len("aaaxaaaa")
+    assert "x" in found.minimized.input["text"]

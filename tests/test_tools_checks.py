@@ -143,6 +143,11 @@ def test_reference_parses_rendered_messages_back(format_and_message):
                for call, a in zip(parsed.calls, arguments)), part
 
 
+def test_reference_reads_a_name_tag_the_close_tag_cuts_as_content():
+    text = '<function=a</function>>{}</function>'
+    assert tool_reference.parse(text, "hermes").message() == {"content": text, "reasoning_content": "", "calls": []}
+
+
 def test_hold_back_is_the_longest_tail_beginning_a_tag():
     assert tool_reference.held_back("hermes", "Hi <tool") == 5
     assert tool_reference.held_back("hermes", "Hi <") == 1
