@@ -15,6 +15,7 @@ from __future__ import annotations
 import random
 import sys
 from dataclasses import dataclass
+from itertools import accumulate
 
 from impl.structured.regex_syntax import Alt, Chars, Concat, Repeat, parse
 
@@ -66,6 +67,7 @@ class _Sampler:
         self.root = tokens(parse(shared.root))
         self._empty: dict[int, bool] = {}
         self._shortest: dict[int, int] = {}
+        self._weights: dict[int, list[int]] = {}  # cumulative, per Chars node: a class of hundreds of ranges is drawn from often
 
     def is_empty(self, node) -> bool:
         """True when ``node`` matches no string (memoized by node: pieces are shared)."""
@@ -107,8 +109,10 @@ class _Sampler:
 
     def draw(self, node, rng: random.Random, out: list[str]) -> None:
         if isinstance(node, Chars):
-            weights = [min(hi - lo + 1, 64) for lo, hi in node.ranges]
-            lo, hi = rng.choices(node.ranges, weights=weights)[0]
+            weights = self._weights.get(id(node))
+            if weights is None:
+                weights = self._weights[id(node)] = list(accumulate(min(hi - lo + 1, 64) for lo, hi in node.ranges))
+            lo, hi = rng.choices(node.ranges, cum_weights=weights)[0]
             out.append(chr(rng.randint(lo, hi)))
         elif isinstance(node, Concat):
             for item in node.items:
