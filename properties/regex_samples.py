@@ -17,9 +17,12 @@ import sys
 from dataclasses import dataclass
 from itertools import accumulate
 
+from hypothesis import strategies as st
+
 from impl.structured.regex_syntax import Alt, Chars, Concat, Repeat, parse
 
 from .shared_patterns import TOKEN_MARK, SharedPattern, piece_id
+from .strategies import draw_examples
 
 EXTRA_REPEATS = 3  # an unbounded or wide repeat runs at most this many times past its minimum
 END_REPEATS = 64  # a bounded repeat this much wider than its minimum is not drawn at its maximum
@@ -156,6 +159,19 @@ def sample_shared(shared: SharedPattern, rng: random.Random, count: int) -> list
         return samples
     finally:
         sys.setrecursionlimit(limit)
+
+
+def pattern_texts(pattern: str, rng: random.Random, count: int) -> list[str]:
+    """Up to ``count`` distinct random full matches of ``pattern``, none where it matches nothing:
+    drawn from impl's parse of it, or by Hypothesis's ``from_regex`` (which reads all of Python's
+    syntax) where impl's parser refuses it (another implementation's pattern, a schema's lookahead).
+
+    ``pattern_texts("a{2,3}", random.Random(0), 5)`` -> ``['aaa', 'aa']``."""
+    try:
+        drawn = sample_shared(SharedPattern(pattern, ()), rng, count)
+    except ValueError:
+        drawn = draw_examples(st.from_regex(pattern, fullmatch=True), count, rng.randrange(2**32))
+    return list(dict.fromkeys(drawn))
 
 
 def sample_matches(pattern: str, rng: random.Random, count: int) -> list[str]:

@@ -1,9 +1,9 @@
 """Checks of the ``structured`` component: impl's schema regexes and token masks against jsonschema,
 outlines-core and llguidance (oracles/structured_oracles.py).
 
-- structured/sound: every string drawn from impl's regex (properties/regex_samples.py, a seeded walk of
-  its syntax tree; Hypothesis's from_regex where impl's parser does not read it) is JSON valid for the schema.
-- structured/complete: every json.dumps form of every instance Hypothesis draws fullmatches it.
+- structured/sound: every string drawn from impl's regex (``regex_samples.pattern_texts``, a seeded walk
+  of its syntax tree) is JSON valid for the schema.
+- structured/complete: every json.dumps form of every instance drawn (``instance_samples``) fullmatches it.
 - structured/differential: impl's language against outlines-core's and llguidance's on the same
   schema, string by string (dumps forms of instances, strings of outlines-core's regex).
 - structured/mask: impl's Constraint against outlines-core's Index and llguidance's matcher for
@@ -27,18 +27,15 @@ import copy
 import json
 import random
 import re
-from collections.abc import Callable
 from functools import lru_cache
 
 import regex
-from hypothesis import HealthCheck, Phase, given, seed, settings
-from hypothesis import strategies as st
 
 from oracles.structured_oracles import (DUMPS_SETTINGS, OutlinesMask, TokenVocabulary, dumps_forms, failing_keywords,
                                         regex_masks, schema_acceptors, schema_errors)
-from properties.regex_samples import sample_shared
-from properties.schemas import draw_examples, in_key_policy, instances
-from properties.shared_patterns import SharedPattern
+from properties.regex_samples import pattern_texts
+from properties.instance_samples import sample_instances
+from properties.schemas import in_key_policy
 
 from ..divergence import ORACLE_DISAGREEMENT, Case, Divergence
 from .registry import Subject, check, impl_call, oracle_call
@@ -56,32 +53,6 @@ WALK_TOKENS = 64
 SPELLED_TEXTS = 16  # texts spelled token by token before a refused vocabulary counts as able to spell the pattern
 REWRITE_PROBES = 200  # token triples decoded by the oracle to see whether its decoder rewrites text
 MASK_ORACLES = ("llguidance", "outlines-core")  # a masked random walk compared step by step when no instance text fits the pattern
-
-
-class _Found(Exception):
-    """Carries a divergence out of a Hypothesis test, after Hypothesis has shrunk its example."""
-
-
-def search(strategy: st.SearchStrategy, probe: Callable[[object], Divergence | None], examples: int,
-           seed_value: int) -> Divergence | None:
-    """The divergence ``probe`` finds on the first failing example Hypothesis draws, or None.
-
-    Hypothesis's own shrinking is off: with a probe that validates and matches, it can spend minutes
-    on one long string; the runner's delta debugging of the recorded ``text`` is bounded instead."""
-    @seed(seed_value)
-    @settings(max_examples=examples, database=None, deadline=None, phases=[Phase.generate],
-              suppress_health_check=list(HealthCheck))
-    @given(strategy)
-    def explore(example) -> None:
-        found = probe(example)
-        if found is not None:
-            raise _Found(found)
-
-    try:
-        explore()
-    except _Found as exc:
-        return exc.args[0]
-    return None
 
 
 def with_input(case: Case, **fields) -> Case:
@@ -198,11 +169,8 @@ def check_sound(subject: Subject, case: Case) -> Divergence | None:
 
     if "text" in case.input:
         return probe(case.input["text"])
-    try:
-        texts = sample_shared(SharedPattern(pattern, ()), random.Random(case.input.get("seed", 0)), _examples(case))
-    except ValueError:  # syntax impl's parser does not read (another implementation's pattern): Python's does
-        return search(st.from_regex(pattern, fullmatch=True), probe, _examples(case), case.input.get("seed", 0))
-    return next(filter(None, map(probe, dict.fromkeys(texts))), None)
+    texts = pattern_texts(pattern, random.Random(case.input.get("seed", 0)), _examples(case))
+    return next(filter(None, map(probe, texts)), None)
 
 
 @check("structured", "complete", minimize="text", family_independent=True)
@@ -229,7 +197,8 @@ def check_complete(subject: Subject, case: Case) -> Divergence | None:
 
     def probe(instance) -> Divergence | None:
         return next(filter(None, map(probe_text, dumps_forms(instance))), None)
-    return search(instances(schema), probe, _examples(case), case.input.get("seed", 0))
+    drawn = sample_instances(schema, random.Random(case.input.get("seed", 0)), _examples(case))
+    return next(filter(None, map(probe, drawn)), None)
 
 
 # -- differential ---------------------------------------------------------------------------------
@@ -302,11 +271,12 @@ def check_differential(subject: Subject, case: Case) -> Divergence | None:
             return None
         return found
 
-    texts = instances(schema).flatmap(lambda instance: st.sampled_from(dumps_forms(instance)))
-    found = search(texts, probe, _examples(case), case.input.get("seed", 0))
+    rng = random.Random(case.input.get("seed", 0))
+    texts = [rng.choice(dumps_forms(instance)) for instance in sample_instances(schema, rng, _examples(case))]
+    found = next(filter(None, map(probe, texts)), None)
     # Strings of outlines-core's language, drawn by walking its automaton (not its regex: Python's
     # backtracking takes minutes on its email pattern), may be strings impl wrongly admits or rejects.
-    walker, rng = acceptors.get(OutlinesMask.name), random.Random(case.input.get("seed", 0))
+    walker = acceptors.get(OutlinesMask.name)
     for _ in range(_examples(case) if walker and found is None else 0):
         text = walker.random_member(rng, ORACLE_TEXT_BYTES)
         found = probe(text) if text is not None else None
@@ -470,18 +440,13 @@ def _walk_ids(subject: Subject, case: Case, pattern: str, vocab: TokenVocabulary
     texts = case.input.get("texts") or []
     if schema is not None and not texts:
         rng = random.Random(case.input.get("seed", 0))
-        texts = [rng.choice(dumps_forms(instance)) for instance in _some_instances(schema, case)]
+        texts = [rng.choice(dumps_forms(instance)) for instance in sample_instances(schema, rng, 2)]
     for text in texts:
         if oracle_call(lambda: matches(pattern, text))[0]:
             return subject.oracle.encode(text), None
     walked, failure = impl_call(case, "a decoding run", lambda: decode_masked(
         subject, constraint(subject, pattern), random.Random(case.input.get("seed", 0)), WALK_TOKENS))
     return (walked[0] if walked else []), failure
-
-
-def _some_instances(schema: dict, case: Case) -> list:
-    drawn, _ = oracle_call(lambda: draw_examples(instances(schema), 2, case.input.get("seed", 0)))
-    return drawn or []
 
 
 @check("structured", "mask", minimize="prefix")
