@@ -176,10 +176,14 @@ def _integer(low, high, rng: random.Random) -> int:
     high = None if high is None else math.floor(high)
     if low is not None and high is not None and low > high:
         raise _NoInstance(f"no integer in [{low}, {high}]")
-    edges = [v for v in (low, high, None if low is None else low + 1, None if high is None else high - 1, 0, 1, -1)
-             if v is not None and (low is None or v >= low) and (high is None or v <= high)]
-    if edges and rng.random() < EDGE_SHARE:
-        return rng.choice(edges)
+    bounds = [v for v in (low, high) if v is not None]
+    near = [v for v in (None if low is None else low + 1, None if high is None else high - 1, 0, 1, -1)
+            if v is not None and (low is None or v >= low) and (high is None or v <= high)]
+    roll = rng.random()
+    if bounds and roll < EDGE_SHARE / 2:
+        return rng.choice(bounds)
+    if near and roll < EDGE_SHARE:
+        return rng.choice(near)
     if low is not None and high is not None:
         return rng.randint(low, high)
     spread = rng.randint(0, rng.choice(MAGNITUDES))
