@@ -22,7 +22,7 @@ import uuid
 
 from oracles.structured_oracles import schema_errors
 
-from .regex_samples import pattern_texts, sample_matches
+from .regex_samples import pattern_texts
 from .schemas import EMAIL_PATTERN, JSON_TRICKY_CHARACTERS, MAX_DEPTH, REF_DEPTH, TIME_ZONES, resolve_reference
 
 ATTEMPTS = 3  # draws per instance asked for before fewer are returned
@@ -150,7 +150,7 @@ def _string(schema: dict, rng: random.Random) -> str:
 
 
 def _pattern_text(pattern: str, rng: random.Random) -> str:
-    drawn = pattern_texts(pattern, rng, 1)
+    drawn = pattern_texts(pattern, rng, 1, kept=True)
     if not drawn:
         raise _NoInstance(pattern)
     return drawn[0]
@@ -214,4 +214,4 @@ def _time(rng: random.Random) -> str:
 
 
 FORMATS = {"date": _date, "time": _time, "uuid": lambda rng: str(uuid.UUID(int=rng.getrandbits(128))),
-           "email": lambda rng: sample_matches(EMAIL_PATTERN, rng, 1)[0]}
+           "email": lambda rng: _pattern_text(EMAIL_PATTERN, rng)}

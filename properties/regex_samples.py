@@ -15,6 +15,7 @@ from __future__ import annotations
 import random
 import sys
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import accumulate
 
 from hypothesis import strategies as st
@@ -27,6 +28,7 @@ from .strategies import draw_examples
 EXTRA_REPEATS = 3  # an unbounded or wide repeat runs at most this many times past its minimum
 END_REPEATS = 64  # a bounded repeat this much wider than its minimum is not drawn at its maximum
 SAMPLE_BUDGET = 20_000  # characters: past this a draw closes as shortly as it can
+SAMPLERS_KEPT = 64  # parsed patterns kept per process (a schema's, a format's)
 _RECURSION = 50_000  # nesting of groups a draw may walk through (pieces nest pieces)
 _MARK = ((ord(TOKEN_MARK), ord(TOKEN_MARK)),)
 
@@ -142,35 +144,46 @@ class _Sampler:
         return rng.randint(node.min, top)
 
 
+    def samples(self, rng: random.Random, count: int) -> list[str]:
+        """``count`` random full matches; none where the pattern matches no string."""
+        if self.is_empty(self.root):
+            return []
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, _RECURSION))
+        try:
+            samples = []
+            for _ in range(count):
+                out: list[str] = []
+                self.draw(self.root, rng, out)
+                samples.append("".join(out))
+            return samples
+        finally:
+            sys.setrecursionlimit(limit)
+
+
+# A parse kept for the next call: a schema's pattern keyword or a format's is drawn from once per instance.
+_kept_sampler = lru_cache(maxsize=SAMPLERS_KEPT)(_Sampler)
+
+
 def sample_shared(shared: SharedPattern, rng: random.Random, count: int) -> list[str]:
     """``count`` random strings the pattern ``shared`` stands for fully matches; none where it matches
     no string (a schema with no instance admits nothing: vacuously sound)."""
-    sampler = _Sampler(shared)
-    if sampler.is_empty(sampler.root):
-        return []
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit, _RECURSION))
-    try:
-        samples = []
-        for _ in range(count):
-            out: list[str] = []
-            sampler.draw(sampler.root, rng, out)
-            samples.append("".join(out))
-        return samples
-    finally:
-        sys.setrecursionlimit(limit)
+    return _Sampler(shared).samples(rng, count)
 
 
-def pattern_texts(pattern: str, rng: random.Random, count: int) -> list[str]:
+def pattern_texts(pattern: str, rng: random.Random, count: int, kept: bool = False) -> list[str]:
     """Up to ``count`` distinct random full matches of ``pattern``, none where it matches nothing:
     drawn from impl's parse of it, or by Hypothesis's ``from_regex`` (which reads all of Python's
     syntax) where impl's parser refuses it (another implementation's pattern, a schema's lookahead).
+    ``kept``: the parse is kept for later calls (a pattern drawn from once is parsed for this call only).
 
     ``pattern_texts("a{2,3}", random.Random(0), 5)`` -> ``['aaa', 'aa']``."""
     try:
-        drawn = sample_shared(SharedPattern(pattern, ()), rng, count)
+        sampler = (_kept_sampler if kept else _Sampler)(SharedPattern(pattern, ()))
     except ValueError:
         drawn = draw_examples(st.from_regex(pattern, fullmatch=True), count, rng.randrange(2**32))
+    else:
+        drawn = sampler.samples(rng, count)
     return list(dict.fromkeys(drawn))
 
 

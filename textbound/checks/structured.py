@@ -27,14 +27,15 @@ import copy
 import json
 import random
 import re
+from collections.abc import MutableSet, Set
 from functools import lru_cache
 
 import regex
 
 from oracles.structured_oracles import (DUMPS_SETTINGS, OutlinesMask, TokenVocabulary, dumps_forms, failing_keywords,
                                         regex_masks, schema_acceptors, schema_errors)
-from properties.regex_samples import pattern_texts
 from properties.instance_samples import sample_instances
+from properties.regex_samples import pattern_texts
 from properties.schemas import in_key_policy
 
 from ..divergence import ORACLE_DISAGREEMENT, Case, Divergence
@@ -409,9 +410,40 @@ def _probe_bytes(count: int) -> list[tuple[int, ...]]:
     return combos
 
 
+class FrozenIds:
+    """The id sets a Constraint hands out as frozensets, whole and cut to ``text_ids``, converted once
+    per read-only set object: impl keeps one per state, and a walk inside a string meets the same
+    state at every step. A mutable set is converted every time (it may change between steps).
+
+        >>> frozen = FrozenIds(frozenset({1, 2}))
+        >>> frozen.of(frozenset({2, 7}))
+        (frozenset({2, 7}), frozenset({2}))
+    """
+
+    def __init__(self, text_ids: frozenset[int]):
+        self.text_ids = text_ids
+        self._known: dict[int, tuple[object, frozenset[int], frozenset[int]]] = {}
+
+    def of(self, ids) -> tuple[frozenset[int], frozenset[int]]:
+        if isinstance(ids, MutableSet) or not isinstance(ids, Set):
+            whole = frozenset(ids)
+            return whole, self.text_only(whole)
+        known = self._known.get(id(ids))
+        if known is None or known[0] is not ids:  # the object is kept, so its id is not reused meanwhile
+            whole = frozenset(ids)
+            known = self._known[id(ids)] = (ids, whole, self.text_only(whole))
+        return known[1], known[2]
+
+    def text_only(self, ids: frozenset[int]) -> frozenset[int]:
+        """``ids & text_ids``, without building a copy when every id is text (the usual case)."""
+        return ids if ids <= self.text_ids else ids & self.text_ids
+
+
 def _mask_difference(case: Case, pattern: str, vocab: TokenVocabulary, prefix: list[int], text: bytes,
                      impl_allowed: frozenset[int], name: str, oracle_allowed: frozenset[int]) -> Divergence | None:
     """The first token impl and oracle ``name`` disagree on, judged by the regex referee."""
+    if impl_allowed == oracle_allowed:  # the common case, told without building the (empty) difference
+        return None
     for token_id in sorted(impl_allowed ^ oracle_allowed):
         verdict = viable(pattern, text + vocab.token_bytes[token_id])
         impl_says = token_id in impl_allowed
@@ -466,15 +498,15 @@ def check_mask(subject: Subject, case: Case) -> Divergence | None:
     if failure:
         return failure
     states = {name: mask.start() for name, (mask, _) in masks.items()}
-    state, text = built.start(), b""
+    state, text, frozen = built.start(), b"", FrozenIds(vocab.text_ids)
     for step in range(len(ids) + 1):
         prefix = ids[:step]
-        allowed, failure = impl_call(with_input(case, prefix=prefix), "allowed ids",
-                                     lambda: frozenset(built.allowed_tokens(state)))
+        given, failure = impl_call(with_input(case, prefix=prefix), "allowed ids", lambda: built.allowed_tokens(state))
         if failure:
             return failure
+        allowed, allowed_text = frozen.of(given)
         # impl's policy: a special token may stand for the text a match starts with, at the start only.
-        special = {i for i in allowed - vocab.text_ids
+        special = {i for i in (() if allowed_text is allowed else allowed - allowed_text)
                    if step or not vocab.token_bytes[i] or not viable(pattern, vocab.token_bytes[i])}
         if special:
             return Divergence(with_input(case, prefix=prefix), "text tokens only", sorted(special)[:5],
@@ -483,8 +515,8 @@ def check_mask(subject: Subject, case: Case) -> Divergence | None:
             oracle_allowed = mask.allowed(states[name]) if states[name] is not None else None
             if oracle_allowed is None:
                 continue
-            found = _mask_difference(case, pattern, vocab, prefix, text, allowed & vocab.text_ids, name,
-                                     oracle_allowed & vocab.text_ids)
+            found = _mask_difference(case, pattern, vocab, prefix, text, allowed_text, name,
+                                     frozen.text_only(oracle_allowed))
             if found:
                 return found
         if step == len(ids):
