@@ -72,7 +72,9 @@ class _Sampler:
         self.root = tokens(parse(shared.root))
         self._empty: dict[int, bool] = {}
         self._shortest: dict[int, int] = {}
-        self._weights: dict[int, list[int]] = {}  # cumulative, per Chars node: a class of hundreds of ranges is drawn from often
+        # Per node, computed at its first draw: a pattern's classes and alternatives are drawn from again and again.
+        self._weights: dict[int, list[int]] = {}  # a class's cumulative weights
+        self._choices: dict[int, list] = {}  # an alternation's items that match something
 
     def is_empty(self, node) -> bool:
         """True when ``node`` matches no string (memoized by node: pieces are shared)."""
@@ -114,6 +116,10 @@ class _Sampler:
 
     def draw(self, node, rng: random.Random, out: list[str]) -> None:
         if isinstance(node, Chars):
+            if len(node.ranges) == 1:  # a literal or one range: most of a JSON pattern's characters
+                lo, hi = node.ranges[0]
+                out.append(chr(lo if lo == hi else rng.randint(lo, hi)))
+                return
             weights = self._weights.get(id(node))
             if weights is None:
                 weights = self._weights[id(node)] = list(accumulate(min(hi - lo + 1, 64) for lo, hi in node.ranges))
@@ -123,7 +129,9 @@ class _Sampler:
             for item in node.items:
                 self.draw(item, rng, out)
         elif isinstance(node, Alt):
-            choices = [item for item in node.items if not self.is_empty(item)]
+            choices = self._choices.get(id(node))
+            if choices is None:
+                choices = self._choices[id(node)] = [item for item in node.items if not self.is_empty(item)]
             if len(out) > SAMPLE_BUDGET:
                 choices = [min(choices, key=self.shortest)]
             self.draw(rng.choice(choices), rng, out)

@@ -61,6 +61,12 @@ def with_input(case: Case, **fields) -> Case:
     return Case(case.component, case.property, case.family, {**case.input, **fields})
 
 
+def _after(failure: Divergence, prefix: list[int]) -> Divergence:
+    """impl's failure on a case, given the token prefix it came after (built only when one does)."""
+    failure.case = with_input(failure.case, prefix=prefix)
+    return failure
+
+
 def _unchanged(case: Case, given_value, before: str, what: str) -> Divergence | None:
     after = json.dumps(given_value, ensure_ascii=False)
     if after != before:
@@ -442,8 +448,6 @@ class FrozenIds:
 def _mask_difference(case: Case, pattern: str, vocab: TokenVocabulary, prefix: list[int], text: bytes,
                      impl_allowed: frozenset[int], name: str, oracle_allowed: frozenset[int]) -> Divergence | None:
     """The first token impl and oracle ``name`` disagree on, judged by the regex referee."""
-    if impl_allowed == oracle_allowed:  # the common case, told without building the (empty) difference
-        return None
     for token_id in sorted(impl_allowed ^ oracle_allowed):
         verdict = viable(pattern, text + vocab.token_bytes[token_id])
         impl_says = token_id in impl_allowed
@@ -500,34 +504,33 @@ def check_mask(subject: Subject, case: Case) -> Divergence | None:
     states = {name: mask.start() for name, (mask, _) in masks.items()}
     state, text, frozen = built.start(), b"", FrozenIds(vocab.text_ids)
     for step in range(len(ids) + 1):
-        prefix = ids[:step]
-        given, failure = impl_call(with_input(case, prefix=prefix), "allowed ids", lambda: built.allowed_tokens(state))
+        given, failure = impl_call(case, "allowed ids", lambda: built.allowed_tokens(state))
         if failure:
-            return failure
+            return _after(failure, ids[:step])
         allowed, allowed_text = frozen.of(given)
         # impl's policy: a special token may stand for the text a match starts with, at the start only.
         special = {i for i in (() if allowed_text is allowed else allowed - allowed_text)
                    if step or not vocab.token_bytes[i] or not viable(pattern, vocab.token_bytes[i])}
         if special:
-            return Divergence(with_input(case, prefix=prefix), "text tokens only", sorted(special)[:5],
+            return Divergence(with_input(case, prefix=ids[:step]), "text tokens only", sorted(special)[:5],
                               "Constraint allows a special or empty token")
         for name, (mask, _) in masks.items():
             oracle_allowed = mask.allowed(states[name]) if states[name] is not None else None
             if oracle_allowed is None:
                 continue
-            found = _mask_difference(case, pattern, vocab, prefix, text, allowed_text, name,
-                                     frozen.text_only(oracle_allowed))
-            if found:
-                return found
+            oracle_text = frozen.text_only(oracle_allowed)
+            if oracle_text != allowed_text:
+                found = _mask_difference(case, pattern, vocab, ids[:step], text, allowed_text, name, oracle_text)
+                if found:
+                    return found
         if step == len(ids):
             break
         token_id = ids[step]
         if token_id not in allowed:
             return None  # the given prefix left the pattern: nothing more to compare along it
-        state, failure = impl_call(with_input(case, prefix=ids[:step + 1]), "a state",
-                                   lambda: built.advance(state, token_id))
+        state, failure = impl_call(case, "a state", lambda: built.advance(state, token_id))
         if failure:
-            return failure
+            return _after(failure, ids[:step + 1])
         text += vocab.token_bytes[token_id]
         states = {name: masks[name][0].advance(s, token_id) if s is not None and token_id in vocab.text_ids else None
                   for name, s in states.items()}
