@@ -4,8 +4,8 @@ structured checks hold impl's pattern against, for a small part of what a Hypoth
 The grammar is ``properties.schemas.instances``'s (required properties always, an optional one one
 time in two, in schema order; nothing nested past MAX_DEPTH; a ``$ref`` unfolded at most REF_DEPTH
 times along a path), and the values Hypothesis favours are drawn on purpose: bounds and their
-neighbours, 0 and -0.0, floats json.dumps writes with an exponent, strings of the shortest and
-longest allowed length, characters JSON escapes. A string's pattern is drawn from by
+neighbours, 0 and -0.0, floats json.dumps writes with an exponent, strings and arrays of the
+shortest and longest allowed length (within END_REPEATS of the shortest), characters JSON escapes. A string's pattern is drawn from by
 ``regex_samples.pattern_texts``.
 Every instance is checked with jsonschema; one that fails is drawn again, at most ATTEMPTS times.
 
@@ -22,7 +22,7 @@ import uuid
 
 from oracles.structured_oracles import schema_errors
 
-from .regex_samples import pattern_texts
+from .regex_samples import END_REPEATS, pattern_texts
 from .schemas import EMAIL_PATTERN, JSON_TRICKY_CHARACTERS, MAX_DEPTH, REF_DEPTH, TIME_ZONES, resolve_reference
 
 ATTEMPTS = 3  # draws per instance asked for before fewer are returned
@@ -130,10 +130,15 @@ def _object(schema: dict, root: dict, depth: int, refs: tuple[str, ...], rng: ra
 
 
 def _count(low: int, high: int | None, rng: random.Random) -> int:
-    """A length in [low, high], its ends one time in EDGE_SHARE."""
+    """A length in [low, high]: an end one time in EDGE_SHARE, else short ones more often than long
+    (nested lengths multiply, and a long text makes every check along it slower). A range wider
+    than END_REPEATS is drawn within END_REPEATS of its start, as the regex sampler draws repeats."""
     if high is None or high < low:
         raise _NoInstance(f"no length in [{low}, {high}]")
-    return rng.choice((low, high)) if rng.random() < EDGE_SHARE else rng.randint(low, high)
+    top = min(high, low + END_REPEATS)
+    if rng.random() < EDGE_SHARE:
+        return rng.choice((low, top))
+    return low + min(rng.randint(0, top - low), rng.randint(0, top - low))
 
 
 def _string(schema: dict, rng: random.Random) -> str:
@@ -157,7 +162,8 @@ def _pattern_text(pattern: str, rng: random.Random) -> str:
 
 
 def _text(rng: random.Random, low: int, high: int) -> str:
-    """Characters JSON writes in several ways half the time, else ASCII or any code point but a surrogate."""
+    """Characters JSON writes in several ways half the time, else printable ASCII, or a code point
+    of the BMP or of any plane (never a surrogate)."""
     return "".join(_character(rng) for _ in range(_count(low, high, rng)))
 
 
@@ -165,9 +171,9 @@ def _character(rng: random.Random) -> str:
     roll = rng.random()
     if roll < 0.5:
         return rng.choice(JSON_TRICKY_CHARACTERS)
-    if roll < 0.75:
+    if roll < 0.8:
         return chr(rng.randint(0x20, 0x7E))
-    code = rng.randint(0, 0x10FFFF - 0x800)
+    code = rng.randint(0, (0xFFFF if roll < 0.9 else 0x10FFFF) - 0x800)
     return chr(code + 0x800 if code >= 0xD800 else code)
 
 
