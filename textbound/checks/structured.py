@@ -102,11 +102,18 @@ class SlowMatch(Exception):
     """Matching impl's pattern took longer than MATCH_SECONDS: catastrophic backtracking."""
 
 
+@lru_cache(maxsize=64)
+def _compiled(pattern: str) -> regex.Pattern:
+    """``pattern`` compiled by ``regex``, kept: ``regex``'s own cache looks a pattern up at a cost
+    that grows with its length, for every text matched."""
+    return regex.compile(pattern)
+
+
 def matches(pattern: str, text: str) -> bool:
     """``re.fullmatch`` semantics, through ``regex`` for its timeout: a pattern that backtracks for
     seconds on one text would hang every caller that uses it as documented."""
     try:
-        return regex.fullmatch(pattern, text, timeout=MATCH_SECONDS) is not None
+        return _compiled(pattern).fullmatch(text, timeout=MATCH_SECONDS) is not None
     except TimeoutError:
         raise SlowMatch(text) from None
 
@@ -386,8 +393,8 @@ def viable(pattern: str, data: bytes) -> bool | None:
         except UnicodeDecodeError:
             continue
         try:
-            return _viable_cut(pattern, text, tail) if tail else regex.fullmatch(
-                pattern, text, partial=True, timeout=MATCH_SECONDS) is not None
+            return _viable_cut(pattern, text, tail) if tail else _compiled(pattern).fullmatch(
+                text, partial=True, timeout=MATCH_SECONDS) is not None
         except TimeoutError:
             return None
     return None
@@ -404,7 +411,7 @@ def _viable_cut(pattern: str, text: str, tail: bytes) -> bool | None:
             char = (tail + bytes(probes)).decode("utf-8")
         except UnicodeDecodeError:
             continue
-        if regex.fullmatch(pattern, text + char, partial=True, timeout=MATCH_SECONDS):
+        if _compiled(pattern).fullmatch(text + char, partial=True, timeout=MATCH_SECONDS):
             return True
     return False
 
