@@ -1,5 +1,6 @@
 """Hypothesis strategies for the ``structured`` component: JSON schemas in impl's supported subset,
-and instances of a schema; and the project's corpus of tool schemas.
+and instances of a schema; and the project's corpus of tool schemas. The runner's checks draw
+instances with properties/instance_samples.py, the same grammar without Hypothesis's cost.
 
 ``instances(schema)`` is written here rather than taken from hypothesis-jsonschema: its 0.23.1
 fails on every object schema with current Hypothesis ('many' object has no attribute 'more'), and
