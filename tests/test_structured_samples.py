@@ -5,11 +5,18 @@ from __future__ import annotations
 import json
 import random
 import re
+import sys
+import types
 
+import impl
 from oracles.structured_oracles import schema_errors
 from properties.instance_samples import sample_instances
 from properties.regex_samples import pattern_texts
 from properties.schemas import draw_examples, in_key_policy, schemas, tool_schemas
+from tests.families import family_path
+from textbound.checks import Subject, run_check
+from textbound.divergence import Case
+from textbound.implementation import Implementation
 
 RECURSIVE = {"$ref": "#/$defs/node", "$defs": {"node": {"type": "object", "required": ["children"], "properties": {
     "children": {"type": "array", "items": {"$ref": "#/$defs/node"}}}}}}
@@ -61,3 +68,16 @@ def test_pattern_texts_are_distinct_full_matches_and_fall_back_to_hypothesis_for
     repeated = pattern_texts(r"([ab])\1", random.Random(1), 5)  # impl's parser refuses a backreference
     assert repeated and set(repeated) <= {"aa", "bb"}
     assert pattern_texts(r"[^\s\S]", random.Random(1), 5) == []
+
+
+def test_sound_fires_through_hypothesis_on_a_pattern_impls_parser_refuses(monkeypatch):
+    """Another implementation's pattern in syntax impl's parser does not read (``\\b``) is still drawn
+    from, by Hypothesis: its bug (a negative number where the minimum is 0) is found."""
+    module = types.ModuleType("word_boundary_impl")
+    module.__dict__.update({name: getattr(impl, name) for name in impl.__all__})
+    module.json_schema_to_regex = lambda schema: r'\{"n":-?[0-9]+\b\}'
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    subject = Subject("gpt2", family_path("gpt2"), Implementation(module.__name__))
+    schema = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 0}}, "required": ["n"]}
+    found = run_check(subject, Case("structured", "sound", "gpt2", {"schema": schema, "seed": 1, "examples": 20}))
+    assert found is not None and "minimum" in found.kind and json.loads(found.case.input["text"])["n"] < 0
