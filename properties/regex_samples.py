@@ -15,14 +15,20 @@ from __future__ import annotations
 import random
 import sys
 from dataclasses import dataclass
+from functools import lru_cache
+from itertools import accumulate
+
+from hypothesis import strategies as st
 
 from impl.structured.regex_syntax import Alt, Chars, Concat, Repeat, parse
 
 from .shared_patterns import TOKEN_MARK, SharedPattern, piece_id
+from .strategies import draw_examples
 
 EXTRA_REPEATS = 3  # an unbounded or wide repeat runs at most this many times past its minimum
 END_REPEATS = 64  # a bounded repeat this much wider than its minimum is not drawn at its maximum
 SAMPLE_BUDGET = 20_000  # characters: past this a draw closes as shortly as it can
+SAMPLERS_KEPT = 64  # parsed patterns kept per process (a schema's, a format's)
 _RECURSION = 50_000  # nesting of groups a draw may walk through (pieces nest pieces)
 _MARK = ((ord(TOKEN_MARK), ord(TOKEN_MARK)),)
 
@@ -66,6 +72,9 @@ class _Sampler:
         self.root = tokens(parse(shared.root))
         self._empty: dict[int, bool] = {}
         self._shortest: dict[int, int] = {}
+        # Per node, computed at its first draw: a pattern's classes and alternatives are drawn from again and again.
+        self._weights: dict[int, list[int]] = {}  # a class's cumulative weights
+        self._choices: dict[int, list] = {}  # an alternation's items that match something
 
     def is_empty(self, node) -> bool:
         """True when ``node`` matches no string (memoized by node: pieces are shared)."""
@@ -107,14 +116,22 @@ class _Sampler:
 
     def draw(self, node, rng: random.Random, out: list[str]) -> None:
         if isinstance(node, Chars):
-            weights = [min(hi - lo + 1, 64) for lo, hi in node.ranges]
-            lo, hi = rng.choices(node.ranges, weights=weights)[0]
+            if len(node.ranges) == 1:  # a literal or one range: most of a JSON pattern's characters
+                lo, hi = node.ranges[0]
+                out.append(chr(lo if lo == hi else rng.randint(lo, hi)))
+                return
+            weights = self._weights.get(id(node))
+            if weights is None:
+                weights = self._weights[id(node)] = list(accumulate(min(hi - lo + 1, 64) for lo, hi in node.ranges))
+            lo, hi = rng.choices(node.ranges, cum_weights=weights)[0]
             out.append(chr(rng.randint(lo, hi)))
         elif isinstance(node, Concat):
             for item in node.items:
                 self.draw(item, rng, out)
         elif isinstance(node, Alt):
-            choices = [item for item in node.items if not self.is_empty(item)]
+            choices = self._choices.get(id(node))
+            if choices is None:
+                choices = self._choices[id(node)] = [item for item in node.items if not self.is_empty(item)]
             if len(out) > SAMPLE_BUDGET:
                 choices = [min(choices, key=self.shortest)]
             self.draw(rng.choice(choices), rng, out)
@@ -135,23 +152,47 @@ class _Sampler:
         return rng.randint(node.min, top)
 
 
+    def samples(self, rng: random.Random, count: int) -> list[str]:
+        """``count`` random full matches; none where the pattern matches no string."""
+        if self.is_empty(self.root):
+            return []
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, _RECURSION))
+        try:
+            samples = []
+            for _ in range(count):
+                out: list[str] = []
+                self.draw(self.root, rng, out)
+                samples.append("".join(out))
+            return samples
+        finally:
+            sys.setrecursionlimit(limit)
+
+
+# A parse kept for the next call: a schema's pattern keyword or a format's is drawn from once per instance.
+_kept_sampler = lru_cache(maxsize=SAMPLERS_KEPT)(_Sampler)
+
+
 def sample_shared(shared: SharedPattern, rng: random.Random, count: int) -> list[str]:
     """``count`` random strings the pattern ``shared`` stands for fully matches; none where it matches
     no string (a schema with no instance admits nothing: vacuously sound)."""
-    sampler = _Sampler(shared)
-    if sampler.is_empty(sampler.root):
-        return []
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit, _RECURSION))
+    return _Sampler(shared).samples(rng, count)
+
+
+def pattern_texts(pattern: str, rng: random.Random, count: int, kept: bool = False) -> list[str]:
+    """Up to ``count`` distinct random full matches of ``pattern``, none where it matches nothing:
+    drawn from impl's parse of it, or by Hypothesis's ``from_regex`` (which reads all of Python's
+    syntax) where impl's parser refuses it (another implementation's pattern, a schema's lookahead).
+    ``kept``: the parse is kept for later calls (a pattern drawn from once is parsed for this call only).
+
+    ``pattern_texts("a{2,3}", random.Random(0), 5)`` -> ``['aaa', 'aa']``."""
     try:
-        samples = []
-        for _ in range(count):
-            out: list[str] = []
-            sampler.draw(sampler.root, rng, out)
-            samples.append("".join(out))
-        return samples
-    finally:
-        sys.setrecursionlimit(limit)
+        sampler = (_kept_sampler if kept else _Sampler)(SharedPattern(pattern, ()))
+    except ValueError:
+        drawn = draw_examples(st.from_regex(pattern, fullmatch=True), count, rng.randrange(2**32))
+    else:
+        drawn = sampler.samples(rng, count)
+    return list(dict.fromkeys(drawn))
 
 
 def sample_matches(pattern: str, rng: random.Random, count: int) -> list[str]:

@@ -1,5 +1,6 @@
 """Hypothesis strategies for the ``structured`` component: JSON schemas in impl's supported subset,
-and instances of a schema; and the project's corpus of tool schemas.
+and instances of a schema; and the project's corpus of tool schemas. The runner's checks draw
+instances with properties/instance_samples.py, the same grammar without Hypothesis's cost.
 
 ``instances(schema)`` is written here rather than taken from hypothesis-jsonschema: its 0.23.1
 fails on every object schema with current Hypothesis ('many' object has no attribute 'more'), and
@@ -23,7 +24,7 @@ from hypothesis import strategies as st
 from oracles.structured_oracles import schema_errors
 from properties.strategies import draw_examples
 
-__all__ = ["draw_examples", "in_key_policy", "instances", "schemas", "tool_corpus", "tool_schemas"]
+__all__ = ["draw_examples", "in_key_policy", "instances", "resolve_reference", "schemas", "tool_corpus", "tool_schemas"]
 
 # Deeper than any corpus schema nests, shallow enough that recursive $refs stay small.
 MAX_DEPTH = 5
@@ -32,20 +33,22 @@ MAX_DEPTH = 5
 # matches nothing past it). A branch that would need more is left out, so a recursive tree
 # ends in a leaf within the bound.
 REF_DEPTH = 3
+TIME_ZONES = ("Z", "+01:00", "-05:30", "+00:00")  # a formatted time ends in one of these
+# A dot-atom local part (RFC 5321: no leading, trailing or doubled dot), as impl's email policy has it.
+EMAIL_PATTERN = r"[a-z0-9_%+-]{1,8}(?:\.[a-z0-9_%+-]{1,6})?@[a-z0-9][a-z0-9-]{0,9}\.[a-z]{2,6}"
 # Strings valid for each "format" keyword the schemas use.
 FORMATTED_STRINGS = {
     "date": st.dates().map(lambda d: d.isoformat()),
     "time": st.builds(lambda h, m, s, zone: f"{h:02d}:{m:02d}:{s:02d}{zone}", st.integers(0, 23), st.integers(0, 59),
-                      st.integers(0, 59), st.sampled_from(["Z", "+01:00", "-05:30", "+00:00"])),
+                      st.integers(0, 59), st.sampled_from(TIME_ZONES)),
     "uuid": st.uuids().map(str),
-    # A dot-atom local part (RFC 5321: no leading, trailing or doubled dot), as impl's email policy has it.
-    "email": st.from_regex(r"[a-z0-9_%+-]{1,8}(?:\.[a-z0-9_%+-]{1,6})?@[a-z0-9][a-z0-9-]{0,9}\.[a-z]{2,6}",
-                           fullmatch=True),
+    "email": st.from_regex(EMAIL_PATTERN, fullmatch=True),
 }
 # Characters that JSON writes in several ways: quotes, backslashes, controls (escaped), DEL and C1
 # controls (raw unless ensure_ascii), non-ASCII (escaped under ensure_ascii), astral (a surrogate pair).
+JSON_TRICKY_CHARACTERS = 'ab Z09"\\/\n\t\x00\x1f\x7f\x85\u2028é中😀'
 STRING_CHARACTERS = st.one_of(
-    st.sampled_from('ab Z09"\\/\n\t\x00\x1f\x7f\x85\u2028é中😀'),
+    st.sampled_from(JSON_TRICKY_CHARACTERS),
     st.characters(codec="utf-8", exclude_categories=["Cs"]),
 )
 PROPERTY_NAMES = ("id", "name", "user_id", "count", "tags", "q", "naïve", "with space", 'quo"te', "back\\slash",
@@ -73,8 +76,9 @@ def _numbers(schema: dict, integer: bool) -> st.SearchStrategy:
     return whole | st.floats(low, high, allow_nan=False, allow_infinity=False)
 
 
-def _resolve(reference: str, root: dict) -> dict:
-    """The schema a local ``$ref`` ("#/$defs/name", any JSON pointer into the root) names."""
+def resolve_reference(reference: str, root: dict) -> dict:
+    """The schema a local ``$ref`` ("#/$defs/name", any JSON pointer into the root) names:
+    ``resolve_reference("#/$defs/a", {"$defs": {"a": {"type": "string"}}})`` -> ``{"type": "string"}``."""
     if not reference.startswith("#"):
         raise ValueError(f"only local $ref is supported, got {reference!r}")
     node = root
@@ -121,7 +125,7 @@ def _values(schema: dict | bool, root: dict, depth: int, refs: tuple[str, ...] =
         reference = schema["$ref"]
         if refs.count(reference) >= REF_DEPTH:
             return st.nothing()
-        return _values(_resolve(reference, root), root, depth, refs + (reference,))
+        return _values(resolve_reference(reference, root), root, depth, refs + (reference,))
     if "const" in schema:
         return st.just(schema["const"])
     if "enum" in schema:
@@ -150,7 +154,7 @@ def in_key_policy(schema: dict, instance, root: dict | None = None) -> bool:
     if not isinstance(schema, dict):
         return True
     if "$ref" in schema:
-        return in_key_policy(_resolve(schema["$ref"], root), instance, root)
+        return in_key_policy(resolve_reference(schema["$ref"], root), instance, root)
     branches = schema.get("anyOf") or schema.get("oneOf")
     if branches:
         return any(in_key_policy(branch, instance, root) and not schema_errors({"$defs": root.get("$defs", {}), **branch}, instance)

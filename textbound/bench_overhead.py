@@ -12,7 +12,7 @@ tokenizer and the detokenizer the calls are made directly in a loop (DIRECT_CALL
 stops, chat, tools and structured interleave impl's steps with the oracle's, so their calls are
 timed where the check makes them (textbound.timed_calls: impl's names and objects, the family's
 tokenizers, and the oracle names of ORACLE_NAMES), and the line says so; structured's inputs are
-drawn by Hypothesis inside the check, which is the harness's time.
+drawn inside the check (properties/regex_samples.py, instance_samples.py), which is the harness's time.
 """
 from __future__ import annotations
 
@@ -34,8 +34,8 @@ CASES_PER_COMPONENT = 25000
 # detokenizer's cases are taken as built.
 SAMPLE_STEP = {"tokenizer": 50, "stops": 10, "chat": 10, "tools": 10, "structured": 10}
 # The oracle's names that the interleaving checks call by a module's global name: (module, name),
-# each wrapped by the CallClock while a component is measured. Hypothesis's strategies are not
-# among them: drawing a case's inputs is the harness's work.
+# each wrapped by the CallClock while a component is measured. Hypothesis's strategies and the
+# structured samplers are not among them: drawing a case's inputs is the harness's work.
 ORACLE_NAMES: dict[str, tuple[tuple[str, str], ...]] = {
     "stops": (("textbound.checks.stops", "stop_outcome"), ("textbound.checks.stops", "held_back_reference")),
     "chat": (("textbound.checks.chat", "render"), ("textbound.checks.chat", "FamilyChatOracle")),

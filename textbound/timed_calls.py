@@ -6,7 +6,7 @@ llguidance's after every token), so its calls cannot be replayed in a loop apart
 ``CallClock`` wraps the objects and names a check calls and adds up the seconds spent inside them;
 a call made from inside another (impl's parser calling its own tokenizer) is counted once, with
 the outer one. What is left of a case's time is the harness's: generating inputs inside the check
-(Hypothesis), comparing, recording.
+(Hypothesis, the structured samplers), comparing, recording.
 
 Reading the clock costs time inside each call too; ``inside_seconds`` subtracts what it measures
 for a call that does nothing, so that thousands of microsecond calls (a stop checker's ``add``)

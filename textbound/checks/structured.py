@@ -1,8 +1,9 @@
 """Checks of the ``structured`` component: impl's schema regexes and token masks against jsonschema,
 outlines-core and llguidance (oracles/structured_oracles.py).
 
-- structured/sound: every string Hypothesis draws from impl's regex is JSON valid for the schema.
-- structured/complete: every json.dumps form of every instance Hypothesis draws fullmatches it.
+- structured/sound: every string drawn from impl's regex (``regex_samples.pattern_texts``, a seeded walk
+  of its syntax tree) is JSON valid for the schema.
+- structured/complete: every json.dumps form of every instance drawn (``instance_samples``) fullmatches it.
 - structured/differential: impl's language against outlines-core's and llguidance's on the same
   schema, string by string (dumps forms of instances, strings of outlines-core's regex).
 - structured/mask: impl's Constraint against outlines-core's Index and llguidance's matcher for
@@ -26,16 +27,16 @@ import copy
 import json
 import random
 import re
-from collections.abc import Callable
+from collections.abc import MutableSet, Set
 from functools import lru_cache
 
 import regex
-from hypothesis import HealthCheck, Phase, given, seed, settings
-from hypothesis import strategies as st
 
 from oracles.structured_oracles import (DUMPS_SETTINGS, OutlinesMask, TokenVocabulary, dumps_forms, failing_keywords,
                                         regex_masks, schema_acceptors, schema_errors)
-from properties.schemas import draw_examples, in_key_policy, instances
+from properties.instance_samples import sample_instances
+from properties.regex_samples import pattern_texts
+from properties.schemas import in_key_policy
 
 from ..divergence import ORACLE_DISAGREEMENT, Case, Divergence
 from .registry import Subject, check, impl_call, oracle_call
@@ -55,35 +56,15 @@ REWRITE_PROBES = 200  # token triples decoded by the oracle to see whether its d
 MASK_ORACLES = ("llguidance", "outlines-core")  # a masked random walk compared step by step when no instance text fits the pattern
 
 
-class _Found(Exception):
-    """Carries a divergence out of a Hypothesis test, after Hypothesis has shrunk its example."""
-
-
-def search(strategy: st.SearchStrategy, probe: Callable[[object], Divergence | None], examples: int,
-           seed_value: int) -> Divergence | None:
-    """The divergence ``probe`` finds on the first failing example Hypothesis draws, or None.
-
-    Hypothesis's own shrinking is off: with a probe that validates and matches, it can spend minutes
-    on one long string; the runner's delta debugging of the recorded ``text`` is bounded instead."""
-    @seed(seed_value)
-    @settings(max_examples=examples, database=None, deadline=None, phases=[Phase.generate],
-              suppress_health_check=list(HealthCheck))
-    @given(strategy)
-    def explore(example) -> None:
-        found = probe(example)
-        if found is not None:
-            raise _Found(found)
-
-    try:
-        explore()
-    except _Found as exc:
-        return exc.args[0]
-    return None
-
-
 def with_input(case: Case, **fields) -> Case:
     """The case with ``fields`` added: what a replay needs to see the same failure at once."""
     return Case(case.component, case.property, case.family, {**case.input, **fields})
+
+
+def _after(failure: Divergence, prefix: list[int]) -> Divergence:
+    """impl's failure on a case, given the token prefix it came after (built only when one does)."""
+    failure.case = with_input(failure.case, prefix=prefix)
+    return failure
 
 
 def _unchanged(case: Case, given_value, before: str, what: str) -> Divergence | None:
@@ -121,11 +102,18 @@ class SlowMatch(Exception):
     """Matching impl's pattern took longer than MATCH_SECONDS: catastrophic backtracking."""
 
 
+@lru_cache(maxsize=64)
+def _compiled(pattern: str) -> regex.Pattern:
+    """``pattern`` compiled by ``regex``, kept: ``regex``'s own cache looks a pattern up at a cost
+    that grows with its length, for every text matched."""
+    return regex.compile(pattern)
+
+
 def matches(pattern: str, text: str) -> bool:
     """``re.fullmatch`` semantics, through ``regex`` for its timeout: a pattern that backtracks for
     seconds on one text would hang every caller that uses it as documented."""
     try:
-        return regex.fullmatch(pattern, text, timeout=MATCH_SECONDS) is not None
+        return _compiled(pattern).fullmatch(text, timeout=MATCH_SECONDS) is not None
     except TimeoutError:
         raise SlowMatch(text) from None
 
@@ -195,7 +183,8 @@ def check_sound(subject: Subject, case: Case) -> Divergence | None:
 
     if "text" in case.input:
         return probe(case.input["text"])
-    return search(st.from_regex(pattern, fullmatch=True), probe, _examples(case), case.input.get("seed", 0))
+    texts = pattern_texts(pattern, random.Random(case.input.get("seed", 0)), _examples(case))
+    return next(filter(None, map(probe, texts)), None)
 
 
 @check("structured", "complete", minimize="text", family_independent=True)
@@ -222,7 +211,8 @@ def check_complete(subject: Subject, case: Case) -> Divergence | None:
 
     def probe(instance) -> Divergence | None:
         return next(filter(None, map(probe_text, dumps_forms(instance))), None)
-    return search(instances(schema), probe, _examples(case), case.input.get("seed", 0))
+    drawn = sample_instances(schema, random.Random(case.input.get("seed", 0)), _examples(case))
+    return next(filter(None, map(probe, drawn)), None)
 
 
 # -- differential ---------------------------------------------------------------------------------
@@ -295,11 +285,12 @@ def check_differential(subject: Subject, case: Case) -> Divergence | None:
             return None
         return found
 
-    texts = instances(schema).flatmap(lambda instance: st.sampled_from(dumps_forms(instance)))
-    found = search(texts, probe, _examples(case), case.input.get("seed", 0))
+    rng = random.Random(case.input.get("seed", 0))
+    texts = [rng.choice(dumps_forms(instance)) for instance in sample_instances(schema, rng, _examples(case))]
+    found = next(filter(None, map(probe, texts)), None)
     # Strings of outlines-core's language, drawn by walking its automaton (not its regex: Python's
     # backtracking takes minutes on its email pattern), may be strings impl wrongly admits or rejects.
-    walker, rng = acceptors.get(OutlinesMask.name), random.Random(case.input.get("seed", 0))
+    walker = acceptors.get(OutlinesMask.name)
     for _ in range(_examples(case) if walker and found is None else 0):
         text = walker.random_member(rng, ORACLE_TEXT_BYTES)
         found = probe(text) if text is not None else None
@@ -402,8 +393,8 @@ def viable(pattern: str, data: bytes) -> bool | None:
         except UnicodeDecodeError:
             continue
         try:
-            return _viable_cut(pattern, text, tail) if tail else regex.fullmatch(
-                pattern, text, partial=True, timeout=MATCH_SECONDS) is not None
+            return _viable_cut(pattern, text, tail) if tail else _compiled(pattern).fullmatch(
+                text, partial=True, timeout=MATCH_SECONDS) is not None
         except TimeoutError:
             return None
     return None
@@ -420,7 +411,7 @@ def _viable_cut(pattern: str, text: str, tail: bytes) -> bool | None:
             char = (tail + bytes(probes)).decode("utf-8")
         except UnicodeDecodeError:
             continue
-        if regex.fullmatch(pattern, text + char, partial=True, timeout=MATCH_SECONDS):
+        if _compiled(pattern).fullmatch(text + char, partial=True, timeout=MATCH_SECONDS):
             return True
     return False
 
@@ -430,6 +421,35 @@ def _probe_bytes(count: int) -> list[tuple[int, ...]]:
     for _ in range(count):
         combos = [combo + (byte,) for combo in combos for byte in CONTINUATION_PROBES]
     return combos
+
+
+class FrozenIds:
+    """The id sets a Constraint hands out as frozensets, whole and cut to ``text_ids``, converted once
+    per read-only set object: impl keeps one per state, and a walk inside a string meets the same
+    state at every step. A mutable set is converted every time (it may change between steps).
+
+        >>> frozen = FrozenIds(frozenset({1, 2}))
+        >>> frozen.of(frozenset({2, 7}))
+        (frozenset({2, 7}), frozenset({2}))
+    """
+
+    def __init__(self, text_ids: frozenset[int]):
+        self.text_ids = text_ids
+        self._known: dict[int, tuple[object, frozenset[int], frozenset[int]]] = {}
+
+    def of(self, ids) -> tuple[frozenset[int], frozenset[int]]:
+        if isinstance(ids, MutableSet) or not isinstance(ids, Set):
+            whole = frozenset(ids)
+            return whole, self.text_only(whole)
+        known = self._known.get(id(ids))
+        if known is None or known[0] is not ids:  # the object is kept, so its id is not reused meanwhile
+            whole = frozenset(ids)
+            known = self._known[id(ids)] = (ids, whole, self.text_only(whole))
+        return known[1], known[2]
+
+    def text_only(self, ids: frozenset[int]) -> frozenset[int]:
+        """``ids & text_ids``, without building a copy when every id is text (the usual case)."""
+        return ids if ids <= self.text_ids else ids & self.text_ids
 
 
 def _mask_difference(case: Case, pattern: str, vocab: TokenVocabulary, prefix: list[int], text: bytes,
@@ -463,18 +483,13 @@ def _walk_ids(subject: Subject, case: Case, pattern: str, vocab: TokenVocabulary
     texts = case.input.get("texts") or []
     if schema is not None and not texts:
         rng = random.Random(case.input.get("seed", 0))
-        texts = [rng.choice(dumps_forms(instance)) for instance in _some_instances(schema, case)]
+        texts = [rng.choice(dumps_forms(instance)) for instance in sample_instances(schema, rng, 2)]
     for text in texts:
         if oracle_call(lambda: matches(pattern, text))[0]:
             return subject.oracle.encode(text), None
     walked, failure = impl_call(case, "a decoding run", lambda: decode_masked(
         subject, constraint(subject, pattern), random.Random(case.input.get("seed", 0)), WALK_TOKENS))
     return (walked[0] if walked else []), failure
-
-
-def _some_instances(schema: dict, case: Case) -> list:
-    drawn, _ = oracle_call(lambda: draw_examples(instances(schema), 2, case.input.get("seed", 0)))
-    return drawn or []
 
 
 @check("structured", "mask", minimize="prefix")
@@ -494,36 +509,35 @@ def check_mask(subject: Subject, case: Case) -> Divergence | None:
     if failure:
         return failure
     states = {name: mask.start() for name, (mask, _) in masks.items()}
-    state, text = built.start(), b""
+    state, text, frozen = built.start(), b"", FrozenIds(vocab.text_ids)
     for step in range(len(ids) + 1):
-        prefix = ids[:step]
-        allowed, failure = impl_call(with_input(case, prefix=prefix), "allowed ids",
-                                     lambda: frozenset(built.allowed_tokens(state)))
+        given, failure = impl_call(case, "allowed ids", lambda: built.allowed_tokens(state))
         if failure:
-            return failure
+            return _after(failure, ids[:step])
+        allowed, allowed_text = frozen.of(given)
         # impl's policy: a special token may stand for the text a match starts with, at the start only.
-        special = {i for i in allowed - vocab.text_ids
+        special = {i for i in (() if allowed_text is allowed else allowed - allowed_text)
                    if step or not vocab.token_bytes[i] or not viable(pattern, vocab.token_bytes[i])}
         if special:
-            return Divergence(with_input(case, prefix=prefix), "text tokens only", sorted(special)[:5],
+            return Divergence(with_input(case, prefix=ids[:step]), "text tokens only", sorted(special)[:5],
                               "Constraint allows a special or empty token")
         for name, (mask, _) in masks.items():
             oracle_allowed = mask.allowed(states[name]) if states[name] is not None else None
             if oracle_allowed is None:
                 continue
-            found = _mask_difference(case, pattern, vocab, prefix, text, allowed & vocab.text_ids, name,
-                                     oracle_allowed & vocab.text_ids)
-            if found:
-                return found
+            oracle_text = frozen.text_only(oracle_allowed)
+            if oracle_text != allowed_text:
+                found = _mask_difference(case, pattern, vocab, ids[:step], text, allowed_text, name, oracle_text)
+                if found:
+                    return found
         if step == len(ids):
             break
         token_id = ids[step]
         if token_id not in allowed:
             return None  # the given prefix left the pattern: nothing more to compare along it
-        state, failure = impl_call(with_input(case, prefix=ids[:step + 1]), "a state",
-                                   lambda: built.advance(state, token_id))
+        state, failure = impl_call(case, "a state", lambda: built.advance(state, token_id))
         if failure:
-            return failure
+            return _after(failure, ids[:step + 1])
         text += vocab.token_bytes[token_id]
         states = {name: masks[name][0].advance(s, token_id) if s is not None and token_id in vocab.text_ids else None
                   for name, s in states.items()}

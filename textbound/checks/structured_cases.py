@@ -43,7 +43,7 @@ def _share(budget: Budget) -> dict[str, int]:
 
 
 def input_seed(seed: int, prop: str, fields: dict) -> int:
-    """A case's Hypothesis seed from the run's ``seed`` and the case's own fields, the family left out,
+    """A case's sampling seed from the run's ``seed`` and the case's own fields, the family left out,
     so that every family given the same schema builds the same case: ``input_seed(0, "sound",
     {"schema": {}})`` is the same number in every run and on every family."""
     text = json.dumps([seed, prop, fields], ensure_ascii=False)
