@@ -233,9 +233,9 @@ def _whitespace_shape(expected: str, shown: str) -> str:
         end += 1
     theirs = Counter(c for c in expected[:end] if c in STREAM_WHITESPACE)
     mine = Counter(c for c in core if c in STREAM_WHITESPACE)
-    trail, run = shown[len(core):], expected[end:len(expected) - len(expected[end:].lstrip("".join(STREAM_WHITESPACE)))]
-    if not run.startswith(trail):
-        theirs, mine = theirs + Counter(run), mine + Counter(trail)
+    if theirs == mine:  # apart in the whitespace shown last alone
+        trail, run = shown[len(core):], expected[end:len(expected) - len(expected[end:].lstrip("".join(STREAM_WHITESPACE)))]
+        theirs, mine = Counter(run), Counter(trail)
     dropped, added = theirs - mine, mine - theirs
     if dropped and not added:
         return f"drops {describe(''.join(dropped))}"
@@ -300,6 +300,12 @@ def _one_sided(verb: str, run: str, expected: str, start: int, after: int, named
     if named.held_in(run):
         return f"{verb} {named.label}"
     end = _run_end(expected, after, run[0]) if len(set(run)) == 1 else after
+    tail = expected[after:].split(ADDED_TOKEN, 1)[0]
+    # Trailing whitespace is cleaned (or added) as a whole, whichever spaces the text ends with. Spaces
+    # lost from the start of a text of whitespace alone could be lost at either end: they are told
+    # as at the start, as a leading space lost anywhere is.
+    if run.isspace() and (not tail or tail.isspace()) and not (start == 0 and set(run) == {" "}):
+        return f"{verb} whitespace at the end"
     return f"{verb} {describe(run)} {_where(expected, start, end, named, run.isspace())}"
 
 

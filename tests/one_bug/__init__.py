@@ -10,6 +10,8 @@ COMPONENTS = {
     "decode_drops_leading_space": "tokenizer",
     "deltas_lstripped": "detokenizer",
     "lowercase_ascii": "tokenizer",
+    "spaces_around_special": "detokenizer",
     "stageless_no_normalizer": "tokenizer",
+    "stops_endswith_only": "stops",
     "stops_finish_drops_held": "stops",
 }

@@ -47,19 +47,25 @@ def _released_kind(expected: str, output: str, seen: str, stops: list[str]) -> s
     return MISSED if stop_outcome(seen, stops, False).stopped else RELEASES
 
 
-def _stop_start(outcome: dict, include: bool) -> int:
-    """Where the stop that ended a stream starts in its text."""
-    return len(outcome["output"]) - (len(outcome["stop_string"]) if include else 0)
+def _stop_span(outcome: dict, include: bool) -> tuple[int, int]:
+    """Where the stop that ended a stream starts and ends in its text: after the output, or at the
+    output's end where the output holds it (a stream ignoring include_stop is placed by its output)."""
+    output, stop = outcome["output"], outcome["stop_string"]
+    start = len(output) - len(stop) if include and output.endswith(stop) else len(output)
+    return start, start + len(stop)
 
 
 def _other_stop_kind(expected: dict, actual: dict, include: bool) -> str | None:
-    """Two stopped streams ended by different stop strings at different places: by one starting
-    earlier though the reference's completes first (a search for the lowest start), or by one past
-    the reference's (a stop missed, another caught later); None otherwise."""
-    if not (expected["stopped"] and actual["stopped"]) or expected["stop_string"] == actual["stop_string"]:
+    """Two stopped streams ended at different stops: by one starting earlier though the reference's
+    completes first (a search for the lowest start), or by one completing later, the reference's
+    missed (whether the same string later on or another); None where they are the same stop."""
+    if not (expected["stopped"] and actual["stopped"]):
         return None
-    theirs, mine = _stop_start(expected, include), _stop_start(actual, include)
-    return EARLIER_START if mine < theirs else MISSED if mine > theirs else None
+    (theirs, their_end), (mine, my_end) = _stop_span(expected, include), _stop_span(actual, include)
+    if mine < theirs and actual["stop_string"] != expected["stop_string"]:
+        return EARLIER_START
+    ran_past = my_end > their_end or (mine > theirs and actual["output"] != expected["output"])
+    return MISSED if ran_past else None
 
 
 def outcome_kind(expected: str, actual: str, stops: list[str], label: str = "output", stopped: bool = True) -> str:
@@ -89,7 +95,7 @@ def _stops_divergence(case: Case, expected: dict, actual: dict) -> Divergence | 
     if actual["stopped"] != expected["stopped"]:
         return Divergence(case, expected, actual, STOPPED_EARLY if actual["stopped"] else MISSED)
     want, got = expected["output"], actual["output"]
-    if got != want and (other := _other_stop_kind(expected, actual, case.input.get("include_stop", False))):
+    if other := _other_stop_kind(expected, actual, case.input.get("include_stop", False)):
         return Divergence(case, expected, actual, other,
                           {"expected_stop_string": expected["stop_string"], "actual_stop_string": actual["stop_string"]})
     if got != want:
