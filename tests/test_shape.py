@@ -6,12 +6,14 @@ A run's signatures are the kinds its checks return (minimizing keeps a divergenc
 """
 from __future__ import annotations
 
+import functools
+
 import pytest
 
 from textbound.budget import BUDGETS
 from textbound.checks import Subject, case_source, run_check
 from textbound.checks.detokenizer import premature_kind
-from textbound.checks.stops import outcome_kind
+from textbound.checks.stops import _other_stop_kind, _released_kind, outcome_kind
 from textbound.families import build_family, embedded_family
 from textbound.implementation import Implementation
 from textbound.shape import Named, Vocabulary, ids_shape, stream_shape, text_shape
@@ -108,11 +110,12 @@ ONE_BUG = [
 ]
 
 
-def component_signatures(impl: str, family: str, component: str) -> set[str]:
+@functools.cache
+def component_signatures(impl: str, family: str, component: str) -> frozenset[str]:
     """The signatures of every quick case of ``component`` on ``family``, as a run records them."""
     subject = Subject(family, build_family(family), Implementation(impl))
-    return {found.signature for case in case_source(embedded_family(family), component, BUDGETS["quick"], 0)
-            if (found := run_check(subject, case)) is not None}
+    return frozenset(found.signature for case in case_source(embedded_family(family), component, BUDGETS["quick"], 0)
+                     if (found := run_check(subject, case)) is not None)
 
 
 @pytest.mark.parametrize(("impl", "family", "component"), ONE_BUG)
@@ -123,6 +126,23 @@ def test_one_bug_gives_one_signature_two_at_most(impl, family, component):
     decode already contradicts."""
     signatures = component_signatures(impl, family, component)
     assert 1 <= len(signatures) <= 2, sorted(signatures)
+
+
+@pytest.mark.parametrize(("impl", "family", "component", "signature"), [
+    ("mutants.detokenizer_prompt_ignored", "sentencepiece", "detokenizer",
+     "detokenizer/stream/stream decodes the ids without the prompt"),
+    ("mutants.detokenizer_per_token", "wordlevel", "detokenizer",
+     "detokenizer/stream/stream decodes each piece without the text before it"),
+    ("mutants.tokenizer_split_behavior_ignored", "splitters", "tokenizer",
+     "tokenizer/encode/ids: reads every Split's behavior as \"Isolated\""),
+    ("mutants.tokenizer_trailing_whitespace_collapsed", "gpt2", "tokenizer", "tokenizer/decode/text: drops whitespace at the end"),
+    ("mutants.stops_within_delta", "gpt2", "stops", "stops/stream/releases text that may begin a stop"),
+    ("mutants.stops_earliest_start", "llama3", "stops", "stops/pipeline/stopped at a stop string that starts earlier"),
+])
+def test_a_bug_is_named_by_what_it_does(impl, family, component, signature):
+    """The kind a counterfactual reading (a stream decoded without its prompt, a pipeline option
+    read otherwise on every node of its type) or a widened shape gives: the bug's own words."""
+    assert signature in component_signatures(impl, family, component)
 
 
 # Two bugs of one component still get signatures of their own where a kind was widened to one
@@ -156,6 +176,29 @@ def test_stop_outcomes_are_told_by_the_stop_string(expected, actual, kind):
     assert outcome_kind(expected, actual, ["##"]) == kind
 
 
+def _outcome(output, stop):
+    return {"output": output, "stopped": True, "stop_string": stop}
+
+
+@pytest.mark.parametrize(("expected", "actual", "include", "kind"), [
+    # "Hello, world" with stops "world" and "or": the reference's "or" completes first
+    (_outcome("Hello, w", "or"), _outcome("Hello, ", "world"), False, "stopped at a stop string that starts earlier"),
+    (_outcome("Hello, wor", "or"), _outcome("Hello, world", "world"), True, "stopped at a stop string that starts earlier"),
+    (_outcome("size ", "got = "), _outcome("size got ", "= "), False, "missed a stop"),  # a later one caught
+    (_outcome("a", "<m"), _outcome("a", "<mask>"), False, "missed a stop"),  # the same place, completing later
+    (_outcome("abc", "bc"), _outcome("abc", "c"), True, None),  # another stop reported where it stopped
+    (_outcome("abSTOP", "STOP"), _outcome("ab", "STOP"), True, None),  # include_stop ignored: the output tells
+    (_outcome("ab", "STOP"), _outcome("ab", None), False, None),
+])
+def test_a_stream_stopped_elsewhere_is_told_by_where_its_stop_is(expected, actual, include, kind):
+    assert _other_stop_kind(expected, actual, include) == kind
+
+
+def test_text_released_before_a_stop_completes_is_not_a_stop_missed():
+    assert _released_kind("a", "ab", "ab", ["bc"]) == "releases text that may begin a stop"
+    assert _released_kind("a", "ab", "abc", ["bc"]) == "missed a stop"
+
+
 def test_shown_text_is_told_by_what_the_stream_showed():
     assert premature_kind("a b c", "ab") == "shown text the whole decode changes: drops ' '"
     assert premature_kind("a b c", "a bX") == "shown text the whole decode changes: inserts text"
@@ -164,3 +207,8 @@ def test_shown_text_is_told_by_what_the_stream_showed():
         "shown a byte run otherwise than the whole decode"
     added = Named("an added token", ("</s>",))
     assert stream_shape("a b", "a </s>", added) == "inserts an added token"
+    # spaces a stream drops or adds, whatever it drew around them; U+FFFD given twice is a byte run
+    assert premature_kind(" \ufffd", "\ufffd") == premature_kind("a\n b", "a\nb") == \
+        "shown text the whole decode changes: drops ' '"
+    assert premature_kind("x) y", "x)  ") == "shown text the whole decode changes: inserts ' '"
+    assert premature_kind("\ufffd\u0301", "\ufffd\ufffd") == "shown a byte run otherwise than the whole decode"

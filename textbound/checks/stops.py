@@ -59,7 +59,7 @@ def _other_stop_kind(expected: dict, actual: dict, include: bool) -> str | None:
     """Two stopped streams ended at different stops: by one starting earlier though the reference's
     completes first (a search for the lowest start), or by one completing later, the reference's
     missed (whether the same string later on or another); None where they are the same stop."""
-    if not (expected["stopped"] and actual["stopped"]):
+    if not (expected["stopped"] and actual["stopped"] and isinstance(actual["stop_string"], str)):
         return None
     (theirs, their_end), (mine, my_end) = _stop_span(expected, include), _stop_span(actual, include)
     if mine < theirs and actual["stop_string"] != expected["stop_string"]:
