@@ -210,5 +210,6 @@ def test_shown_text_is_told_by_what_the_stream_showed():
     # spaces a stream drops or adds, whatever it drew around them; U+FFFD given twice is a byte run
     assert premature_kind(" \ufffd", "\ufffd") == premature_kind("a\n b", "a\nb") == \
         "shown text the whole decode changes: drops ' '"
-    assert premature_kind("x) y", "x)  ") == "shown text the whole decode changes: inserts ' '"
+    assert premature_kind("a<b", "a <") == "shown text the whole decode changes: inserts ' '"
+    assert premature_kind("a b", "a  ") == "shown text the whole decode changes: repeats text"  # a space sent twice
     assert premature_kind("\ufffd\u0301", "\ufffd\ufffd") == "shown a byte run otherwise than the whole decode"

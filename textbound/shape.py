@@ -251,8 +251,6 @@ def stream_shape(expected: str, shown: str, named: Named = NOTHING_NAMED) -> str
     told apart: ``stream_shape("a b c", "ab") == "drops ' '"``, ``stream_shape("ab", "aXb") == "inserts text"``."""
     if any(s and shown.count(s) > expected.count(s) for s in named.strings):
         return f"inserts {named.label}"  # wherever the sides first part: a stream is cut anywhere
-    if whitespace_apart(expected, shown):
-        return _whitespace_shape(expected, shown)  # wherever the deltas met
     a0, a1, b0, b1 = first_change(expected, shown, False)
     if b1 == len(shown) and b0 < b1:  # what the stream has not shown yet is not replaced: shown text is inserted
         a1 = a0
@@ -263,6 +261,8 @@ def stream_shape(expected: str, shown: str, named: Named = NOTHING_NAMED) -> str
     if inserted and set(inserted) != {REPLACEMENT_CHARACTER} and \
             inserted in (expected[a0 - len(inserted):a0], expected[a0:a0 + len(inserted)]):
         return REPEATS
+    if whitespace_apart(expected, shown):
+        return _whitespace_shape(expected, shown)  # wherever the deltas met
     parted = next((i for i, (x, y) in enumerate(zip(expected, shown)) if x != y), None)
     if _replacement_run(expected, shown, change) or (parted is not None and expected[parted] == REPLACEMENT_CHARACTER):
         return "decodes a run the oracle shows as U+FFFD otherwise"
