@@ -84,6 +84,41 @@ def counterfactuals(spec: dict) -> Iterator[Counterfactual]:
     yield from added_token_counterfactuals(spec)
 
 
+def type_counterfactuals(spec: dict) -> Iterator[Counterfactual]:
+    """The pipeline changes an engine makes by node type rather than by node: one option set alike
+    on every node of a type (a pre-tokenizer's and a decoder's Metaspace both), then a stage skipped,
+    then every Sequence member of one type skipped, so that an engine ignoring an option is named
+    once whichever of its nodes an input meets, and by the option where skipping a stage gives the
+    same answer: ``[c.description for c in type_counterfactuals(spec)]`` holds "reads every Split's
+    behavior as \"Isolated\"" for a spec with Split pre-tokenizers."""
+    groups: dict[tuple[str, str], list[tuple[str, str, object]]] = {}  # (type, key) -> (top, path, value)
+    for top in (*STAGES, "model"):
+        for path, node, key in _options(spec.get(top), top):
+            groups.setdefault((node.get("type", top), key), []).append((top, path, node[key]))
+    for (type_name, key), found in groups.items():
+        values = [value for _, _, value in found]
+        for choice in ((True, False) if isinstance(values[0], bool) else CHOICES.get(key, ())):
+            if all(value == choice for value in values):
+                continue
+            changed = spec
+            for top in dict.fromkeys(top for top, _, _ in found):
+                def set_all(s, t=top, k=key, c=choice):
+                    for where, path, _ in found:
+                        if where == t:
+                            _node_at(s, path)[k] = c
+                changed = _changed(changed, top, set_all)
+            yield Counterfactual(f"reads every {type_name}'s {key} as {json.dumps(choice)}", changed)
+    for stage in STAGES:
+        if spec.get(stage):
+            yield Counterfactual(f"skips the {stage.replace('_', ' ')}", {**spec, stage: None})
+    for stage in STAGES:
+        for key in SEQUENCE_MEMBERS:
+            for type_name in dict.fromkeys(m.get("type") for m in (spec.get(stage) or {}).get(key) or []):
+                def drop(s, st=stage, k=key, t=type_name):
+                    s[st][k] = [m for m in s[st][k] if m.get("type") != t]
+                yield Counterfactual(f"skips every {type_name} {stage.replace('_', ' ')}", _changed(spec, stage, drop))
+
+
 def added_token_counterfactuals(spec: dict) -> Iterator[Counterfactual]:
     """An added-token flag set on every added token, for each flag and value some token lacks:
     ``[c.description for c in added_token_counterfactuals({"added_tokens": [{"normalized": False}]})]``
@@ -108,22 +143,27 @@ def _node_at(spec: dict, path: str) -> dict:
 
 
 class AddedTokenReadings:
-    """The family's oracle with each added-token flag flipped (``added_token_counterfactuals``),
-    loaded one by one as asked: what names a divergence around added tokens by the flag the engine
-    reads otherwise, whatever the text (``reading(answer)`` == "reads every added token's normalized
-    as true" when that variant's ``answer`` is the engine's)."""
+    """The family's oracle with each added-token flag flipped (``added_token_counterfactuals``; with
+    ``pipeline``, each pipeline change of ``type_counterfactuals``), loaded one by one as asked:
+    what names a divergence by the flag or option the engine reads otherwise, whatever the text
+    (``reading(answer)`` == "reads every added token's normalized as true" when that variant's
+    ``answer`` is the engine's)."""
 
-    def __init__(self, spec: dict):
-        self.variants = list(added_token_counterfactuals(spec))
+    def __init__(self, spec: dict, pipeline: bool = False):
+        self.variants = list((type_counterfactuals if pipeline else added_token_counterfactuals)(spec))
         self.loaded: dict[str, object] = {}
 
     @classmethod
-    def of(cls, folder) -> "AddedTokenReadings":
+    def of(cls, folder, pipeline: bool = False) -> "AddedTokenReadings":
         """The readings of a family folder's tokenizer.json."""
-        return cls(json.loads((Path(folder) / "tokenizer.json").read_text(encoding="utf-8")))
+        return cls(json.loads((Path(folder) / "tokenizer.json").read_text(encoding="utf-8")), pipeline)
 
     def reading(self, answer) -> str | None:
         """The first variant whose ``answer(tokenizer)`` is truthy; None when none is."""
+        return next((description for description, _ in self.matching(answer)), None)
+
+    def matching(self, answer) -> Iterator[tuple[str, object]]:
+        """(description, tokenizer) of each variant whose ``answer(tokenizer)`` is truthy, in order."""
         import tokenizers
         for variant in self.variants:
             if variant.description not in self.loaded:
@@ -133,8 +173,7 @@ class AddedTokenReadings:
                     self.loaded[variant.description] = None
             tokenizer = self.loaded[variant.description]
             if tokenizer is not None and answer(tokenizer):
-                return variant.description
-        return None
+                yield variant.description, tokenizer
 
 
 def reproducing(spec: dict, answer) -> list[str]:

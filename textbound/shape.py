@@ -23,6 +23,7 @@ import difflib
 import json
 import re
 import unicodedata
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -206,6 +207,43 @@ def _coarse(text: str, named: Named) -> str:
     return describe(text) if text and all(c in NAMED_CHARACTERS for c in text) else "text"
 
 
+STREAM_WHITESPACE = frozenset(" \t\n\r")  # what deltas lose or gain where they meet (U+2028 and the like are characters of their own)
+
+
+def _bare(text: str) -> str:
+    return "".join(c for c in text if c not in STREAM_WHITESPACE)
+
+
+def whitespace_apart(expected: str, shown: str) -> bool:
+    """Whether ``shown``, not a beginning of ``expected``, differs from one by ASCII whitespace
+    alone (spaces a stream dropped or added, whatever else the case drew):
+    ``whitespace_apart("a b c", "ab") is True``, ``whitespace_apart("a b", "") is False``."""
+    return not expected.startswith(shown) and _bare(expected).startswith(_bare(shown))
+
+
+def _whitespace_shape(expected: str, shown: str) -> str:
+    """The whitespace ``shown`` drops or adds against the beginning of ``expected`` holding the same
+    other characters; whitespace ``shown`` ends with counts only where the whitespace ``expected``
+    has there does not begin with it (a stream may not have shown all of it yet):
+    ``_whitespace_shape("a b c", "ab") == "drops ' '"``, ``_whitespace_shape("a b", "a  ") == "inserts ' '"``."""
+    core = shown.rstrip("".join(STREAM_WHITESPACE))
+    others, end = len(_bare(core)), 0
+    while others:
+        others -= expected[end] not in STREAM_WHITESPACE
+        end += 1
+    theirs = Counter(c for c in expected[:end] if c in STREAM_WHITESPACE)
+    mine = Counter(c for c in core if c in STREAM_WHITESPACE)
+    if theirs == mine:  # apart in the whitespace shown last alone
+        trail, run = shown[len(core):], expected[end:len(expected) - len(expected[end:].lstrip("".join(STREAM_WHITESPACE)))]
+        theirs, mine = Counter(run), Counter(trail)
+    dropped, added = theirs - mine, mine - theirs
+    if dropped and not added:
+        return f"drops {describe(''.join(dropped))}"
+    if added and not dropped:
+        return f"inserts {describe(''.join(added))}"
+    return "moves whitespace"
+
+
 def stream_shape(expected: str, shown: str, named: Named = NOTHING_NAMED) -> str:
     """The shape of what a stream showed against the decode it must begin, coarser than
     ``text_shape``: a stream's bug is in how deltas meet (a space dropped, text repeated, a prompt
@@ -219,8 +257,12 @@ def stream_shape(expected: str, shown: str, named: Named = NOTHING_NAMED) -> str
     change = _whole_characters(expected, shown, _leftmost(expected, shown, (a0, a1, b0, b1)))
     a0, a1, b0, b1 = change
     inserted = shown[b0:b1] if a0 == a1 else ""
-    if inserted and inserted in (expected[a0 - len(inserted):a0], expected[a0:a0 + len(inserted)]):
+    # U+FFFD given once more is a byte run read otherwise, not text repeated
+    if inserted and set(inserted) != {REPLACEMENT_CHARACTER} and \
+            inserted in (expected[a0 - len(inserted):a0], expected[a0:a0 + len(inserted)]):
         return REPEATS
+    if whitespace_apart(expected, shown):
+        return _whitespace_shape(expected, shown)  # wherever the deltas met
     parted = next((i for i, (x, y) in enumerate(zip(expected, shown)) if x != y), None)
     if _replacement_run(expected, shown, change) or (parted is not None and expected[parted] == REPLACEMENT_CHARACTER):
         return "decodes a run the oracle shows as U+FFFD otherwise"
@@ -258,6 +300,12 @@ def _one_sided(verb: str, run: str, expected: str, start: int, after: int, named
     if named.held_in(run):
         return f"{verb} {named.label}"
     end = _run_end(expected, after, run[0]) if len(set(run)) == 1 else after
+    tail = expected[after:].split(ADDED_TOKEN, 1)[0]
+    # Trailing whitespace is cleaned (or added) as a whole, whichever spaces the text ends with. Spaces
+    # lost from the start of a text of whitespace alone could be lost at either end: they are told
+    # as at the start, as a leading space lost anywhere is.
+    if run.isspace() and (not tail or tail.isspace()) and not (start == 0 and set(run) == {" "}):
+        return f"{verb} whitespace at the end"
     return f"{verb} {describe(run)} {_where(expected, start, end, named, run.isspace())}"
 
 

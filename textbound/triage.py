@@ -367,11 +367,11 @@ def rekinded(record: dict, folder: str | None) -> str:
         from .checks.tokenizer import read_otherwise
         from .explanation import recorded_case
         case = recorded_case({**record, "minimized_input": record.get("minimized_input") or record.get("input")})
-        kind = read_otherwise(_readings(folder), vocab, case, kind, actual)
+        kind = read_otherwise(_readings(folder), vocab, case, kind, actual)  # no engine: added-token flags alone
     return kind
 
 
 @cache
 def _readings(folder: str):
-    from .counterfactuals import AddedTokenReadings
-    return AddedTokenReadings.of(folder)
+    from .checks.tokenizer import FamilyReadings
+    return FamilyReadings.of(folder)

@@ -1,2 +1,17 @@
 """Implementations with one real-world bug each that the mutation catalogue (mutants/) lacks: the
-triage must give each one signature, two at most, without knowing its class."""
+triage must give each one signature, two at most, without knowing its class.
+
+``COMPONENTS`` names, per module, the component whose checks must show its bug:
+``COMPONENTS["deltas_lstripped"] == "detokenizer"``.
+"""
+
+COMPONENTS = {
+    "ascii_letters": "tokenizer",
+    "decode_drops_leading_space": "tokenizer",
+    "deltas_lstripped": "detokenizer",
+    "lowercase_ascii": "tokenizer",
+    "spaces_around_special": "detokenizer",
+    "stageless_no_normalizer": "tokenizer",
+    "stops_endswith_only": "stops",
+    "stops_finish_drops_held": "stops",
+}

@@ -32,6 +32,40 @@ def _observed(output: str, checker) -> dict:
 
 STOPPED_EARLY = "stopped where the reference does not"
 MISSED = "missed a stop"  # ran on past where the reference stops, whether it stops later or never
+EARLIER_START = "stopped at a stop string that starts earlier"  # though the reference's completes first
+RELEASES = "releases text that may begin a stop"
+HOLDS_MORE = "holds back more than may begin a stop"
+
+
+def _released_kind(expected: str, output: str, seen: str, stops: list[str]) -> str:
+    """What a stream that has not stopped released past the reference's output: text the reference
+    cuts off at a stop completed in what was seen is a stop run past; one not yet completed there
+    is text that may begin a stop, released (one bug, whether the stop completes in a later delta
+    or not): ``_released_kind("a", "ab", "ab", ["bc"]) == RELEASES``; else the output's shape so far."""
+    if not output.startswith(expected):
+        return outcome_kind(expected[:len(output)], output, stops)
+    return MISSED if stop_outcome(seen, stops, False).stopped else RELEASES
+
+
+def _stop_span(outcome: dict, include: bool) -> tuple[int, int]:
+    """Where the stop that ended a stream starts and ends in its text: after the output, or at the
+    output's end where the output holds it (a stream ignoring include_stop is placed by its output)."""
+    output, stop = outcome["output"], outcome["stop_string"]
+    start = len(output) - len(stop) if include and output.endswith(stop) else len(output)
+    return start, start + len(stop)
+
+
+def _other_stop_kind(expected: dict, actual: dict, include: bool) -> str | None:
+    """Two stopped streams ended at different stops: by one starting earlier though the reference's
+    completes first (a search for the lowest start), or by one completing later, the reference's
+    missed (whether the same string later on or another); None where they are the same stop."""
+    if not (expected["stopped"] and actual["stopped"] and isinstance(actual["stop_string"], str)):
+        return None
+    (theirs, their_end), (mine, my_end) = _stop_span(expected, include), _stop_span(actual, include)
+    if mine < theirs and actual["stop_string"] != expected["stop_string"]:
+        return EARLIER_START
+    ran_past = my_end > their_end or (mine > theirs and actual["output"] != expected["output"])
+    return MISSED if ran_past else None
 
 
 def outcome_kind(expected: str, actual: str, stops: list[str], label: str = "output", stopped: bool = True) -> str:
@@ -61,6 +95,9 @@ def _stops_divergence(case: Case, expected: dict, actual: dict) -> Divergence | 
     if actual["stopped"] != expected["stopped"]:
         return Divergence(case, expected, actual, STOPPED_EARLY if actual["stopped"] else MISSED)
     want, got = expected["output"], actual["output"]
+    if other := _other_stop_kind(expected, actual, case.input.get("include_stop", False)):
+        return Divergence(case, expected, actual, other,
+                          {"expected_stop_string": expected["stop_string"], "actual_stop_string": actual["stop_string"]})
     if got != want:
         index = first_index(want, got)
         kind = outcome_kind(want, got, case.input["stops"], stopped=expected["stopped"])
@@ -83,21 +120,20 @@ def check_stops_stream(subject: Subject, case: Case) -> Divergence | None:
         for step, delta in enumerate(deltas):
             output += checker.add(delta)
             seen += delta
+            if checker.stopped:
+                continue  # where and by which stop it stopped (and what it released since): the outcome says
             if not expected["output"].startswith(output):
                 index = first_index(expected["output"], output)
-                # Released past the reference's end: a stop run past; else the output's shape so far.
-                kind = MISSED if output.startswith(expected["output"]) else \
-                    outcome_kind(expected["output"][:len(output)], output, stops)
+                kind = _released_kind(expected["output"], output, seen, stops)
                 return _observed(output, checker), Divergence(case, expected["output"], output, kind,
                                                               {"after": f"add {step}", "index": index})
-            if not checker.stopped:
-                # The held tail is shorter than the longest stop, so the reference needs only that much.
-                should_hold = held_back_reference(seen[-longest:], stops) if longest else 0
-                held = len(seen) - len(output)
-                if held != should_hold:
-                    kind = "holds back more than may begin a stop" if held > should_hold else "releases text that may begin a stop"
-                    return _observed(output, checker), Divergence(case, should_hold, held, kind,
-                                                                  {"after": f"add {step}", "seen": seen})
+            # The held tail is shorter than the longest stop, so the reference needs only that much.
+            should_hold = held_back_reference(seen[-longest:], stops) if longest else 0
+            held = len(seen) - len(output)
+            if held != should_hold:
+                kind = HOLDS_MORE if held > should_hold else RELEASES
+                return _observed(output, checker), Divergence(case, should_hold, held, kind,
+                                                              {"after": f"add {step}", "seen": seen})
         if not checker.stopped:
             output += checker.finish()
         return _observed(output, checker), None

@@ -98,6 +98,29 @@ def decode_stream_shown(subject: Subject, given: StreamInput) -> list[str]:
     return shown
 
 
+PIECES_ALONE = "decodes each piece without the text before it"
+
+
+def stream_reading(subject: Subject, given: StreamInput, streamed: Streamed) -> str | None:
+    """How a stream's whole text was decoded, where it is the oracle's decode of the case's ids read
+    otherwise: without the prompt as context (a stream that showed nothing of its prompt), with
+    skip_special_tokens the other way, or each id (or each delta) without the text before it. A streaming bug is named
+    so whatever characters the case drew or where the stream was cut; None when no reading gives
+    its text (``streamed.final``):
+    ``stream_reading(subject, StreamInput([5], [[5]], True, [7]), streamed_of(decode([5]))) == "decodes the ids without the prompt"``."""
+    skip, ids, final = given.skip_special_tokens, given.prompt_ids + given.ids, streamed.final
+    decode = subject.oracle.decode
+    if oracle_call(lambda: decode(ids, skip))[0] in (None, final):
+        return None  # right in the end: what it showed on the way is told by its shape
+    readings = (
+        ("decodes the ids without the prompt", lambda: given.prompt_ids and not streamed.prompt_text and decode(given.ids, skip)),
+        (f"decodes with skip_special_tokens {not skip}", lambda: decode(ids, not skip)),
+        # each id or each delta decoded without the text before it: one bug, context lost
+        (PIECES_ALONE, lambda: "".join(decode([i], skip) for i in ids)),
+        (PIECES_ALONE, lambda: decode(given.prompt_ids, skip) + "".join(decode(c, skip) for c in given.chunks)),
+    )
+    return next((name for name, text in readings if oracle_call(text)[0] == final), None)
+
 
 def vocabulary_survey(subject: Subject) -> VocabularySurvey:
     """The family's vocabulary survey, made once per subject."""

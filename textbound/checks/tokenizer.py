@@ -6,6 +6,8 @@ answer other than `tokenizers`' is an oracle disagreement, reported apart from i
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from oracles.disagreements import SecondOracleComparison, second_oracles
 
 from ..counterfactuals import AddedTokenReadings
@@ -40,12 +42,64 @@ def _compared(subject: Subject, case: Case, operation: str, given, expected, cal
     return second_oracle_disagreement(subject, case, operation, given, expected) if second_opinion else None
 
 
-def read_otherwise(readings: AddedTokenReadings, vocabulary: Vocabulary, case: Case, kind: str, actual) -> str:
-    """``kind`` named by the added-token flag the implementation reads otherwise, where an encode's
-    text or a decode's ids hold an added token and one flipped flag makes the oracle give impl's
-    ``actual``: one bug, one kind, whichever way the flag shows (a space lost after the token, the
-    token not split off; a bug outside the flags that happens to give the same answer is named so too):
-    "ids: drops ' ' after an added token" -> "ids: reads every added token's normalized as true"."""
+# Texts a pipeline reading is tried on before it names a divergence: spaces, case, accents, digits,
+# punctuation, scripts and lines, each of which some stage or option changes.
+PROBE_TEXTS = ("Hello, World! It's 2024-05-06.", "  two  spaces\tand\nlines\n", "caf\u00e9 na\u0308ive \u00c9COLE",
+               "\u65e5\u672c\u8a9e \uff83\uff77\uff7d\uff84 \ufb01", "don't stop-words; (x) [y] {z}", " leading and trailing ")
+
+
+@dataclass
+class FamilyReadings:
+    """A family's counterfactual oracles, as read_otherwise asks them: each added-token flag
+    flipped, then each pipeline change (a stage skipped, an option read otherwise, on every node of
+    a type). A pipeline change names a divergence only where the engine also answers as it on every
+    probe text it changes (``agreement`` is None otherwise: a change that matches one input by chance,
+    a truncation the skipped pre-tokenizer happens to give, does not), and of several the one the
+    engine answers like on most probes does (skipping a whole normalizer over reading its lowercase
+    as false, for an engine without a normalizer)."""
+
+    added_tokens: AddedTokenReadings
+    pipeline: AddedTokenReadings
+    agreements: dict = field(default_factory=dict)  # (variant tokenizer id, property) -> agreement
+
+    @classmethod
+    def of(cls, folder) -> "FamilyReadings":
+        return cls(AddedTokenReadings.of(folder), AddedTokenReadings.of(folder, pipeline=True))
+
+    def agreement(self, subject: Subject, variant, prop: str) -> int | None:
+        """On how many probe texts (encoded, or their oracle ids decoded) impl answers as ``variant``;
+        None where it answers otherwise on one that ``variant`` answers otherwise than the oracle."""
+        key = (id(variant), prop)
+        if key not in self.agreements:
+            answers = [_probe_answers(subject, variant, prop, text) for text in PROBE_TEXTS]
+            contradicted = any(theirs not in (oracle, mine) for oracle, theirs, mine in answers)
+            self.agreements[key] = None if contradicted else sum(theirs == mine for _, theirs, mine in answers)
+        return self.agreements[key]
+
+
+def _probe_answers(subject: Subject, variant, prop: str, text: str) -> tuple:
+    """(the oracle's, the variant's, impl's) answer on one probe text; all alike where one side raises."""
+    try:
+        if prop == "encode":
+            return (subject.oracle.encode(text), variant.encode(text, add_special_tokens=False).ids,
+                    subject.tokenizer.encode(text, add_special_tokens=False))
+        ids = subject.oracle.encode(text)
+        return (subject.oracle.decode(ids), variant.decode(ids, skip_special_tokens=False),
+                subject.tokenizer.decode(ids, skip_special_tokens=False))
+    except Exception:  # noqa: BLE001 - a probe a side cannot answer tells nothing about the reading
+        return (None, None, None)
+
+
+def read_otherwise(readings: FamilyReadings, vocabulary: Vocabulary, case: Case, kind: str, actual,
+                   agreement=None) -> str:
+    """``kind`` named by the flag or option the implementation reads otherwise, where one flipped
+    makes the oracle give impl's ``actual``: an added-token flag where an encode's text or a
+    decode's ids hold an added token, else (given ``agreement(variant)``: FamilyReadings.agreement
+    for the engine) a pipeline change: a stage skipped, a Split's behavior, a prepend
+    scheme read otherwise. One bug, one kind, whichever way it shows (a space lost after the token,
+    the token not split off; a bug outside these that happens to give the same answer is named so
+    too): "ids: drops ' ' after an added token" -> "ids: reads every added token's normalized as
+    true", "ids: inserts ' ' at the start" -> "ids: skips the normalizer"."""
     given = case.input
     if case.property == "encode":
         involved = any(s in given.get("text", "") for s in vocabulary.added_tokens.strings)
@@ -55,13 +109,20 @@ def read_otherwise(readings: AddedTokenReadings, vocabulary: Vocabulary, case: C
         involved = bool(set(given.get("ids", [])) & vocabulary.added_ids)
         def answer(tokenizer):
             return tokenizer.decode(given["ids"], skip_special_tokens=given.get("skip_special_tokens", False))
-    reading = involved and readings.reading(lambda tokenizer: answer(tokenizer) == actual)
+    def reproduces(tokenizer) -> bool:
+        return answer(tokenizer) == actual
+    reading = involved and readings.added_tokens.reading(reproduces)
+    if not reading and agreement is not None:
+        scored = [(score, -order, description) for order, (description, variant) in
+                  enumerate(readings.pipeline.matching(reproduces)) if (score := agreement(variant)) is not None]
+        reading = max(scored)[2] if scored else None
     return f"{kind.split(':', 1)[0]}: {reading}" if reading else kind
 
 
 def _read_otherwise(subject: Subject, found: Divergence) -> Divergence:
-    readings = subject.cached("added-token readings", lambda: AddedTokenReadings.of(subject.path))
-    found.kind = read_otherwise(readings, family_vocabulary(subject), found.case, found.kind, found.actual)
+    readings = subject.cached("counterfactual readings", lambda: FamilyReadings.of(subject.path))
+    found.kind = read_otherwise(readings, family_vocabulary(subject), found.case, found.kind, found.actual,
+                                lambda variant: readings.agreement(subject, variant, found.case.property))
     return found
 
 
