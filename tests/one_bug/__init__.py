@@ -9,6 +9,7 @@ COMPONENTS = {
     "ascii_letters": "tokenizer",
     "decode_drops_leading_space": "tokenizer",
     "deltas_lstripped": "detokenizer",
+    "detokenizer_holds_last_character": "detokenizer",
     "lowercase_ascii": "tokenizer",
     "spaces_around_special": "detokenizer",
     "stageless_no_normalizer": "tokenizer",
