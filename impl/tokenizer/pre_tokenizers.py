@@ -22,6 +22,7 @@ from .fields import (
     ByteLevelOptions, MetaspaceOptions, build_component, build_components, char_field, child, defaulted,
     field, optional,
 )
+from .joined import joined, pieces_of
 from .patterns import (
     FLAGS,
     assigned_after,
@@ -417,18 +418,26 @@ class RawSplit:
         return [part.text for part in self.byte_level.split(Piece(piece, False)) if part.text]
 
     def spelled(self, pieces: list[str]) -> list[str] | None:
-        """The one model piece each raw piece makes, all spelled in one go and cut apart by their
-        byte lengths; None when a raw piece may make several (ByteLevel's prefix or regex after a
-        Split: without a Split, they came in ``pieces``)."""
+        """The one model piece each raw piece makes (``spelled_joined`` cut apart), or None when
+        a raw piece may make several."""
+        joined = self.spelled_joined(pieces)
+        return None if joined is None else pieces_of(*joined)
+
+    def spelled_joined(self, pieces: list[str]) -> tuple[str, list[int]] | None:
+        """The model pieces the raw pieces make, one each, spelled in one go: their joined text
+        and where each ends in it (``["Hi", " é"]`` -> ``("HiĠÃ©", [2, 5])``); None when a raw
+        piece may make several (ByteLevel's prefix or regex after a Split: without a Split, they
+        came in ``pieces``)."""
         byte_level = self.byte_level
+        text, ends = joined(pieces)
         if byte_level is None:
-            return pieces
+            return text, ends
         if self.split is not None and (byte_level.add_prefix_space or byte_level.use_regex):
             return None
-        joined = "".join(pieces)
         # One byte-level character per byte: an ASCII text has one byte per character.
-        ends = list(accumulate(map(len, pieces if joined.isascii() else map(str.encode, pieces))))
-        return list(map(spell_bytes(joined).__getitem__, map(slice, [0, *ends[:-1]], ends)))
+        if not text.isascii():
+            ends = list(accumulate(map(len, map(str.encode, pieces))))
+        return spell_bytes(text), ends
 
 
 PRE_TOKENIZERS: dict[str, type[PreTokenizer]] = {
