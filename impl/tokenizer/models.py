@@ -13,7 +13,7 @@ import operator
 import struct
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from itertools import chain, compress, repeat
+from itertools import accumulate, chain, compress, repeat
 
 import regex
 
@@ -107,7 +107,7 @@ class BPE(VocabModel):
         # dropout 1.0 drops every merge; HF then also skips ignore_merges and the cache.
         self.merges_dropped = merges_dropped
         self.where = where
-        self._cache: dict[str, tuple[int, ...]] = {}
+        self._cache: dict[str, list[int]] = {}  # never handed out: callers get copies
         self._chunk_pattern: regex.Pattern[str] | None | bool = False  # False: not worked out yet
         self._cut_pattern: regex.Pattern[str] | None | bool = False  # the same
         self._pair_rules: dict[tuple[str, str], int] = {}  # see _character_rules
@@ -149,6 +149,13 @@ class BPE(VocabModel):
             return list(chain.from_iterable(self._merged_each(self.chunks(piece))))
         return list(self._merged(piece))
 
+    def tokenize_all(self, pieces: list[str]) -> list[int]:
+        """The ids of ``pieces`` one after another, ``tokenize`` of each: the short ones the cache
+        lacks merged together. ``["ab", "c"]`` with the one merge "a b" -> ``[ab, c]``."""
+        if self.merges_dropped or self.ignore_merges or max(map(len, pieces), default=0) > CHUNKED_PIECE_LENGTH:
+            return list(chain.from_iterable(map(self.tokenize, pieces)))
+        return list(chain.from_iterable(self._merged_each(pieces)))
+
     def tokenize_batch(self, pieces: list[str]) -> list[list[int]]:
         """``[self.tokenize(piece) for piece in pieces]``, faster for many short pieces (see
         tokenize_joined): ``["ab", "c"]`` with the one merge "a b" -> ``[[ab], [c]]``."""
@@ -169,14 +176,14 @@ class BPE(VocabModel):
                 tokenized[at] = [whole[at]]
         return tokenized
 
-    def _merged_each(self, pieces: list[str]) -> list[tuple[int, ...] | list[int]]:
+    def _merged_each(self, pieces: list[str]) -> list[list[int]]:
         """``_merged`` of each piece: the ones not in the cache merged together (``_merged_joined``)."""
         cache = self._cache
         distinct = set(pieces)
         missing = list(distinct.difference(cache))
         if not missing:
             return list(map(cache.__getitem__, pieces))
-        fresh = dict(zip(missing, map(tuple, self._merged_joined(*joined(missing)))))
+        fresh = dict(zip(missing, self._merged_joined(*joined(missing))))
         found = list(map(fresh.__getitem__, pieces) if len(missing) == len(distinct)
                      else map(fresh.get, pieces, map(cache.get, pieces)))
         remember_all(cache, fresh)
@@ -188,14 +195,18 @@ class BPE(VocabModel):
         adjacent symbols, are looked up in one go (in C), and the pieces merged in one loop
         (``_merge_by_scan``)."""
         symbols = None if self.continuing_subword_prefix or self.end_of_word_suffix else list(map(self.vocab.get, text))
-        if symbols is None or None in symbols:  # affixes, or a character that is no token (byte fallback, unk)
-            return [self._merge(self._symbols(piece)) for piece in pieces_of(text, ends)]
+        if symbols is not None and None not in symbols:
+            rules = self._character_rules(text)
+        else:  # affixes, or a character that is no token (byte fallback, unk): each piece's own symbols
+            pieces_symbols = list(map(self._symbols, pieces_of(text, ends)))
+            symbols, ends = list(chain.from_iterable(pieces_symbols)), list(accumulate(map(len, pieces_symbols)))
+            rules = list(map(self.merges.get, pair_keys(symbols), repeat(NO_RULE)))
         # A piece's rules are the ones between its symbols; the one joining it to the next is unused.
-        merged = self._merge_by_scan(symbols, self._character_rules(text), ends)
+        merged = self._merge_by_scan(symbols, rules, ends)
         if None in merged:  # pieces too long to scan
-            for at, (piece, ids) in enumerate(zip(pieces_of(text, ends), merged)):
-                if ids is None:
-                    merged[at] = self._merge_by_queue(self._symbols(piece))
+            for at, (start, end) in enumerate(zip([0, *ends[:-1]], ends)):
+                if merged[at] is None:
+                    merged[at] = self._merge_by_queue(symbols[start:end])
         return merged
 
     def _character_rules(self, text: str) -> list[int]:
@@ -214,11 +225,11 @@ class BPE(VocabModel):
             rules = list(map(table.__getitem__, zip(text, text[1:])))
         return rules
 
-    def _merged(self, piece: str) -> tuple[int, ...]:
+    def _merged(self, piece: str) -> list[int]:
         """The merged ids of ``piece`` (ignore_merges aside), from the cache when seen before."""
         cached = self._cache.get(piece)
         if cached is None:
-            cached = tuple(self._merge(self._symbols(piece)))
+            cached = self._merge(self._symbols(piece))
             remember(self._cache, piece, cached)
         return cached
 
@@ -285,10 +296,15 @@ class BPE(VocabModel):
 
     def _symbols(self, piece: str) -> list[int]:
         """One id per character (or per byte, or one unk per unknown run) before any merge."""
-        if not self.continuing_subword_prefix and not self.end_of_word_suffix:
-            ids = list(map(self.vocab.get, piece))
-            if None not in ids:  # every character is a token: the common case, without a loop here
-                return ids
+        prefix, suffix = self.continuing_subword_prefix, self.end_of_word_suffix
+        tokens: str | list[str] = piece
+        if (prefix or suffix) and piece:  # each character's token spelled in C: the prefix after the first, the suffix on the last
+            tokens = [piece[0], *map(prefix.__add__, piece[1:])] if prefix else list(piece)
+            if suffix:
+                tokens[-1] += suffix
+        ids = list(map(self.vocab.get, tokens))
+        if None not in ids:  # every character's token is in the vocab: the common case, without a loop here
+            return ids
         ids = []
         pending_unk = False  # an unknown character whose unk id is not emitted yet, so fuse_unk can fuse
         last = len(piece) - 1

@@ -128,6 +128,10 @@ def _behavior(node: dict, key: str, where: str, default: str | None = None) -> B
 
 def cut(piece: Piece, pattern: regex.Pattern[str], behavior: Behavior, invert: bool = False) -> list[Piece]:
     """``piece`` cut where ``pattern`` matches (or, inverted, where it does not), per ``behavior``."""
+    if not invert and pattern.search(piece.text) is None:
+        # No match: one unmatched segment, which every behavior keeps whole (one search in C
+        # instead of the segments' Python loop, as most words of a text hold no punctuation).
+        return [piece] if piece.text else []
     segments = find_matches(pattern, piece.text)
     if invert:
         segments = [(start, end, not is_match) for start, end, is_match in segments]

@@ -254,7 +254,10 @@ class Tokenizer:
         pieces = [Piece(text, at_start)]
         if self.pre_tokenizer is not None:
             pieces = self.pre_tokenizer.pre_tokenize(pieces)
-        return list(chain.from_iterable(map(self.model.tokenize, filter(None, map(attrgetter("text"), pieces)))))
+        texts = list(filter(None, map(attrgetter("text"), pieces)))
+        if type(self.model) is models.BPE:  # impl's own BPE: new pieces merged together
+            return self.model.tokenize_all(texts)
+        return list(chain.from_iterable(map(self.model.tokenize, texts)))
 
     def _fast_split(self) -> _FastPath | None:
         """The fast path, when the pre-tokenizer is a Split and/or a ByteLevel (RawSplit). Worked
