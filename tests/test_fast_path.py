@@ -23,9 +23,10 @@ from impl.tokenizer.byte_level import BYTE_TO_CHAR, bytes_to_chars
 from impl.errors import TokenizerFileError
 from impl.tokenizer.models import BPE, NO_RULE, _merge_ids, _merge_pairs_from_json, _merge_rules, _packed_rules
 from impl.tokenizer.normalizers import Replace
-from impl.tokenizer.patterns import FLAGS, _spans_searched, compile_oniguruma, match_spans
-from impl.tokenizer.pre_tokenizers import (GPT2_SPLIT, ByteLevel, Metaspace, Piece, _isolated, _merged_with_next, cut,
-                                           isolated_pieces)
+from impl.tokenizer.patterns import FLAGS, _spans_searched, compile_oniguruma, find_matches, match_spans
+from impl.tokenizer.pre_tokenizers import (BEHAVIORS, GPT2_SPLIT, NUMERIC, PUNCTUATION, WHITESPACE_PATTERN, WORDS_OR_SYMBOLS,
+                                           ByteLevel, Metaspace, Piece, _isolated, _merged_with_next, _removed, cut,
+                                           cut_removed, isolated_pieces)
 from properties.strategies import unicode_text
 from tests.families import BPE_FAMILIES, FAMILIES, UNIGRAM_FAMILIES, family_path
 
@@ -328,6 +329,43 @@ def test_match_spans_as_a_search_per_match_finds_them(pattern, text):
 def test_isolated_pieces_are_cuts_texts(pattern, text):
     expected = [part.text for part in cut(Piece(text, True), pattern, _isolated) if part.text]
     assert isolated_pieces(pattern, text) == expected
+
+
+def cut_by_segments(piece: Piece, pattern: regex.Pattern[str], behavior, invert: bool = False) -> list[Piece]:
+    """cut's general way: every segment found, then the behavior (no shortcut for a piece without a match)."""
+    segments = [(start, end, is_match is not invert) for start, end, is_match in find_matches(pattern, piece.text)]
+    return [Piece(piece.text[start:end], piece.at_start and start == 0) for start, end in behavior(segments)]
+
+
+# The pre-tokenizers' own patterns, none of whose matches is empty (what cut_removed asks).
+CLASS_PATTERNS = [WHITESPACE_PATTERN, WORDS_OR_SYMBOLS, PUNCTUATION, NUMERIC, regex.compile(regex.escape("-"), FLAGS)]
+CUT_TEXTS = st.one_of(unicode_text(), st.text("ab 1-,.\n\u3000", max_size=16))
+
+
+@pytest.mark.parametrize("pattern", PATTERNS + CLASS_PATTERNS, ids=[p.pattern[:30] for p in PATTERNS + CLASS_PATTERNS])
+@pytest.mark.parametrize("behavior", list(BEHAVIORS.values()), ids=list(BEHAVIORS))
+@EXAMPLES
+@given(text=CUT_TEXTS, at_start=st.booleans(), invert=st.booleans())
+def test_cut_keeps_a_piece_without_a_match_as_its_segments_do(pattern, behavior, text, at_start, invert):
+    piece = Piece(text, at_start)
+    assert cut(piece, pattern, behavior, invert) == cut_by_segments(piece, pattern, behavior, invert)
+
+
+@pytest.mark.parametrize("pattern", CLASS_PATTERNS, ids=[p.pattern[:30] for p in CLASS_PATTERNS])
+@EXAMPLES
+@given(text=CUT_TEXTS, at_start=st.booleans(), invert=st.booleans())
+def test_cut_removed_is_cut_by_segments(pattern, text, at_start, invert):
+    piece = Piece(text, at_start)
+    expected = [part for part in cut_by_segments(piece, pattern, _removed, invert) if part.text]
+    assert cut_removed(piece, pattern, invert) == expected
+
+
+def test_cut_removed_keeps_the_start_only_on_a_piece_starting_the_text():
+    # Both ways a wrong at_start could go (Metaspace's prepend_scheme "first" reads it).
+    assert cut_removed(Piece(" a b", True), WHITESPACE_PATTERN) == [Piece("a", False), Piece("b", False)]
+    assert cut_removed(Piece("a b", True), WHITESPACE_PATTERN) == [Piece("a", True), Piece("b", False)]
+    assert cut_removed(Piece(" a", True), WORDS_OR_SYMBOLS, invert=True) == [Piece("a", False)]
+    assert cut_removed(Piece("a ", True), WORDS_OR_SYMBOLS, invert=True) == [Piece("a", True)]
 
 
 @EXAMPLES

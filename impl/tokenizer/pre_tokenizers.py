@@ -138,6 +138,22 @@ def cut(piece: Piece, pattern: regex.Pattern[str], behavior: Behavior, invert: b
     return [Piece(piece.text[start:end], piece.at_start and start == 0) for start, end in behavior(segments)]
 
 
+def cut_removed(piece: Piece, pattern: regex.Pattern[str], invert: bool = False) -> list[Piece]:
+    """``cut(piece, pattern, _removed, invert)`` for a pattern without groups none of whose matches
+    is empty (a class of characters, runs of them), in C: the texts between the matches (split),
+    or, inverted, the matches themselves (findall). ``"a  b"`` on spaces -> ``"a"``, ``"b"``."""
+    text = piece.text
+    if invert:
+        texts = pattern.findall(text)
+    else:
+        texts = list(filter(None, pattern.split(text)))
+    if not texts:
+        return []
+    # The first text starts the piece when a match starts it (inverted), or none does.
+    at_start = piece.at_start and (pattern.match(text) is None) is not invert
+    return [Piece(texts[0], at_start), *map(Piece, texts[1:], repeat(False))]
+
+
 class PreTokenizer:
     """Cuts each piece on its own; subclasses say how in ``split``."""
 
@@ -224,14 +240,14 @@ class Whitespace(PreTokenizer):
     """Keeps runs of word characters and runs of other non-space characters; drops the spaces."""
 
     def split(self, piece: Piece) -> list[Piece]:
-        return cut(piece, WORDS_OR_SYMBOLS, _removed, invert=True)
+        return cut_removed(piece, WORDS_OR_SYMBOLS, invert=True)
 
 
 class WhitespaceSplit(PreTokenizer):
     """Cuts on whitespace, dropping it."""
 
     def split(self, piece: Piece) -> list[Piece]:
-        return cut(piece, WHITESPACE_PATTERN, _removed)
+        return cut_removed(piece, WHITESPACE_PATTERN)
 
 
 class Punctuation(PreTokenizer):
@@ -266,7 +282,7 @@ class BertPreTokenizer(PreTokenizer):
     """BERT's: cuts on whitespace (dropped), then isolates each punctuation character."""
 
     def split(self, piece: Piece) -> list[Piece]:
-        return [part for word in cut(piece, WHITESPACE_PATTERN, _removed) if word.text
+        return [part for word in cut_removed(piece, WHITESPACE_PATTERN)
                 for part in cut(word, PUNCTUATION, _isolated)]
 
 
@@ -281,7 +297,7 @@ class CharDelimiterSplit(PreTokenizer):
         return cls(char_field(node, "delimiter", where))
 
     def split(self, piece: Piece) -> list[Piece]:
-        return cut(piece, self.pattern, _removed)
+        return cut_removed(piece, self.pattern)
 
 
 class UnicodeScripts(PreTokenizer):
