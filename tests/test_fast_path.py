@@ -147,6 +147,19 @@ def test_tokenize_batch_is_tokenize_of_each(family, text, extra):
 @pytest.mark.parametrize("family", BPE_FAMILIES)
 @EXAMPLES
 @given(text=words_and_long_runs())
+def test_tokenize_all_is_tokenize_of_each_joined(family, text):
+    # Each side from an empty cache, so that neither reads what the other one merged.
+    model = bpe(family)
+    pieces = [piece for piece in model_pieces(tokenizers(family)[0], text) if piece]
+    model._cache.clear()
+    expected = [token_id for piece in pieces for token_id in model.tokenize(piece)]
+    model._cache.clear()
+    assert model.tokenize_all(pieces) == expected
+
+
+@pytest.mark.parametrize("family", BPE_FAMILIES)
+@EXAMPLES
+@given(text=words_and_long_runs())
 def test_scanning_and_queued_merges_agree(family, text):
     model = bpe(family)
     for piece in model_pieces(tokenizers(family)[0], text):
