@@ -39,11 +39,12 @@ class _FastPath:
     def ids(self, text: str) -> list[int]:
         raws = self.raw_split.pieces(text)
         table = cache = self.cache
-        missing = set(raws).difference(cache)
+        distinct = set(raws)
+        missing = distinct.difference(cache)
         if missing:
             if len(cache) >= piece_cache.CACHE_CAPACITY:
                 table = cache = self.cache = {}
-                missing = set(raws)
+                missing = distinct
             missing, room, known = list(missing), piece_cache.CACHE_CAPACITY - len(cache), bool(cache)
             tokenized = self._tokenized(missing)
             short = max(map(len, missing)) < piece_cache.CACHE_MAX_PIECE_LENGTH
