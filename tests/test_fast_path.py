@@ -359,7 +359,7 @@ CUT_TEXTS = st.one_of(unicode_text(), st.text("ab 1-,.\n\u3000", max_size=16))
 @pytest.mark.parametrize("behavior", list(BEHAVIORS.values()), ids=list(BEHAVIORS))
 @EXAMPLES
 @given(text=CUT_TEXTS, at_start=st.booleans(), invert=st.booleans())
-def test_cut_keeps_a_piece_without_a_match_as_its_segments_do(pattern, behavior, text, at_start, invert):
+def test_cut_gives_the_pieces_of_its_segments(pattern, behavior, text, at_start, invert):
     piece = Piece(text, at_start)
     assert cut(piece, pattern, behavior, invert) == cut_by_segments(piece, pattern, behavior, invert)
 

@@ -132,6 +132,10 @@ def cut(piece: Piece, pattern: regex.Pattern[str], behavior: Behavior, invert: b
         # No match: one unmatched segment, which every behavior keeps whole (one search in C
         # instead of the segments' Python loop, as most words of a text hold no punctuation).
         return [piece] if piece.text else []
+    if behavior is _removed and invert and not pattern.groups:  # the matches kept, found in C
+        matches = pattern.findall(piece.text)
+        if "" not in matches:  # without an empty match, findall's are match_spans'
+            return _starting_with(piece, matches, pattern.match(piece.text) is not None)
     segments = find_matches(pattern, piece.text)
     if invert:
         segments = [(start, end, not is_match) for start, end, is_match in segments]
@@ -143,15 +147,17 @@ def cut_removed(piece: Piece, pattern: regex.Pattern[str], invert: bool = False)
     is empty (a class of characters, runs of them), in C: the texts between the matches (split),
     or, inverted, the matches themselves (findall). ``"a  b"`` on spaces -> ``"a"``, ``"b"``."""
     text = piece.text
-    if invert:
-        texts = pattern.findall(text)
-    else:
-        texts = list(filter(None, pattern.split(text)))
+    texts = pattern.findall(text) if invert else list(filter(None, pattern.split(text)))
+    # The first text starts the piece when a match starts it (inverted), or none does.
+    return _starting_with(piece, texts, (pattern.match(text) is None) is not invert)
+
+
+def _starting_with(piece: Piece, texts: list[str], first_starts: bool) -> list[Piece]:
+    """The pieces of ``texts``, cut from ``piece`` in order; ``first_starts`` says whether the
+    first one begins where ``piece`` does (and so keeps its ``at_start``)."""
     if not texts:
         return []
-    # The first text starts the piece when a match starts it (inverted), or none does.
-    at_start = piece.at_start and (pattern.match(text) is None) is not invert
-    return [Piece(texts[0], at_start), *map(Piece, texts[1:], repeat(False))]
+    return [Piece(texts[0], piece.at_start and first_starts), *map(Piece, texts[1:], repeat(False))]
 
 
 class PreTokenizer:
