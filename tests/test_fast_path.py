@@ -24,9 +24,10 @@ from impl.errors import TokenizerFileError
 from impl.tokenizer.models import BPE, NO_RULE, _merge_ids, _merge_pairs_from_json, _merge_rules, _packed_rules
 from impl.tokenizer.normalizers import Replace
 from impl.tokenizer.patterns import FLAGS, _spans_searched, compile_oniguruma, find_matches, match_spans
-from impl.tokenizer.pre_tokenizers import (BEHAVIORS, GPT2_SPLIT, NUMERIC, PUNCTUATION, WHITESPACE_PATTERN, WORDS_OR_SYMBOLS,
-                                           ByteLevel, Metaspace, Piece, _isolated, _merged_with_next, _removed, cut,
-                                           cut_removed, isolated_pieces)
+from impl.tokenizer.pre_tokenizers import (BEHAVIORS, GPT2_SPLIT, NUMERIC, PUNCTUATION, PUNCTUATION_ALONE,
+                                           WHITESPACE_PATTERN, WORDS_OR_SYMBOLS, ByteLevel, Metaspace, Piece,
+                                           _isolated, _merged_with_next, _removed, cut, cut_isolated, cut_removed,
+                                           isolated_pieces)
 from properties.strategies import unicode_text
 from tests.families import BPE_FAMILIES, FAMILIES, UNIGRAM_FAMILIES, family_path
 
@@ -371,6 +372,14 @@ def test_cut_removed_is_cut_by_segments(pattern, text, at_start, invert):
     piece = Piece(text, at_start)
     expected = [part for part in cut_by_segments(piece, pattern, _removed, invert) if part.text]
     assert cut_removed(piece, pattern, invert) == expected
+
+
+@EXAMPLES
+@given(text=CUT_TEXTS, at_start=st.booleans())
+def test_cut_isolated_is_cut_by_segments(text, at_start):
+    piece = Piece(text, at_start)
+    expected = [part for part in cut_by_segments(piece, PUNCTUATION, _isolated) if part.text]
+    assert cut_isolated(piece, PUNCTUATION_ALONE) == expected
 
 
 def test_cut_removed_keeps_the_start_only_on_a_piece_starting_the_text():

@@ -10,8 +10,10 @@ punctuation, the regex crate for Whitespace's words, Oniguruma for Split and Byt
 """
 from __future__ import annotations
 
+import functools
+import operator
 from collections.abc import Callable
-from itertools import accumulate, repeat
+from itertools import accumulate, compress, repeat
 from typing import NamedTuple
 
 import regex
@@ -45,6 +47,9 @@ NUMERIC = regex.compile(unicode_class(r"\p{N}", RUST_STD), FLAGS)
 PUNCTUATION = regex.compile(
     union(r"!-/:-@\[-`{-~", unicode_class(r"\p{P}", ORACLE_UNICODE["unicode_categories"])), FLAGS)
 
+# PUNCTUATION in a group, for cut_isolated.
+PUNCTUATION_ALONE = regex.compile(f"({PUNCTUATION.pattern})", FLAGS)
+
 # Whitespace's \w+|[^\w\s]+ in the regex crate.
 WORDS_OR_SYMBOLS = regex.compile(f"{RUST_REGEX_WORD}+|[^{RUST_REGEX_WORD}{RUST_REGEX_SPACE}]+", FLAGS)
 
@@ -63,6 +68,9 @@ class Piece(NamedTuple):
     text: str
     at_start: bool
 
+
+# Piece(text, at_start) of a (text, at_start) pair, built in C (a NamedTuple's own __new__ runs Python).
+_new_piece = functools.partial(tuple.__new__, Piece)
 
 Span = tuple[int, int]
 Segment = tuple[int, int, bool]  # (start, end, is_match)
@@ -155,16 +163,46 @@ def cut_removed(piece: Piece, pattern: regex.Pattern[str], invert: bool = False)
 def _starting_with(piece: Piece, texts: list[str], first_starts: bool) -> list[Piece]:
     """The pieces of ``texts``, cut from ``piece`` in order; ``first_starts`` says whether the
     first one begins where ``piece`` does (and so keeps its ``at_start``)."""
-    if not texts:
-        return []
-    return [Piece(texts[0], piece.at_start and first_starts), *map(Piece, texts[1:], repeat(False))]
+    pieces = list(map(_new_piece, zip(texts, repeat(False))))
+    if pieces and piece.at_start and first_starts:
+        pieces[0] = Piece(texts[0], True)
+    return pieces
+
+
+def cut_isolated(piece: Piece, grouped: regex.Pattern[str]) -> list[Piece]:
+    """``cut(piece, pattern, _isolated)`` for a pattern none of whose matches is empty, given as
+    ``grouped``, the pattern in one group: its split (in C) holds every segment, and the first
+    that is not empty starts the piece. ``"a,b"`` on punctuation -> ``"a"``, ``","``, ``"b"``."""
+    return _starting_with(piece, list(filter(None, grouped.split(piece.text))), True)
+
+
+def _defined_together(cls: type, *names: str) -> bool:
+    """Whether one class of ``cls``'s MRO defines all of ``names`` (a subclass replacing ``split``
+    alone no longer keeps what its parent's ``keeps_unmatched`` says of it)."""
+    return len({next(owner for owner in cls.__mro__ if name in vars(owner)) for name in names}) == 1
 
 
 class PreTokenizer:
     """Cuts each piece on its own; subclasses say how in ``split``."""
 
     def pre_tokenize(self, pieces: list[Piece]) -> list[Piece]:
-        return [part for piece in pieces for part in self.split(piece) if part.text]
+        pattern = self.keeps_unmatched() if _defined_together(type(self), "split", "keeps_unmatched") else None
+        texts = list(map(operator.attrgetter("text"), pieces))
+        if pattern is None or not all(texts):
+            return [part for piece in pieces for part in self.split(piece) if part.text]
+        # The pieces the pattern matches are split; the runs of pieces between them are kept whole
+        # (found by one search each, in C: most words hold no punctuation and no digit).
+        kept: list[Piece] = []
+        done = 0
+        for at in compress(range(len(texts)), map(operator.is_not, map(pattern.search, texts), repeat(None))):
+            kept += pieces[done:at]
+            kept += [part for part in self.split(pieces[at]) if part.text]
+            done = at + 1
+        return kept + pieces[done:]
+
+    def keeps_unmatched(self) -> regex.Pattern[str] | None:
+        """A pattern such that ``split`` keeps a piece it does not match whole (None: no such pattern)."""
+        return None
 
     def split(self, piece: Piece) -> list[Piece]:
         raise NotImplementedError
@@ -189,6 +227,9 @@ class Split(PreTokenizer):
 
     def split(self, piece: Piece) -> list[Piece]:
         return cut(piece, self.pattern, self.behavior, self.invert)
+
+    def keeps_unmatched(self) -> regex.Pattern[str] | None:
+        return None if self.invert else self.pattern
 
 
 class ByteLevel(PreTokenizer):
@@ -255,6 +296,9 @@ class WhitespaceSplit(PreTokenizer):
     def split(self, piece: Piece) -> list[Piece]:
         return cut_removed(piece, WHITESPACE_PATTERN)
 
+    def keeps_unmatched(self) -> regex.Pattern[str] | None:
+        return WHITESPACE_PATTERN
+
 
 class Punctuation(PreTokenizer):
     """Cuts at each punctuation character, which the behavior keeps, drops or attaches."""
@@ -267,7 +311,12 @@ class Punctuation(PreTokenizer):
         return cls(_behavior(node, "behavior", where, default="Isolated"))
 
     def split(self, piece: Piece) -> list[Piece]:
+        if self.behavior is _isolated:
+            return cut_isolated(piece, PUNCTUATION_ALONE)
         return cut(piece, PUNCTUATION, self.behavior)
+
+    def keeps_unmatched(self) -> regex.Pattern[str] | None:
+        return PUNCTUATION
 
 
 class Digits(PreTokenizer):
@@ -283,13 +332,16 @@ class Digits(PreTokenizer):
     def split(self, piece: Piece) -> list[Piece]:
         return cut(piece, NUMERIC, self.behavior)
 
+    def keeps_unmatched(self) -> regex.Pattern[str] | None:
+        return NUMERIC
+
 
 class BertPreTokenizer(PreTokenizer):
     """BERT's: cuts on whitespace (dropped), then isolates each punctuation character."""
 
     def split(self, piece: Piece) -> list[Piece]:
         return [part for word in cut_removed(piece, WHITESPACE_PATTERN)
-                for part in cut(word, PUNCTUATION, _isolated)]
+                for part in cut_isolated(word, PUNCTUATION_ALONE)]
 
 
 class CharDelimiterSplit(PreTokenizer):
@@ -304,6 +356,9 @@ class CharDelimiterSplit(PreTokenizer):
 
     def split(self, piece: Piece) -> list[Piece]:
         return cut_removed(piece, self.pattern)
+
+    def keeps_unmatched(self) -> regex.Pattern[str] | None:
+        return self.pattern
 
 
 class UnicodeScripts(PreTokenizer):
