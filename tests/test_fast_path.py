@@ -25,7 +25,8 @@ from impl.tokenizer.models import BPE, NO_RULE, _merge_ids, _merge_pairs_from_js
 from impl.tokenizer.normalizers import Replace
 from impl.tokenizer.patterns import FLAGS, _spans_searched, compile_oniguruma, find_matches, match_spans
 from impl.tokenizer.pre_tokenizers import (BEHAVIORS, GPT2_SPLIT, NUMERIC, PUNCTUATION, PUNCTUATION_ALONE,
-                                           WHITESPACE_PATTERN, WORDS_OR_SYMBOLS, ByteLevel, Metaspace, Piece,
+                                           WHITESPACE_PATTERN, WORDS_OR_SYMBOLS, ByteLevel, CharDelimiterSplit, Digits,
+                                           Metaspace, Piece, Punctuation, Split, WhitespaceSplit, _contiguous,
                                            _isolated, _merged_with_next, _removed, cut, cut_isolated, cut_removed,
                                            isolated_pieces)
 from properties.strategies import unicode_text
@@ -380,6 +381,28 @@ def test_cut_isolated_is_cut_by_segments(text, at_start):
     piece = Piece(text, at_start)
     expected = [part for part in cut_by_segments(piece, PUNCTUATION, _isolated) if part.text]
     assert cut_isolated(piece, PUNCTUATION_ALONE) == expected
+
+
+STAGES = [Punctuation(_isolated), Punctuation(_contiguous), Digits(True), Digits(False), WhitespaceSplit(),
+          CharDelimiterSplit("-"), Split(compile_oniguruma(r"\p{P}"), _merged_with_next, False),
+          Split(compile_oniguruma(r"x*"), _isolated, False), Split(compile_oniguruma(r"\s+"), _removed, True)]
+
+
+@pytest.mark.parametrize("stage", STAGES, ids=[f"{type(stage).__name__}-{at}" for at, stage in enumerate(STAGES)])
+@EXAMPLES
+@given(texts=st.lists(CUT_TEXTS, max_size=6), at_start=st.booleans())
+def test_a_stage_splits_only_the_pieces_its_pattern_matches_as_it_splits_each(stage, texts, at_start):
+    pieces = [Piece(text, at_start and at == 0) for at, text in enumerate(texts)]
+    assert stage.pre_tokenize(pieces) == [part for piece in pieces for part in stage.split(piece) if part.text]
+
+
+def test_a_stage_whose_split_is_replaced_splits_every_piece():
+    class Shouting(Punctuation):
+        def split(self, piece):
+            return [Piece(part.text.upper(), part.at_start) for part in super().split(piece)]
+
+    assert Shouting(_isolated).pre_tokenize([Piece("ab", True), Piece("c,d", False)]) == \
+        [Piece("AB", True), Piece("C", False), Piece(",", False), Piece("D", False)]
 
 
 def test_cut_removed_keeps_the_start_only_on_a_piece_starting_the_text():
