@@ -221,6 +221,31 @@ def test_unigram_gets_the_oracles_ids_new_and_cached(family, text):
     assert tokenizer.encode(text, add_special_tokens=False) == expected, text
 
 
+@EXAMPLES
+@given(text=st.one_of(new_words(), unicode_text()))
+def test_wordpiece_gets_the_oracles_ids_new_and_cached(text):
+    expected = oracle("wordpiece").encode(text, add_special_tokens=False).ids
+    tokenizer = tokenizers("wordpiece")[0]
+    assert tokenizer.encode(text, add_special_tokens=False) == expected, text
+    assert tokenizer.encode(text, add_special_tokens=False) == expected, text
+
+
+def test_wordpiece_answers_from_its_cache():
+    # Otherwise the test above would compare the longest matches with themselves.
+    model = Tokenizer.from_dir(family_path("wordpiece")).model
+    model.tokenize("hello")
+    model._cache["hello"] = [0]
+    assert model.tokenize("hello") == [0]
+
+
+@EXAMPLES
+@given(text=st.one_of(new_words(), unicode_text()))
+def test_wordlevel_tokenize_all_is_tokenize_of_each(text):
+    model = tokenizers("wordlevel")[0].model
+    pieces = [piece for piece in model_pieces(tokenizers("wordlevel")[0], text) if piece] + ["not a word"]
+    assert model.tokenize_all(pieces) == [token_id for piece in pieces for token_id in model.tokenize(piece)]
+
+
 def test_unigram_answers_from_its_cache():
     # Otherwise the test above would compare the lattice with itself.
     model = Tokenizer.from_dir(family_path("unigram")).model

@@ -438,6 +438,7 @@ class WordPiece(VocabModel):
         self.continuing_subword_prefix = continuing_subword_prefix
         self.max_input_chars_per_word = max_input_chars_per_word
         self.where = where
+        self._cache: dict[str, list[int]] = {}  # never handed out: callers get copies
 
     @classmethod
     def from_json(cls, node: dict, where: str) -> WordPiece:
@@ -447,6 +448,14 @@ class WordPiece(VocabModel):
                    max_chars, where)
 
     def tokenize(self, piece: str) -> list[int]:
+        """The ids of one piece, from the cache when seen before."""
+        cached = self._cache.get(piece)
+        if cached is None:
+            cached = self._longest_matches(piece)
+            remember(self._cache, piece, cached)
+        return list(cached)
+
+    def _longest_matches(self, piece: str) -> list[int]:
         if len(piece) > self.max_input_chars_per_word:
             return [self._unk_id()]
         ids: list[int] = []
@@ -480,6 +489,14 @@ class WordLevel(VocabModel):
     def tokenize(self, piece: str) -> list[int]:
         token_id = self.vocab.get(piece)
         return [token_id if token_id is not None else self._unk_id()]
+
+    def tokenize_all(self, pieces: list[str]) -> list[int]:
+        """The ids of ``pieces`` one after another, looked up in C: ``["a", "zz"]`` -> ``[a, unk]``."""
+        ids = list(map(self.vocab.get, pieces))
+        if None in ids:
+            unk_id = self._unk_id()
+            ids = [unk_id if token_id is None else token_id for token_id in ids]
+        return ids
 
 
 Model = BPE | WordPiece | WordLevel | Unigram

@@ -256,7 +256,7 @@ class Tokenizer:
         if self.pre_tokenizer is not None:
             pieces = self.pre_tokenizer.pre_tokenize(pieces)
         texts = list(filter(None, map(attrgetter("text"), pieces)))
-        if type(self.model) is models.BPE:  # impl's own BPE: new pieces merged together
+        if type(self.model) in (models.BPE, models.WordLevel):  # impl's own (not a subclass): all pieces at once
             return self.model.tokenize_all(texts)
         return list(chain.from_iterable(map(self.model.tokenize, texts)))
 
