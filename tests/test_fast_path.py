@@ -23,8 +23,11 @@ from impl.tokenizer.byte_level import BYTE_TO_CHAR, bytes_to_chars
 from impl.errors import TokenizerFileError
 from impl.tokenizer.models import BPE, NO_RULE, _merge_ids, _merge_pairs_from_json, _merge_rules, _packed_rules
 from impl.tokenizer.normalizers import Replace
-from impl.tokenizer.patterns import FLAGS, _spans_searched, compile_oniguruma, match_spans
-from impl.tokenizer.pre_tokenizers import (GPT2_SPLIT, ByteLevel, Metaspace, Piece, _isolated, _merged_with_next, cut,
+from impl.tokenizer.patterns import FLAGS, _spans_searched, compile_oniguruma, find_matches, match_spans
+from impl.tokenizer.pre_tokenizers import (BEHAVIORS, GPT2_SPLIT, NUMERIC, PUNCTUATION, PUNCTUATION_ALONE,
+                                           WHITESPACE_PATTERN, WORDS_OR_SYMBOLS, ByteLevel, CharDelimiterSplit, Digits,
+                                           Metaspace, Piece, Punctuation, Split, WhitespaceSplit, _contiguous,
+                                           _isolated, _merged_with_next, _removed, cut, cut_isolated, cut_removed,
                                            isolated_pieces)
 from properties.strategies import unicode_text
 from tests.families import BPE_FAMILIES, FAMILIES, UNIGRAM_FAMILIES, family_path
@@ -146,6 +149,19 @@ def test_tokenize_batch_is_tokenize_of_each(family, text, extra):
 @pytest.mark.parametrize("family", BPE_FAMILIES)
 @EXAMPLES
 @given(text=words_and_long_runs())
+def test_tokenize_all_is_tokenize_of_each_joined(family, text):
+    # Each side from an empty cache, so that neither reads what the other one merged.
+    model = bpe(family)
+    pieces = [piece for piece in model_pieces(tokenizers(family)[0], text) if piece]
+    model._cache.clear()
+    expected = [token_id for piece in pieces for token_id in model.tokenize(piece)]
+    model._cache.clear()
+    assert model.tokenize_all(pieces) == expected
+
+
+@pytest.mark.parametrize("family", BPE_FAMILIES)
+@EXAMPLES
+@given(text=words_and_long_runs())
 def test_scanning_and_queued_merges_agree(family, text):
     model = bpe(family)
     for piece in model_pieces(tokenizers(family)[0], text):
@@ -203,6 +219,31 @@ def test_unigram_gets_the_oracles_ids_new_and_cached(family, text):
     tokenizer = tokenizers(family)[0]
     assert tokenizer.encode(text, add_special_tokens=False) == expected, text
     assert tokenizer.encode(text, add_special_tokens=False) == expected, text
+
+
+@EXAMPLES
+@given(text=st.one_of(new_words(), unicode_text()))
+def test_wordpiece_gets_the_oracles_ids_new_and_cached(text):
+    expected = oracle("wordpiece").encode(text, add_special_tokens=False).ids
+    tokenizer = tokenizers("wordpiece")[0]
+    assert tokenizer.encode(text, add_special_tokens=False) == expected, text
+    assert tokenizer.encode(text, add_special_tokens=False) == expected, text
+
+
+def test_wordpiece_answers_from_its_cache():
+    # Otherwise the test above would compare the longest matches with themselves.
+    model = Tokenizer.from_dir(family_path("wordpiece")).model
+    model.tokenize("hello")
+    model._cache["hello"] = [0]
+    assert model.tokenize("hello") == [0]
+
+
+@EXAMPLES
+@given(text=st.one_of(new_words(), unicode_text()))
+def test_wordlevel_tokenize_all_is_tokenize_of_each(text):
+    model = tokenizers("wordlevel")[0].model
+    pieces = [piece for piece in model_pieces(tokenizers("wordlevel")[0], text) if piece] + ["not a word"]
+    assert model.tokenize_all(pieces) == [token_id for piece in pieces for token_id in model.tokenize(piece)]
 
 
 def test_unigram_answers_from_its_cache():
@@ -328,6 +369,73 @@ def test_match_spans_as_a_search_per_match_finds_them(pattern, text):
 def test_isolated_pieces_are_cuts_texts(pattern, text):
     expected = [part.text for part in cut(Piece(text, True), pattern, _isolated) if part.text]
     assert isolated_pieces(pattern, text) == expected
+
+
+def cut_by_segments(piece: Piece, pattern: regex.Pattern[str], behavior, invert: bool = False) -> list[Piece]:
+    """cut's general way: every segment found, then the behavior (no shortcut for a piece without a match)."""
+    segments = [(start, end, is_match is not invert) for start, end, is_match in find_matches(pattern, piece.text)]
+    return [Piece(piece.text[start:end], piece.at_start and start == 0) for start, end in behavior(segments)]
+
+
+# The pre-tokenizers' own patterns, none of whose matches is empty (what cut_removed asks).
+CLASS_PATTERNS = [WHITESPACE_PATTERN, WORDS_OR_SYMBOLS, PUNCTUATION, NUMERIC, regex.compile(regex.escape("-"), FLAGS)]
+CUT_TEXTS = st.one_of(unicode_text(), st.text("ab 1-,.\n\u3000", max_size=16))
+
+
+@pytest.mark.parametrize("pattern", PATTERNS + CLASS_PATTERNS, ids=[p.pattern[:30] for p in PATTERNS + CLASS_PATTERNS])
+@pytest.mark.parametrize("behavior", list(BEHAVIORS.values()), ids=list(BEHAVIORS))
+@EXAMPLES
+@given(text=CUT_TEXTS, at_start=st.booleans(), invert=st.booleans())
+def test_cut_gives_the_pieces_of_its_segments(pattern, behavior, text, at_start, invert):
+    piece = Piece(text, at_start)
+    assert cut(piece, pattern, behavior, invert) == cut_by_segments(piece, pattern, behavior, invert)
+
+
+@pytest.mark.parametrize("pattern", CLASS_PATTERNS, ids=[p.pattern[:30] for p in CLASS_PATTERNS])
+@EXAMPLES
+@given(text=CUT_TEXTS, at_start=st.booleans(), invert=st.booleans())
+def test_cut_removed_is_cut_by_segments(pattern, text, at_start, invert):
+    piece = Piece(text, at_start)
+    expected = [part for part in cut_by_segments(piece, pattern, _removed, invert) if part.text]
+    assert cut_removed(piece, pattern, invert) == expected
+
+
+@EXAMPLES
+@given(text=CUT_TEXTS, at_start=st.booleans())
+def test_cut_isolated_is_cut_by_segments(text, at_start):
+    piece = Piece(text, at_start)
+    expected = [part for part in cut_by_segments(piece, PUNCTUATION, _isolated) if part.text]
+    assert cut_isolated(piece, PUNCTUATION_ALONE) == expected
+
+
+STAGES = [Punctuation(_isolated), Punctuation(_contiguous), Digits(True), Digits(False), WhitespaceSplit(),
+          CharDelimiterSplit("-"), Split(compile_oniguruma(r"\p{P}"), _merged_with_next, False),
+          Split(compile_oniguruma(r"x*"), _isolated, False), Split(compile_oniguruma(r"\s+"), _removed, True)]
+
+
+@pytest.mark.parametrize("stage", STAGES, ids=[f"{type(stage).__name__}-{at}" for at, stage in enumerate(STAGES)])
+@EXAMPLES
+@given(texts=st.lists(CUT_TEXTS, max_size=6), at_start=st.booleans())
+def test_a_stage_splits_only_the_pieces_its_pattern_matches_as_it_splits_each(stage, texts, at_start):
+    pieces = [Piece(text, at_start and at == 0) for at, text in enumerate(texts)]
+    assert stage.pre_tokenize(pieces) == [part for piece in pieces for part in stage.split(piece) if part.text]
+
+
+def test_a_stage_whose_split_is_replaced_splits_every_piece():
+    class Shouting(Punctuation):
+        def split(self, piece):
+            return [Piece(part.text.upper(), part.at_start) for part in super().split(piece)]
+
+    assert Shouting(_isolated).pre_tokenize([Piece("ab", True), Piece("c,d", False)]) == \
+        [Piece("AB", True), Piece("C", False), Piece(",", False), Piece("D", False)]
+
+
+def test_cut_removed_keeps_the_start_only_on_a_piece_starting_the_text():
+    # Both ways a wrong at_start could go (Metaspace's prepend_scheme "first" reads it).
+    assert cut_removed(Piece(" a b", True), WHITESPACE_PATTERN) == [Piece("a", False), Piece("b", False)]
+    assert cut_removed(Piece("a b", True), WHITESPACE_PATTERN) == [Piece("a", True), Piece("b", False)]
+    assert cut_removed(Piece(" a", True), WORDS_OR_SYMBOLS, invert=True) == [Piece("a", False)]
+    assert cut_removed(Piece("a ", True), WORDS_OR_SYMBOLS, invert=True) == [Piece("a", True)]
 
 
 @EXAMPLES

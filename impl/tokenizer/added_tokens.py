@@ -146,7 +146,8 @@ class AddedVocabulary:
             if token.single_word and not self._stands_alone(text, start, stop):
                 continue
             if token.lstrip:
-                start = max(_SPACES_AT_END.search(text, 0, start).start(), done)
+                # Searched from the last token on, not from 0: one pass over the text, not one per token.
+                start = max(_SPACES_AT_END.search(text, min(done, start), start).start(), done)
             if token.rstrip:
                 stop = _SPACES_AT_START.match(text, stop).end()
             if done < start:
@@ -162,6 +163,6 @@ class AddedVocabulary:
 
     @staticmethod
     def _stands_alone(text: str, start: int, stop: int) -> bool:
-        before_ok = start == 0 or not _ENDS_WITH_WORD.search(text, 0, start)
+        before_ok = start == 0 or not _ENDS_WITH_WORD.search(text, start - 1, start)  # the one character before
         after_ok = stop == len(text) or not _STARTS_WITH_WORD.match(text, stop)
         return before_ok and after_ok

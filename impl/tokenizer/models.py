@@ -13,14 +13,15 @@ import operator
 import struct
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from itertools import accumulate, chain, repeat
+from itertools import accumulate, chain, compress, repeat
 
 import regex
 
 from ..errors import TokenizerFileError, UnsupportedError
 from .byte_level import byte_token_ids
 from .fields import U32_MAX, UNTYPED, build_component, child, field, optional, u32_value, usize_field
-from .piece_cache import remember
+from .joined import joined, pieces_of
+from .piece_cache import remember, remember_all
 from .unigram import Unigram
 
 # Merge rules, packed into ints for speed and memory: ``left << 32 | right`` (a pair of ids) ->
@@ -106,10 +107,11 @@ class BPE(VocabModel):
         # dropout 1.0 drops every merge; HF then also skips ignore_merges and the cache.
         self.merges_dropped = merges_dropped
         self.where = where
-        self._cache: dict[str, tuple[int, ...]] = {}
+        self._cache: dict[str, list[int]] = {}  # never handed out: callers get copies
         self._chunk_pattern: regex.Pattern[str] | None | bool = False  # False: not worked out yet
         self._cut_pattern: regex.Pattern[str] | None | bool = False  # the same
         self._pair_rules: dict[tuple[str, str], int] = {}  # see _character_rules
+        self._characters: frozenset[str] | None = None  # see characters
 
     @property
     def merges(self) -> MergeRules:
@@ -147,45 +149,64 @@ class BPE(VocabModel):
             return list(chain.from_iterable(self._merged_each(self.chunks(piece))))
         return list(self._merged(piece))
 
+    def tokenize_all(self, pieces: list[str]) -> list[int]:
+        """The ids of ``pieces`` one after another, ``tokenize`` of each: the short ones the cache
+        lacks merged together. ``["ab", "c"]`` with the one merge "a b" -> ``[ab, c]``."""
+        if self.merges_dropped or self.ignore_merges or max(map(len, pieces), default=0) > CHUNKED_PIECE_LENGTH:
+            return list(chain.from_iterable(map(self.tokenize, pieces)))
+        return list(chain.from_iterable(self._merged_each(pieces)))
+
     def tokenize_batch(self, pieces: list[str]) -> list[list[int]]:
-        """``[self.tokenize(piece) for piece in pieces]``, faster for many short pieces: the
-        symbols of all pieces, and the rules of all adjacent symbols, are looked up in one go
-        (in C), and the pieces merged in one loop (no cache: the caller keeps the results)."""
+        """``[self.tokenize(piece) for piece in pieces]``, faster for many short pieces (see
+        tokenize_joined): ``["ab", "c"]`` with the one merge "a b" -> ``[[ab], [c]]``."""
+        return self.tokenize_joined(*joined(pieces))
+
+    def tokenize_joined(self, text: str, ends: list[int]) -> list[list[int]]:
+        """``tokenize`` of each piece that ``text`` holds one after another, the piece ending at
+        each of ``ends``: ``("abc", [2, 3])`` -> the ids of ``"ab"`` and of ``"c"``. The symbols of
+        all pieces, and the rules of all adjacent symbols, are looked up in one go (in C), and the
+        pieces merged in one loop (no cache: the caller keeps the results)."""
         if self.merges_dropped:
-            return [self.tokenize(piece) for piece in pieces]
-        tokenized = self._merged_uncached(pieces)
+            return [self.tokenize(piece) for piece in pieces_of(text, ends)]
+        tokenized = self._merged_joined(text, ends)
         if self.ignore_merges:  # whole pieces that are tokens
-            for at, piece in enumerate(pieces):
-                if piece in self.vocab:
-                    tokenized[at] = [self.vocab[piece]]
+            pieces = pieces_of(text, ends)
+            whole = list(map(self.vocab.get, pieces))
+            for at in compress(range(len(whole)), map(operator.is_not, whole, repeat(None))):
+                tokenized[at] = [whole[at]]
         return tokenized
 
-    def _merged_each(self, pieces: list[str]) -> list[tuple[int, ...] | list[int]]:
-        """``_merged`` of each piece: the ones not in the cache merged together (``_merged_uncached``)."""
+    def _merged_each(self, pieces: list[str]) -> list[list[int]]:
+        """``_merged`` of each piece: the ones not in the cache merged together (``_merged_joined``)."""
         cache = self._cache
-        missing = list(set(pieces).difference(cache))
+        distinct = set(pieces)
+        missing = list(distinct.difference(cache))
         if not missing:
             return list(map(cache.__getitem__, pieces))
-        fresh = dict(zip(missing, self._merged_uncached(missing)))
-        found = list(map(fresh.get, pieces, map(cache.get, pieces)))
-        for piece, ids in fresh.items():
-            remember(cache, piece, tuple(ids))
+        fresh = dict(zip(missing, self._merged_joined(*joined(missing))))
+        found = list(map(fresh.__getitem__, pieces) if len(missing) == len(distinct)
+                     else map(fresh.get, pieces, map(cache.get, pieces)))
+        remember_all(cache, fresh)
         return found
 
-    def _merged_uncached(self, pieces: list[str]) -> list[list[int]]:
-        """``self._merge(self._symbols(piece))`` of each piece, faster for many short pieces: the
-        symbols of all pieces, and the rules of all adjacent symbols, are looked up in one go (in
-        C), and the pieces merged in one loop (``_merge_by_scan``)."""
-        text = "".join(pieces)
+    def _merged_joined(self, text: str, ends: list[int]) -> list[list[int]]:
+        """``self._merge(self._symbols(piece))`` of each piece of ``text`` (ending at each of
+        ``ends``), faster for many short pieces: the symbols of all pieces, and the rules of all
+        adjacent symbols, are looked up in one go (in C), and the pieces merged in one loop
+        (``_merge_by_scan``)."""
         symbols = None if self.continuing_subword_prefix or self.end_of_word_suffix else list(map(self.vocab.get, text))
-        if symbols is None or None in symbols:  # affixes, or a character that is no token (byte fallback, unk)
-            return [self._merge(self._symbols(piece)) for piece in pieces]
+        if symbols is not None and None not in symbols:
+            rules = self._character_rules(text)
+        else:  # affixes, or a character that is no token (byte fallback, unk): each piece's own symbols
+            pieces_symbols = list(map(self._symbols, pieces_of(text, ends)))
+            symbols, ends = list(chain.from_iterable(pieces_symbols)), list(accumulate(map(len, pieces_symbols)))
+            rules = list(map(self.merges.get, pair_keys(symbols), repeat(NO_RULE)))
         # A piece's rules are the ones between its symbols; the one joining it to the next is unused.
-        merged = self._merge_by_scan(symbols, self._character_rules(text), list(accumulate(map(len, pieces))))
+        merged = self._merge_by_scan(symbols, rules, ends)
         if None in merged:  # pieces too long to scan
-            for at, (piece, ids) in enumerate(zip(pieces, merged)):
-                if ids is None:
-                    merged[at] = self._merge_by_queue(self._symbols(piece))
+            for at, (start, end) in enumerate(zip([0, *ends[:-1]], ends)):
+                if merged[at] is None:
+                    merged[at] = self._merge_by_queue(symbols[start:end])
         return merged
 
     def _character_rules(self, text: str) -> list[int]:
@@ -204,11 +225,11 @@ class BPE(VocabModel):
             rules = list(map(table.__getitem__, zip(text, text[1:])))
         return rules
 
-    def _merged(self, piece: str) -> tuple[int, ...]:
+    def _merged(self, piece: str) -> list[int]:
         """The merged ids of ``piece`` (ignore_merges aside), from the cache when seen before."""
         cached = self._cache.get(piece)
         if cached is None:
-            cached = tuple(self._merge(self._symbols(piece)))
+            cached = self._merge(self._symbols(piece))
             remember(self._cache, piece, cached)
         return cached
 
@@ -224,11 +245,18 @@ class BPE(VocabModel):
         """
         if self._cut_pattern is False:
             self._cut_pattern = self._make_cut_pattern()
-        if self._cut_pattern is not None and None not in map(self.vocab.get, piece):
+        if self._cut_pattern is not None and self.characters().issuperset(piece):
             return self._cut_pattern.split(piece)
         if self._chunk_pattern is False:
             self._chunk_pattern = self._make_chunk_pattern()
         return [piece] if self._chunk_pattern is None else self._chunk_pattern.findall(piece)
+
+    def characters(self) -> frozenset[str]:
+        """The characters that are tokens by themselves (found on first use): with the vocab
+        a=0, b=1, ab=2, ``{"a", "b"}``."""
+        if self._characters is None:
+            self._characters = frozenset(token for token in self.vocab if len(token) == 1)
+        return self._characters
 
     def _make_chunk_pattern(self) -> regex.Pattern[str] | None:
         # Every character must give a symbol, or a dropped one would let the tokens on either
@@ -268,10 +296,15 @@ class BPE(VocabModel):
 
     def _symbols(self, piece: str) -> list[int]:
         """One id per character (or per byte, or one unk per unknown run) before any merge."""
-        if not self.continuing_subword_prefix and not self.end_of_word_suffix:
-            ids = list(map(self.vocab.get, piece))
-            if None not in ids:  # every character is a token: the common case, without a loop here
-                return ids
+        prefix, suffix = self.continuing_subword_prefix, self.end_of_word_suffix
+        tokens: str | list[str] = piece
+        if (prefix or suffix) and piece:  # each character's token spelled in C: the prefix after the first, the suffix on the last
+            tokens = [piece[0], *map(prefix.__add__, piece[1:])] if prefix else list(piece)
+            if suffix:
+                tokens[-1] += suffix
+        ids = list(map(self.vocab.get, tokens))
+        if None not in ids:  # every character's token is in the vocab: the common case, without a loop here
+            return ids
         ids = []
         pending_unk = False  # an unknown character whose unk id is not emitted yet, so fuse_unk can fuse
         last = len(piece) - 1
@@ -405,6 +438,7 @@ class WordPiece(VocabModel):
         self.continuing_subword_prefix = continuing_subword_prefix
         self.max_input_chars_per_word = max_input_chars_per_word
         self.where = where
+        self._cache: dict[str, list[int]] = {}  # never handed out: callers get copies
 
     @classmethod
     def from_json(cls, node: dict, where: str) -> WordPiece:
@@ -414,6 +448,14 @@ class WordPiece(VocabModel):
                    max_chars, where)
 
     def tokenize(self, piece: str) -> list[int]:
+        """The ids of one piece, from the cache when seen before."""
+        cached = self._cache.get(piece)
+        if cached is None:
+            cached = self._longest_matches(piece)
+            remember(self._cache, piece, cached)
+        return list(cached)
+
+    def _longest_matches(self, piece: str) -> list[int]:
         if len(piece) > self.max_input_chars_per_word:
             return [self._unk_id()]
         ids: list[int] = []
@@ -447,6 +489,14 @@ class WordLevel(VocabModel):
     def tokenize(self, piece: str) -> list[int]:
         token_id = self.vocab.get(piece)
         return [token_id if token_id is not None else self._unk_id()]
+
+    def tokenize_all(self, pieces: list[str]) -> list[int]:
+        """The ids of ``pieces`` one after another, looked up in C: ``["a", "zz"]`` -> ``[a, unk]``."""
+        ids = list(map(self.vocab.get, pieces))
+        if None in ids:
+            unk_id = self._unk_id()
+            ids = [unk_id if token_id is None else token_id for token_id in ids]
+        return ids
 
 
 Model = BPE | WordPiece | WordLevel | Unigram

@@ -10,8 +10,10 @@ punctuation, the regex crate for Whitespace's words, Oniguruma for Split and Byt
 """
 from __future__ import annotations
 
+import functools
+import operator
 from collections.abc import Callable
-from itertools import accumulate, repeat
+from itertools import accumulate, compress, repeat
 from typing import NamedTuple
 
 import regex
@@ -22,6 +24,7 @@ from .fields import (
     ByteLevelOptions, MetaspaceOptions, build_component, build_components, char_field, child, defaulted,
     field, optional,
 )
+from .joined import joined, pieces_of
 from .patterns import (
     FLAGS,
     assigned_after,
@@ -44,6 +47,9 @@ NUMERIC = regex.compile(unicode_class(r"\p{N}", RUST_STD), FLAGS)
 PUNCTUATION = regex.compile(
     union(r"!-/:-@\[-`{-~", unicode_class(r"\p{P}", ORACLE_UNICODE["unicode_categories"])), FLAGS)
 
+# PUNCTUATION in a group, for cut_isolated.
+PUNCTUATION_ALONE = regex.compile(f"({PUNCTUATION.pattern})", FLAGS)
+
 # Whitespace's \w+|[^\w\s]+ in the regex crate.
 WORDS_OR_SYMBOLS = regex.compile(f"{RUST_REGEX_WORD}+|[^{RUST_REGEX_WORD}{RUST_REGEX_SPACE}]+", FLAGS)
 
@@ -62,6 +68,9 @@ class Piece(NamedTuple):
     text: str
     at_start: bool
 
+
+# Piece(text, at_start) of a (text, at_start) pair, built in C (a NamedTuple's own __new__ runs Python).
+_new_piece = functools.partial(tuple.__new__, Piece)
 
 Span = tuple[int, int]
 Segment = tuple[int, int, bool]  # (start, end, is_match)
@@ -127,17 +136,73 @@ def _behavior(node: dict, key: str, where: str, default: str | None = None) -> B
 
 def cut(piece: Piece, pattern: regex.Pattern[str], behavior: Behavior, invert: bool = False) -> list[Piece]:
     """``piece`` cut where ``pattern`` matches (or, inverted, where it does not), per ``behavior``."""
+    if not invert and pattern.search(piece.text) is None:
+        # No match: one unmatched segment, which every behavior keeps whole (one search in C
+        # instead of the segments' Python loop, as most words of a text hold no punctuation).
+        return [piece] if piece.text else []
+    if behavior is _removed and invert and not pattern.groups:  # the matches kept, found in C
+        matches = pattern.findall(piece.text)
+        if "" not in matches:  # without an empty match, findall's are match_spans'
+            return _starting_with(piece, matches, pattern.match(piece.text) is not None)
     segments = find_matches(pattern, piece.text)
     if invert:
         segments = [(start, end, not is_match) for start, end, is_match in segments]
     return [Piece(piece.text[start:end], piece.at_start and start == 0) for start, end in behavior(segments)]
 
 
+def cut_removed(piece: Piece, pattern: regex.Pattern[str], invert: bool = False) -> list[Piece]:
+    """``cut(piece, pattern, _removed, invert)`` for a pattern without groups none of whose matches
+    is empty (a class of characters, runs of them), in C: the texts between the matches (split),
+    or, inverted, the matches themselves (findall). ``"a  b"`` on spaces -> ``"a"``, ``"b"``."""
+    text = piece.text
+    texts = pattern.findall(text) if invert else list(filter(None, pattern.split(text)))
+    # The first text starts the piece when a match starts it (inverted), or none does.
+    return _starting_with(piece, texts, (pattern.match(text) is None) is not invert)
+
+
+def _starting_with(piece: Piece, texts: list[str], first_starts: bool) -> list[Piece]:
+    """The pieces of ``texts``, cut from ``piece`` in order; ``first_starts`` says whether the
+    first one begins where ``piece`` does (and so keeps its ``at_start``)."""
+    pieces = list(map(_new_piece, zip(texts, repeat(False))))
+    if pieces and piece.at_start and first_starts:
+        pieces[0] = Piece(texts[0], True)
+    return pieces
+
+
+def cut_isolated(piece: Piece, grouped: regex.Pattern[str]) -> list[Piece]:
+    """``cut(piece, pattern, _isolated)`` for a pattern none of whose matches is empty, given as
+    ``grouped``, the pattern in one group: its split (in C) holds every segment, and the first
+    that is not empty starts the piece. ``"a,b"`` on punctuation -> ``"a"``, ``","``, ``"b"``."""
+    return _starting_with(piece, list(filter(None, grouped.split(piece.text))), True)
+
+
+def _defined_together(cls: type, *names: str) -> bool:
+    """Whether one class of ``cls``'s MRO defines all of ``names`` (a subclass replacing ``split``
+    alone no longer keeps what its parent's ``keeps_unmatched`` says of it)."""
+    return len({next(owner for owner in cls.__mro__ if name in vars(owner)) for name in names}) == 1
+
+
 class PreTokenizer:
     """Cuts each piece on its own; subclasses say how in ``split``."""
 
     def pre_tokenize(self, pieces: list[Piece]) -> list[Piece]:
-        return [part for piece in pieces for part in self.split(piece) if part.text]
+        pattern = self.keeps_unmatched() if _defined_together(type(self), "split", "keeps_unmatched") else None
+        texts = list(map(operator.attrgetter("text"), pieces))
+        if pattern is None or not all(texts):
+            return [part for piece in pieces for part in self.split(piece) if part.text]
+        # The pieces the pattern matches are split; the runs of pieces between them are kept whole
+        # (found by one search each, in C: most words hold no punctuation and no digit).
+        kept: list[Piece] = []
+        done = 0
+        for at in compress(range(len(texts)), map(operator.is_not, map(pattern.search, texts), repeat(None))):
+            kept += pieces[done:at]
+            kept += [part for part in self.split(pieces[at]) if part.text]
+            done = at + 1
+        return kept + pieces[done:]
+
+    def keeps_unmatched(self) -> regex.Pattern[str] | None:
+        """A pattern such that ``split`` keeps a piece it does not match whole (None: no such pattern)."""
+        return None
 
     def split(self, piece: Piece) -> list[Piece]:
         raise NotImplementedError
@@ -162,6 +227,9 @@ class Split(PreTokenizer):
 
     def split(self, piece: Piece) -> list[Piece]:
         return cut(piece, self.pattern, self.behavior, self.invert)
+
+    def keeps_unmatched(self) -> regex.Pattern[str] | None:
+        return None if self.invert else self.pattern
 
 
 class ByteLevel(PreTokenizer):
@@ -219,14 +287,17 @@ class Whitespace(PreTokenizer):
     """Keeps runs of word characters and runs of other non-space characters; drops the spaces."""
 
     def split(self, piece: Piece) -> list[Piece]:
-        return cut(piece, WORDS_OR_SYMBOLS, _removed, invert=True)
+        return cut_removed(piece, WORDS_OR_SYMBOLS, invert=True)
 
 
 class WhitespaceSplit(PreTokenizer):
     """Cuts on whitespace, dropping it."""
 
     def split(self, piece: Piece) -> list[Piece]:
-        return cut(piece, WHITESPACE_PATTERN, _removed)
+        return cut_removed(piece, WHITESPACE_PATTERN)
+
+    def keeps_unmatched(self) -> regex.Pattern[str] | None:
+        return WHITESPACE_PATTERN
 
 
 class Punctuation(PreTokenizer):
@@ -240,7 +311,12 @@ class Punctuation(PreTokenizer):
         return cls(_behavior(node, "behavior", where, default="Isolated"))
 
     def split(self, piece: Piece) -> list[Piece]:
+        if self.behavior is _isolated:
+            return cut_isolated(piece, PUNCTUATION_ALONE)
         return cut(piece, PUNCTUATION, self.behavior)
+
+    def keeps_unmatched(self) -> regex.Pattern[str] | None:
+        return PUNCTUATION
 
 
 class Digits(PreTokenizer):
@@ -256,13 +332,16 @@ class Digits(PreTokenizer):
     def split(self, piece: Piece) -> list[Piece]:
         return cut(piece, NUMERIC, self.behavior)
 
+    def keeps_unmatched(self) -> regex.Pattern[str] | None:
+        return NUMERIC
+
 
 class BertPreTokenizer(PreTokenizer):
     """BERT's: cuts on whitespace (dropped), then isolates each punctuation character."""
 
     def split(self, piece: Piece) -> list[Piece]:
-        return [part for word in cut(piece, WHITESPACE_PATTERN, _removed) if word.text
-                for part in cut(word, PUNCTUATION, _isolated)]
+        return [part for word in cut_removed(piece, WHITESPACE_PATTERN)
+                for part in cut_isolated(word, PUNCTUATION_ALONE)]
 
 
 class CharDelimiterSplit(PreTokenizer):
@@ -276,7 +355,10 @@ class CharDelimiterSplit(PreTokenizer):
         return cls(char_field(node, "delimiter", where))
 
     def split(self, piece: Piece) -> list[Piece]:
-        return cut(piece, self.pattern, _removed)
+        return cut_removed(piece, self.pattern)
+
+    def keeps_unmatched(self) -> regex.Pattern[str] | None:
+        return self.pattern
 
 
 class UnicodeScripts(PreTokenizer):
@@ -417,18 +499,26 @@ class RawSplit:
         return [part.text for part in self.byte_level.split(Piece(piece, False)) if part.text]
 
     def spelled(self, pieces: list[str]) -> list[str] | None:
-        """The one model piece each raw piece makes, all spelled in one go and cut apart by their
-        byte lengths; None when a raw piece may make several (ByteLevel's prefix or regex after a
-        Split: without a Split, they came in ``pieces``)."""
+        """The one model piece each raw piece makes (``spelled_joined`` cut apart), or None when
+        a raw piece may make several."""
+        joined = self.spelled_joined(pieces)
+        return None if joined is None else pieces_of(*joined)
+
+    def spelled_joined(self, pieces: list[str]) -> tuple[str, list[int]] | None:
+        """The model pieces the raw pieces make, one each, spelled in one go: their joined text
+        and where each ends in it (``["Hi", " é"]`` -> ``("HiĠÃ©", [2, 5])``); None when a raw
+        piece may make several (ByteLevel's prefix or regex after a Split: without a Split, they
+        came in ``pieces``)."""
         byte_level = self.byte_level
+        text, ends = joined(pieces)
         if byte_level is None:
-            return pieces
+            return text, ends
         if self.split is not None and (byte_level.add_prefix_space or byte_level.use_regex):
             return None
-        joined = "".join(pieces)
         # One byte-level character per byte: an ASCII text has one byte per character.
-        ends = list(accumulate(map(len, pieces if joined.isascii() else map(str.encode, pieces))))
-        return list(map(spell_bytes(joined).__getitem__, map(slice, [0, *ends[:-1]], ends)))
+        if not text.isascii():
+            ends = list(accumulate(map(len, map(str.encode, pieces))))
+        return spell_bytes(text), ends
 
 
 PRE_TOKENIZERS: dict[str, type[PreTokenizer]] = {

@@ -9,7 +9,8 @@ decides itself what to cut.
 from __future__ import annotations
 
 import json
-from itertools import chain
+from itertools import chain, islice
+from operator import attrgetter
 from pathlib import Path
 
 from ..errors import TokenizerFileError
@@ -17,6 +18,7 @@ from . import decoders, models, normalizers, piece_cache, post_processors, pre_t
 from .added_tokens import AddedVocabulary
 from ..chat.render import apply_chat_template
 from .fields import U32_MAX, field, optional
+from .joined import pieces_of
 from .pre_tokenizers import Piece, RawSplit
 
 
@@ -24,7 +26,7 @@ class _FastPath:
     """Encoding through a RawSplit pre-tokenizer with a cache of ids by raw piece.
 
     The text is cut into raw pieces (in C); a piece seen before costs one lookup, and the pieces
-    not seen yet are spelled and tokenized together (``BPE.tokenize_batch``). The cache keeps up to
+    not seen yet are spelled and tokenized together (``BPE.tokenize_joined``). The cache keeps up to
     piece_cache.CACHE_CAPACITY short pieces; when it is full a new one replaces it (the model's is
     emptied alike), and nothing is ever removed from a cache another thread may be reading.
     """
@@ -37,28 +39,34 @@ class _FastPath:
     def ids(self, text: str) -> list[int]:
         raws = self.raw_split.pieces(text)
         table = cache = self.cache
-        missing = set(raws).difference(cache)
+        distinct = set(raws)
+        missing = distinct.difference(cache)
         if missing:
             if len(cache) >= piece_cache.CACHE_CAPACITY:
                 table = cache = self.cache = {}
-                missing = set(raws)
-            missing, known = list(missing), bool(cache)
-            fresh = dict(zip(missing, self._tokenized(missing)))
-            kept = [raw for raw in missing if len(raw) < piece_cache.CACHE_MAX_PIECE_LENGTH]
-            kept = kept[:piece_cache.CACHE_CAPACITY - len(cache)]
-            cache.update(zip(kept, map(fresh.__getitem__, kept)))
-            if len(kept) < len(missing):  # (a cache that was empty holds nothing fresh lacks)
+                missing = distinct
+            missing, room, known = list(missing), piece_cache.CACHE_CAPACITY - len(cache), bool(cache)
+            tokenized = self._tokenized(missing)
+            short = max(map(len, missing)) < piece_cache.CACHE_MAX_PIECE_LENGTH
+            if short and len(missing) <= room:
+                cache.update(zip(missing, tokenized))
+            else:  # the cache takes the short pieces it has room for; the table looked up holds all
+                fresh = dict(zip(missing, tokenized))
+                cache.update(zip(missing[:room], tokenized[:room]) if short else islice(
+                    ((raw, ids) for raw, ids in fresh.items() if len(raw) < piece_cache.CACHE_MAX_PIECE_LENGTH), room))
                 table = {**cache, **fresh} if known else fresh
         return list(chain.from_iterable(map(table.__getitem__, raws)))
 
     def _tokenized(self, raws: list[str]) -> list[list[int]]:
         """Each raw piece's ids."""
-        model, spelled = self.model, self.raw_split.spelled(raws)
+        model, spelled = self.model, self.raw_split.spelled_joined(raws)
         if spelled is None:
             return [[token_id for piece in self.raw_split.finish(raw) for token_id in model.tokenize(piece)]
                     for raw in raws]
         # impl's BPE in one batch; any other model (a subclass too) through its own tokenize.
-        return model.tokenize_batch(spelled) if type(model) is models.BPE else list(map(model.tokenize, spelled))
+        if type(model) is models.BPE:
+            return model.tokenize_joined(*spelled)
+        return list(map(model.tokenize, pieces_of(*spelled)))
 
 
 class Tokenizer:
@@ -247,7 +255,10 @@ class Tokenizer:
         pieces = [Piece(text, at_start)]
         if self.pre_tokenizer is not None:
             pieces = self.pre_tokenizer.pre_tokenize(pieces)
-        return [token_id for piece in pieces if piece.text for token_id in self.model.tokenize(piece.text)]
+        texts = list(filter(None, map(attrgetter("text"), pieces)))
+        if type(self.model) in (models.BPE, models.WordLevel):  # impl's own (not a subclass): all pieces at once
+            return self.model.tokenize_all(texts)
+        return list(chain.from_iterable(map(self.model.tokenize, texts)))
 
     def _fast_split(self) -> _FastPath | None:
         """The fast path, when the pre-tokenizer is a Split and/or a ByteLevel (RawSplit). Worked
