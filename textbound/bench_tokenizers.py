@@ -135,7 +135,9 @@ class Timing:
 
 
 def time_engines(engines: list[Engine], make_text: Callable[[int], str], seconds: float) -> dict[str, Timing]:
-    """Each engine's best time on ``make_text(repeat)``, the engines interleaved in each repeat."""
+    """Each engine's best CPU time (this process's, all its threads) on ``make_text(repeat)``, the
+    engines interleaved in each repeat: on shared cores the CPU a call takes varies far less than
+    its wall time, and a library that spread one call over threads would be charged for each."""
     best = {engine.name: Timing() for engine in engines}
     started, repeat = time.perf_counter(), 0
     while repeat < MIN_REPEATS or (repeat < MAX_REPEATS and time.perf_counter() - started < seconds):
@@ -143,9 +145,9 @@ def time_engines(engines: list[Engine], make_text: Callable[[int], str], seconds
         reference = None
         for engine in engines:
             gc.collect()
-            start = time.perf_counter()
+            start = time.process_time()
             ids = engine.encode(text)
-            elapsed = time.perf_counter() - start
+            elapsed = time.process_time() - start
             reference = ids if reference is None else reference
             timing = best[engine.name]
             timing.seconds, timing.tokens = min(timing.seconds, elapsed), len(ids)
