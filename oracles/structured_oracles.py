@@ -61,6 +61,36 @@ def failing_keywords(schema: dict, instance) -> list[str]:
     return sorted({str(error.validator) for error in _errors(schema, instance)})
 
 
+# Keywords that bound one quantity from either side: an instance breaking one of a pair tells the
+# same thing about a schema's regex as one breaking the other.
+_BOUND_PAIRS = {keyword: pair for pair, keywords in (
+    ("minimum/maximum", ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")),
+    ("minLength/maxLength", ("minLength", "maxLength")),
+    ("minItems/maxItems", ("minItems", "maxItems")),
+    ("minProperties/maxProperties", ("minProperties", "maxProperties"))) for keyword in keywords}
+
+
+def broken_keyword(schema: dict, instance) -> str:
+    """The keyword an invalid ``instance`` is told by: jsonschema's most relevant error (best_match),
+    a combinator's failing branches told by the keyword they all break, bounds named by their pair:
+
+        >>> broken_keyword({"type": "integer", "maximum": 3}, 5)
+        'minimum/maximum'
+        >>> broken_keyword({"anyOf": [{"type": "object", "required": ["a"]}, {"type": "string"}]}, {})
+        'required'
+    """
+    error = jsonschema.exceptions.best_match(_errors(schema, instance))
+    leaves = {_BOUND_PAIRS.get(keyword, keyword) for keyword in _leaf_keywords(error)}
+    return leaves.pop() if len(leaves) == 1 else str(error.validator)
+
+
+def _leaf_keywords(error: jsonschema.ValidationError):
+    if not error.context:
+        yield str(error.validator)
+    for branch_error in error.context:
+        yield from _leaf_keywords(branch_error)
+
+
 def dumps_forms(instance) -> list[str]:
     """The four texts json.dumps writes for ``instance`` (both separators, ensure_ascii both ways)."""
     return [json.dumps(instance, separators=separators, ensure_ascii=ensure_ascii)

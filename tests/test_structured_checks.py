@@ -8,7 +8,7 @@ import random
 import jsonschema
 import pytest
 
-from oracles.structured_oracles import byte_vocabulary, dumps_forms, mask_ids, schema_errors
+from oracles.structured_oracles import broken_keyword, byte_vocabulary, dumps_forms, mask_ids, schema_errors
 from properties.schemas import draw_examples, in_key_policy, instances, schemas, tool_corpus, tool_schemas
 from tests import broken_structured_impl
 from tests.families import family_path, implementation
@@ -101,8 +101,23 @@ def test_complete_fires_when_a_space_after_the_colon_is_rejected():
 
 
 def test_differential_fires_on_an_instance_below_the_minimum():
+    """Told as sound tells it, and recorded as a sound case: one bug, one signature, whichever check
+    drew the text."""
     found = _run(_broken("minimum_ignored"), "differential", schema=BOUNDED, text='{"n": 1}')
-    assert found is not None and found.kind == "admits an invalid instance another oracle rejects"
+    assert found is not None and found.signature == "structured/sound/admits an instance breaking minimum/maximum"
+    assert run_check(_broken("minimum_ignored"), found.case).signature == found.signature  # it replays as found
+
+
+def test_an_instance_is_told_by_the_keyword_it_breaks_bounds_by_their_pair():
+    assert broken_keyword({"type": "integer", "minimum": 3}, 1) == broken_keyword(
+        {"type": "integer", "maximum": 3}, 5) == "minimum/maximum"
+    assert broken_keyword({"type": "string", "minLength": 2}, "a") == "minLength/maxLength"
+    # a combinator's branches all breaking one keyword are told by it, not by the combinator
+    assert broken_keyword({"anyOf": [{"type": "integer", "minimum": 3}, {"type": "integer", "maximum": -3}]}, 0) == \
+        "minimum/maximum"
+    assert broken_keyword({"type": "object", "properties": {"c": {"anyOf": [
+        {"type": "object", "required": ["n"]}, {"type": "string"}]}}, "required": ["c"]}, {"c": {}}) == "required"
+    assert broken_keyword({"oneOf": [{"type": "integer"}, {"type": "number"}]}, 1) == "oneOf"
 
 
 def test_mask_fires_on_a_constraint_allowing_an_extra_byte():

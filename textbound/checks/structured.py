@@ -5,7 +5,9 @@ outlines-core and llguidance (oracles/structured_oracles.py).
   of its syntax tree) is JSON valid for the schema.
 - structured/complete: every json.dumps form of every instance drawn (``instance_samples``) fullmatches it.
 - structured/differential: impl's language against outlines-core's and llguidance's on the same
-  schema, string by string (dumps forms of instances, strings of outlines-core's regex).
+  schema, string by string (dumps forms of instances, strings of outlines-core's regex). A text impl
+  wrongly admits or rejects is recorded as the sound or complete case it is, so that one bug gives
+  one signature whichever check drew the text; differential's own kinds are the oracles'.
 - structured/mask: impl's Constraint against outlines-core's Index and llguidance's matcher for
   impl's own pattern on the family's vocabulary, after the same token prefix.
 - structured/guarantee: decoding with seeded random logits masked by the Constraint for a forced
@@ -32,8 +34,8 @@ from functools import lru_cache
 
 import regex
 
-from oracles.structured_oracles import (DUMPS_SETTINGS, OutlinesMask, TokenVocabulary, dumps_forms, failing_keywords,
-                                        regex_masks, schema_acceptors, schema_errors)
+from oracles.structured_oracles import (DUMPS_SETTINGS, OutlinesMask, TokenVocabulary, dumps_forms, broken_keyword,
+                                        failing_keywords, regex_masks, schema_acceptors, schema_errors)
 from properties.instance_samples import sample_instances
 from properties.regex_samples import pattern_texts
 from properties.schemas import in_key_policy
@@ -157,6 +159,29 @@ def _json(text: str):
 
 # -- sound and complete ----------------------------------------------------------------------------
 
+def _admitted_invalid(case: Case, schema: dict, pattern: str, text: str) -> Divergence | None:
+    """A text the pattern admits that is not JSON valid for the schema, as a structured/sound case
+    (whichever check drew the text, so that one bug is told once), or None."""
+    instance, error = _json(text)
+    found = Case(case.component, "sound", case.family, {**case.input, "text": text})
+    if error:
+        return Divergence(found, "JSON", text, "admits text that is not JSON", {"error": error})
+    errors = schema_errors(schema, instance)
+    if errors:
+        return Divergence(found, "an instance valid for the schema", text,
+                          f"admits an instance breaking {broken_keyword(schema, instance)}",
+                          {"errors": errors[:3], "pattern": pattern})
+    return None
+
+
+def _rejected_dumps(case: Case, pattern: str, text: str, instance) -> Divergence:
+    """json.dumps output of a valid instance the pattern rejects, as a structured/complete case
+    (whichever check drew the text)."""
+    found = Case(case.component, "complete", case.family, {**case.input, "text": text})
+    return Divergence(found, "a match", "no match", f"rejects json.dumps output ({_setting_name(text, instance)})",
+                      {"pattern": pattern})
+
+
 @check("structured", "sound", minimize="text", family_independent=True)
 def check_sound(subject: Subject, case: Case) -> Divergence | None:
     schema = case.input["schema"]
@@ -170,16 +195,7 @@ def check_sound(subject: Subject, case: Case) -> Divergence | None:
                 return None  # a shrunk or replayed text the pattern no longer admits says nothing
         except SlowMatch:
             return slow_match(case, pattern, text)
-        instance, error = _json(text)
-        found = with_input(case, text=text)
-        if error:
-            return Divergence(found, "JSON", text, "admits text that is not JSON", {"error": error})
-        errors = schema_errors(schema, instance)
-        if errors:
-            return Divergence(found, "an instance valid for the schema", text,
-                              f"admits an instance breaking {'/'.join(failing_keywords(schema, instance))}",
-                              {"errors": errors[:3], "pattern": pattern})
-        return None
+        return _admitted_invalid(case, schema, pattern, text)
 
     if "text" in case.input:
         return probe(case.input["text"])
@@ -203,8 +219,7 @@ def check_complete(subject: Subject, case: Case) -> Divergence | None:
                 return None
         except SlowMatch:
             return slow_match(case, pattern, text)
-        return Divergence(with_input(case, text=text), "a match", "no match",
-                          f"rejects json.dumps output ({_setting_name(text, instance)})", {"pattern": pattern})
+        return _rejected_dumps(case, pattern, text, instance)
 
     if "text" in case.input:
         return probe_text(case.input["text"])
@@ -234,13 +249,11 @@ def _differential_verdict(case: Case, schema: dict, pattern: str, acceptors: dic
         impl_accepts = matches(pattern, text)
     except SlowMatch:
         return slow_match(case, pattern, text)
-    found = with_input(case, text=text)
     if impl_accepts and not valid:
-        return Divergence(found, "reject", "accept", "admits an invalid instance another oracle rejects",
-                          {"errors": schema_errors(schema, instance) if error is None else [error]})
+        return _admitted_invalid(case, schema, pattern, text)
     if canonical and not impl_accepts:
-        return Divergence(found, "accept", "reject",
-                          f"rejects json.dumps output ({_setting_name(text, instance)})", {"pattern": pattern})
+        return _rejected_dumps(case, pattern, text, instance)
+    found = with_input(case, text=text)
     for name, acceptor in acceptors.items():
         accepts = acceptor.accepts(text)
         if accepts and not valid:
