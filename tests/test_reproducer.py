@@ -17,7 +17,9 @@ import pytest
 from textbound.cli import main
 from textbound.divergence import Case
 
+from .families import NEEDS_TEMPLATES
 from .test_js_reproducer import _run_folder
+from .test_tools_checks import round_trip_case
 
 ROOT = Path(__file__).resolve().parent.parent
 ENGINE = "tests.one_bug.decode_drops_leading_space"
@@ -175,6 +177,20 @@ def test_a_signature_without_a_script_is_named_with_the_reason(tmp_path, capsys,
     assert printed.startswith("  chat/sanitized_ids/") and printed.count("\n") == 1, printed
     assert printed.rstrip().endswith("no reproducer (chat/sanitized_ids is not scripted; scripted are chat/render, "
                                      "detokenizer/decode_stream, detokenizer/stream, stops/pipeline, stops/stream, "
-                                     "tokenizer/decode, tokenizer/encode, tools/deltas, tools/stream, tools/tokens, "
+                                     "tokenizer/decode, tokenizer/encode, tools/deltas, tools/round_trip, tools/stream, tools/tokens, "
                                      "tools/whole)")
     assert list(out.iterdir()) == []
+
+
+@NEEDS_TEMPLATES
+def test_a_round_trip_script_fails_on_reasoning_dropped_and_passes_on_impl(tmp_path, capsys):
+    import tests.broken_tools_impl  # noqa: F401 - registers the variants as modules
+
+    engine = "tests.broken_tools_impl.reasoning_dropped"
+    run = _run_folder(tmp_path, engine, round_trip_case("glm45", "Let me think, then."))
+    capsys.readouterr()
+    assert main(["triage", run, "--no-explain", "--reproducers", str(tmp_path / "out")]) == 0
+    scripts = list((tmp_path / "out").glob("*.py"))
+    assert len(scripts) == 1, capsys.readouterr().out
+    assert "PART = " in scripts[0].read_text()  # the rendered message inline: no template needed to run it
+    assert_fails_then_passes(scripts[0], engine, engine_site(tmp_path, "tests.broken_tools_impl"), tmp_path)
