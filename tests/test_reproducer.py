@@ -172,23 +172,40 @@ def test_tool_stream_scripts_fail_on_the_broken_parser_and_pass_on_impl(tmp_path
     assert_fails_then_passes(scripts[0], engine, engine_site(tmp_path, "tests.broken_tools_impl"), tmp_path)
 
 
+BOUNDED = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 5, "maximum": 9}}, "required": ["n"]}
+
+
 def test_a_signature_without_a_script_is_named_with_the_reason(tmp_path, capsys):
     from tests.broken_structured_impl import variant, variant_name
 
-    variant("unknown_name_accepted")
-    tools = [{"type": "function", "function": {"name": "pick", "parameters": {"type": "object"}}}]
-    run = _run_folder(tmp_path, variant_name("unknown_name_accepted"),
-                      Case("structured", "errors", "gpt2", {"tools": tools, "name": "no_such_tool"}))
+    variant("vocabulary_refused")
+    tools = [{"type": "function", "function": {"name": "pick", "parameters": BOUNDED}}]
+    run = _run_folder(tmp_path, variant_name("vocabulary_refused"), Case("structured", "guarantee", "gpt2", {
+        "seed": 1, "tools": tools, "name": "pick", "format": "hermes", "runs": 1}))
     out = tmp_path / "out"
     capsys.readouterr()
     assert main(["triage", run, "--no-explain", "--reproducers", str(out)]) == 0
     printed = capsys.readouterr().out.split("reproducers:\n", 1)[1]
-    assert printed == ("  structured/errors/accepted what it should refuse: no reproducer (structured/errors is not "
-                       "scripted; scripted are chat/ids, chat/render, chat/sanitized_ids, detokenizer/decode_stream, "
-                       "detokenizer/stream, stops/pipeline, stops/stream, structured/complete, structured/differential, "
-                       "structured/sound, tokenizer/decode, tokenizer/encode, tools/deltas, tools/round_trip, "
-                       "tools/stream, tools/tokens, tools/whole)\n")
+    assert printed == ("  structured/guarantee/refuses a vocabulary the oracle decodes token by token: no reproducer "
+                       "(structured/guarantee is not scripted; scripted are chat/ids, chat/render, chat/sanitized_ids, "
+                       "detokenizer/decode_stream, detokenizer/stream, stops/pipeline, stops/stream, "
+                       "structured/complete, structured/differential, structured/errors, structured/sound, "
+                       "tokenizer/decode, tokenizer/encode, tools/deltas, tools/round_trip, tools/stream, "
+                       "tools/tokens, tools/whole)\n")
     assert list(out.iterdir()) == []
+
+
+def test_a_structured_errors_script_fails_where_an_unsupported_keyword_is_accepted(tmp_path, capsys):
+    from textbound.checks.structured_cases import UNSUPPORTED
+
+    engine = "mutants.structured_one_of_as_any_of"
+    run = _run_folder(tmp_path, engine, Case("structured", "errors", "gpt2", {
+        "schema": {**BOUNDED, "oneOf": UNSUPPORTED["oneOf"]}, "keyword": "oneOf", "path": []}))
+    capsys.readouterr()
+    assert main(["triage", run, "--no-explain", "--reproducers", str(tmp_path / "out")]) == 0
+    scripts = list((tmp_path / "out").glob("*.py"))
+    assert len(scripts) == 1, capsys.readouterr().out
+    assert_fails_then_passes(scripts[0], engine, engine_site(tmp_path, engine, "mutants.base"), tmp_path)
 
 
 @NEEDS_TEMPLATES
