@@ -21,7 +21,8 @@ def test_a_run_of_a_mutant_is_explained_by_that_mutant(tmp_path, capsys):
     assert "explained by" not in triage_text(run)
     capsys.readouterr()
     assert main(["triage", str(tmp_path)]) == 0
-    assert "1. explained by tokenizer_nfc_skipped (the NFC normalizer skipped): 1 signature(s)" in capsys.readouterr().out
+    assert "1. explained by tokenizer_nfc_skipped (the NFC normalizer skipped)\n   1 signature(s), " \
+        in capsys.readouterr().out
 
 
 def test_a_bug_the_catalogue_lacks_is_not_explained():
@@ -51,8 +52,8 @@ def test_signatures_one_class_explains_are_one_root_cause(tmp_path, capsys):
     assert main(["triage", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert f"2 signature(s) in 1 root cause(s), {len(run.records)} divergence(s)" in out
-    assert (f"1. explained by stops_within_delta (a stop string split across deltas missed): 2 signature(s), "
-            f"{len(run.records)} divergence(s): gpt2 ({len(run.records)})") in out
+    assert (f"1. explained by stops_within_delta (a stop string split across deltas missed)\n"
+            f"   2 signature(s), {len(run.records)} divergence(s): gpt2 ({len(run.records)})\n") in out
     for signature in WITHIN_DELTA:
         count = sum(r["signature"] == signature for r in run.records)
         assert f"\n   - {signature}   NEW ({count})\n" in out

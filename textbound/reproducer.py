@@ -1,17 +1,16 @@
 """Standalone reproducers: for each signature of a run, a script a maintainer runs with only the
 engine and the reference installed. For an ``--impl`` module, Python in the module's own public API
 (textbound.impl_scripts: the tokenizer, the detokenizer, the stop checker, render_chat and
-apply_chat_template, the tool-call parser, the schema's pattern), with the reference's answer inline, computed now by the oracle and stamped with its version;
-for the node engines, JavaScript (textbound.js_reproducer, which also scripts a template engine's chat
-signatures).
+apply_chat_template, the tool-call parser, the schema's pattern), with the reference's answer
+inline, computed now by the oracle and stamped with its version; for the node engines, JavaScript
+(textbound.js_reproducer, which also scripts a template engine's chat signatures).
 
 A script whose property needs a tokenizer holds a *minimized* tokenizer.json inline: delta
 debugging (textbound.minimize.ddmin) over the pipeline nodes, the added tokens, the merges and the
 vocabulary, keeping each removal after which the oracle still loads the file and the check still
-gives the record's signature (a chat/ids script holds the family's tokenizer_config.json beside it);
-a chat script holds its template shrunk the same way. It prints the
-reference's answer and the engine's and exits 1 while they differ; a script is kept only when it
-was run and seen to exit 1:
+gives the record's signature (a chat/ids script holds the family's tokenizer_config.json beside
+it); a chat script holds its template shrunk the same way. It prints the reference's answer and
+the engine's and exits 1 while they differ; a script is kept only when it was run and seen to exit 1:
 
     $ python 01-tokenizer-decode-text-drops-at-the-start.py
     expected: ' th'

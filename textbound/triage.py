@@ -4,9 +4,9 @@ and the difference between two runs.
 ``textbound triage REPORT_DIR`` prints, for each root cause, how often and where it occurred, the
 smallest input, expected and actual side by side with the first difference marked, and the command
 that replays it. A root cause is a signature, or, where the mutation catalogue reproduces their
-smallest examples exactly, every signature one class explains (textbound.explanation). Lists of ids are aligned token by token (id, piece, bytes), texts character by
-character (character, code point, UTF-8 bytes); for the encode of "a1" by a tokenizer dropping
-the token after a digit:
+smallest examples exactly, every signature one class explains (textbound.explanation). Lists of
+ids are aligned token by token (id, piece, bytes), texts character by character (character, code
+point, UTF-8 bytes); for the encode of "a1" by a tokenizer dropping the token after a digit:
 
        expected                      | actual
        id  piece  bytes              | id  piece  bytes
@@ -317,7 +317,7 @@ def _cause_lines(number: int, cause: RootCause, families: dict[str, str]) -> lis
         from .explanation import explanation_line
         explanation = explanation_line(list(cause.mutants))
     if cause.mutants:
-        lines = [f"{number}. {explanation}: {len(cause.groups)} signature(s), {count} divergence(s): {where}",
+        lines = [f"{number}. {explanation}", f"   {len(cause.groups)} signature(s), {count} divergence(s): {where}",
                  *(f"   - {_signature_line(g)} ({len(g.records)})" for g in cause.groups),
                  f"   smallest ({smallest['family']}, {group.signature}): {given}"]
     else:
@@ -333,7 +333,8 @@ def triage_text(run: Run, explain: bool = False) -> str:
     mutation catalogue (textbound.explanation), and the signatures the same classes reproduce
     exactly are shown as one root cause, that class:
 
-        1. explained by stops_within_delta (a stop string split across deltas missed): 2 signature(s), 114 divergence(s): gpt2 (114)
+        1. explained by stops_within_delta (a stop string split across deltas missed)
+           2 signature(s), 114 divergence(s): gpt2 (114)
            - stops/stream/releases text that may begin a stop   NEW (93)
            - stops/pipeline/missed a stop   NEW (21)
            smallest (gpt2, stops/stream/releases text that may begin a stop): {"text": ...}

@@ -59,7 +59,8 @@ def match_script(plan: ScriptPlan) -> Script:
         constants.update({"TOOLS": given["tools"], "NAME": given.get("name"), "FORMAT": given.get("format", "hermes")})
     return Script(constants, {"matches": valid},
                   "jsonschema's verdict on TEXT for SCHEMA (valid json.dumps output matches, invalid text does not)",
-                  MATCH.format(given=what.upper(), build=PATTERN[what], what=what), imports=("import copy", "import re"))
+                  MATCH.format(given=what.upper(), build=PATTERN[what], what=what),
+                  imports=("import copy", "import re"))
 
 
 @scripted("structured", "errors")

@@ -75,7 +75,8 @@ deltas += parser.feed(detokenizer.flush()) + parser.feed("", final=True)
 actual = message_of(engine.assemble(deltas))
 '''
 
-ROUND_TRIP = '''actual = message_of(engine.parse_response(PART, FORMAT, tools=TOOLS, starts_in_reasoning=STARTS_IN_REASONING))
+ROUND_TRIP = '''message = engine.parse_response(PART, FORMAT, tools=TOOLS, starts_in_reasoning=STARTS_IN_REASONING)
+actual = message_of(message)
 # As the check compares: the calls, and the reasoning less its surrounding whitespace.
 if difference := message_difference(EXPECTED, actual, fields=("reasoning_content",), strip=True):
     problems.append(f"round trip: {difference['field']} differs")
