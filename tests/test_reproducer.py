@@ -17,7 +17,9 @@ import pytest
 from textbound.cli import main
 from textbound.divergence import Case
 
+from .families import NEEDS_TEMPLATES
 from .test_js_reproducer import _run_folder
+from .test_tools_checks import round_trip_case
 
 ROOT = Path(__file__).resolve().parent.parent
 ENGINE = "tests.one_bug.decode_drops_leading_space"
@@ -97,6 +99,7 @@ BROKEN = {
                          {"stream", "decode_stream"}),
     "stops": ("stops", "tests.one_bug.stops_finish_drops_held", None, {"stream", "pipeline"}),
     "chat": ("chat", "tests.broken_chat_impl", "tojson_ascii", {"render"}),
+    "chat-sanitized": ("chat", "tests.broken_chat_impl", "sanitize_ignored", {"sanitized_ids"}),
     "tools-whole": ("tools", "tests.broken_tools_impl.empty_content", None, {"whole"}),
     "tools-tokens": ("tools", "tests.one_bug.deltas_lstripped", None, {"tokens"}),
 }
@@ -169,12 +172,80 @@ def test_tool_stream_scripts_fail_on_the_broken_parser_and_pass_on_impl(tmp_path
     assert_fails_then_passes(scripts[0], engine, engine_site(tmp_path, "tests.broken_tools_impl"), tmp_path)
 
 
-def test_a_signature_without_a_script_is_named_with_the_reason(tmp_path, capsys, monkeypatch):
-    chat_bugs(monkeypatch, "sanitize_ignored")
-    out, printed = checked_run(tmp_path, capsys, "tests.broken_chat_impl", "chat")
-    assert printed.startswith("  chat/sanitized_ids/") and printed.count("\n") == 1, printed
-    assert printed.rstrip().endswith("no reproducer (chat/sanitized_ids is not scripted; scripted are chat/render, "
-                                     "detokenizer/decode_stream, detokenizer/stream, stops/pipeline, stops/stream, "
-                                     "tokenizer/decode, tokenizer/encode, tools/deltas, tools/stream, tools/tokens, "
-                                     "tools/whole)")
+BOUNDED = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 5, "maximum": 9}}, "required": ["n"]}
+
+
+def test_a_signature_without_a_script_is_named_with_the_reason(tmp_path, capsys):
+    from tests.broken_structured_impl import variant, variant_name
+
+    variant("vocabulary_refused")
+    tools = [{"type": "function", "function": {"name": "pick", "parameters": BOUNDED}}]
+    run = _run_folder(tmp_path, variant_name("vocabulary_refused"), Case("structured", "guarantee", "gpt2", {
+        "seed": 1, "tools": tools, "name": "pick", "format": "hermes", "runs": 1}))
+    out = tmp_path / "out"
+    capsys.readouterr()
+    assert main(["triage", run, "--no-explain", "--reproducers", str(out)]) == 0
+    printed = capsys.readouterr().out.split("reproducers:\n", 1)[1]
+    assert printed == ("  structured/guarantee/refuses a vocabulary the oracle decodes token by token: no reproducer "
+                       "(structured/guarantee is not scripted; scripted are chat/ids, chat/render, chat/sanitized_ids, "
+                       "detokenizer/decode_stream, detokenizer/stream, stops/pipeline, stops/stream, "
+                       "structured/complete, structured/differential, structured/errors, structured/sound, "
+                       "tokenizer/decode, tokenizer/encode, tools/deltas, tools/round_trip, tools/stream, "
+                       "tools/tokens, tools/whole)\n")
     assert list(out.iterdir()) == []
+
+
+def test_a_structured_errors_script_fails_where_an_unsupported_keyword_is_accepted(tmp_path, capsys):
+    from textbound.checks.structured_cases import UNSUPPORTED
+
+    engine = "mutants.structured_one_of_as_any_of"
+    run = _run_folder(tmp_path, engine, Case("structured", "errors", "gpt2", {
+        "schema": {**BOUNDED, "oneOf": UNSUPPORTED["oneOf"]}, "keyword": "oneOf", "path": []}))
+    capsys.readouterr()
+    assert main(["triage", run, "--no-explain", "--reproducers", str(tmp_path / "out")]) == 0
+    scripts = list((tmp_path / "out").glob("*.py"))
+    assert len(scripts) == 1, capsys.readouterr().out
+    assert_fails_then_passes(scripts[0], engine, engine_site(tmp_path, engine, "mutants.base"), tmp_path)
+
+
+@NEEDS_TEMPLATES
+def test_a_round_trip_script_fails_on_reasoning_dropped_and_passes_on_impl(tmp_path, capsys):
+    import tests.broken_tools_impl  # noqa: F401 - registers the variants as modules
+
+    engine = "tests.broken_tools_impl.reasoning_dropped"
+    run = _run_folder(tmp_path, engine, round_trip_case("glm45", "Let me think, then."))
+    capsys.readouterr()
+    assert main(["triage", run, "--no-explain", "--reproducers", str(tmp_path / "out")]) == 0
+    scripts = list((tmp_path / "out").glob("*.py"))
+    assert len(scripts) == 1, capsys.readouterr().out
+    assert "PART = " in scripts[0].read_text()  # the rendered message inline: no template needed to run it
+    assert_fails_then_passes(scripts[0], engine, engine_site(tmp_path, "tests.broken_tools_impl"), tmp_path)
+
+
+def test_structured_scripts_fail_on_a_schema_bug_and_pass_on_impl(tmp_path, capsys):
+    engine = "mutants.structured_required_ignored"
+    out, printed = checked_run(tmp_path, capsys, engine, "structured")
+    scripts = sorted(out.glob("*.py"))
+    assert {line.split("/")[1] for line in printed.splitlines() if line.endswith(".py")} == {
+        "sound", "complete", "differential"}, printed
+    site = engine_site(tmp_path, engine, "mutants.base")
+    for script in scripts:
+        assert "SCHEMA = " in script.read_text() and "TEXT = " in script.read_text()
+        assert_fails_then_passes(script, engine, site, tmp_path)
+
+
+def test_a_chat_ids_script_holds_both_files_and_fails_on_the_tokenizer_bug(tmp_path, capsys):
+    engine = "mutants.tokenizer_nbsp_as_space"
+    run = _run_folder(tmp_path, engine, Case("chat", "ids", "gpt2", {
+        "template": "project:chatml", "messages": [{"role": "user", "content": "a\u00a0b"}],
+        "add_generation_prompt": True}))
+    capsys.readouterr()
+    assert main(["triage", run, "--no-explain", "--reproducers", str(tmp_path / "out")]) == 0
+    scripts = list((tmp_path / "out").glob("*.py"))
+    assert len(scripts) == 1, capsys.readouterr().out
+    text = scripts[0].read_text()
+    config = json.loads(re.search(r"^TOKENIZER_CONFIG_JSON = (.*)$", text, re.M).group(1)[1:-1])
+    assert config["eos_token"] == "<|endoftext|>" and "chat_template" not in config  # the template is inline
+    spec = json.loads(re.search(r"^TOKENIZER_JSON = (.*)$", text, re.M).group(1)[1:-1])
+    assert len(spec["model"]["vocab"]) < 100  # from gpt2's 2000
+    assert_fails_then_passes(scripts[0], engine, engine_site(tmp_path, engine, "mutants.base"), tmp_path)

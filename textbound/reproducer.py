@@ -1,16 +1,16 @@
 """Standalone reproducers: for each signature of a run, a script a maintainer runs with only the
 engine and the reference installed. For an ``--impl`` module, Python in the module's own public API
-(textbound.impl_scripts: the tokenizer, the detokenizer, the stop checker, render_chat, the tool-call
-parser), with the reference's answer inline, computed now by the oracle and stamped with its version;
-for the node engines, JavaScript (textbound.js_reproducer, which also scripts a template engine's chat
-signatures).
+(textbound.impl_scripts: the tokenizer, the detokenizer, the stop checker, render_chat and
+apply_chat_template, the tool-call parser, the schema's pattern), with the reference's answer
+inline, computed now by the oracle and stamped with its version; for the node engines, JavaScript
+(textbound.js_reproducer, which also scripts a template engine's chat signatures).
 
 A script whose property needs a tokenizer holds a *minimized* tokenizer.json inline: delta
 debugging (textbound.minimize.ddmin) over the pipeline nodes, the added tokens, the merges and the
 vocabulary, keeping each removal after which the oracle still loads the file and the check still
-gives the record's signature; a chat script holds its template shrunk the same way. It prints the
-reference's answer and the engine's and exits 1 while they differ; a script is kept only when it
-was run and seen to exit 1:
+gives the record's signature (a chat/ids script holds the family's tokenizer_config.json beside
+it); a chat script holds its template shrunk the same way. It prints the reference's answer and
+the engine's and exits 1 while they differ; a script is kept only when it was run and seen to exit 1:
 
     $ python 01-tokenizer-decode-text-drops-at-the-start.py
     expected: ' th'
@@ -52,6 +52,7 @@ class Target:
     signature: str
     impl: str  # the module name, as --impl gave it
     config: dict | None = None  # the family's tokenizer_config.json, for engines that read it
+    prompt: str | None = None  # a chat case's prompt as transformers renders it: its tokens a minimized file keeps
 
 
 def _diverges(target: Target, spec: dict) -> bool:
@@ -69,6 +70,10 @@ def _diverges(target: Target, spec: dict) -> bool:
             if isinstance(exc, (KeyboardInterrupt, SystemExit)):
                 raise
             return False
+        finally:
+            if target.case.component == "chat":  # transformers' tokenizer of a folder gone now, kept by path
+                from oracles.chat_oracle import FamilyChatOracle
+                FamilyChatOracle.of.cache_clear()
     return found is not None and found.signature == target.signature
 
 
@@ -162,11 +167,13 @@ def _merge_closure(spec: dict, target: Target) -> dict | None:
         oracle = tokenizers.Tokenizer.from_str(json.dumps(spec))
     except BaseException:  # noqa: BLE001
         return None
-    if "text" in target.case.input:  # an encode, or model output the check tokenizes
-        wanted = oracle.encode(target.case.input["text"], add_special_tokens=True).tokens
-    else:
+    if "text" in target.case.input or target.prompt is not None:  # an encode, model output, a chat prompt
+        wanted = oracle.encode(target.case.input.get("text", target.prompt), add_special_tokens=True).tokens
+    elif "ids" in target.case.input:
         ids = [*target.case.input.get("prompt_ids", []), *target.case.input["ids"]]  # a stream's prompt too
         wanted = [oracle.id_to_token(i) for i in ids if isinstance(i, int) and i >= 0]
+    else:
+        return None
     needed, stack = set(), [t for t in wanted if t]
     while stack:
         token = stack.pop()
@@ -189,7 +196,8 @@ def reproducer_script(target: Target, spec: dict, run: str, oracle: str) -> str:
 
     # An --impl file (./engine.py) is imported by its name, from its folder on the path.
     module = Path(target.impl).stem if is_file_path(target.impl) else target.impl
-    return script_text(ScriptPlan(target.case, target.signature, module, origin(run, target.case), oracle, spec))
+    return script_text(ScriptPlan(target.case, target.signature, module, origin(run, target.case), oracle, spec,
+                                  target.config))
 
 
 def script_name(number: int, signature: str, suffix: str = ".py") -> str:
@@ -290,7 +298,9 @@ def _write_python(job: Job) -> tuple[Path | None, str | None]:
             return None, reason
         target = replace(target, case=case)
     if SCRIPTED[(target.case.component, target.case.property)].tokenizer:
-        spec, reason = _minimized(job)
+        if target.case.component == "chat":
+            target = _with_chat_files(target, job.folder)
+        spec, reason = _minimized(replace(job, target=target))
         if reason:
             return None, reason
     try:
@@ -300,6 +310,27 @@ def _write_python(job: Job) -> tuple[Path | None, str | None]:
     except Exception as exc:  # noqa: BLE001 - the reference failing on the case: one line, the others still written
         return None, f"the reference's answer could not be computed: {type(exc).__name__}: {exc}"
     return _seen_failing(job.path)
+
+
+def _with_chat_files(target: Target, folder: Path) -> Target:
+    """A chat ids target with what its script holds beside the minimized tokenizer.json: the family's
+    tokenizer_config.json (less its chat template: the case's inline one is given), and the prompt
+    transformers renders, whose tokens the minimized file keeps."""
+    from oracles.chat_oracle import ChatRequest, FamilyChatOracle, frozen_clock
+
+    from .checks.chat import INLINE_TEMPLATE
+
+    config = folder / "tokenizer_config.json"
+    config = json.loads(config.read_text(encoding="utf-8")) if config.is_file() else {}
+    request = ChatRequest.of(target.case.input)
+    try:
+        with frozen_clock():
+            prompt = FamilyChatOracle.of(folder).tokenizer.apply_chat_template(
+                copy.deepcopy(request.messages), chat_template=target.case.input[INLINE_TEMPLATE], tokenize=False,
+                **request.arguments())
+    except Exception:  # noqa: BLE001 - a request transformers refuses: the file is minimized without its tokens
+        prompt = None
+    return replace(target, config={k: v for k, v in config.items() if k != "chat_template"}, prompt=prompt)
 
 
 def _write_js_tokenizer(job: Job) -> tuple[Path | None, str | None]:

@@ -1,11 +1,12 @@
-"""Triage of a run's report: root causes grouped by signature, each with its smallest example and
-both sides aligned, and the difference between two runs.
+"""Triage of a run's report: root causes, each with its smallest example and both sides aligned,
+and the difference between two runs.
 
-``textbound triage REPORT_DIR`` prints, for each signature, how often and where it occurred, the
+``textbound triage REPORT_DIR`` prints, for each root cause, how often and where it occurred, the
 smallest input, expected and actual side by side with the first difference marked, and the command
-that replays it. Lists of ids are aligned token by token (id, piece, bytes), texts character by
-character (character, code point, UTF-8 bytes); for the encode of "a1" by a tokenizer dropping
-the token after a digit:
+that replays it. A root cause is a signature, or, where the mutation catalogue reproduces their
+smallest examples exactly, every signature one class explains (textbound.explanation). Lists of
+ids are aligned token by token (id, piece, bytes), texts character by character (character, code
+point, UTF-8 bytes); for the encode of "a1" by a tokenizer dropping the token after a digit:
 
        expected                      | actual
        id  piece  bytes              | id  piece  bytes
@@ -254,35 +255,104 @@ def render_alignment(alignment: Alignment, sides: tuple[str, str] = ("expected",
 # -- the commands ----------------------------------------------------------------------------------
 
 
+@dataclass
+class RootCause:
+    """The signatures one diagnosis covers: those whose smallest examples the same catalogue classes
+    (``mutants``) reproduce exactly, or a single signature that none does (``mutants`` empty) or
+    that was not put to the catalogue (``mutants`` None)."""
+
+    groups: list[SignatureGroup]
+    mutants: tuple | None = None  # mutants.Mutant, each reproducing every group's smallest example
+
+    @property
+    def records(self) -> list[dict]:
+        return [record for group in self.groups for record in group.records]
+
+    @property
+    def families(self) -> Counter:
+        return sum((group.families for group in self.groups), Counter())
+
+    @property
+    def smallest_group(self) -> SignatureGroup:
+        """The group holding the smallest example: one the explanation was seen to reproduce."""
+        return min(self.groups, key=lambda g: input_size(g.smallest))
+
+
+def root_causes(groups: list[SignatureGroup], families: dict[str, str], explain: bool) -> list[RootCause]:
+    """Signature groups as root causes, the most frequent first: with ``explain``, the signatures
+    whose smallest examples the same catalogue classes reproduce exactly are one root cause, the class
+    (issue 18: a divergence a mutant reproduces exactly is explained by that class); a signature no
+    class reproduces, or whose smallest example cannot be put to the catalogue, stays alone."""
+    if not explain:
+        return [RootCause([group]) for group in groups]
+    from .explanation import explaining_mutants
+
+    by_classes: dict[tuple, RootCause] = {}
+    causes = []
+    for group in groups:
+        mutants = tuple(explaining_mutants(group.smallest, families))
+        if not mutants:
+            causes.append(RootCause([group], ()))
+        elif mutants in by_classes:
+            by_classes[mutants].groups.append(group)
+        else:
+            causes.append(by_classes.setdefault(mutants, RootCause([group], mutants)))
+    return sorted(causes, key=lambda c: (-len(c.records), c.groups[0].signature))
+
+
+def _signature_line(group: SignatureGroup) -> str:
+    mark = "   NEW" if group.new else "   (oracle disagreement)" if is_oracle_disagreement(group.signature) else ""
+    return group.signature + mark
+
+
+def _cause_lines(number: int, cause: RootCause, families: dict[str, str]) -> list[str]:
+    """A root cause: its signature (or, explained, its class and every signature under it), where
+    it occurred, the smallest example aligned and its replay command."""
+    group = cause.smallest_group
+    smallest, count = group.smallest, len(cause.records)
+    where = ", ".join(f"{f} ({n})" for f, n in cause.families.most_common())
+    given = json.dumps(smallest["minimized_input"], ensure_ascii=False)
+    explanation = None
+    if cause.mutants is not None:
+        from .explanation import explanation_line
+        explanation = explanation_line(list(cause.mutants))
+    if cause.mutants:
+        lines = [f"{number}. {explanation}", f"   {len(cause.groups)} signature(s), {count} divergence(s): {where}",
+                 *(f"   - {_signature_line(g)} ({len(g.records)})" for g in cause.groups),
+                 f"   smallest ({smallest['family']}, {group.signature}): {given}"]
+    else:
+        lines = [f"{number}. {_signature_line(group)}", f"   {count} divergence(s): {where}",
+                 f"   smallest ({smallest['family']}): {given}"]
+    return [*lines, *render_alignment(record_alignment(smallest, families)),
+            *([f"   {explanation}"] if cause.mutants == () else []),
+            f"   replay: {smallest['reproduce']}", ""]
+
+
 def triage_text(run: Run, explain: bool = False) -> str:
     """The triage of a run; with ``explain``, each signature's smallest example is also put to the
-    mutation catalogue (textbound.explanation), which names the mutants that reproduce it exactly."""
+    mutation catalogue (textbound.explanation), and the signatures the same classes reproduce
+    exactly are shown as one root cause, that class:
+
+        1. explained by stops_within_delta (a stop string split across deltas missed)
+           2 signature(s), 114 divergence(s): gpt2 (114)
+           - stops/stream/releases text that may begin a stop   NEW (93)
+           - stops/pipeline/missed a stop   NEW (21)
+           smallest (gpt2, stops/stream/releases text that may begin a stop): {"text": ...}
+    """
     summary = run.summary
     divergences, disagreements = split_records(run.records)
-    groups = signature_groups(divergences, set(summary.get("new", [])))
-    state = "completed" if summary.get("completed", True) else f"INTERRUPTED ({summary.get('interrupted')})"
-    lines = [f"{run.dir}: impl {summary.get('impl', '?')}, {len(groups)} signature(s), "
-             f"{len(divergences)} divergence(s), {len(disagreements)} oracle disagreement(s); run {state}", ""]
     families = summary.get("families", {})
-    for number, group in enumerate([*groups, *signature_groups(disagreements)], 1):
-        smallest = group.smallest
-        where = ", ".join(f"{f} ({n})" for f, n in group.families.most_common())
-        mark = "   NEW" if group.new else "   (oracle disagreement)" if is_oracle_disagreement(group.signature) else ""
-        lines += [f"{number}. {group.signature}" + mark,
-                  f"   {len(group.records)} divergence(s): {where}",
-                  f"   smallest ({smallest['family']}): {json.dumps(smallest['minimized_input'], ensure_ascii=False)}",
-                  *render_alignment(record_alignment(smallest, families)),
-                  *([f"   {_explanation(smallest, families)}"]
-                    if explain and not is_oracle_disagreement(group.signature) else []),
-                  f"   replay: {smallest['reproduce']}", ""]
+    groups = signature_groups(divergences, set(summary.get("new", [])))
+    causes = root_causes(groups, families, explain)
+    state = "completed" if summary.get("completed", True) else f"INTERRUPTED ({summary.get('interrupted')})"
+    counted = f"{len(groups)} signature(s)" + (f" in {len(causes)} root cause(s)" if explain else "")
+    lines = [f"{run.dir}: impl {summary.get('impl', '?')}, {counted}, "
+             f"{len(divergences)} divergence(s), {len(disagreements)} oracle disagreement(s); run {state}", ""]
+    for number, cause in enumerate([*causes, *(RootCause([g]) for g in signature_groups(disagreements))], 1):
+        lines += _cause_lines(number, cause, families)
     if not groups:
         lines.append("No divergence: every checked case agreed with the oracle.")
     return "\n".join(lines) + "\n"
-
-
-def _explanation(record: dict, families: dict[str, str]) -> str:
-    from .explanation import explaining_mutants, explanation_line
-    return explanation_line(explaining_mutants(record, families))
 
 
 @dataclass

@@ -377,14 +377,21 @@ def shared_template(name: str) -> str:
     return (folder / f"{name}.jinja").read_text(encoding="utf-8")
 
 
-@check("tools", "round_trip")
-def check_tools_round_trip(subject: Subject, case: Case) -> Divergence | None:
-    fmt, template, message, tools = (case.input[k] for k in ("format", "template", "message", "tools"))
-    rendered, error = oracle_call(lambda: assistant_part(fmt, shared_template(template), message, tools))
-    if error:
-        return Divergence(case, "a rendered assistant message", error, f"{fmt}: the template cannot render the message",
-                          {"format": fmt})
-    part, starts_in_reasoning = rendered
+@dataclass(frozen=True)
+class RoundTrip:
+    """A round-trip case's assistant message as its template renders it, and the message that
+    parsing the rendered part back must give."""
+
+    part: str
+    starts_in_reasoning: bool
+    expected: dict
+
+
+def round_trip(given: dict) -> RoundTrip:
+    """The case input's message rendered by its template (raising what the template raises) and
+    the message expected back: no content, its reasoning where the template renders it, its calls."""
+    fmt, template, message, tools = (given[k] for k in ("format", "template", "message", "tools"))
+    part, starts_in_reasoning = assistant_part(fmt, shared_template(template), message, tools)
     reasoning = message.get("reasoning_content") or ""
     if reasoning:
         # A template that drops reasoning renders the message alike without it; a substring test
@@ -397,11 +404,22 @@ def check_tools_round_trip(subject: Subject, case: Case) -> Divergence | None:
         {"name": call["function"]["name"], "arguments": call["function"]["arguments"] if isinstance(
             call["function"]["arguments"], dict) else json.loads(call["function"]["arguments"])}
         for call in message["tool_calls"]]}
+    return RoundTrip(part, starts_in_reasoning, expected)
+
+
+@check("tools", "round_trip")
+def check_tools_round_trip(subject: Subject, case: Case) -> Divergence | None:
+    fmt, tools = case.input["format"], case.input["tools"]
+    rendered, error = oracle_call(lambda: round_trip(case.input))
+    if error:
+        return Divergence(case, "a rendered assistant message", error, f"{fmt}: the template cannot render the message",
+                          {"format": fmt})
+    expected = rendered.expected
     actual, failure = impl_call(case, expected, lambda: message_of(subject.impl.parse_response(
-        part, fmt, tools=tools, starts_in_reasoning=starts_in_reasoning)))
+        rendered.part, fmt, tools=tools, starts_in_reasoning=rendered.starts_in_reasoning)))
     if failure:
         return failure
     if difference := message_difference(expected, actual, fields=("reasoning_content",), strip=True):
         return Divergence(case, expected, actual, f"{fmt}: round trip: {difference['field']} differs",
-                          {"format": fmt, "assistant_part": part, **difference})
+                          {"format": fmt, "assistant_part": rendered.part, **difference})
     return None

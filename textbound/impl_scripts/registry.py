@@ -21,10 +21,13 @@ from dataclasses import dataclass, field
 
 from ..divergence import Case
 
-# How a script that needs a tokenizer loads the minimized file: through the module's own Tokenizer.
+# How a script that needs a tokenizer loads the minimized file (and the family's tokenizer_config.json,
+# where it holds one): through the module's own Tokenizer.
 LOAD_TOKENIZER = '''with tempfile.TemporaryDirectory() as folder:
     Path(folder, "tokenizer.json").write_text(TOKENIZER_JSON, encoding="utf-8")
-    tokenizer = engine.Tokenizer.from_dir(folder)
+{config}    tokenizer = engine.Tokenizer.from_dir(folder)
+'''
+WRITE_CONFIG = '''    Path(folder, "tokenizer_config.json").write_text(TOKENIZER_CONFIG_JSON, encoding="utf-8")
 '''
 
 SKELETON = '''#!/usr/bin/env python3
@@ -65,6 +68,7 @@ class ScriptPlan:
     origin: str  # where the data comes from: "textbound's run reports/x, family gpt2"
     oracle: str  # the oracle's version, as the record has it
     spec: dict | None = None  # the minimized tokenizer.json, for the makers that need a tokenizer
+    config: dict | None = None  # the tokenizer_config.json beside it, for the makers that need one
 
 
 @dataclass
@@ -117,16 +121,21 @@ def script_text(plan: ScriptPlan) -> str:
     script = maker.make(plan)
     constants = dict(script.constants)
     imports = ["import sys", *script.imports]
+    load = ""
     if maker.tokenizer:
-        constants = {"TOKENIZER_JSON": json.dumps(plan.spec), **constants}
+        files = {"TOKENIZER_JSON": json.dumps(plan.spec)}
+        if plan.config is not None:
+            files["TOKENIZER_CONFIG_JSON"] = json.dumps(plan.config, ensure_ascii=False)
+        constants = {**files, **constants}
         imports += ["import tempfile", "from pathlib import Path"]
+        load = LOAD_TOKENIZER.format(config=WRITE_CONFIG if plan.config is not None else "")
     return SKELETON.format(
         title=plan.signature, module=plan.impl, oracle=plan.oracle or "(version not recorded)",
         on=" on a minimized tokenizer.json" if maker.tokenizer else "", origin=plan.origin,
         reference=script.reference, imports="\n".join(sorted(set(imports), key=_import_order)),
         constants="\n".join(f"{name} = {literal(value)}" for name, value in constants.items()),
         expected=literal(script.expected), helpers="".join(f"{source.rstrip()}\n\n\n" for source in script.helpers),
-        load=_indented(LOAD_TOKENIZER if maker.tokenizer else ""), body=_indented(script.body), fails=script.fails)
+        load=_indented(load), body=_indented(script.body), fails=script.fails)
 
 
 def _import_order(line: str) -> tuple[bool, str]:
