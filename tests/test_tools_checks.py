@@ -20,6 +20,7 @@ from textbound.implementation import Implementation
 from .families import NEEDS_TEMPLATES, family_path, impl_subject
 from .test_shape import component_signatures
 
+import impl
 import tests.broken_tools_impl  # noqa: F401  (registers the variants as modules)
 
 FAMILY = "gpt2"
@@ -40,7 +41,7 @@ def broken_subject(variant: str) -> Subject:
     ("leaky_tags", tool_case("stream", "Hi " + CALL % "x", [7]), "stream: content differs"),
     ("close_in_string", tool_case("whole", CALL % "</tool_call>", []), "content differs: a call read as content"),
     ("index_from_one", tool_case("deltas", CALL % "x", [5, 30]), "call index does not start at 0 and grow by one"),
-    ("name_repeated", tool_case("deltas", CALL % "x", [20, 40, 60]), "id or name repeated in a later delta"),
+    ("name_repeated", tool_case("stream", CALL % "x", [20, 40, 60]), "stream: name differs"),
     ("fixed_hold_back", tool_case("deltas", "A plain answer with no tags at all, long enough.", [30]),
      "content held back though no tag can begin"),
     ("phantom_flagged_call", tool_case("whole", "Hi", []), "a call flagged malformed is not in the content"),
@@ -51,6 +52,30 @@ def test_each_check_fires_on_its_bug(variant: str, case: Case, kind: str):
     found = run_check(broken_subject(variant), case)
     assert found is not None and found.kind == kind, found and found.describe()
     assert found.first_difference["format"] == "hermes"  # the kind does not name the format; the details do
+
+
+class IdRepeated:
+    """impl's OutputParser sending each call's id again in its later deltas: nothing the assembled
+    message shows (the last id wins), only the deltas."""
+
+    def __init__(self, format: str = "hermes", **options):
+        self.parser, self.ids = impl.OutputParser(format, **options), {}
+
+    def feed(self, text: str, final: bool = False) -> list[dict]:
+        deltas = self.parser.feed(text, final=final)
+        for call in (call for delta in deltas for call in delta.get("tool_calls") or []):
+            call["id"] = self.ids.setdefault(call["index"], call.get("id"))
+        return deltas
+
+
+def test_an_id_repeated_in_a_later_delta_is_named_by_the_deltas():
+    case = tool_case("deltas", CALL % "x", [20, 40, 60])
+    subject = Subject(FAMILY, family_path(FAMILY), SimpleNamespace(
+        OutputParser=IdRepeated, parse_response=impl.parse_response, assemble=impl.assemble))
+    assert run_check(impl_subject(FAMILY), case) is None
+    assert run_check(subject, Case("tools", "stream", FAMILY, case.input)) is None
+    found = run_check(subject, case)
+    assert found is not None and found.kind == "id or name repeated in a later delta", found
 
 
 @pytest.mark.parametrize("module, case, left_to", [
@@ -69,22 +94,25 @@ def test_a_property_leaves_a_bug_to_the_property_that_names_it(module: str, case
     assert found is not None and not found.is_oracle_disagreement, found
 
 
-TOOLS_MUTANTS = ["mutants.tools_arguments_repeated", "mutants.tools_close_tag_in_string", "mutants.tools_empty_content",
+# the catalogue's tools mutants, and the broken parsers above, bugs it lacks (close_in_string is left
+# out: its naive parser reads no reasoning either, a second bug)
+ONE_TOOLS_BUG = ["mutants.tools_arguments_repeated", "mutants.tools_close_tag_in_string", "mutants.tools_empty_content",
                  "mutants.tools_index_from_one", "mutants.tools_starts_in_reasoning_ignored",
-                 "mutants.tools_tag_split_leaks"]
+                 "mutants.tools_tag_split_leaks", *(f"tests.broken_tools_impl.{variant}" for variant in sorted(
+                     set(tests.broken_tools_impl.VARIANTS) - {"close_in_string"}))]
 
 
-def impl_signatures(impl: str) -> frozenset[str]:
+def impl_signatures(module: str) -> frozenset[str]:
     """The signatures of every quick tools case on FAMILY, in every format, less oracle disagreements."""
-    return frozenset(s for s in component_signatures(impl, FAMILY, "tools") if not is_oracle_disagreement(s))
+    return frozenset(s for s in component_signatures(module, FAMILY, "tools") if not is_oracle_disagreement(s))
 
 
-@pytest.mark.parametrize("impl", TOOLS_MUTANTS)
-def test_one_tools_bug_gives_one_signature_two_at_most_over_every_format(impl):
+@pytest.mark.parametrize("module", ONE_TOOLS_BUG)
+def test_one_tools_bug_gives_one_signature_two_at_most_over_every_format(module):
     """A bug in code all formats share meets every format, and is still one signature: the kind
     does not name the format, and a property leaves to another of the same input what it names."""
     assert not impl_signatures("impl")
-    signatures = impl_signatures(impl)
+    signatures = impl_signatures(module)
     assert 1 <= len(signatures) <= 2, sorted(signatures)
 
 

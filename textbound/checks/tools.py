@@ -17,15 +17,17 @@ its block went.
   output: see ``judged``) and differs from the reference, the case is an *oracle disagreement* (kind
   ``oracle disagreement: ...``, naming which side impl took and the template's known limits), not an
   impl divergence: reports list those apart.
-- tools/stream: the deltas of OutputParser, fed the split text, assemble to the reference's message
-  and to impl's own whole parse (argument text byte for byte where the format's arguments are JSON).
-  A stream assembling to a whole parse that differs from the reference is left to the whole case
-  of the same input (every stream case has one).
-- tools/deltas: indexes start at 0 and grow by one; id, type and name come once, in a call's first
-  delta; arguments are JSON text, ``{}`` for none (a call flagged malformed too); content and
-  reasoning are held back only while the unreleased tail may begin a tag (as the stop checker).
-  Deltas only add, so text the reference does not have (a tag or part of one leaked) is in what they
-  assemble to, which the stream case of the same input judges.
+- tools/stream: the deltas of OutputParser, fed the split text, assemble to the reference's message,
+  with the argument text of impl's own whole parse byte for byte where the format's arguments are
+  JSON. A stream assembling to a whole parse that differs from the reference is left to the whole
+  case of the same input (every stream case has one), as is a whole parse that differs from a
+  right stream.
+- tools/deltas: what the assembled message cannot show, where it is the reference's (else the
+  stream case of the same input, every deltas case has one, names it: deltas only add, so text the
+  reference does not have, a tag or part of one leaked, is in what they assemble to): indexes start
+  at 0 and grow by one; id, type and name come once, in a call's first delta; arguments are JSON
+  text, ``{}`` for none (a call flagged malformed too); content and reasoning are held back only
+  while the unreleased tail may begin a tag (as the stop checker).
 - tools/tokens: the text's ids streamed through the detokenizer, then the parser, equal the
   reference's message for the decoded text; a message the parser gives alone, fed the oracle's
   decode in the same deltas, is the parser's and left to tools/whole and tools/stream.
@@ -215,8 +217,10 @@ def misplaced_flagged_call(case: Case, given: ToolInput, impl_message: dict, wha
 
 def shape_problem(message: dict) -> str | None:
     """How a complete message breaks OpenAI's shape: content is null exactly when there is no text
-    beside tool calls (a string, "" for nothing, when there are none)."""
-    calls, content = message.get("tool_calls") or [], message.get("content")
+    beside tool calls (a string, "" for nothing, when there are none); a call flagged malformed is
+    not one (``misplaced_flagged_call`` judges it)."""
+    calls = [call for call in message.get("tool_calls") or [] if not is_flagged_malformed(call)]
+    content = message.get("content")
     if message.get("role") != "assistant":
         return "role is not assistant"
     if calls and content == "":
@@ -251,7 +255,8 @@ def _stream(subject: Subject, given: ToolInput, pieces: list[str]) -> tuple[list
 
 
 def _argument_texts(message: dict) -> list:
-    return [(call.get("function") or {}).get("arguments") for call in message.get("tool_calls") or []]
+    return [(call.get("function") or {}).get("arguments") for call in message.get("tool_calls") or []
+            if not is_flagged_malformed(call)]
 
 
 def leaves_to_whole(reference: Parsed, whole: dict, streamed: dict) -> bool:
@@ -282,9 +287,6 @@ def check_tools_stream(subject: Subject, case: Case) -> Divergence | None:
     if found := found or misplaced_flagged_call(case, given, assembled, "stream: "):
         return found
     where = {"format": given.format, "splits": given.splits}
-    if difference := message_difference(message_of(whole), message_of(assembled)):
-        return Divergence(case, message_of(whole), message_of(assembled),
-                          f"stream and whole parse differ in {difference['field']}", {**where, **difference})
     if given.format in tool_reference.JSON_ARGUMENT_FORMATS and _argument_texts(assembled) != _argument_texts(whole):
         return Divergence(case, _argument_texts(whole), _argument_texts(assembled),
                           "streamed argument text is not the whole parse's", where)
@@ -293,13 +295,10 @@ def check_tools_stream(subject: Subject, case: Case) -> Divergence | None:
 
 
 class _DeltaRules:
-    """The rules on the stream of deltas, checked one delta at a time. Where the deltas assemble to
-    another message than the reference's (``assembled_right`` false), the stream case of the same
-    input (every deltas case has one) names that, and the rules judged against the reference's
-    message (what is held back, the arguments' JSON) are not judged a second time."""
+    """The rules on the stream of deltas, checked one delta at a time."""
 
-    def __init__(self, given: ToolInput, reference: Parsed, assembled_right: bool):
-        self.given, self.reference, self.assembled_right = given, reference, assembled_right
+    def __init__(self, given: ToolInput, reference: Parsed):
+        self.given, self.reference = given, reference
         self.so_far = {"content": "", "reasoning_content": ""}
         self.calls: list[dict] = []  # per index: {"id", "name", "arguments"}
 
@@ -326,8 +325,6 @@ class _DeltaRules:
 
     def held_too_much(self, seen: int) -> tuple[str, dict] | None:
         """After seeing ``text[:seen]``: everything but a tail that may begin a tag is released."""
-        if not self.assembled_right:
-            return None
         hold = tool_reference.held_back(self.given.format, self.given.text[:seen], self.given.reasoning)
         for name, kind in (("content", "content"), ("reasoning_content", "reasoning")):
             due = self.reference.released_before(seen - hold, kind)
@@ -337,8 +334,6 @@ class _DeltaRules:
         return None
 
     def final(self) -> tuple[str, dict] | None:
-        if not self.assembled_right:
-            return None
         for index, call in enumerate(self.calls):
             try:
                 arguments = json.loads(call["arguments"])
@@ -358,7 +353,10 @@ def check_tools_deltas(subject: Subject, case: Case) -> Divergence | None:
     if failure:
         return failure
     fed, assembled = streamed
-    rules, seen = _DeltaRules(given, reference, message_difference(reference.message(), message_of(assembled)) is None), 0
+    if (message_difference(reference.message(), message_of(assembled)) is not None
+            or misplaced_flagged_call(case, given, assembled, "") is not None):
+        return None  # the stream case of the same input (every deltas case has one) names it
+    rules, seen = _DeltaRules(given, reference), 0
     for step, deltas in enumerate(fed):
         final = step == len(pieces)
         for delta in deltas:
