@@ -56,6 +56,22 @@ def test_old_signatures_of_one_shape_make_one_group_that_remembers_them(field_re
     assert group["count"] == 2 and group["families"] == ["gpt2", "qwen"] and len(group["formerly"]) == 2
 
 
+def test_an_engines_tool_parser_bugs_are_grouped_per_format(field_report):
+    """The checks' tools kinds do not name the format (impl's formats share their code); an engine's
+    parsers are one per format, so its report does, whether a record was made before or after."""
+    records = [record("tools/whole/content differs", "a", "b", input={"format": "hermes"}),
+               record("tools/whole/content differs", "a", "b", input={"format": "mistral"}),
+               record("tools/whole/hermes: content differs", "a", "b", input={"format": "hermes"}),
+               record("tools/whole/oracle disagreement: vllm hermes: content differs", "a", "b", input={"format": "hermes"}),
+               record("tools/server/arguments invalid for the schema", "a", "b", input={"messages": []}),
+               # a recorded group's example, made whatever the formats: kept as it was grouped
+               record("tools/whole/raised ValueError", "a", "b", input={"format": "gpt_oss"}, weight=3)]
+    assert list(field_report.group_signatures(records, {})) == [
+        "tools/server/arguments invalid for the schema", "tools/whole/hermes: content differs",
+        "tools/whole/mistral: content differs", "tools/whole/oracle disagreement: vllm hermes: content differs",
+        "tools/whole/raised ValueError"]
+
+
 def test_triage_verdicts_follow_the_divergences_to_their_new_signatures(field_report):
     old = {"e | a/b/text differs at Ll": {"verdict": "engine bug", "note": "one"},
            "e | a/b/text differs at Nd": {"verdict": "engine bug", "note": "one"},

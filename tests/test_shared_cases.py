@@ -47,7 +47,7 @@ def test_a_divergence_on_a_shared_input_is_found_on_the_family_that_checks_it(tm
     summary, records = run_two_families(tmp_path, "tests.broken_tools_impl.empty_content")
     whole = [r for r in records if r["property"] == "whole"]
     assert [(r["family"], r["input"]["text"]) for r in whole] == [("bert", CALL)]
-    assert "tools/whole/hermes: content is \"\" beside tool calls, not null" in summary["new"]
+    assert "tools/whole/content is \"\" beside tool calls, not null" in summary["new"]
 
 
 def test_shared_cases_pass_other_properties_through_and_keep_key_order():

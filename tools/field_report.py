@@ -25,7 +25,8 @@ engine's own words, not run. Then it writes
   reproducer, with their counts.
 
 Signatures are computed afresh from the records (textbound.triage.rekinded), so a run recorded
-under an older wording of kinds is grouped as today's checks group it; each signature lists the
+under an older wording of kinds is grouped as today's checks group it, tools kinds led by the
+format (an engine's tool parsers are one per format: ``engine_kind``); each signature lists the
 recorded signatures it was made of (``formerly``). ``--rekind`` does the same for an engine whose
 run folder is gone, from each recorded signature's smallest example (the group's count carried
 whole), and carries each triage verdict over to the signatures its divergences now have.
@@ -51,6 +52,7 @@ from unittest import mock
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from textbound.divergence import is_oracle_disagreement  # noqa: E402
 from textbound.families import build_family, embedded_family_names, folder_families, models_dir  # noqa: E402
 from textbound.implementation import Implementation  # noqa: E402
 from textbound.triage import rekinded  # noqa: E402
@@ -182,6 +184,24 @@ def _read_records(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").split("\n") if line.strip()]
 
 
+# An engine's tool parsers are one per format (vLLM's, SGLang's, llama.cpp's): a bug in its hermes
+# parser and one in its mistral parser are different upstream bugs, though the checks' kinds, made
+# for impl's shared code, name them alike; the report names the format the case's input gives.
+PER_FORMAT_COMPONENTS = ("tools",)
+
+
+def engine_kind(record: dict, kind: str) -> str:
+    """``kind`` led by the record's format where its component's parsers are one per format:
+    ``engine_kind({"component": "tools", "input": {"format": "hermes"}, ...}, "content differs") ==
+    "hermes: content differs"``; a kind already led by it (recorded so), oracle disagreements, and a
+    recorded group's example (``weight``: its group was made whatever the formats) are kept."""
+    fmt = (record.get("minimized_input") or record.get("input") or {}).get("format")
+    if ("weight" in record or record["component"] not in PER_FORMAT_COMPONENTS or not fmt or kind.startswith(f"{fmt}: ")
+            or is_oracle_disagreement(kind) or kind.startswith(NOT_PROVIDED)):
+        return kind
+    return f"{fmt}: {kind}"
+
+
 def group_signatures(records: list[dict], folders: dict[str, str]) -> dict[str, dict]:
     """Records grouped by the signature today's checks give them (textbound.triage.rekinded): per
     signature its count, families, smallest example and, where they differ from it, the recorded
@@ -189,7 +209,7 @@ def group_signatures(records: list[dict], folders: dict[str, str]) -> dict[str, 
     signature's smallest example standing for its group)."""
     signatures: dict[str, dict] = {}
     for record in records:
-        kind = rekinded(record, folders.get(record["family"]))
+        kind = engine_kind(record, rekinded(record, folders.get(record["family"])))
         group = signatures.setdefault(f"{record['component']}/{record['property']}/{kind}",
                                       {"count": 0, "families": [], "example": None, "formerly": []})
         group["count"] += record.get("weight", 1)

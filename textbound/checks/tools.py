@@ -17,19 +17,32 @@ its block went.
   output: see ``judged``) and differs from the reference, the case is an *oracle disagreement* (kind
   ``oracle disagreement: ...``, naming which side impl took and the template's known limits), not an
   impl divergence: reports list those apart.
-- tools/stream: the deltas of OutputParser, fed the split text, assemble to the reference's message
-  and to impl's own whole parse (argument text byte for byte where the format's arguments are JSON).
-- tools/deltas: deltas only add (content and reasoning so far are always a beginning of the
-  reference's, so no tag or part of one leaks); indexes start at 0 and grow by one; id, type and name
-  come once, in a call's first delta; arguments are JSON text, ``{}`` for none; content and reasoning
-  are held back only while the unreleased tail may begin a tag (as the stop checker).
+- tools/stream: the deltas of OutputParser, fed the split text, assemble to the reference's message,
+  with the argument text of impl's own whole parse byte for byte where the format's arguments are
+  JSON. A stream assembling to a whole parse that differs from the reference is left to the whole
+  case of the same input (every stream case has one), as is a whole parse that differs from a
+  right stream.
+- tools/deltas: what the assembled message cannot show, where it is the reference's (else the
+  stream case of the same input, every deltas case has one, names it: deltas only add, so text the
+  reference does not have, a tag or part of one leaked, is in what they assemble to): indexes start
+  at 0 and grow by one; id, type and name come once, in a call's first delta; arguments are JSON
+  text, ``{}`` for none (a call flagged malformed too); content and reasoning are held back only
+  while the unreleased tail may begin a tag (as the stop checker).
 - tools/tokens: the text's ids streamed through the detokenizer, then the parser, equal the
-  reference's message for the decoded text.
+  reference's message for the decoded text; a message the parser gives alone, fed the oracle's
+  decode in the same deltas, is the parser's and left to tools/whole and tools/stream.
 - vLLM's parsers, where ``$TEXTBOUND_VLLM_ORACLE_PYTHON`` names an environment holding vllm, are a
   second oracle of tools/whole and tools/stream: where impl and the reference agree and vLLM
   answers otherwise, an oracle disagreement of its own kind (tools_vllm).
 - tools/round_trip: an assistant message rendered by a model's own template (transformers) parses
-  back, from the assistant part of the rendered text, to the same calls and reasoning.
+  back, from the assistant part of the rendered text, to the same calls and reasoning. Where impl
+  reads that part otherwise than the reference, the whole case of the part (every round-trip case
+  has one) names it; where impl reads it as the reference does and the message does not come back,
+  the template and the reference disagree (an oracle disagreement).
+
+So one bug gives one signature: a property names only what the properties it defers to cannot
+show, and kinds say what differs, never in which format (the format is in the details, ``where``,
+and the example): one bug in code all formats share is one signature, however many formats meet it.
 """
 from __future__ import annotations
 
@@ -136,14 +149,36 @@ def message_difference(expected: dict, actual: dict, fields: tuple[str, ...] = (
     return None
 
 
+TEXT_PARTS = {"content": "content", "reasoning_content": "reasoning"}
+
+
+def read_otherwise(expected: dict, actual: dict, difference: dict) -> str:
+    """A whole parse's difference, told apart where a text field took a call's markup or gave text
+    to a call (a call's block read as text, text read as a call: different reading rules, hence
+    different bugs); the format is not named (one rule, shared, breaks in every format).
+
+    >>> read_otherwise({"content": "", "reasoning_content": "", "calls": [{"name": "f", "arguments": {}}]},
+    ...                {"content": "<tool_call>...</tool_call>", "reasoning_content": "", "calls": []},
+    ...                {"field": "content"})
+    'content differs: a call read as content'
+    """
+    field = difference["field"]
+    if field in TEXT_PARTS and len(actual["calls"]) != len(expected["calls"]):
+        fewer = len(actual["calls"]) < len(expected["calls"])
+        return f"{field} differs: " + (f"a call read as {TEXT_PARTS[field]}" if fewer else f"{TEXT_PARTS[field]} read as a call")
+    return f"{field} differs"
+
+
 def well_formed(reference: Parsed) -> bool:
     """Whether the reference read all the markup (no malformed block, no stray section tag)."""
     return all(span.kind != FALLBACK for span in reference.spans)
 
 
 def judged(case: Case, given: ToolInput, reference: Parsed, actual: dict,
-           transformers: Callable[[], transformers_response.TransformersAnswer], what: str) -> Divergence | None:
-    """impl's ``actual`` against the reference's message, with transformers' answer as the tie-breaker
+           transformers: Callable[[], transformers_response.TransformersAnswer], what: str,
+           by_parts: bool = False) -> Divergence | None:
+    """impl's ``actual`` against the reference's message (``by_parts``: the kind told by
+    ``read_otherwise``, else by the first differing field), with transformers' answer as the tie-breaker
     on well-formed output: where transformers answers and disagrees with the reference, the case is an
     oracle disagreement (unless impl agrees with neither), never silently passed nor blamed on impl.
     Malformed output is the reference's alone: transformers' parser has no fallback to content (it
@@ -163,8 +198,8 @@ def judged(case: Case, given: ToolInput, reference: Parsed, actual: dict,
                           {**where, **oracle_vs_reference, "impl_sides_with": sided, "template": answer.template,
                            "transformers_limits": list(answer.limits)})
     if impl_vs_reference:
-        return Divergence(case, expected, actual, f"{given.format}: {what}{impl_vs_reference['field']} differs",
-                          {**where, **impl_vs_reference})
+        kind = read_otherwise(expected, actual, impl_vs_reference) if by_parts else f"{impl_vs_reference['field']} differs"
+        return Divergence(case, expected, actual, what + kind, {**where, **impl_vs_reference})
     return None
 
 
@@ -175,15 +210,17 @@ def misplaced_flagged_call(case: Case, given: ToolInput, impl_message: dict, wha
         name = (call.get("function") or {}).get("name") or ""
         if is_flagged_malformed(call) and name not in content:
             return Divergence(case, f"{name!r} in the content", content,
-                              f"{given.format}: {what}a call flagged malformed is not in the content",
+                              f"{what}a call flagged malformed is not in the content",
                               {"format": given.format, "splits": given.splits, "call": index, "name": name})
     return None
 
 
 def shape_problem(message: dict) -> str | None:
     """How a complete message breaks OpenAI's shape: content is null exactly when there is no text
-    beside tool calls (a string, "" for nothing, when there are none)."""
-    calls, content = message.get("tool_calls") or [], message.get("content")
+    beside tool calls (a string, "" for nothing, when there are none); a call flagged malformed is
+    not one (``misplaced_flagged_call`` judges it)."""
+    calls = [call for call in message.get("tool_calls") or [] if not is_flagged_malformed(call)]
+    content = message.get("content")
     if message.get("role") != "assistant":
         return "role is not assistant"
     if calls and content == "":
@@ -202,10 +239,10 @@ def check_tools_whole(subject: Subject, case: Case) -> Divergence | None:
     if failure:
         return failure
     if problem := shape_problem(whole):
-        return Divergence(case, "an OpenAI-shaped message", whole, f"{given.format}: {problem}",
+        return Divergence(case, "an OpenAI-shaped message", whole, problem,
                           {"format": given.format, "content": whole.get("content")})
     return (judged(case, given, reference, message_of(whole), lambda: transformers_response.parse(
-        given.text, given.format, **given.options), "") or misplaced_flagged_call(case, given, whole, "")
+        given.text, given.format, **given.options), "", by_parts=True) or misplaced_flagged_call(case, given, whole, "")
         or tools_vllm.second_opinion(case, given, reference.message(), tools_vllm.whole, message_difference))
 
 
@@ -218,7 +255,16 @@ def _stream(subject: Subject, given: ToolInput, pieces: list[str]) -> tuple[list
 
 
 def _argument_texts(message: dict) -> list:
-    return [(call.get("function") or {}).get("arguments") for call in message.get("tool_calls") or []]
+    return [(call.get("function") or {}).get("arguments") for call in message.get("tool_calls") or []
+            if not is_flagged_malformed(call)]
+
+
+def leaves_to_whole(reference: Parsed, whole: dict, streamed: dict) -> bool:
+    """Whether a stream that assembles to impl's whole parse of the same text is wrong only where that
+    parse is: every stream case has a whole case of the same input, which names the bug, so the
+    stream does not name it a second time."""
+    return (message_difference(reference.message(), message_of(whole)) is not None
+            and message_difference(message_of(whole), message_of(streamed)) is None)
 
 
 @check("tools", "stream", minimize="text", family_independent=True)
@@ -234,17 +280,16 @@ def check_tools_stream(subject: Subject, case: Case) -> Divergence | None:
     if failure:
         return failure
     assembled, whole = result
+    if leaves_to_whole(reference, whole, assembled):
+        return None
     found = judged(case, given, reference, message_of(assembled), lambda: transformers_response.parse(
         given.text, given.format, **given.options), "stream: ")
     if found := found or misplaced_flagged_call(case, given, assembled, "stream: "):
         return found
     where = {"format": given.format, "splits": given.splits}
-    if difference := message_difference(message_of(whole), message_of(assembled)):
-        return Divergence(case, message_of(whole), message_of(assembled),
-                          f"{given.format}: stream and whole parse differ in {difference['field']}", {**where, **difference})
     if given.format in tool_reference.JSON_ARGUMENT_FORMATS and _argument_texts(assembled) != _argument_texts(whole):
         return Divergence(case, _argument_texts(whole), _argument_texts(assembled),
-                          f"{given.format}: streamed argument text is not the whole parse's", where)
+                          "streamed argument text is not the whole parse's", where)
     return tools_vllm.second_opinion(case, given, reference.message(), tools_vllm.streamed, message_difference,
                                      "stream: ")
 
@@ -259,11 +304,7 @@ class _DeltaRules:
 
     def delta(self, delta: dict) -> tuple[str, dict] | None:
         for name, text in self.so_far.items():
-            if delta.get(name):
-                self.so_far[name] = text + delta[name]
-                full = self.reference.content if name == "content" else self.reference.reasoning
-                if not full.startswith(self.so_far[name]):
-                    return f"{name} gets text the reference does not have", {"field": name, "so_far": self.so_far[name]}
+            self.so_far[name] = text + (delta.get(name) or "")
         for call in delta.get("tool_calls") or []:
             if found := self.call(call):
                 return found
@@ -308,9 +349,13 @@ def check_tools_deltas(subject: Subject, case: Case) -> Divergence | None:
     given = ToolInput.of(case)
     reference = given.reference()
     pieces = given.pieces()
-    fed, failure = impl_call(case, reference.message(), lambda: _stream(subject, given, pieces)[0])
+    streamed, failure = impl_call(case, reference.message(), lambda: _stream(subject, given, pieces))
     if failure:
         return failure
+    fed, assembled = streamed
+    if (message_difference(reference.message(), message_of(assembled)) is not None
+            or misplaced_flagged_call(case, given, assembled, "") is not None):
+        return None  # the stream case of the same input (every deltas case has one) names it
     rules, seen = _DeltaRules(given, reference), 0
     for step, deltas in enumerate(fed):
         final = step == len(pieces)
@@ -322,7 +367,7 @@ def check_tools_deltas(subject: Subject, case: Case) -> Divergence | None:
             found = rules.final() if final else rules.held_too_much(seen)
         if found:
             kind, detail = found
-            return Divergence(case, reference.message(), fed[:step + 1], f"{given.format}: {kind}",
+            return Divergence(case, reference.message(), fed[:step + 1], kind,
                               {"format": given.format, "splits": given.splits, "after": f"feed {step}", **detail})
     return None
 
@@ -346,10 +391,29 @@ def check_tools_tokens(subject: Subject, case: Case) -> Divergence | None:
     actual, failure = impl_call(case, expected, run)
     if failure:
         return failure
-    if difference := message_difference(expected, actual):
-        return Divergence(case, expected, actual, f"{given.format}: token stream: {difference['field']} differs",
-                          {"format": given.format, "ids": len(ids), **difference})
-    return None
+    difference = message_difference(expected, actual)
+    if difference is None:
+        return None
+    by_token = ToolInput(given.format, decoded, given.tools, given.reasoning, given.starts_in_reasoning,
+                         token_cuts(subject, ids, decoded))
+    alone, failure = impl_call(case, expected, lambda: message_of(_stream(subject, by_token, by_token.pieces())[1]))
+    if failure is None and message_difference(alone, actual) is None:
+        # The parser gives this message fed the right text in the same deltas: its own bug, which
+        # tools/whole and tools/stream name on the same output; this property names what the
+        # detokenizer in front of it changes.
+        return None
+    return Divergence(case, expected, actual, f"token stream: {difference['field']} differs",
+                      {"format": given.format, "ids": len(ids), **difference})
+
+
+def token_cuts(subject: Subject, ids: list[int], decoded: str) -> list[int]:
+    """Where the oracle's decode of ``ids`` grows, id by id: the end of each prefix's decode that
+    begins the whole decode (a prefix ending inside a character's bytes shows no more)."""
+    cuts = []
+    for text in (subject.oracle.decode(ids[:end], False) for end in range(1, len(ids))):
+        if decoded.startswith(text) and len(text) > (cuts[-1] if cuts else 0):
+            cuts.append(len(text))
+    return cuts
 
 
 def assistant_part(format: str, template: str, message: dict, tools: list) -> tuple[str, bool]:
@@ -412,14 +476,17 @@ def check_tools_round_trip(subject: Subject, case: Case) -> Divergence | None:
     fmt, tools = case.input["format"], case.input["tools"]
     rendered, error = oracle_call(lambda: round_trip(case.input))
     if error:
-        return Divergence(case, "a rendered assistant message", error, f"{fmt}: the template cannot render the message",
+        return Divergence(case, "a rendered assistant message", error, "the template cannot render the message",
                           {"format": fmt})
     expected = rendered.expected
     actual, failure = impl_call(case, expected, lambda: message_of(subject.impl.parse_response(
         rendered.part, fmt, tools=tools, starts_in_reasoning=rendered.starts_in_reasoning)))
-    if failure:
-        return failure
+    reference = tool_reference.parse(rendered.part, fmt, tools=tools,
+                                     starts_in_reasoning=rendered.starts_in_reasoning).message()
+    if failure or message_difference(reference, actual) is not None:
+        return None  # impl reads the part otherwise than the reference: the whole case of the part names it
     if difference := message_difference(expected, actual, fields=("reasoning_content",), strip=True):
-        return Divergence(case, expected, actual, f"{fmt}: round trip: {difference['field']} differs",
-                          {"format": fmt, "assistant_part": rendered.part, **difference})
+        # impl reads the part as the reference does: it is the template and the reference that disagree
+        return Divergence(case, expected, actual, f"{ORACLE_DISAGREEMENT} {fmt}: round trip: {difference['field']} differs",
+                          {"format": fmt, "assistant_part": rendered.part, "impl_sides_with": "reference", **difference})
     return None

@@ -4,7 +4,8 @@ at a few random splits (and one character per delta when short), checked delta b
 few) streamed as the family's tokens; the fixed hard outputs (every tag inside string arguments, a
 tag's beginning in content), parsed whole and streamed one character per delta, so a tag split
 across deltas or a close tag inside a string is met on every run; and assistant messages rendered by
-each format's own template (when $TEXTBOUND_TEMPLATES is set) for round trips; and the option
+each format's own template (when $TEXTBOUND_TEMPLATES is set) for round trips, each with the whole
+parse of its assistant part (the round trip leaves to it what impl reads otherwise); and the option
 strata (properties.model_outputs.option_strata: one fixed output for every combination of tools,
 reasoning and starts_in_reasoning), parsed whole and streamed in two halves, each case naming its
 stratum in STRATUM_FIELD.
@@ -83,7 +84,12 @@ def tool_cases(family: Family, budget: Budget, seed: int, subject: Subject) -> I
             template = ROUND_TRIP_TEMPLATES[fmt][0]
             for message in _sample(rng, "messages", fmt, seed, max(1, per_format // ROUND_TRIPS_EVERY)):
                 # Only messages the template writes right after its own generation prompt can round-trip.
-                _, cannot = oracle_call(lambda: assistant_part(fmt, shared_template(template), message, list(TOOLS)))
+                rendered, cannot = oracle_call(lambda: assistant_part(fmt, shared_template(template), message,
+                                                                      list(TOOLS)))
                 if not cannot:
+                    part, starts_in_reasoning = rendered
+                    yield Case("tools", "whole", family.name, {
+                        "format": fmt, "text": part, "tools": list(TOOLS), "reasoning": True,
+                        "starts_in_reasoning": starts_in_reasoning, "splits": []})
                     yield Case("tools", "round_trip", family.name,
                                {"format": fmt, "template": template, "message": message, "tools": list(TOOLS)})
