@@ -208,26 +208,12 @@ def test_a_structured_errors_script_fails_where_an_unsupported_keyword_is_accept
     assert_fails_then_passes(scripts[0], engine, engine_site(tmp_path, engine, "mutants.base"), tmp_path)
 
 
-@NEEDS_TEMPLATES
-def test_a_round_trip_script_fails_on_reasoning_dropped_and_passes_on_impl(tmp_path, capsys):
-    import tests.broken_tools_impl  # noqa: F401 - registers the variants as modules
-
-    engine = "tests.broken_tools_impl.reasoning_dropped"
-    run = _run_folder(tmp_path, engine, round_trip_case("glm45", "Let me think, then."))
-    capsys.readouterr()
-    assert main(["triage", run, "--no-explain", "--reproducers", str(tmp_path / "out")]) == 0
-    scripts = list((tmp_path / "out").glob("*.py"))
-    assert len(scripts) == 1, capsys.readouterr().out
-    assert "PART = " in scripts[0].read_text()  # the rendered message inline: no template needed to run it
-    assert_fails_then_passes(scripts[0], engine, engine_site(tmp_path, "tests.broken_tools_impl"), tmp_path)
-
-
 def test_structured_scripts_fail_on_a_schema_bug_and_pass_on_impl(tmp_path, capsys):
     engine = "mutants.structured_required_ignored"
     out, printed = checked_run(tmp_path, capsys, engine, "structured")
     scripts = sorted(out.glob("*.py"))
     assert {line.split("/")[1] for line in printed.splitlines() if line.endswith(".py")} == {
-        "sound", "complete", "differential"}, printed
+        "sound", "complete"}, printed  # differential's wrong admits and rejects are sound and complete cases
     site = engine_site(tmp_path, engine, "mutants.base")
     for script in scripts:
         assert "SCHEMA = " in script.read_text() and "TEXT = " in script.read_text()
