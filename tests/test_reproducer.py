@@ -17,9 +17,7 @@ import pytest
 from textbound.cli import main
 from textbound.divergence import Case
 
-from .families import NEEDS_TEMPLATES
 from .test_js_reproducer import _run_folder
-from .test_tools_checks import round_trip_case
 
 ROOT = Path(__file__).resolve().parent.parent
 ENGINE = "tests.one_bug.decode_drops_leading_space"
