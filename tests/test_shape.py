@@ -92,7 +92,8 @@ def test_ids_of_a_character_split_over_byte_tokens_are_described_whole(gpt2):
     ("\ufeff\ufeff", "drops format characters at the start", "\ufeff"),
 ])
 def test_a_class_of_characters_is_read_otherwise_first_as_its_own(text, reading, rewritten):
-    assert next(text_readings(text)) == (reading, rewritten)
+    first = next(text_readings(text))
+    assert (first.description, first.rewrite(text)) == (reading, rewritten)
 
 
 def test_ascii_letters_digits_and_whitespace_are_never_read_otherwise():

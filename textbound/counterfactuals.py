@@ -34,6 +34,8 @@ SKIPPED_KEYS = frozenset({"vocab", "merges", "precompiled_charsmap"})  # data, n
 LINE_BREAKS = frozenset("\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
 LINE_BREAKS_CLASS = "Unicode line breaks"
 ASCII_WHITESPACE = frozenset(" \t\n\r")  # read alike by every engine: a difference there is told by its shape
+# Where a character read otherwise is put to the engine too ({c}): the words around it are plain ASCII.
+READING_CONTEXTS = ("{c}ab", "ab{c}", "ab{c}cd", "1{c}2")
 MOST_SPLIT_OFF = 40  # added tokens in a text beyond which reading some of them as text is not tried
 
 
@@ -212,31 +214,47 @@ def reading_class(char: str) -> str:
     return LINE_BREAKS_CLASS if char in LINE_BREAKS else char_class(char)
 
 
-def text_readings(text: str) -> Iterator[tuple[str, str]]:
-    """(description, rewritten text) for each way an engine may read a class of the text's spaces,
-    separators, control and format characters (ASCII whitespace aside) before tokenizing: read as
-    ' ' or as '\\n', the first one dropped at the start, every one dropped; each class whole, then
-    each of its characters alone. A class's own reading comes first (spaces as ' ', line breaks as
-    '\\n', others dropped), so that where a family's normalizer makes several alike, the same one names
-    a bug whatever the context: ``text_readings("ab\\u00a0cd")`` begins with
-    ``("reads Unicode spaces as ' '", "ab cd")``."""
+@dataclass(frozen=True)
+class TextReading:
+    """Some characters of a text read otherwise before tokenizing: each as ``into``, or (``into``
+    None) the first dropped where the text starts with one:
+    ``TextReading("reads Unicode spaces as ' '", ("\\u00a0",), " ").rewrite("a\\u00a0b") == "a b"``."""
+
+    description: str
+    chars: tuple[str, ...]
+    into: str | None
+
+    def rewrite(self, text: str) -> str:
+        if self.into is None:
+            return text[1:] if text.startswith(self.chars) else text
+        return "".join(self.into if c in self.chars else c for c in text)
+
+    def probes(self) -> list[str]:
+        """Texts the engine must read the same way too: each character in a few contexts."""
+        return [context.format(c=c) for c in self.chars for context in READING_CONTEXTS]
+
+
+def text_readings(text: str) -> Iterator[TextReading]:
+    """Each way an engine may read a class of the text's spaces, separators, control and format
+    characters (ASCII whitespace aside) before tokenizing that changes it: read as ' ' or as '\\n',
+    the first one dropped at the start, every one dropped; each class whole, then each of its
+    characters alone. A class's own reading comes first (spaces as ' ', line breaks as '\\n', others
+    dropped), so that where a family's normalizer makes several alike, the same one names a bug
+    whatever the context: ``next(text_readings("ab\\u00a0cd")).description == "reads Unicode spaces as ' '"``."""
     classes: dict[str, list[str]] = {}
     for char in dict.fromkeys(text):
         if unicodedata.category(char)[0] in "ZC" and char not in ASCII_WHITESPACE:
             classes.setdefault(reading_class(char), []).append(char)
     for name, chars in classes.items():
-        readings = {" ": f"reads {name} as {NAMED_CHARACTERS[' ']}", "\n": f"reads {name} as {NAMED_CHARACTERS[chr(10)]}",
-                    None: f"drops {name} at the start", "": f"drops {name}"}
+        descriptions = {**{into: f"reads {name} as {NAMED_CHARACTERS[into]}" for into in (" ", "\n")},
+                        None: f"drops {name} at the start", "": f"drops {name}"}
         order = (" ", "\n", None, "") if unicodedata.category(chars[0]) == "Zs" else \
             ("\n", " ", None, "") if name == LINE_BREAKS_CLASS else (None, "", " ", "\n")
         for group in dict.fromkeys([tuple(chars), *((c,) for c in chars)]):
-            for into, description in ((into, readings[into]) for into in order):
-                if into is None:
-                    rewritten = text[1:] if text.startswith(group) else text
-                else:
-                    rewritten = "".join(into if c in group else c for c in text)
-                if rewritten != text:
-                    yield description, rewritten
+            for into in order:
+                reading = TextReading(descriptions[into], group, into)
+                if reading.rewrite(text) != text:
+                    yield reading
 
 
 def plain_ids(tokenizer, text: str) -> list[int]:
@@ -257,6 +275,7 @@ def added_tokens_read_as_text(tokenizer, text: str, actual: list[int]) -> tuple[
     "<s><s>" encoded as "<s>" then "<s>" as text.
     The oracle's own ids must come out of its split the same way (they do not where a Metaspace
     prepends to the first piece alone: nothing is said there)."""
+    actual = list(actual)
     encoding = tokenizer.encode(text, add_special_tokens=False)
     added = tokenizer.get_added_tokens_decoder()
     # an unknown token is an added token too, but it stands for text of its own, not for its content
