@@ -14,6 +14,8 @@ from textbound.budget import BUDGETS
 from textbound.checks import Subject, case_source, run_check
 from textbound.checks.detokenizer import premature_kind
 from textbound.checks.stops import _other_stop_kind, _released_kind, outcome_kind
+from textbound.checks.tokenizer import _shared_neighbour
+from textbound.counterfactuals import added_tokens_read_as_text, plain_ids, text_readings
 from textbound.families import build_family, embedded_family
 from textbound.implementation import Implementation
 from textbound.shape import Named, Vocabulary, ids_shape, stream_shape, text_shape
@@ -83,6 +85,38 @@ def test_ids_of_a_character_split_over_byte_tokens_are_described_whole(gpt2):
     assert vocabulary.covered(ids, len(ids) - 1, len(ids)) == "é"
 
 
+@pytest.mark.parametrize(("text", "reading", "rewritten"), [
+    ("ab\u00a0cd", "reads Unicode spaces as ' '", "ab cd"),
+    ("a\u2028b\x85c", "reads Unicode line breaks as '\\n'", "a\nb\nc"),  # one class, whatever the categories
+    ("\ufeffab", "drops format characters at the start", "ab"),
+    ("\ufeff\ufeff", "drops format characters at the start", "\ufeff"),
+])
+def test_a_class_of_characters_is_read_otherwise_first_as_its_own(text, reading, rewritten):
+    first = next(text_readings(text))
+    assert (first.description, first.rewrite(text)) == (reading, rewritten)
+
+
+def test_ascii_letters_digits_and_whitespace_are_never_read_otherwise():
+    assert list(text_readings("a b\tc\n1.")) == []
+
+
+def test_added_tokens_read_as_text_are_found_whichever_they_are():
+    vocabulary = Vocabulary(build_family("sentencepiece"))
+    oracle = vocabulary.tokenizer
+    both = oracle.encode("<s><s>", add_special_tokens=False).ids
+    second_as_text = both[:1] + plain_ids(oracle, "<s>")  # "▁" and "<s>", a piece of the model's vocabulary too
+    assert added_tokens_read_as_text(oracle, "<s><s>", second_as_text) == ((3, 6),)
+    assert added_tokens_read_as_text(oracle, "<s><s>", both) is None  # the oracle's own ids
+    assert added_tokens_read_as_text(oracle, "<s><s>", both[:1]) is None  # a token dropped is not read as text
+
+
+def test_the_neighbour_every_pair_shares_tells_where():
+    assert _shared_neighbour({("a", "."), ("7", "."), ("", ".")}) == ("after", ".")
+    assert _shared_neighbour({("<s>", "a"), ("<s>", "")}) == ("before", "<s>")
+    assert _shared_neighbour({("a", "."), ("7", "a")}) is None
+    assert _shared_neighbour({("a", ".")}) is None  # one neighbourhood cannot tell which side matters
+
+
 # (implementation, family, component): some of the catalogue, some it lacks (tests/one_bug/)
 ONE_BUG = [
     ("mutants.tokenizer_nfc_skipped", "qwen", "tokenizer"),
@@ -95,6 +129,12 @@ ONE_BUG = [
     ("tests.one_bug.decode_drops_leading_space", "gpt2", "tokenizer"),
     ("tests.one_bug.ascii_letters", "llama3", "tokenizer"),
     ("tests.one_bug.lowercase_ascii", "bert", "tokenizer"),
+    ("mutants.tokenizer_added_before_punctuation", "wordlevel", "tokenizer"),  # told by the neighbour where it shows
+    ("mutants.tokenizer_added_adjacent", "sentencepiece", "tokenizer"),  # the token read as text gives its own id
+    ("mutants.tokenizer_nbsp_as_space", "roberta", "tokenizer"),  # named by the class read otherwise
+    ("mutants.tokenizer_bom_stripped", "word_suffix", "tokenizer"),
+    ("mutants.tokenizer_unicode_line_breaks", "unigram", "tokenizer"),  # where "\n" and " " are alike
+    ("tests.one_bug.stageless_no_normalizer", "bert", "tokenizer"),
     ("mutants.stops_include_stop_ignored", "gpt2", "stops"),
     ("mutants.stops_within_delta", "gpt2", "stops"),  # a stop released before it completes, then missed
     ("mutants.stops_earliest_start", "llama3", "stops"),
@@ -136,6 +176,18 @@ def test_one_bug_gives_one_signature_two_at_most(impl, family, component):
     ("mutants.tokenizer_split_behavior_ignored", "splitters", "tokenizer",
      "tokenizer/encode/ids: reads every Split's behavior as \"Isolated\""),
     ("mutants.tokenizer_trailing_whitespace_collapsed", "gpt2", "tokenizer", "tokenizer/decode/text: drops whitespace at the end"),
+    ("mutants.tokenizer_nbsp_as_space", "roberta", "tokenizer", "tokenizer/encode/ids: reads Unicode spaces as ' '"),
+    ("mutants.tokenizer_unicode_line_breaks", "unigram", "tokenizer",
+     "tokenizer/encode/ids: reads Unicode line breaks as '\\n'"),
+    ("mutants.tokenizer_bom_stripped", "word_suffix", "tokenizer",
+     "tokenizer/encode/ids: drops format characters at the start"),
+    ("mutants.tokenizer_added_before_punctuation", "wordlevel", "tokenizer",
+     "tokenizer/encode/ids: does not split off an added token before punctuation"),
+    ("mutants.tokenizer_added_adjacent", "sentencepiece", "tokenizer",
+     "tokenizer/encode/ids: does not split off an added token after an added token"),
+    ("tests.one_bug.stageless_no_normalizer", "bert", "tokenizer", "tokenizer/encode/ids: skips the normalizer"),
+    ("mutants.tokenizer_normalized_ignored", "sentencepiece", "tokenizer",  # the pieces that flag gives too
+     "tokenizer/vocab/id_to_token: reads every added token's normalized as true"),
     ("mutants.stops_within_delta", "gpt2", "stops", "stops/stream/releases text that may begin a stop"),
     ("mutants.stops_earliest_start", "llama3", "stops", "stops/pipeline/stopped at a stop string that starts earlier"),
 ])
@@ -151,6 +203,13 @@ def test_a_bug_is_named_by_what_it_does(impl, family, component, signature):
 TWO_BUGS = [
     ("mutants.tokenizer_trailing_whitespace_collapsed", "tests.one_bug.decode_drops_leading_space", "gpt2", "tokenizer"),
     ("mutants.tokenizer_split_behavior_ignored", "mutants.tokenizer_nfc_skipped", "splitters", "tokenizer"),
+    # classes of characters read otherwise, and the neighbour an added token is read as text by
+    ("mutants.tokenizer_nbsp_as_space", "mutants.tokenizer_unicode_line_breaks", "roberta", "tokenizer"),
+    ("mutants.tokenizer_nbsp_as_space", "mutants.tokenizer_bom_stripped", "roberta", "tokenizer"),
+    ("mutants.tokenizer_unicode_line_breaks", "mutants.tokenizer_bom_stripped", "roberta", "tokenizer"),
+    ("mutants.tokenizer_added_before_punctuation", "mutants.tokenizer_added_adjacent", "wordlevel", "tokenizer"),
+    ("mutants.tokenizer_added_after_digit", "mutants.tokenizer_added_after_newline", "wordlevel", "tokenizer"),
+    ("mutants.tokenizer_added_adjacent", "mutants.tokenizer_normalized_ignored", "sentencepiece", "tokenizer"),
     ("mutants.stops_within_delta", "mutants.stops_earliest_start", "llama3", "stops"),
     ("mutants.stops_within_delta", "mutants.stops_fixed_holdback", "gpt2", "stops"),
     ("mutants.detokenizer_prompt_ignored", "mutants.detokenizer_skip_special_ignored", "sentencepiece", "detokenizer"),

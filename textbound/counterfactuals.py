@@ -5,14 +5,22 @@ engine's answer: the normalizer removed reproducing it says "the engine skips th
 
     >>> [c.description for c in counterfactuals({"normalizer": {"type": "NFC"}, "model": {...}})][:1]
     ['skips the normalizer']
+
+The input can be read otherwise too: a text with one class of characters rewritten (``text_readings``:
+"reads Unicode spaces as ' '" where the oracle, given "ab cd" for "ab\u00a0cd", gives the engine's
+ids), or with an added token the oracle splits off read as text (``added_tokens_read_as_text``).
 """
 from __future__ import annotations
 
 import copy
 import json
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
+
+from .shape import NAMED_CHARACTERS, char_class
 
 STAGES = ("normalizer", "pre_tokenizer", "post_processor", "decoder")
 SEQUENCE_MEMBERS = ("normalizers", "pretokenizers", "processors", "decoders")
@@ -21,6 +29,14 @@ PREPEND_SCHEMES = ("always", "first", "never")
 BEHAVIORS = ("Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous")
 CHOICES = {"prepend_scheme": PREPEND_SCHEMES, "behavior": BEHAVIORS}  # string options and their values
 SKIPPED_KEYS = frozenset({"vocab", "merges", "precompiled_charsmap"})  # data, not options
+# What str.splitlines breaks lines at besides "\n" and "\r": one class, as engines cutting prompts
+# into lines by Unicode's rules read them all alike, whatever their general categories.
+LINE_BREAKS = frozenset("\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
+LINE_BREAKS_CLASS = "Unicode line breaks"
+ASCII_WHITESPACE = frozenset(" \t\n\r")  # read alike by every engine: a difference there is told by its shape
+# Where a character read otherwise is put to the engine too ({c}): the words around it are plain ASCII.
+READING_CONTEXTS = ("{c}ab", "ab{c}", "ab{c}cd", "1{c}2")
+MOST_SPLIT_OFF = 40  # added tokens in a text beyond which reading some of them as text is not tried
 
 
 @dataclass
@@ -190,3 +206,110 @@ def reproducing(spec: dict, answer) -> list[str]:
             if isinstance(exc, (KeyboardInterrupt, SystemExit)):
                 raise
     return found
+
+
+def reading_class(char: str) -> str:
+    """The class a rewritten character is named by: ``reading_class("\\u2028") == "Unicode line
+    breaks"`` (as NEL's is, a control character), else its class in the shape of a difference."""
+    return LINE_BREAKS_CLASS if char in LINE_BREAKS else char_class(char)
+
+
+@dataclass(frozen=True)
+class TextReading:
+    """Some characters of a text read otherwise before tokenizing: each as ``into``, or (``into``
+    None) the first dropped where the text starts with one:
+    ``TextReading("reads Unicode spaces as ' '", ("\\u00a0",), " ").rewrite("a\\u00a0b") == "a b"``."""
+
+    description: str
+    chars: tuple[str, ...]
+    into: str | None
+
+    def rewrite(self, text: str) -> str:
+        if self.into is None:
+            return text[1:] if text.startswith(self.chars) else text
+        return "".join(self.into if c in self.chars else c for c in text)
+
+    def probes(self) -> list[str]:
+        """Texts the engine must read the same way too: each character in a few contexts."""
+        return [context.format(c=c) for c in self.chars for context in READING_CONTEXTS]
+
+
+def text_readings(text: str) -> Iterator[TextReading]:
+    """Each way an engine may read a class of the text's spaces, separators, control and format
+    characters (ASCII whitespace aside) before tokenizing that changes it: read as ' ' or as '\\n',
+    the first one dropped at the start, every one dropped; each class whole, then each of its
+    characters alone. A class's own reading comes first (spaces as ' ', line breaks as '\\n', others
+    dropped), so that where a family's normalizer makes several alike, the same one names a bug
+    whatever the context: ``next(text_readings("ab\\u00a0cd")).description == "reads Unicode spaces as ' '"``."""
+    classes: dict[str, list[str]] = {}
+    for char in dict.fromkeys(text):
+        if unicodedata.category(char)[0] in "ZC" and char not in ASCII_WHITESPACE:
+            classes.setdefault(reading_class(char), []).append(char)
+    for name, chars in classes.items():
+        descriptions = {**{into: f"reads {name} as {NAMED_CHARACTERS[into]}" for into in (" ", "\n")},
+                        None: f"drops {name} at the start", "": f"drops {name}"}
+        order = (" ", "\n", None, "") if unicodedata.category(chars[0]) == "Zs" else \
+            ("\n", " ", None, "") if name == LINE_BREAKS_CLASS else (None, "", " ", "\n")
+        for group in dict.fromkeys([tuple(chars), *((c,) for c in chars)]):
+            for into in order:
+                reading = TextReading(descriptions[into], group, into)
+                if reading.rewrite(text) != text:
+                    yield reading
+
+
+def plain_ids(tokenizer, text: str) -> list[int]:
+    """The ids a `tokenizers.Tokenizer` gives ``text`` read wholly as text (no added token split
+    off, nothing post-processed): its normalizer, pre-tokenizer and model, stage by stage."""
+    if not text:
+        return []
+    normalized = tokenizer.normalizer.normalize_str(text) if tokenizer.normalizer is not None else text
+    pieces = tokenizer.pre_tokenizer.pre_tokenize_str(normalized) if tokenizer.pre_tokenizer is not None \
+        else [(normalized, None)]
+    return [token.id for piece, _ in pieces for token in tokenizer.model.tokenize(piece)]
+
+
+def added_tokens_read_as_text(tokenizer, text: str, actual: list[int]) -> tuple[tuple[int, int], ...] | None:
+    """Where (their spans in ``text``, spaces an lstrip or rstrip takes included) the added tokens
+    are that the oracle splits off and that, read as text instead and joined to the text around
+    them, make the oracle's ids ``actual`` (None where no choice of them does): ((3, 6),) for
+    "<s><s>" encoded as "<s>" then "<s>" as text.
+    The oracle's own ids must come out of its split the same way (they do not where a Metaspace
+    prepends to the first piece alone: nothing is said there)."""
+    actual = list(actual)
+    encoding = tokenizer.encode(text, add_special_tokens=False)
+    added = tokenizer.get_added_tokens_decoder()
+    # an unknown token is an added token too, but it stands for text of its own, not for its content
+    split_off = [(start, end, token_id) for token_id, (start, end) in zip(encoding.ids, encoding.offsets)
+                 if token_id in added and added[token_id].content.casefold() in text[start:end].casefold()]
+    if len(split_off) > MOST_SPLIT_OFF:
+        return None
+    segment = cache(lambda start, end: tuple(plain_ids(tokenizer, text[start:end])))
+
+    def joined(kept) -> list[int]:
+        ids, at = [], 0
+        for start, end, token_id in (split_off[k] for k in kept):
+            ids += [*segment(at, start), token_id]
+            at = end
+        return ids + list(segment(at, len(text)))
+
+    if joined(range(len(split_off))) != encoding.ids or actual == encoding.ids:
+        return None
+
+    @cache
+    def kept_after(last: int, position: int) -> tuple[int, ...] | None:
+        """The split-off tokens after ``last`` (-1: from the start) kept split off such that
+        ``actual[position:]`` is what the text after ``last`` gives; None where no choice does."""
+        at = split_off[last][1] if last >= 0 else 0
+        if tuple(actual[position:]) == segment(at, len(text)):
+            return ()
+        for k in range(last + 1, len(split_off)):
+            start, _, token_id = split_off[k]
+            before = segment(at, start)
+            after = position + len(before)
+            if tuple(actual[position:after]) == before and actual[after:after + 1] == [token_id] \
+                    and (rest := kept_after(k, after + 1)) is not None:
+                return (k, *rest)
+        return None
+
+    kept = kept_after(-1, 0)
+    return None if kept is None else tuple((start, end) for k, (start, end, _) in enumerate(split_off) if k not in kept)

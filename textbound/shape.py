@@ -396,7 +396,8 @@ class Vocabulary:
 
 def _added_token_shape(expected: list[int], actual: list[int], first: int, vocabulary: Vocabulary) -> str | None:
     """Where one side has an added token the other lacks: read as plain text by the other side
-    (its text holds the token's content, whatever case a normalizer gave it), or dropped or added."""
+    (its text holds the token's content, whatever case a normalizer gave it, or more unknown tokens,
+    where the model knows no piece of it), or dropped or added."""
     def added(ids: list[int]) -> list[int]:
         return [i for i in ids if i in vocabulary.added_ids]
 
@@ -408,7 +409,8 @@ def _added_token_shape(expected: list[int], actual: list[int], first: int, vocab
     where = "at the start" if first == 0 else "at the end" if first >= min(len(expected), len(actual)) else "in the middle"
     if len(mine) > len(theirs):
         missing = next(i for i in mine if mine.count(i) > theirs.count(i))
-        spelled = vocabulary.piece(missing).casefold() in vocabulary.text(actual).casefold()
+        spelled = vocabulary.piece(missing).casefold() in vocabulary.text(actual).casefold() or \
+            vocabulary.unk_id is not None and actual.count(vocabulary.unk_id) > expected.count(vocabulary.unk_id)
         return "does not split off an added token" if spelled else f"drops an added token {where}"
     if len(theirs) > len(mine):
         extra = next(i for i in theirs if theirs.count(i) > mine.count(i))

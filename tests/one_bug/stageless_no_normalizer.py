@@ -21,3 +21,10 @@ class Tokenizer:
 
     def id_to_token(self, token_id):
         return self._inner.id_to_token(token_id)
+
+    def token_to_id(self, token):
+        return self._inner.token_to_id(token)
+
+    @property
+    def vocab_size(self):
+        return self._inner.vocab_size

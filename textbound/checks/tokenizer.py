@@ -10,10 +10,11 @@ from dataclasses import dataclass, field
 
 from oracles.disagreements import SecondOracleComparison, second_oracles
 
-from ..counterfactuals import AddedTokenReadings
+from ..counterfactuals import AddedTokenReadings, TextReading, added_tokens_read_as_text, text_readings
 from ..divergence import ORACLE_DISAGREEMENT, Case, Divergence, first_index
 from ..shape import Vocabulary
 from .registry import Subject, check, family_vocabulary, ids_divergence, impl_call, text_divergence
+from .tokenizer_cases import CHARACTER_CLASSES, added_token_neighbourhoods
 
 
 def second_oracle_disagreement(subject: Subject, case: Case, operation: str, given, output_a) -> Divergence | None:
@@ -47,6 +48,12 @@ def _compared(subject: Subject, case: Case, operation: str, given, expected, cal
 PROBE_TEXTS = ("Hello, World! It's 2024-05-06.", "  two  spaces\tand\nlines\n", "caf\u00e9 na\u0308ive \u00c9COLE",
                "\u65e5\u672c\u8a9e \uff83\uff77\uff7d\uff84 \ufb01", "don't stop-words; (x) [y] {z}", " leading and trailing ")
 
+MOST_PROBED_TOKENS = 3  # the involved added tokens a flag reading is tried on in every neighbourhood
+NOT_SPLIT_OFF = "does not split off an added token"
+# How a neighbour of an added token is named, on the side before it and after it.
+NEIGHBOURS = {"letter": "a letter", "digit": "a digit", "space": "' '", "newline": "'\\n'",
+              "punctuation": "punctuation", "CJK": "CJK", "emoji": "an emoji"}
+
 
 @dataclass
 class FamilyReadings:
@@ -60,21 +67,59 @@ class FamilyReadings:
 
     added_tokens: AddedTokenReadings
     pipeline: AddedTokenReadings
-    agreements: dict = field(default_factory=dict)  # (variant tokenizer id, property) -> agreement
+    agreements: dict = field(default_factory=dict)  # (variant tokenizer id, property, texts) or a text reading -> agreement
+    unsplit: dict = field(default_factory=dict)  # added token -> where the engine reads it as text
 
     @classmethod
     def of(cls, folder) -> "FamilyReadings":
         return cls(AddedTokenReadings.of(folder), AddedTokenReadings.of(folder, pipeline=True))
 
-    def agreement(self, subject: Subject, variant, prop: str) -> int | None:
+    def agreement(self, subject: Subject, variant, prop: str, texts: tuple[str, ...] = PROBE_TEXTS) -> int | None:
         """On how many probe texts (encoded, or their oracle ids decoded) impl answers as ``variant``;
         None where it answers otherwise on one that ``variant`` answers otherwise than the oracle."""
-        key = (id(variant), prop)
+        key = (id(variant), prop, texts)
         if key not in self.agreements:
-            answers = [_probe_answers(subject, variant, prop, text) for text in PROBE_TEXTS]
+            answers = [_probe_answers(subject, variant, prop, text) for text in texts]
             contradicted = any(theirs not in (oracle, mine) for oracle, theirs, mine in answers)
             self.agreements[key] = None if contradicted else sum(theirs == mine for _, theirs, mine in answers)
         return self.agreements[key]
+
+    def unsplit_where(self, subject: Subject, token: str) -> str | None:
+        """Where the engine reads ``token`` as text, told by the one neighbour every such
+        neighbourhood of it shares (before it or after it): "before punctuation", "after an added
+        token", "at the start"; None where it never does, or no one neighbour is shared. Characters
+        are asked first: an added token is a neighbour whose first character ("[" of "[CLS]") may
+        be what the engine looks at."""
+        if token not in self.unsplit:
+            around = {"": ("at the start", "at the end"), token: ("after an added token", "before an added token"),
+                      **{char: (f"after {NEIGHBOURS[name]}", f"before {NEIGHBOURS[name]}")
+                         for name, char in CHARACTER_CLASSES.items()}}
+            found = set()
+            for before in around:
+                for after in around:
+                    text = before + token + after
+                    try:
+                        ids = subject.tokenizer.encode(text, add_special_tokens=False)
+                    except Exception:  # noqa: BLE001 - a text the engine cannot encode says nothing here
+                        continue
+                    spans = added_tokens_read_as_text(subject.oracle.tokenizer, text, ids) or ()
+                    if any(start <= len(before) < end for start, end in spans):
+                        found.add((before, after))
+            characters = {(b, a) for b, a in found if token not in (b, a)}
+            shared = _shared_neighbour(characters) or _shared_neighbour(found)
+            self.unsplit[token] = shared and around[shared[1]][shared[0] == "after"]
+        return self.unsplit[token]
+
+
+def _shared_neighbour(pairs: set[tuple[str, str]]) -> tuple[str, str] | None:
+    """("before" or "after", the neighbour) that every (before, after) pair shares on one side
+    while the other side varies: ("after", ".") for {("a", "."), ("7", ".")}; None where none is."""
+    befores, afters = {b for b, _ in pairs}, {a for _, a in pairs}
+    if len(afters) == 1 < len(befores):
+        return "after", afters.pop()
+    if len(befores) == 1 < len(afters):
+        return "before", befores.pop()
+    return None
 
 
 def _probe_answers(subject: Subject, variant, prop: str, text: str) -> tuple:
@@ -90,39 +135,98 @@ def _probe_answers(subject: Subject, variant, prop: str, text: str) -> tuple:
         return (None, None, None)
 
 
+@dataclass
+class EngineAnswers:
+    """What read_otherwise asks of the engine under test, beyond the one case: how it answers the
+    probe texts (``agreement``) and where it reads an added token as text (``unsplit_where``)."""
+
+    subject: Subject
+    readings: FamilyReadings
+    prop: str
+
+    def agreement(self, variant, texts: tuple[str, ...] = PROBE_TEXTS) -> int | None:
+        return self.readings.agreement(self.subject, variant, self.prop, texts)
+
+    def unsplit_where(self, token: str) -> str | None:
+        return self.readings.unsplit_where(self.subject, token)
+
+    def reads_text_so(self, reading: TextReading) -> bool:
+        """Whether the engine answers as ``reading`` on its probes wherever that is not the oracle's
+        answer (a bug dropping a text's last token is not "drops Unicode line breaks" on "0\\x1e")."""
+        key = ("text reading", reading)
+        if key not in self.readings.agreements:
+            oracle = self.subject.oracle
+
+            def contradicts(probe: str) -> bool:
+                theirs = oracle.encode(reading.rewrite(probe))
+                return theirs != oracle.encode(probe) and self.subject.tokenizer.encode(probe, add_special_tokens=False) != theirs
+            try:
+                self.readings.agreements[key] = not any(map(contradicts, reading.probes()))
+            except Exception:  # noqa: BLE001 - an engine that cannot encode a probe does not read it so
+                self.readings.agreements[key] = False
+        return self.readings.agreements[key]
+
+
 def read_otherwise(readings: FamilyReadings, vocabulary: Vocabulary, case: Case, kind: str, actual,
-                   agreement=None) -> str:
-    """``kind`` named by the flag or option the implementation reads otherwise, where one flipped
-    makes the oracle give impl's ``actual``: an added-token flag where an encode's text or a
-    decode's ids hold an added token, else (given ``agreement(variant)``: FamilyReadings.agreement
-    for the engine) a pipeline change: a stage skipped, a Split's behavior, a prepend
-    scheme read otherwise. One bug, one kind, whichever way it shows (a space lost after the token,
-    the token not split off; a bug outside these that happens to give the same answer is named so
-    too): "ids: drops ' ' after an added token" -> "ids: reads every added token's normalized as
-    true", "ids: inserts ' ' at the start" -> "ids: skips the normalizer"."""
+                   engine: EngineAnswers | None = None) -> str:
+    """``kind`` named by how the implementation reads the family's files or the input otherwise,
+    where that makes the oracle give impl's ``actual``: an added-token flag where an encode's text
+    or a decode's ids hold an added token, else an added token the oracle splits off read as text,
+    else (given the ``engine``, whose answers on probe texts must agree) a pipeline change: a stage
+    skipped, a Split's behavior, a prepend scheme read otherwise, else a class of the text's spaces,
+    control or format characters read otherwise (``text_readings``). Given the engine, a flag names a
+    divergence only where impl answers as it on the involved tokens in every neighbourhood too, and
+    a token read as text is told by the neighbour where the engine does so. One bug, one kind,
+    whichever way it shows (a space lost after the token, the token not split off; a bug outside
+    these that happens to give the same answer is named so too): "ids: drops ' ' after an added
+    token" -> "ids: reads every added token's normalized as true", "ids: inserts ' ' at the start"
+    -> "ids: skips the normalizer", "ids: drops tokens at the end" -> "ids: reads Unicode spaces as
+    ' '", "ids: inserts ' ' at the end" -> "ids: does not split off an added token after an added token"."""
     given = case.input
-    if case.property == "encode":
-        involved = any(s in given.get("text", "") for s in vocabulary.added_tokens.strings)
-        def answer(tokenizer):
-            return tokenizer.encode(given["text"], add_special_tokens=given.get("add_special_tokens", False)).ids
+    encoding = case.property == "encode"
+    special = given.get("add_special_tokens", False) if encoding else given.get("skip_special_tokens", False)
+    text = given.get("text", "")
+    if encoding:
+        involved = sorted((s for s in vocabulary.added_tokens.strings if s in text), key=text.find)
+        def answer(tokenizer, encoded=text):
+            return tokenizer.encode(encoded, add_special_tokens=special).ids
     else:
-        involved = bool(set(given.get("ids", [])) & vocabulary.added_ids)
+        ids = set(given.get("ids", []))
+        involved = [vocabulary.piece(i) for i in sorted(ids & vocabulary.added_ids)]
         def answer(tokenizer):
-            return tokenizer.decode(given["ids"], skip_special_tokens=given.get("skip_special_tokens", False))
+            return tokenizer.decode(given["ids"], skip_special_tokens=special)
     def reproduces(tokenizer) -> bool:
         return answer(tokenizer) == actual
-    reading = involved and readings.added_tokens.reading(reproduces)
-    if not reading and agreement is not None:
+    reading = None
+    if involved:
+        probes = tuple(added_token_neighbourhoods(involved[:MOST_PROBED_TOKENS]))
+        reading = next((description for description, variant in readings.added_tokens.matching(reproduces)
+                        if engine is None or engine.agreement(variant, probes) is not None), None)
+    if not reading and encoding and involved and not special:
+        read_as_text = added_tokens_read_as_text(vocabulary.tokenizer, text, actual)
+        if read_as_text is not None:
+            reading = NOT_SPLIT_OFF
+            # the tokens read as text are the ones to tell where the engine does so
+            involved = [t for t in involved if any(t in text[s:e] for s, e in read_as_text)] + involved
+    if not reading and engine is not None:
         scored = [(score, -order, description) for order, (description, variant) in
-                  enumerate(readings.pipeline.matching(reproduces)) if (score := agreement(variant)) is not None]
+                  enumerate(readings.pipeline.matching(reproduces)) if (score := engine.agreement(variant)) is not None]
         reading = max(scored)[2] if scored else None
-    return f"{kind.split(':', 1)[0]}: {reading}" if reading else kind
+    if not reading and encoding:
+        reading = next((found.description for found in text_readings(text)
+                        if answer(vocabulary.tokenizer, found.rewrite(text)) == actual
+                        and (engine is None or engine.reads_text_so(found))), None)
+    kind = f"{kind.split(':', 1)[0]}: {reading}" if reading else kind
+    if kind.endswith(NOT_SPLIT_OFF) and engine is not None:
+        where = next(filter(None, map(engine.unsplit_where, list(dict.fromkeys(involved))[:MOST_PROBED_TOKENS])), None)
+        kind = f"{kind} {where}" if where else kind
+    return kind
 
 
 def _read_otherwise(subject: Subject, found: Divergence) -> Divergence:
     readings = subject.cached("counterfactual readings", lambda: FamilyReadings.of(subject.path))
     found.kind = read_otherwise(readings, family_vocabulary(subject), found.case, found.kind, found.actual,
-                                lambda variant: readings.agreement(subject, variant, found.case.property))
+                                EngineAnswers(subject, readings, found.case.property))
     return found
 
 
@@ -172,5 +276,9 @@ def check_vocab(subject: Subject, case: Case) -> Divergence | None:
     if index == len(ids):
         index = first_index(oracle_back, back)
         return Divergence(case, oracle_back[index], back[index], "token_to_id differs", {"id": ids[index]})
-    return Divergence(case, expected["tokens"][index], actual["tokens"][index], "id_to_token differs",
-                      {"id": ids[index]})
+    kind = "id_to_token differs"
+    if ids[index] in family_vocabulary(subject).added_ids:  # named by the flag whose reading gives impl's pieces
+        readings = subject.cached("counterfactual readings", lambda: FamilyReadings.of(subject.path))
+        reading = readings.added_tokens.reading(lambda tokenizer: [tokenizer.id_to_token(i) for i in ids] == actual["tokens"])
+        kind = f"id_to_token: {reading}" if reading else kind
+    return Divergence(case, expected["tokens"][index], actual["tokens"][index], kind, {"id": ids[index]})

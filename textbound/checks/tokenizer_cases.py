@@ -53,6 +53,17 @@ def added_token_texts(contents: list[str]) -> list[str]:
     return list(dict.fromkeys(texts))
 
 
+def added_token_neighbourhoods(contents: list[str]) -> list[str]:
+    """Each added token between every pair of context classes (or none), one on each side: where an
+    engine's reading of a token's flags shows (single_word looks at both sides at once).
+
+    >>> added_token_neighbourhoods(["<s>"])[:3]
+    ['<s>', '<s>a', '<s>7']
+    """
+    around = ["", *CHARACTER_CLASSES.values()]
+    return list(dict.fromkeys(before + token + after for token in contents for before in around for after in around))
+
+
 @cases("tokenizer")
 def tokenizer_cases(family: Family, budget: Budget, seed: int, subject: Subject) -> Iterator[Case]:
     from properties import strategies, sweeps
