@@ -13,7 +13,7 @@ import pytest
 from textbound.budget import BUDGETS
 from textbound.checks import Subject, case_source, run_check
 from textbound.checks.detokenizer import premature_kind
-from textbound.checks.stops import _other_stop_kind, _released_kind, outcome_kind
+from textbound.checks.stops import _other_stop_kind, _probed_kind, _released_kind, outcome_kind
 from textbound.families import build_family, embedded_family
 from textbound.implementation import Implementation
 from textbound.shape import Named, Vocabulary, ids_shape, stream_shape, text_shape
@@ -100,6 +100,7 @@ ONE_BUG = [
     ("mutants.stops_earliest_start", "llama3", "stops"),
     ("tests.one_bug.stops_finish_drops_held", "gpt2", "stops"),
     ("tests.one_bug.stops_endswith_only", "gpt2", "stops"),  # a stop missed, though one starting earlier ends a delta
+    ("tests.one_bug.stops_first_listed", "wordpiece", "stops"),  # earlier or later than the reference's, ending with it
     ("mutants.detokenizer_skip_special_ignored", "sentencepiece", "detokenizer"),
     ("mutants.detokenizer_prompt_ignored", "sentencepiece", "detokenizer"),
     ("mutants.detokenizer_per_token", "wordlevel", "detokenizer"),
@@ -139,6 +140,7 @@ def test_one_bug_gives_one_signature_two_at_most(impl, family, component):
     ("mutants.stops_within_delta", "gpt2", "stops", "stops/stream/releases text that may begin a stop"),
     ("mutants.stops_within_delta", "metaspace", "stops", "stops/pipeline/releases text that may begin a stop"),
     ("tests.one_bug.stops_endswith_only", "gpt2", "stops", "stops/pipeline/missed a stop"),
+    ("tests.one_bug.stops_first_listed", "llama3", "stops", "stops/stream/stopped at a stop string by its place in the list"),
     ("mutants.stops_earliest_start", "llama3", "stops", "stops/pipeline/stopped at a stop string that starts earlier"),
 ])
 def test_a_bug_is_named_by_what_it_does(impl, family, component, signature):
@@ -157,6 +159,8 @@ TWO_BUGS = [
     ("mutants.stops_within_delta", "mutants.stops_earliest_start", "llama3", "stops"),
     ("mutants.stops_within_delta", "mutants.stops_fixed_holdback", "gpt2", "stops"),
     ("tests.one_bug.stops_endswith_only", "mutants.stops_earliest_start", "gpt2", "stops"),
+    ("tests.one_bug.stops_first_listed", "mutants.stops_earliest_start", "llama3", "stops"),
+    ("tests.one_bug.stops_first_listed", "mutants.stops_wrong_stop_string", "unigram", "stops"),
     ("mutants.detokenizer_prompt_ignored", "mutants.detokenizer_skip_special_ignored", "sentencepiece", "detokenizer"),
     ("mutants.detokenizer_per_token", "mutants.detokenizer_unfinished_released", "gpt2", "detokenizer"),
     ("tests.one_bug.deltas_lstripped", "tests.one_bug.spaces_around_special", "roberta", "detokenizer"),
@@ -196,6 +200,39 @@ def _outcome(output, stop):
 ])
 def test_a_stream_stopped_elsewhere_is_told_by_where_its_stop_is(expected, actual, include, kind):
     assert _other_stop_kind(expected, actual, include) == kind
+
+
+def _lowest_start(stops, include):  # "xabcd\ue000" through a checker taking the stop that starts first
+    return {"output": "xabcd" if include else "x", "stop_string": "abcd"}
+
+
+def _first_listed(stops, include):  # ... through one taking the stop listed first
+    return _lowest_start(stops, include) if stops[0] == "abcd" else {"output": "xab" if include else "xa", "stop_string": "b"}
+
+
+def _at_delta_ends(stops, include):  # ... through one looking for stops only where a delta ends
+    return {"output": "xabcd", "stop_string": None}
+
+
+def _names_first_listed(stops, include):  # "xbc\ue000", stops "c" and "bc": cut right, named by the list
+    return {"output": "xbc" if include else "x", "stop_string": next(s for s in stops if s in ("c", "bc"))}
+
+
+@pytest.mark.parametrize(("kind", "stops", "probe", "probed"), [
+    # "xabcd" in one delta, stops "abcd" and "b": each of the three stopped at "abcd", giving "x"
+    ("stopped at a stop string that starts earlier", ["abcd", "b"], _lowest_start,
+     "stopped at a stop string that starts earlier"),
+    ("stopped at a stop string that starts earlier", ["abcd", "b"], _first_listed,
+     "stopped at a stop string by its place in the list"),
+    ("stopped at a stop string that starts earlier", ["abcd", "b"], _at_delta_ends, "missed a stop"),
+    ("stopped at a stop string that starts earlier", ["abcd", "b"], lambda stops, include: None, "missed a stop"),
+    ("missed a stop", ["abcd", "b"], _at_delta_ends, "missed a stop"),
+    ("reports another stop string", ["c", "bc"], _names_first_listed, "reports another stop string"),
+])
+def test_a_stop_elsewhere_is_told_by_the_probe(kind, stops, probe, probed):
+    expected = _outcome("xa", "b") if "b" in stops else _outcome("x", "bc")
+    actual = _outcome("x", "abcd") if "b" in stops else _outcome("x", "c")
+    assert _probed_kind(kind, expected, actual, stops, probe) == probed
 
 
 def test_text_released_before_a_stop_completes_is_not_a_stop_missed():

@@ -193,6 +193,19 @@ def test_an_earlier_start_is_told_from_a_stop_met_where_a_delta_ends(prop: str, 
     assert _stops_kind("tests.one_bug.stops_endswith_only", prop, dict(given)) == "missed a stop"
 
 
+@pytest.mark.parametrize("prop, given", [
+    ("stream", {"text": "there", "stops": ["re", "he"], "splits": []}),
+    ("pipeline", {"pieces": ["there"], "stops": ["re", "he"]}),
+])
+def test_a_stop_chosen_by_its_place_in_the_list(prop: str, given: dict):
+    """"there" in one delta, stops "re" and "he" (ai-dynamo/dynamo#14848): a checker taking the first
+    listed stop in its newest text gives "the", not "t"; listed "he" first, it gives "t"."""
+    assert _stops_kind("impl", prop, dict(given)) is None
+    first_listed = "tests.one_bug.stops_first_listed"
+    assert _stops_kind(first_listed, prop, dict(given)) == "stopped at a stop string by its place in the list"
+    assert _stops_kind(first_listed, prop, {**given, "stops": ["he", "re"]}) is None
+
+
 def test_pipeline_names_what_the_checker_first_did_wrong():
     """"xe", "s" with stops "s" and "es", include_stop: a checker looking in each delta alone releases
     "e", which may begin "es", then stops at "s" with the output right; the pipeline tells the

@@ -38,6 +38,8 @@ MISSED = "missed a stop"  # ran on past where the reference stops, whether it st
 EARLIER_START = "stopped at a stop string that starts earlier"  # though the reference's completes first
 RELEASES = "releases text that may begin a stop"
 HOLDS_MORE = "holds back more than may begin a stop"
+BY_LIST_ORDER = "stopped at a stop string by its place in the list"  # the reference's cut is the same in any order
+REPORTS_ANOTHER = "reports another stop string"  # where the reference stops
 FILLER = "\ue000"  # a probe's text after a stop: the first character from this one (private use) no stop holds
 
 
@@ -72,21 +74,43 @@ def _other_stop_kind(expected: dict, actual: dict, include: bool) -> str | None:
     return MISSED if ran_past else None
 
 
-def _starts_earlier_again(subject: Subject, case: Case, text: str, actual: dict) -> bool:
-    """Whether the checker, having stopped on ``text`` at a stop that starts earlier than the
-    reference's, stops there again where that stop is followed by more text in its delta: one that
-    looks for stops only where a delta ends met it by its ending a delta, and misses it now (its bug
-    is a stop missed, not a search for the lowest start). The probe is one delta: the text through
-    the stop's end, then a character no stop holds."""
-    stops, include = case.input["stops"], case.input.get("include_stop", False)
-    filler = next(char for char in map(chr, itertools.count(ord(FILLER))) if not any(char in s for s in stops))
-    _, end = _stop_span(actual, include)
-    try:
-        checker = subject.impl.StopChecker(stops, include_stop=include)
-        output = checker.add(text[:end] + filler)
-        return checker.stopped and checker.stop_string == actual["stop_string"] and output == actual["output"]
-    except Exception:  # the implementation under test may fail in any way on an input of ours
-        return False
+Probe = Callable[[list[str], bool], "dict | None"]
+
+
+def _probe(subject: Subject, case: Case, text: str, actual: dict) -> Probe:
+    """What the checker does on one delta holding ``text`` through the end of the stop it stopped
+    at and then a character no stop holds, for the stops in a given order and an include_stop:
+    ``{"output", "stop_string"}``, None where it raised. The reference's cut is the same whatever
+    the stops' order, and whatever text follows a stop in its delta."""
+    def outcome(ordered: list[str], include: bool) -> dict | None:
+        filler = next(char for char in map(chr, itertools.count(ord(FILLER))) if not any(char in s for s in ordered))
+        _, end = _stop_span(actual, case.input.get("include_stop", False))
+        try:
+            checker = subject.impl.StopChecker(ordered, include_stop=include)
+            return {"output": checker.add(text[:end] + filler), "stop_string": checker.stop_string}
+        except Exception:  # the implementation under test may fail in any way on an input of ours
+            return None
+    return outcome
+
+
+def _probed_kind(kind: str, expected: dict, actual: dict, stops: list[str], probe: Probe) -> str:
+    """``kind``, for a stream that stopped at or reported another stop than the reference's, as the
+    probe (``_probe``) tells it apart. A cut that moves when the reference's stop is listed first
+    (where the stop starts, or with include_stop where it ends) is chosen by the stops' order,
+    wherever the stop chosen is. A stop starting earlier that the checker does not stop at again
+    with more text after it in its delta was met by its ending a delta, the reference's stop missed
+    (one bug, whichever stop ended the delta). "xabcd" in one delta, stops "abcd" and "b": a checker
+    taking the lowest start and one looking only where a delta ends both give "x", "abcd"; on the
+    probe "xabcd\ue000" the first gives "x", "abcd" again (EARLIER_START), the second not (MISSED)."""
+    theirs_first = [expected["stop_string"], *(stop for stop in stops if stop != expected["stop_string"])]
+    for include in (False, True):
+        listed, reordered = probe(stops, include), probe(theirs_first, include)
+        if listed and reordered and listed["output"] != reordered["output"]:
+            return BY_LIST_ORDER
+    if kind != EARLIER_START:
+        return kind
+    probed = probe(stops, False)
+    return kind if probed and probed["stop_string"] == actual["stop_string"] else MISSED
 
 
 def outcome_kind(expected: str, actual: str, stops: list[str], label: str = "output", stopped: bool = True) -> str:
@@ -109,26 +133,23 @@ def outcome_kind(expected: str, actual: str, stops: list[str], label: str = "out
     return f"{label}: {text_shape(expected, actual, Named('a stop string', tuple(stops)))}"
 
 
-def _stops_divergence(case: Case, expected: dict, actual: dict, starts_earlier_again: Callable[[], bool]) -> Divergence | None:
+def _stops_divergence(case: Case, expected: dict, actual: dict, probe: Probe) -> Divergence | None:
     """None when the outcomes agree; else the first thing that differs: whether, where, or by which
-    stop (an earlier-starting stop only if ``starts_earlier_again``, see ``_starts_earlier_again``)."""
+    stop (told apart by ``probe``, see ``_probed_kind``)."""
     if actual == expected:
         return None
     if actual["stopped"] != expected["stopped"]:
         return Divergence(case, expected, actual, STOPPED_EARLY if actual["stopped"] else MISSED)
     want, got = expected["output"], actual["output"]
-    if other := _other_stop_kind(expected, actual, case.input.get("include_stop", False)):
-        if other == EARLIER_START and not starts_earlier_again():
-            other = MISSED
-        return Divergence(case, expected, actual, other,
+    other = _other_stop_kind(expected, actual, case.input.get("include_stop", False))
+    if other or got == want:
+        kind = _probed_kind(other or REPORTS_ANOTHER, expected, actual, case.input["stops"], probe)
+        return Divergence(case, expected, actual, kind,
                           {"expected_stop_string": expected["stop_string"], "actual_stop_string": actual["stop_string"]})
-    if got != want:
-        index = first_index(want, got)
-        kind = outcome_kind(want, got, case.input["stops"], stopped=expected["stopped"])
-        return Divergence(case, expected, actual, kind, {
-            "index": index, "expected_window": text_window(want, index), "actual_window": text_window(got, index)})
-    return Divergence(case, expected, actual, "reports another stop string",
-                      {"expected_stop_string": expected["stop_string"], "actual_stop_string": actual["stop_string"]})
+    index = first_index(want, got)
+    kind = outcome_kind(want, got, case.input["stops"], stopped=expected["stopped"])
+    return Divergence(case, expected, actual, kind, {
+        "index": index, "expected_window": text_window(want, index), "actual_window": text_window(got, index)})
 
 
 def _step_fault(case: Case, expected_output: str, output: str, seen: str, stops: list[str], step: int) -> Divergence | None:
@@ -171,7 +192,7 @@ def check_stops_stream(subject: Subject, case: Case) -> Divergence | None:
     if failure:
         return failure
     actual, found = result
-    return found or _stops_divergence(case, expected, actual, lambda: _starts_earlier_again(subject, case, text, actual))
+    return found or _stops_divergence(case, expected, actual, _probe(subject, case, text, actual))
 
 
 @check("stops", "pipeline", minimize="ids")
@@ -206,7 +227,7 @@ def check_stops_pipeline(subject: Subject, case: Case) -> Divergence | None:
     if failure:
         return failure
     actual, fault = result
-    found = _stops_divergence(case, expected, actual, lambda: _starts_earlier_again(subject, case, whole, actual))
+    found = _stops_divergence(case, expected, actual, _probe(subject, case, whole, actual))
     # The outcome decides whether the pipeline diverges (a tail held back wrongly but released in the
     # end is stops/stream's to report); the first fault on the way, if any, names it.
     if found is None or fault is None:
