@@ -206,6 +206,20 @@ def test_a_stop_chosen_by_its_place_in_the_list(prop: str, given: dict):
     assert _stops_kind(first_listed, prop, {**given, "stops": ["he", "re"]}) is None
 
 
+@pytest.mark.parametrize("prop, given", [
+    ("stream", {"text": "a stop!", "stops": ["stop"], "splits": [4]}),
+    ("stream", {"text": "a stop!", "stops": ["stop"], "splits": [6]}),  # the delta ends at the stop
+    ("pipeline", {"pieces": ["a st", "op!"], "stops": ["stop"]}),
+])
+def test_text_after_the_stop_in_its_delta(prop: str, given: dict):
+    """"a st", "op!", stop "stop": a checker releasing all of the delta a stop completes in gives
+    "a stop!", not "a "; where the delta ends at the stop, "a stop", as one always including the stop
+    would, told apart by more text after the stop in its delta."""
+    assert _stops_kind("impl", prop, dict(given)) is None
+    assert _stops_kind("tests.one_bug.stops_whole_delta", prop, dict(given)) == \
+        "releases text after the stop string in its delta"
+
+
 def test_pipeline_names_what_the_checker_first_did_wrong():
     """"xe", "s" with stops "s" and "es", include_stop: a checker looking in each delta alone releases
     "e", which may begin "es", then stops at "s" with the output right; the pipeline tells the

@@ -16,4 +16,5 @@ COMPONENTS = {
     "stops_endswith_only": "stops",
     "stops_finish_drops_held": "stops",
     "stops_first_listed": "stops",
+    "stops_whole_delta": "stops",
 }

@@ -40,6 +40,7 @@ RELEASES = "releases text that may begin a stop"
 HOLDS_MORE = "holds back more than may begin a stop"
 BY_LIST_ORDER = "stopped at a stop string by its place in the list"  # the reference's cut is the same in any order
 REPORTS_ANOTHER = "reports another stop string"  # where the reference stops
+PAST_STOP = "releases text after the stop string in its delta"  # having stopped at the reference's stop
 FILLER = "\ue000"  # a probe's text after a stop: the first character from this one (private use) no stop holds
 
 
@@ -80,14 +81,17 @@ Probe = Callable[[list[str], bool], "dict | None"]
 def _probe(subject: Subject, case: Case, text: str, actual: dict) -> Probe:
     """What the checker does on one delta holding ``text`` through the end of the stop it stopped
     at and then a character no stop holds, for the stops in a given order and an include_stop:
-    ``{"output", "stop_string"}``, None where it raised. The reference's cut is the same whatever
-    the stops' order, and whatever text follows a stop in its delta."""
+    ``{"output", "stop_string", "past_stop"}`` (whether it stopped yet released that character),
+    None where it raised. The reference's cut is the same whatever the stops' order, and whatever
+    text follows a stop in its delta."""
     def outcome(ordered: list[str], include: bool) -> dict | None:
         filler = next(char for char in map(chr, itertools.count(ord(FILLER))) if not any(char in s for s in ordered))
         _, end = _stop_span(actual, case.input.get("include_stop", False))
         try:
             checker = subject.impl.StopChecker(ordered, include_stop=include)
-            return {"output": checker.add(text[:end] + filler), "stop_string": checker.stop_string}
+            output = checker.add(text[:end] + filler)
+            return {"output": output, "stop_string": checker.stop_string,
+                    "past_stop": checker.stopped and output.endswith(filler)}
         except Exception:  # the implementation under test may fail in any way on an input of ours
             return None
     return outcome
@@ -101,16 +105,21 @@ def _probed_kind(kind: str, expected: dict, actual: dict, stops: list[str], prob
     with more text after it in its delta was met by its ending a delta, the reference's stop missed
     (one bug, whichever stop ended the delta). "xabcd" in one delta, stops "abcd" and "b": a checker
     taking the lowest start and one looking only where a delta ends both give "x", "abcd"; on the
-    probe "xabcd\ue000" the first gives "x", "abcd" again (EARLIER_START), the second not (MISSED)."""
+    probe "xabcd\ue000" the first gives "x", "abcd" again (EARLIER_START), the second not (MISSED).
+    A stream cut past the reference's stop though it names it, that on the probe releases the
+    character after the stop, releases the rest of the stop's delta (whether that delta ends at the
+    stop or goes on; not a stop missed)."""
     theirs_first = [expected["stop_string"], *(stop for stop in stops if stop != expected["stop_string"])]
     for include in (False, True):
         listed, reordered = probe(stops, include), probe(theirs_first, include)
         if listed and reordered and listed["output"] != reordered["output"]:
             return BY_LIST_ORDER
-    if kind != EARLIER_START:
-        return kind
     probed = probe(stops, False)
-    return kind if probed and probed["stop_string"] == actual["stop_string"] else MISSED
+    if kind == EARLIER_START and not (probed and probed["stop_string"] == actual["stop_string"]):
+        return MISSED
+    if kind == MISSED and actual["stop_string"] == expected["stop_string"] and probed and probed["past_stop"]:
+        return PAST_STOP
+    return kind
 
 
 def outcome_kind(expected: str, actual: str, stops: list[str], label: str = "output", stopped: bool = True) -> str:
