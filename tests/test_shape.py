@@ -13,7 +13,7 @@ import pytest
 from textbound.budget import BUDGETS
 from textbound.checks import Subject, case_source, run_check
 from textbound.checks.detokenizer import premature_kind
-from textbound.checks.stops import _other_stop_kind, _released_kind, outcome_kind
+from textbound.checks.stops import _other_stop_kind, _probed_kind, _released_kind, outcome_kind
 from textbound.checks.tokenizer import _shared_neighbour
 from textbound.counterfactuals import added_tokens_read_as_text, plain_ids, text_readings
 from textbound.families import build_family, embedded_family
@@ -136,10 +136,12 @@ ONE_BUG = [
     ("mutants.tokenizer_unicode_line_breaks", "unigram", "tokenizer"),  # where "\n" and " " are alike
     ("tests.one_bug.stageless_no_normalizer", "bert", "tokenizer"),
     ("mutants.stops_include_stop_ignored", "gpt2", "stops"),
-    ("mutants.stops_within_delta", "gpt2", "stops"),  # a stop released before it completes, then missed
+    ("mutants.stops_within_delta", "metaspace", "stops"),  # a stop released before it completes, in both checks
     ("mutants.stops_earliest_start", "llama3", "stops"),
     ("tests.one_bug.stops_finish_drops_held", "gpt2", "stops"),
-    ("tests.one_bug.stops_endswith_only", "bert", "stops"),
+    ("tests.one_bug.stops_endswith_only", "gpt2", "stops"),  # a stop missed, though one starting earlier ends a delta
+    ("tests.one_bug.stops_first_listed", "wordpiece", "stops"),  # earlier or later than the reference's, ending with it
+    ("tests.one_bug.stops_whole_delta", "gpt2", "stops"),  # the delta ending at the stop or going on
     ("mutants.detokenizer_skip_special_ignored", "sentencepiece", "detokenizer"),
     ("mutants.detokenizer_prompt_ignored", "sentencepiece", "detokenizer"),
     ("mutants.detokenizer_per_token", "wordlevel", "detokenizer"),
@@ -189,11 +191,16 @@ def test_one_bug_gives_one_signature_two_at_most(impl, family, component):
     ("mutants.tokenizer_normalized_ignored", "sentencepiece", "tokenizer",  # the pieces that flag gives too
      "tokenizer/vocab/id_to_token: reads every added token's normalized as true"),
     ("mutants.stops_within_delta", "gpt2", "stops", "stops/stream/releases text that may begin a stop"),
+    ("mutants.stops_within_delta", "metaspace", "stops", "stops/pipeline/releases text that may begin a stop"),
+    ("tests.one_bug.stops_endswith_only", "gpt2", "stops", "stops/pipeline/missed a stop"),
+    ("tests.one_bug.stops_first_listed", "llama3", "stops", "stops/stream/stopped at a stop string by its place in the list"),
+    ("tests.one_bug.stops_whole_delta", "gpt2", "stops", "stops/pipeline/releases text after the stop string in its delta"),
     ("mutants.stops_earliest_start", "llama3", "stops", "stops/pipeline/stopped at a stop string that starts earlier"),
 ])
 def test_a_bug_is_named_by_what_it_does(impl, family, component, signature):
     """The kind a counterfactual reading (a stream decoded without its prompt, a pipeline option
-    read otherwise on every node of its type) or a widened shape gives: the bug's own words."""
+    read otherwise on every node of its type, a stop followed by more text in its delta) or a
+    widened shape gives: the bug's own words."""
     assert signature in component_signatures(impl, family, component)
 
 
@@ -212,6 +219,10 @@ TWO_BUGS = [
     ("mutants.tokenizer_added_adjacent", "mutants.tokenizer_normalized_ignored", "sentencepiece", "tokenizer"),
     ("mutants.stops_within_delta", "mutants.stops_earliest_start", "llama3", "stops"),
     ("mutants.stops_within_delta", "mutants.stops_fixed_holdback", "gpt2", "stops"),
+    ("tests.one_bug.stops_endswith_only", "mutants.stops_earliest_start", "gpt2", "stops"),
+    ("tests.one_bug.stops_first_listed", "mutants.stops_earliest_start", "llama3", "stops"),
+    ("tests.one_bug.stops_first_listed", "mutants.stops_wrong_stop_string", "unigram", "stops"),
+    ("tests.one_bug.stops_whole_delta", "tests.one_bug.stops_endswith_only", "gpt2", "stops"),
     ("mutants.detokenizer_prompt_ignored", "mutants.detokenizer_skip_special_ignored", "sentencepiece", "detokenizer"),
     ("mutants.detokenizer_per_token", "mutants.detokenizer_unfinished_released", "gpt2", "detokenizer"),
     ("tests.one_bug.deltas_lstripped", "tests.one_bug.spaces_around_special", "roberta", "detokenizer"),
@@ -251,6 +262,50 @@ def _outcome(output, stop):
 ])
 def test_a_stream_stopped_elsewhere_is_told_by_where_its_stop_is(expected, actual, include, kind):
     assert _other_stop_kind(expected, actual, include) == kind
+
+
+def _probed(output, stop, past_stop=False):
+    return {"output": output, "stop_string": stop, "past_stop": past_stop}
+
+
+def _lowest_start(stops, include):  # "xabcd\ue000" in one delta through a checker taking the stop that starts first
+    return _probed("xabcd" if include else "x", "abcd")
+
+
+def _first_listed(stops, include):  # ... through one taking the stop listed first
+    return _lowest_start(stops, include) if stops[0] == "abcd" else _probed("xab" if include else "xa", "b")
+
+
+def _at_delta_ends(stops, include):  # ... through one looking for stops only where a delta ends
+    return _probed("xabcd", None)
+
+
+def _whole_delta(stops, include):  # ... through one releasing all of the delta a stop completes in
+    return _probed("xabcd\ue000", "b", past_stop=True)
+
+
+def _names_first_listed(stops, include):  # "xbc\ue000", stops "c" and "bc": cut right, named by the list
+    return _probed("xbc" if include else "x", next(s for s in stops if s in ("c", "bc")))
+
+
+@pytest.mark.parametrize(("kind", "stops", "actual", "probe", "probed"), [
+    # "xabcd" in one delta, stops "abcd" and "b" (the reference gives "xa"): three checkers giving "x"
+    ("stopped at a stop string that starts earlier", ["abcd", "b"], _outcome("x", "abcd"), _lowest_start,
+     "stopped at a stop string that starts earlier"),
+    ("stopped at a stop string that starts earlier", ["abcd", "b"], _outcome("x", "abcd"), _first_listed,
+     "stopped at a stop string by its place in the list"),
+    ("stopped at a stop string that starts earlier", ["abcd", "b"], _outcome("x", "abcd"), _at_delta_ends,
+     "missed a stop"),
+    ("stopped at a stop string that starts earlier", ["abcd", "b"], _outcome("x", "abcd"),
+     lambda stops, include: None, "missed a stop"),
+    # and one giving "xabcd", the reference's stop named
+    ("missed a stop", ["abcd", "b"], _outcome("xabcd", "b"), _whole_delta, "releases text after the stop string in its delta"),
+    ("missed a stop", ["abcd", "b"], _outcome("xabcd", "b"), _at_delta_ends, "missed a stop"),
+    ("reports another stop string", ["c", "bc"], _outcome("x", "c"), _names_first_listed, "reports another stop string"),
+])
+def test_a_stop_elsewhere_is_told_by_the_probe(kind, stops, actual, probe, probed):
+    expected = _outcome("xa", "b") if "b" in stops else _outcome("x", "bc")
+    assert _probed_kind(kind, expected, actual, stops, probe) == probed
 
 
 def test_text_released_before_a_stop_completes_is_not_a_stop_missed():

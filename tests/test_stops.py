@@ -167,6 +167,72 @@ def test_check_compares_the_stop_string(prop: str, given: dict):
     assert found.first_difference == {"expected_stop_string": "abc", "actual_stop_string": "bc"}
 
 
+def _stops_kind(impl: str, prop: str, given: dict) -> str | None:
+    """The kind ``impl``'s checker gets on a case of ``prop`` on gpt2 (None: it passes); a pipeline
+    case's ids are gpt2's encoding of each of ``given["pieces"]``, one delta each."""
+    family = build_family("gpt2")
+    if prop == "pipeline":
+        encode = TokenizersOracle.from_dir(family).encode
+        pieces = [encode(piece) for piece in given.pop("pieces")]
+        given = {**given, "ids": [i for piece in pieces for i in piece],
+                 "splits": list(itertools.accumulate(map(len, pieces)))[:-1], "skip_special_tokens": True}
+    found = run_check(Subject("gpt2", family, Implementation(impl)), Case("stops", prop, "gpt2", given))
+    return found and found.kind
+
+
+@pytest.mark.parametrize("prop, given", [
+    ("stream", {"text": "xabcd", "stops": ["abcd", "b"], "splits": []}),
+    ("pipeline", {"pieces": ["xabcd"], "stops": ["abcd", "b"]}),
+])
+def test_an_earlier_start_is_told_from_a_stop_met_where_a_delta_ends(prop: str, given: dict):
+    """"xabcd" in one delta, stops "abcd" and "b": a checker taking the stop that starts first and
+    one looking for stops only where a delta ends both stop at "abcd" ("x", not "xa"); followed by
+    more text in its delta, "abcd" stops the first again and not the second, which missed "b"."""
+    assert _stops_kind("impl", prop, dict(given)) is None
+    assert _stops_kind("mutants.stops_earliest_start", prop, dict(given)) == "stopped at a stop string that starts earlier"
+    assert _stops_kind("tests.one_bug.stops_endswith_only", prop, dict(given)) == "missed a stop"
+
+
+@pytest.mark.parametrize("prop, given", [
+    ("stream", {"text": "there", "stops": ["re", "he"], "splits": []}),
+    ("pipeline", {"pieces": ["there"], "stops": ["re", "he"]}),
+])
+def test_a_stop_chosen_by_its_place_in_the_list(prop: str, given: dict):
+    """"there" in one delta, stops "re" and "he" (ai-dynamo/dynamo#14848): a checker taking the first
+    listed stop in its newest text gives "the", not "t"; listed "he" first, it gives "t"."""
+    assert _stops_kind("impl", prop, dict(given)) is None
+    first_listed = "tests.one_bug.stops_first_listed"
+    assert _stops_kind(first_listed, prop, dict(given)) == "stopped at a stop string by its place in the list"
+    assert _stops_kind(first_listed, prop, {**given, "stops": ["he", "re"]}) is None
+
+
+@pytest.mark.parametrize("prop, given", [
+    ("stream", {"text": "a stop!", "stops": ["stop"], "splits": [4]}),
+    ("stream", {"text": "a stop!", "stops": ["stop"], "splits": [6]}),  # the delta ends at the stop
+    ("pipeline", {"pieces": ["a st", "op!"], "stops": ["stop"]}),
+])
+def test_text_after_the_stop_in_its_delta(prop: str, given: dict):
+    """"a st", "op!", stop "stop": a checker releasing all of the delta a stop completes in gives
+    "a stop!", not "a "; where the delta ends at the stop, "a stop", as one always including the stop
+    would, told apart by more text after the stop in its delta."""
+    assert _stops_kind("impl", prop, dict(given)) is None
+    assert _stops_kind("tests.one_bug.stops_whole_delta", prop, dict(given)) == \
+        "releases text after the stop string in its delta"
+
+
+def test_pipeline_names_what_the_checker_first_did_wrong():
+    """"xe", "s" with stops "s" and "es", include_stop: a checker looking in each delta alone releases
+    "e", which may begin "es", then stops at "s" with the output right; the pipeline tells the
+    release, as the stream does, not the stop string reported."""
+    given = {"stops": ["s", "es"], "include_stop": True}
+    assert _stops_kind("impl", "pipeline", {**given, "pieces": ["xe", "s"]}) is None
+    assert _stops_kind("mutants.stops_within_delta", "pipeline", {**given, "pieces": ["xe", "s"]}) == \
+        _stops_kind("mutants.stops_within_delta", "stream", {**given, "text": "xes", "splits": [2]}) == \
+        "releases text that may begin a stop"
+    assert _stops_kind("mutants.stops_wrong_stop_string", "pipeline", {**given, "pieces": ["xe", "s"]}) == \
+        "reports another stop string"  # the same outcome, nothing released early
+
+
 def test_reference_held_back():
     assert held_back_reference("xab", ["abc", "bx"]) == 2
     assert held_back_reference("xab", ["b"]) == 0  # a complete stop is not a proper prefix

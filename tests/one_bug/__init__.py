@@ -15,4 +15,6 @@ COMPONENTS = {
     "stageless_no_normalizer": "tokenizer",
     "stops_endswith_only": "stops",
     "stops_finish_drops_held": "stops",
+    "stops_first_listed": "stops",
+    "stops_whole_delta": "stops",
 }

@@ -6,11 +6,14 @@ whole-text reference, on streamed text and on ids streamed through the detokeniz
   ``stop_outcome`` for every split of the text, it never releases text that the reference cuts off,
   and while no stop has completed it holds back exactly the longest tail that may still begin a stop.
 - stops/pipeline: ids -> IncrementalDetokenizer -> StopChecker, streamed, equals ``stop_outcome`` of
-  the oracle's whole decode, stop string included.
+  the oracle's whole decode, stop string included. Where it does not, the kind is what the checker
+  first did wrong on the way, judged as stops/stream judges each delta (while the deltas begin the
+  whole decode), else how the outcome differs: one bug gets one kind in both checks.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
+import itertools
+from collections.abc import Callable, Iterator
 
 from oracles.stop_reference import held_back_reference, stop_outcome
 
@@ -35,6 +38,10 @@ MISSED = "missed a stop"  # ran on past where the reference stops, whether it st
 EARLIER_START = "stopped at a stop string that starts earlier"  # though the reference's completes first
 RELEASES = "releases text that may begin a stop"
 HOLDS_MORE = "holds back more than may begin a stop"
+BY_LIST_ORDER = "stopped at a stop string by its place in the list"  # the reference's cut is the same in any order
+REPORTS_ANOTHER = "reports another stop string"  # where the reference stops
+PAST_STOP = "releases text after the stop string in its delta"  # having stopped at the reference's stop
+FILLER = "\ue000"  # a probe's text after a stop: the first character from this one (private use) no stop holds
 
 
 def _released_kind(expected: str, output: str, seen: str, stops: list[str]) -> str:
@@ -68,6 +75,53 @@ def _other_stop_kind(expected: dict, actual: dict, include: bool) -> str | None:
     return MISSED if ran_past else None
 
 
+Probe = Callable[[list[str], bool], "dict | None"]
+
+
+def _probe(subject: Subject, case: Case, text: str, actual: dict) -> Probe:
+    """What the checker does on one delta holding ``text`` through the end of the stop it stopped
+    at and then a character no stop holds, for the stops in a given order and an include_stop:
+    ``{"output", "stop_string", "past_stop"}`` (whether it stopped yet released that character),
+    None where it raised. The reference's cut is the same whatever the stops' order, and whatever
+    text follows a stop in its delta."""
+    def outcome(ordered: list[str], include: bool) -> dict | None:
+        filler = next(char for char in map(chr, itertools.count(ord(FILLER))) if not any(char in s for s in ordered))
+        _, end = _stop_span(actual, case.input.get("include_stop", False))
+        try:
+            checker = subject.impl.StopChecker(ordered, include_stop=include)
+            output = checker.add(text[:end] + filler)
+            return {"output": output, "stop_string": checker.stop_string,
+                    "past_stop": checker.stopped and output.endswith(filler)}
+        except Exception:  # the implementation under test may fail in any way on an input of ours
+            return None
+    return outcome
+
+
+def _probed_kind(kind: str, expected: dict, actual: dict, stops: list[str], probe: Probe) -> str:
+    """``kind``, for a stream that stopped at or reported another stop than the reference's, as the
+    probe (``_probe``) tells it apart. A cut that moves when the reference's stop is listed first
+    (where the stop starts, or with include_stop where it ends) is chosen by the stops' order,
+    wherever the stop chosen is. A stop starting earlier that the checker does not stop at again
+    with more text after it in its delta was met by its ending a delta, the reference's stop missed
+    (one bug, whichever stop ended the delta). "xabcd" in one delta, stops "abcd" and "b": a checker
+    taking the lowest start and one looking only where a delta ends both give "x", "abcd"; on the
+    probe "xabcd\ue000" the first gives "x", "abcd" again (EARLIER_START), the second not (MISSED).
+    A stream cut past the reference's stop though it names it, that on the probe releases the
+    character after the stop, releases the rest of the stop's delta (whether that delta ends at the
+    stop or goes on; not a stop missed)."""
+    theirs_first = [expected["stop_string"], *(stop for stop in stops if stop != expected["stop_string"])]
+    for include in (False, True):
+        listed, reordered = probe(stops, include), probe(theirs_first, include)
+        if listed and reordered and listed["output"] != reordered["output"]:
+            return BY_LIST_ORDER
+    probed = probe(stops, False)
+    if kind == EARLIER_START and not (probed and probed["stop_string"] == actual["stop_string"]):
+        return MISSED
+    if kind == MISSED and actual["stop_string"] == expected["stop_string"] and probed and probed["past_stop"]:
+        return PAST_STOP
+    return kind
+
+
 def outcome_kind(expected: str, actual: str, stops: list[str], label: str = "output", stopped: bool = True) -> str:
     """How a stream's ``label`` differs from the reference's: where one is the other cut short, by
     the stop string the cut is (``outcome_kind("ab##", "ab", ["##"]) == "output: drops the stop
@@ -88,23 +142,39 @@ def outcome_kind(expected: str, actual: str, stops: list[str], label: str = "out
     return f"{label}: {text_shape(expected, actual, Named('a stop string', tuple(stops)))}"
 
 
-def _stops_divergence(case: Case, expected: dict, actual: dict) -> Divergence | None:
-    """None when the outcomes agree; else the first thing that differs: whether, where, or by which stop."""
+def _stops_divergence(case: Case, expected: dict, actual: dict, probe: Probe) -> Divergence | None:
+    """None when the outcomes agree; else the first thing that differs: whether, where, or by which
+    stop (told apart by ``probe``, see ``_probed_kind``)."""
     if actual == expected:
         return None
     if actual["stopped"] != expected["stopped"]:
         return Divergence(case, expected, actual, STOPPED_EARLY if actual["stopped"] else MISSED)
     want, got = expected["output"], actual["output"]
-    if other := _other_stop_kind(expected, actual, case.input.get("include_stop", False)):
-        return Divergence(case, expected, actual, other,
+    other = _other_stop_kind(expected, actual, case.input.get("include_stop", False))
+    if other or got == want:
+        kind = _probed_kind(other or REPORTS_ANOTHER, expected, actual, case.input["stops"], probe)
+        return Divergence(case, expected, actual, kind,
                           {"expected_stop_string": expected["stop_string"], "actual_stop_string": actual["stop_string"]})
-    if got != want:
-        index = first_index(want, got)
-        kind = outcome_kind(want, got, case.input["stops"], stopped=expected["stopped"])
-        return Divergence(case, expected, actual, kind, {
-            "index": index, "expected_window": text_window(want, index), "actual_window": text_window(got, index)})
-    return Divergence(case, expected, actual, "reports another stop string",
-                      {"expected_stop_string": expected["stop_string"], "actual_stop_string": actual["stop_string"]})
+    index = first_index(want, got)
+    kind = outcome_kind(want, got, case.input["stops"], stopped=expected["stopped"])
+    return Divergence(case, expected, actual, kind, {
+        "index": index, "expected_window": text_window(want, index), "actual_window": text_window(got, index)})
+
+
+def _step_fault(case: Case, expected_output: str, output: str, seen: str, stops: list[str], step: int) -> Divergence | None:
+    """After a delta that did not stop the stream: text released that the reference cuts off, or a
+    tail held back other than the longest that may still begin a stop; None when neither."""
+    if not expected_output.startswith(output):
+        return Divergence(case, expected_output, output, _released_kind(expected_output, output, seen, stops),
+                          {"after": f"add {step}", "index": first_index(expected_output, output)})
+    # The held tail is shorter than the longest stop, so the reference needs only that much.
+    longest = max(map(len, stops), default=0)
+    should_hold = held_back_reference(seen[-longest:], stops) if longest else 0
+    held = len(seen) - len(output)
+    if held != should_hold:
+        return Divergence(case, should_hold, held, HOLDS_MORE if held > should_hold else RELEASES,
+                          {"after": f"add {step}", "seen": seen})
+    return None
 
 
 @check("stops", "stream", minimize="text")
@@ -112,7 +182,6 @@ def check_stops_stream(subject: Subject, case: Case) -> Divergence | None:
     text, stops, include = case.input["text"], case.input["stops"], case.input.get("include_stop", False)
     deltas = ["".join(part) for part in chunks(list(text), case.input.get("splits", []))]
     expected = _reference(text, stops, include)
-    longest = max(map(len, stops), default=0)
 
     def run() -> tuple[dict, Divergence | None]:
         checker = subject.impl.StopChecker(stops, include_stop=include)
@@ -122,18 +191,8 @@ def check_stops_stream(subject: Subject, case: Case) -> Divergence | None:
             seen += delta
             if checker.stopped:
                 continue  # where and by which stop it stopped (and what it released since): the outcome says
-            if not expected["output"].startswith(output):
-                index = first_index(expected["output"], output)
-                kind = _released_kind(expected["output"], output, seen, stops)
-                return _observed(output, checker), Divergence(case, expected["output"], output, kind,
-                                                              {"after": f"add {step}", "index": index})
-            # The held tail is shorter than the longest stop, so the reference needs only that much.
-            should_hold = held_back_reference(seen[-longest:], stops) if longest else 0
-            held = len(seen) - len(output)
-            if held != should_hold:
-                kind = HOLDS_MORE if held > should_hold else RELEASES
-                return _observed(output, checker), Divergence(case, should_hold, held, kind,
-                                                              {"after": f"add {step}", "seen": seen})
+            if fault := _step_fault(case, expected["output"], output, seen, stops, step):
+                return _observed(output, checker), fault
         if not checker.stopped:
             output += checker.finish()
         return _observed(output, checker), None
@@ -142,7 +201,7 @@ def check_stops_stream(subject: Subject, case: Case) -> Divergence | None:
     if failure:
         return failure
     actual, found = result
-    return found or _stops_divergence(case, expected, actual)
+    return found or _stops_divergence(case, expected, actual, _probe(subject, case, text, actual))
 
 
 @check("stops", "pipeline", minimize="ids")
@@ -154,7 +213,7 @@ def check_stops_pipeline(subject: Subject, case: Case) -> Divergence | None:
         return None  # the detokenizer/stream check judges what to do when the oracle cannot decode
     expected = _reference(whole, stops, include)
 
-    def run() -> dict:
+    def run() -> tuple[dict, Divergence | None]:
         detokenizer = subject.impl.IncrementalDetokenizer(subject.tokenizer, skip_special_tokens=given.skip_special_tokens)
         checker = subject.impl.StopChecker(stops, include_stop=include)
         def deltas() -> Iterator[str]:
@@ -162,13 +221,24 @@ def check_stops_pipeline(subject: Subject, case: Case) -> Divergence | None:
                 yield detokenizer.add(chunk)
             yield detokenizer.flush()
 
-        output = ""
-        for delta in deltas():
+        output, seen, first_fault = "", "", None
+        for step, delta in enumerate(deltas()):
             output += checker.add(delta)
+            seen += delta
             if checker.stopped:
-                return _observed(output, checker)
-        return _observed(output + checker.finish(), checker)
+                return _observed(output, checker), first_fault
+            # Deltas that leave the whole decode are the detokenizer's fault: the outcome tells them.
+            if first_fault is None and whole.startswith(seen):
+                first_fault = _step_fault(case, expected["output"], output, seen, stops, step)
+        return _observed(output + checker.finish(), checker), first_fault
 
-    actual, failure = impl_call(case, expected, run)
-    return failure or _stops_divergence(case, expected, actual)
-
+    result, failure = impl_call(case, expected, run)
+    if failure:
+        return failure
+    actual, fault = result
+    found = _stops_divergence(case, expected, actual, _probe(subject, case, whole, actual))
+    # The outcome decides whether the pipeline diverges (a tail held back wrongly but released in the
+    # end is stops/stream's to report); the first fault on the way, if any, names it.
+    if found is None or fault is None:
+        return found
+    return Divergence(case, expected, actual, fault.kind, fault.first_difference)

@@ -1,0 +1,43 @@
+"""A stop checker that, of the stop strings in the newest text, stops at the first one the request
+lists rather than the one that completes first (vLLM's ``check_stop_strings`` before
+vllm-project/vllm#49391: "returns the first stop string in list order that is found in the newly
+generated text"; the same in vLLM's Rust frontend, vllm-project/vllm#50200, and in Dynamo's,
+ai-dynamo/dynamo#14848: "there" with stops "re", "he" gave "the"). Two stops complete in one delta
+where a token decodes to several characters or a step appends several tokens. It searches, as vLLM
+does, the newest delta and the stop's length less one before it, and holds back a tail that may
+begin a stop, as impl does."""
+from impl import *  # noqa: F403 - re-exports impl's names
+
+
+class StopChecker:
+    def __init__(self, stops, include_stop=False):
+        self._stops, self._include = [s for s in stops if s], include_stop
+        self._text, self._released = "", 0
+        self.stop_string = None
+
+    @property
+    def stopped(self):
+        return self.stop_string is not None
+
+    def add(self, delta):
+        if self.stopped:
+            return ""
+        self._text += delta
+        for stop in self._stops:
+            start = self._text.find(stop, max(0, len(self._text) - len(delta) - len(stop) + 1))
+            if start != -1:
+                self.stop_string = stop
+                return self._release(start + len(stop) if self._include else start)
+        return self._release(len(self._text) - self._held())
+
+    def finish(self):
+        return "" if self.stopped else self._release(len(self._text))
+
+    def _held(self) -> int:
+        """The longest tail that is a proper prefix of a stop."""
+        return max((k for s in self._stops for k in range(1, len(s)) if self._text.endswith(s[:k])), default=0)
+
+    def _release(self, end: int) -> str:
+        out = self._text[self._released:end]
+        self._released = max(self._released, end)
+        return out
