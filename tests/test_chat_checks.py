@@ -29,10 +29,10 @@ FAMILY = "gpt2"  # embedded: checked with the project's ChatML template
 # Each bug and the signature it must show under; the shared templates have the block tags that
 # trim_blocks acts on (ChatML's tags all strip themselves).
 BUG_SIGNATURES = {
-    "trim_blocks": "chat/render/text: ",
-    "tojson_ascii": "chat/render/text: ",
-    "raise_swallowed": "chat/render/renders where transformers raises jinja2.exceptions.TemplateError",
-    "continue_untrimmed": "chat/render/text: inserts",
+    "trim_blocks": "chat/render/text: inserts '\\n'",
+    "tojson_ascii": "chat/render/text: writes non-ASCII characters as \\u escapes",
+    "raise_swallowed": "chat/render/does not raise the error transformers raises",
+    "continue_untrimmed": "chat/render/renders as if continue_final_message were false",
     "sanitize_ignored": "chat/sanitized_ids/ids: ",
     "mutates_messages": "chat/render/changed the caller's messages",
 }

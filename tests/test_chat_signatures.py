@@ -1,0 +1,143 @@
+"""One chat bug, one signature, two at most (issue 18): every chat mutant of the catalogue and the
+chat bugs it lacks (tests/one_bug/chat_*), checked on every quick chat case of one family (gpt2:
+the project's ChatML and a window of the shared templates), are told by what the renderer does,
+whichever template or characters show it; two bugs keep signatures of their own."""
+from __future__ import annotations
+
+import sys
+import types
+
+import pytest
+
+import impl
+from oracles.chat_oracle import ChatRequest
+from tests.one_bug import chat_render_stripped
+from textbound.budget import BUDGETS
+from textbound.checks import Subject, case_source, run_check
+from textbound.checks.chat import (content_formats, edit_kind, escape_kind, json_kind, render_kind, request_readings,
+                                   whitespace_kind)
+
+from textbound.families import build_family, embedded_family
+from textbound.implementation import Implementation
+
+from .families import NEEDS_TEMPLATES
+from .test_shape import component_signatures
+
+FAMILY = "gpt2"  # every chat bug here shows on it, and its cases cost no more than another family's
+
+# (implementation, the signature its bug is named by)
+ONE_BUG = [
+    ("mutants.chat_trim_blocks_off", "chat/render/text: inserts '\\n'"),
+    ("mutants.chat_lstrip_blocks_off", "chat/render/text: inserts ' '"),
+    ("mutants.chat_tojson_ascii", "chat/render/text: writes non-ASCII characters as \\u escapes"),
+    ("mutants.chat_tojson_sorted", "chat/render/text: sorts JSON object keys"),
+    ("mutants.chat_generation_prompt_ignored", "chat/render/renders as if add_generation_prompt were false"),
+    ("mutants.chat_continue_not_trimmed", "chat/render/renders as if continue_final_message were false"),
+    ("mutants.chat_empty_tools_as_none", "chat/render/renders an empty tools list as none"),
+    ("mutants.chat_content_parts_flattened", "chat/render/reads content as vLLM's 'string' content format"),
+    ("mutants.chat_raise_exception_swallowed", "chat/render/does not raise the error transformers raises"),
+    ("tests.one_bug.chat_render_stripped", "chat/render/text: drops the whitespace at the render's ends"),
+    ("tests.one_bug.chat_none_content_as_text", "chat/render/text: inserts text"),
+]
+
+
+@NEEDS_TEMPLATES
+@pytest.mark.parametrize(("impl", "signature"), ONE_BUG)
+def test_one_chat_bug_gives_one_signature_two_at_most(impl, signature):
+    signatures = component_signatures(impl, FAMILY, "chat")
+    assert 1 <= len(signatures) <= 2, sorted(signatures)
+    assert signature in signatures, sorted(signatures)
+
+
+# Bugs of one kind of output (whitespace kept or cut, tojson's options, a flag read otherwise)
+# that a coarser kind would give one signature.
+TWO_BUGS = [
+    ("mutants.chat_trim_blocks_off", "mutants.chat_lstrip_blocks_off"),
+    ("mutants.chat_trim_blocks_off", "tests.one_bug.chat_render_stripped"),
+    ("mutants.chat_tojson_ascii", "mutants.chat_tojson_sorted"),
+    ("mutants.chat_generation_prompt_ignored", "mutants.chat_continue_not_trimmed"),
+    ("mutants.chat_raise_exception_swallowed", "tests.one_bug.chat_none_content_as_text"),
+]
+
+
+@NEEDS_TEMPLATES
+@pytest.mark.parametrize(("one", "other"), TWO_BUGS)
+def test_two_chat_bugs_give_different_signatures(one, other):
+    mine, theirs = component_signatures(one, FAMILY, "chat"), component_signatures(other, FAMILY, "chat")
+    assert mine and theirs and mine != theirs, (sorted(mine), sorted(theirs))
+
+
+@pytest.mark.parametrize(("expected", "actual", "kind"), [
+    ("a\nb", "a\n\nb", "inserts '\\n'"),  # a block tag's newline kept
+    ("\na\n  b", "\n  a\n  b", "inserts ' '"),  # its indentation kept, at the start or not
+    ("x\n", "x\n    ", "inserts ' '"),  # whitespace where the render had some already
+    ("\na\n", "a", "drops the whitespace at the render's ends"),  # whichever whitespace a strip takes
+    ("a ", "a\n", "moves whitespace"),
+    ('{"city": "Zürich"}', '{"city": "Z\\u00fcrich"}', "writes non-ASCII characters as \\u escapes"),
+    ('"\\ud83d\\ude00"', '"😀"', "writes as characters the \\u escapes transformers gives"),
+    ('x {"b": 1, "a": {"d": 2, "c": 3}}', 'x {"a": {"c": 3, "d": 2}, "b": 1}', "sorts JSON object keys"),
+    ('{"a": 1, "b": 2, "c": 3}', '{"c": 3, "a": 1, "b": 2}', "gives JSON object keys in another order"),
+    ('[{"a": 1}] x', '[{"a":1}] y', "lays JSON out otherwise"),  # (JSON differing in spaces alone is whitespace)
+    ('{"a": 1}', '{"a": 2}', "replaces text"),  # another value: no JSON kind
+    ("<|im_start|>assistant\n", "", "drops text"),
+    ("ab", "aNoneb", "inserts text"),
+])
+def test_a_render_difference_is_told_by_what_changed_not_where(expected, actual, kind):
+    assert render_kind(expected, actual) == kind
+
+
+def test_each_kind_of_render_difference_holds_its_own_shape_only():
+    assert whitespace_kind("a b", "a c") is None
+    assert escape_kind("é", "e") is None
+    assert json_kind("{'a': 1}", "{'b': 1}") is None  # a Python dict's text is no JSON
+    assert edit_kind("a", "b") == "replaces text"
+
+
+def _request(**fields) -> ChatRequest:
+    return ChatRequest.of({"messages": [{"role": "user", "content": "Hi"}], "add_generation_prompt": True, **fields})
+
+
+def test_a_request_is_read_otherwise_one_option_at_a_time():
+    readings = dict(request_readings(_request(tools=[], variables={"enable_thinking": False})))
+    assert readings["renders as if add_generation_prompt were false"].add_generation_prompt is False
+    assert readings["renders an empty tools list as none"].tools is None
+    assert readings["renders no documents as an empty list"].documents == []
+    assert readings["renders without the variable enable_thinking"].variables == {}
+    assert readings["reads content as vLLM's 'openai' content format"].messages == [
+        {"role": "user", "content": [{"type": "text", "text": "Hi"}]}]
+    # never a pair transformers refuses: continuing the final message with a generation prompt
+    continued = dict(request_readings(_request(add_generation_prompt=False, continue_final_message=True)))
+    assert "renders as if add_generation_prompt were true" not in continued
+    assert continued["renders as if continue_final_message were false"].continue_final_message is False
+
+
+def test_content_parts_are_joined_as_vllm_string_format_joins_them():
+    content = [{"type": "text", "text": "a"}, {"type": "image"}, {"type": "text", "text": "b"}]
+    parts = [{"role": "user", "content": content}]
+    assert dict(content_formats(parts)) == {"string": [{"role": "user", "content": "a\nb"}]}
+
+
+@pytest.fixture(scope="module")
+def tokenizer_stripped():
+    """impl whose Tokenizer strips its rendered text (as chat_render_stripped's does) while its
+    render_chat is impl's own."""
+    module = types.ModuleType("chat_tokenizer_stripped")
+    module.__dict__.update({name: getattr(impl, name) for name in impl.__all__})
+    module.Tokenizer = chat_render_stripped.Tokenizer
+    sys.modules[module.__name__] = module
+    yield module.__name__
+    del sys.modules[module.__name__]
+
+
+def test_ids_are_told_by_the_text_and_left_to_render_where_it_shows_the_same(tokenizer_stripped):
+    cases = list(case_source(embedded_family(FAMILY), "chat", BUDGETS["quick"], 0))
+    stripped_ids = next(case for case in cases if case.property == "ids" and case.input["add_generation_prompt"])
+    render_case = next(case for case in cases if case.property == "render" and
+                       {**case.input, "variables": stripped_ids.input["variables"]} == stripped_ids.input)
+    folder = build_family(FAMILY)
+    only_tokenizer = Subject(FAMILY, folder, Implementation(tokenizer_stripped))
+    assert run_check(only_tokenizer, stripped_ids).kind == "text: drops the whitespace at the render's ends"
+    assert run_check(only_tokenizer, render_case) is None
+    both = Subject(FAMILY, folder, Implementation("tests.one_bug.chat_render_stripped"))
+    assert run_check(both, stripped_ids) is None  # chat/render of the same request shows it
+    assert run_check(both, render_case).kind == "text: drops the whitespace at the render's ends"
