@@ -4,17 +4,10 @@ vllm-project/vllm#3572: "stop sequence is only checked with endswith", so a stop
 the token ``DEF`` let generation run on). It holds back a tail that may begin a stop, as impl does."""
 from impl import *  # noqa: F403 - re-exports impl's names
 
+from .holding_checker import HoldingStopChecker
 
-class StopChecker:
-    def __init__(self, stops, include_stop=False):
-        self._stops, self._include = [s for s in stops if s], include_stop
-        self._text, self._released = "", 0
-        self.stop_string = None
 
-    @property
-    def stopped(self):
-        return self.stop_string is not None
-
+class StopChecker(HoldingStopChecker):
     def add(self, delta):
         if self.stopped:
             return ""
@@ -26,15 +19,3 @@ class StopChecker:
         else:
             end = len(self._text) - self._held()
         return self._release(end)
-
-    def finish(self):
-        return "" if self.stopped else self._release(len(self._text))
-
-    def _held(self) -> int:
-        """The longest tail that is a proper prefix of a stop."""
-        return max((k for s in self._stops for k in range(1, len(s)) if self._text.endswith(s[:k])), default=0)
-
-    def _release(self, end: int) -> str:
-        out = self._text[self._released:end]
-        self._released = max(self._released, end)
-        return out
