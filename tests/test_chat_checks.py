@@ -30,7 +30,7 @@ FAMILY = "gpt2"  # embedded: checked with the project's ChatML template
 # trim_blocks acts on (ChatML's tags all strip themselves).
 BUG_SIGNATURES = {
     "trim_blocks": "chat/render/text: inserts '\\n'",
-    "tojson_ascii": "chat/render/text: writes non-ASCII characters as \\u escapes",
+    "tojson_ascii": "chat/render/text: escapes non-ASCII characters where transformers does not",
     "raise_swallowed": "chat/render/does not raise the error transformers raises",
     "continue_untrimmed": "chat/render/renders as if continue_final_message were false",
     "sanitize_ignored": "chat/sanitized_ids/ids: ",

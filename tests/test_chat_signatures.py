@@ -29,7 +29,7 @@ FAMILY = "gpt2"  # every chat bug here shows on it, and its cases cost no more t
 ONE_BUG = [
     ("mutants.chat_trim_blocks_off", "chat/render/text: inserts '\\n'"),
     ("mutants.chat_lstrip_blocks_off", "chat/render/text: inserts ' '"),
-    ("mutants.chat_tojson_ascii", "chat/render/text: writes non-ASCII characters as \\u escapes"),
+    ("mutants.chat_tojson_ascii", "chat/render/text: escapes non-ASCII characters where transformers does not"),
     ("mutants.chat_tojson_sorted", "chat/render/text: sorts JSON object keys"),
     ("mutants.chat_generation_prompt_ignored", "chat/render/renders as if add_generation_prompt were false"),
     ("mutants.chat_continue_not_trimmed", "chat/render/renders as if continue_final_message were false"),
@@ -73,8 +73,8 @@ def test_two_chat_bugs_give_different_signatures(one, other):
     ("x\n", "x\n    ", "inserts ' '"),  # whitespace where the render had some already
     ("\na\n", "a", "drops the whitespace at the render's ends"),  # whichever whitespace a strip takes
     ("a ", "a\n", "moves whitespace"),
-    ('{"city": "Zürich"}', '{"city": "Z\\u00fcrich"}', "writes non-ASCII characters as \\u escapes"),
-    ('"\\ud83d\\ude00"', '"😀"', "writes as characters the \\u escapes transformers gives"),
+    ('{"city": "Zürich"}', '{"city": "Z\\u00fcrich"}', "escapes non-ASCII characters where transformers does not"),
+    ('"\\ud83d\\ude00"', '"😀"', "does not escape the non-ASCII characters transformers escapes"),
     ('x {"b": 1, "a": {"d": 2, "c": 3}}', 'x {"a": {"c": 3, "d": 2}, "b": 1}', "sorts JSON object keys"),
     ('{"a": 1, "b": 2, "c": 3}', '{"c": 3, "a": 1, "b": 2}', "gives JSON object keys in another order"),
     ('[{"a": 1}] x', '[{"a":1}] y', "lays JSON out otherwise"),  # (JSON differing in spaces alone is whitespace)

@@ -148,13 +148,13 @@ def _unescaped(text: str) -> str:
 
 
 def escape_kind(expected: str, actual: str) -> str | None:
-    """Where two renders differ in \\u escapes alone: which side writes characters so.
-    ``escape_kind('"\u00e9"', '"\\\\u00e9"') == "writes non-ASCII characters as \\\\u escapes"``."""
+    """Where two renders differ in \\u escapes alone (tojson's ensure_ascii): which side escapes.
+    ``escape_kind('"\u00e9"', '"\\\\u00e9"') == "escapes non-ASCII characters where transformers does not"``."""
     if _unescaped(expected) != _unescaped(actual):
         return None
     if len(ESCAPES.findall(actual)) >= len(ESCAPES.findall(expected)):
-        return "writes non-ASCII characters as \\u escapes"
-    return "writes as characters the \\u escapes transformers gives"
+        return "escapes non-ASCII characters where transformers does not"
+    return "does not escape the non-ASCII characters transformers escapes"
 
 
 def _key_orders(value) -> list:
@@ -291,10 +291,11 @@ def check_ids(subject: Subject, case: Case) -> Divergence | None:
         return outcome(lambda: oracle.ids(asked.messages, chat_template, sanitize, **asked.arguments()))
 
     def texts() -> tuple[str, str] | None:
-        """Both tokenizers' rendered text of the request, where both render."""
+        """Both tokenizers' rendered text of the request, where both give one (a server's prompt
+        has none: the ids are then told by themselves)."""
         theirs, their_error = outcome(lambda: oracle.tokenizer.apply_chat_template(
             copy.deepcopy(request.messages), chat_template=chat_template, tokenize=False, **request.arguments()))
-        mine, my_error = impl_outcome(lambda: subject.tokenizer.apply_chat_template(
+        mine, my_error = outcome(lambda: subject.tokenizer.apply_chat_template(
             copy.deepcopy(request.messages), chat_template=chat_template, tokenize=False, **request.arguments()))
         return None if their_error or my_error else (theirs, mine)
 
@@ -322,6 +323,6 @@ def _rendered_alike(subject: Subject, template: ChatTemplate, request: ChatReque
     arguments = {**FamilyChatOracle.of(subject.path).special_token_variables(), **request.arguments()}
     with frozen_clock():
         oracle_text, _ = outcome(lambda: render(template.source, request.messages, **arguments))
-        impl_text, _ = impl_outcome(lambda: subject.impl.render_chat(template.source, copy.deepcopy(request.messages),
-                                                                     **arguments))
+        impl_text, _ = outcome(lambda: subject.impl.render_chat(template.source, copy.deepcopy(request.messages),
+                                                                **arguments))
     return (oracle_text, impl_text) == (theirs, mine)
