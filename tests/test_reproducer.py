@@ -4,6 +4,7 @@ reference's answer inline, that fails on the broken implementation without textb
 on impl."""
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -16,6 +17,7 @@ import impl
 import pytest
 from textbound.cli import main
 from textbound.divergence import Case
+from textbound.impl_scripts.registry import in_docstring
 
 from .test_js_reproducer import _run_folder
 
@@ -233,3 +235,8 @@ def test_a_chat_ids_script_holds_both_files_and_fails_on_the_tokenizer_bug(tmp_p
     spec = json.loads(re.search(r"^TOKENIZER_JSON = (.*)$", text, re.M).group(1)[1:-1])
     assert len(spec["model"]["vocab"]) < 100  # from gpt2's 2000
     assert_fails_then_passes(scripts[0], engine, engine_site(tmp_path, engine, "mutants.base"), tmp_path)
+
+
+@pytest.mark.parametrize("text", ["chat/render/text: writes non-ASCII characters as \\u escapes", 'a """ b', "x\\n"])
+def test_a_signature_reads_back_from_the_scripts_docstring(text):
+    assert ast.literal_eval(f'"""{in_docstring(text)}\n"""') == f"{text}\n"

@@ -113,6 +113,13 @@ def literal(value) -> str:
     return ascii(value)
 
 
+def in_docstring(text: str) -> str:
+    """``text`` as the source of a docstring that reads back as ``text``: a signature may hold a
+    backslash (``writes \\u escapes``) or quotes, which the script's docstring must not read as
+    escapes or as its end."""
+    return text.replace("\\", "\\\\").replace('"""', '\\"""')
+
+
 def script_text(plan: ScriptPlan) -> str:
     """The file of ``plan``'s case (raises Unscripted where it gets none): for a stops/stream case,
     ``DELTAS = ['b']``, ``STOPS = ['bye!!']``, ``EXPECTED = {'output': 'b', ...}``, the StopChecker fed
@@ -130,9 +137,10 @@ def script_text(plan: ScriptPlan) -> str:
         imports += ["import tempfile", "from pathlib import Path"]
         load = LOAD_TOKENIZER.format(config=WRITE_CONFIG if plan.config is not None else "")
     return SKELETON.format(
-        title=plan.signature, module=plan.impl, oracle=plan.oracle or "(version not recorded)",
-        on=" on a minimized tokenizer.json" if maker.tokenizer else "", origin=plan.origin,
-        reference=script.reference, imports="\n".join(sorted(set(imports), key=_import_order)),
+        title=in_docstring(plan.signature), module=plan.impl,
+        oracle=in_docstring(plan.oracle or "(version not recorded)"),
+        on=" on a minimized tokenizer.json" if maker.tokenizer else "", origin=in_docstring(plan.origin),
+        reference=in_docstring(script.reference), imports="\n".join(sorted(set(imports), key=_import_order)),
         constants="\n".join(f"{name} = {literal(value)}" for name, value in constants.items()),
         expected=literal(script.expected), helpers="".join(f"{source.rstrip()}\n\n\n" for source in script.helpers),
         load=_indented(load), body=_indented(script.body), fails=script.fails)
