@@ -293,10 +293,10 @@ def check_ids(subject: Subject, case: Case) -> Divergence | None:
     def texts() -> tuple[str, str] | None:
         """Both tokenizers' rendered text of the request, where both give one (a server's prompt
         has none: the ids are then told by themselves)."""
-        theirs, their_error = outcome(lambda: oracle.tokenizer.apply_chat_template(
-            copy.deepcopy(request.messages), chat_template=chat_template, tokenize=False, **request.arguments()))
-        mine, my_error = outcome(lambda: subject.tokenizer.apply_chat_template(
-            copy.deepcopy(request.messages), chat_template=chat_template, tokenize=False, **request.arguments()))
+        def text(tokenizer):
+            return outcome(lambda: tokenizer.apply_chat_template(
+                copy.deepcopy(request.messages), chat_template=chat_template, tokenize=False, **request.arguments()))
+        (theirs, their_error), (mine, my_error) = text(oracle.tokenizer), text(subject.tokenizer)
         return None if their_error or my_error else (theirs, mine)
 
     def ids_kind() -> Divergence | None:
