@@ -9,6 +9,11 @@ whole-text reference, on streamed text and on ids streamed through the detokeniz
   the oracle's whole decode, stop string included. Where it does not, the kind is what the checker
   first did wrong on the way, judged as stops/stream judges each delta (while the deltas begin the
   whole decode), else how the outcome differs: one bug gets one kind in both checks.
+
+A stream that stopped at, or named, another stop than the reference's is run once more on a probe
+(one delta, more text after its stop; the reference's stop listed first), so that its kind says what
+the checker does there: stops by the list's order, at the lowest start, only where a delta ends, or
+releases the rest of its stop's delta.
 """
 from __future__ import annotations
 
@@ -161,9 +166,10 @@ def _stops_divergence(case: Case, expected: dict, actual: dict, probe: Probe) ->
         "index": index, "expected_window": text_window(want, index), "actual_window": text_window(got, index)})
 
 
-def _step_fault(case: Case, expected_output: str, output: str, seen: str, stops: list[str], step: int) -> Divergence | None:
+def _step_fault(case: Case, expected_output: str, output: str, seen: str, step: int) -> Divergence | None:
     """After a delta that did not stop the stream: text released that the reference cuts off, or a
     tail held back other than the longest that may still begin a stop; None when neither."""
+    stops = case.input["stops"]
     if not expected_output.startswith(output):
         return Divergence(case, expected_output, output, _released_kind(expected_output, output, seen, stops),
                           {"after": f"add {step}", "index": first_index(expected_output, output)})
@@ -174,6 +180,19 @@ def _step_fault(case: Case, expected_output: str, output: str, seen: str, stops:
     if held != should_hold:
         return Divergence(case, should_hold, held, HOLDS_MORE if held > should_hold else RELEASES,
                           {"after": f"add {step}", "seen": seen})
+    return None
+
+
+def _first_fault(case: Case, expected_output: str, whole: str, steps: list[tuple[str, str]]) -> Divergence | None:
+    """The first of ``steps`` (a delta, what the checker released for it) after which ``_step_fault``
+    finds one, while the deltas begin ``whole``: deltas that leave it are the detokenizer's doing."""
+    output = seen = ""
+    for step, (delta, released) in enumerate(steps):
+        output, seen = output + released, seen + delta
+        if not whole.startswith(seen):
+            return None
+        if fault := _step_fault(case, expected_output, output, seen, step):
+            return fault
     return None
 
 
@@ -191,7 +210,7 @@ def check_stops_stream(subject: Subject, case: Case) -> Divergence | None:
             seen += delta
             if checker.stopped:
                 continue  # where and by which stop it stopped (and what it released since): the outcome says
-            if fault := _step_fault(case, expected["output"], output, seen, stops, step):
+            if fault := _step_fault(case, expected["output"], output, seen, step):
                 return _observed(output, checker), fault
         if not checker.stopped:
             output += checker.finish()
@@ -213,7 +232,7 @@ def check_stops_pipeline(subject: Subject, case: Case) -> Divergence | None:
         return None  # the detokenizer/stream check judges what to do when the oracle cannot decode
     expected = _reference(whole, stops, include)
 
-    def run() -> tuple[dict, Divergence | None]:
+    def run() -> tuple[dict, list[tuple[str, str]]]:
         detokenizer = subject.impl.IncrementalDetokenizer(subject.tokenizer, skip_special_tokens=given.skip_special_tokens)
         checker = subject.impl.StopChecker(stops, include_stop=include)
         def deltas() -> Iterator[str]:
@@ -221,24 +240,21 @@ def check_stops_pipeline(subject: Subject, case: Case) -> Divergence | None:
                 yield detokenizer.add(chunk)
             yield detokenizer.flush()
 
-        output, seen, first_fault = "", "", None
-        for step, delta in enumerate(deltas()):
-            output += checker.add(delta)
-            seen += delta
+        output, steps = "", []  # each delta that did not stop the stream, and what it released
+        for delta in deltas():
+            released = checker.add(delta)
+            output += released
             if checker.stopped:
-                return _observed(output, checker), first_fault
-            # Deltas that leave the whole decode are the detokenizer's fault: the outcome tells them.
-            if first_fault is None and whole.startswith(seen):
-                first_fault = _step_fault(case, expected["output"], output, seen, stops, step)
-        return _observed(output + checker.finish(), checker), first_fault
+                return _observed(output, checker), steps
+            steps.append((delta, released))
+        return _observed(output + checker.finish(), checker), steps
 
     result, failure = impl_call(case, expected, run)
     if failure:
         return failure
-    actual, fault = result
+    actual, steps = result
     found = _stops_divergence(case, expected, actual, _probe(subject, case, whole, actual))
     # The outcome decides whether the pipeline diverges (a tail held back wrongly but released in the
     # end is stops/stream's to report); the first fault on the way, if any, names it.
-    if found is None or fault is None:
-        return found
-    return Divergence(case, expected, actual, fault.kind, fault.first_difference)
+    fault = found and _first_fault(case, expected["output"], whole, steps)
+    return Divergence(case, expected, actual, fault.kind, fault.first_difference) if fault else found
