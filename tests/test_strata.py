@@ -92,3 +92,12 @@ def test_a_minimized_example_keeps_its_stratum_name():
     verdict = hunt(BY_NAME["stops_wrong_stop_string"], [embedded_family(FAMILY)], examples=1, time_limit=120)
     assert verdict.outcome == "caught", verdict.error
     assert verdict.example[STRATUM_FIELD].startswith("stops ending together"), verdict.example
+
+
+@pytest.mark.skipif(templates_dir() is None, reason="needs $TEXTBOUND_TEMPLATES (the shared chat templates)")
+def test_the_telling_templates_follow_the_templates_folder(monkeypatch):
+    from textbound.checks.chat_cases import telling_templates
+    with monkeypatch.context() as unset:
+        unset.delenv("TEXTBOUND_TEMPLATES")
+        assert telling_templates("tools: an empty list") == ()
+    assert telling_templates("tools: an empty list")  # not the answer cached while no folder was named

@@ -69,12 +69,16 @@ def _rendered(template: ChatTemplate, request: dict):
                                       **ChatRequest.of(request).arguments()))
 
 
-@functools.cache
 def telling_templates(stratum: str) -> tuple[ChatTemplate, ...]:
     """The shared templates on which transformers renders ``stratum``'s request otherwise than the
     plain request (STRATUM_BASE): where the stratum's shape makes a difference."""
+    return _telling(stratum, shared_templates())
+
+
+@functools.cache  # keyed by the templates too: $TEXTBOUND_TEMPLATES may name another folder later
+def _telling(stratum: str, templates: tuple[ChatTemplate, ...]) -> tuple[ChatTemplate, ...]:
     request = request_strata()[stratum]
-    return tuple(template for template in shared_templates()
+    return tuple(template for template in templates
                  if _rendered(template, request) != _rendered(template, STRATUM_BASE))
 
 
