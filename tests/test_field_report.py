@@ -47,6 +47,43 @@ def test_records_in_the_old_wording_get_todays_kinds():
     assert rekinded(record("chat/render/raised TypeError", None, None), gpt2) == "raised TypeError"  # worded as it was
 
 
+def test_a_chat_render_gets_the_reading_transformers_renders_it_by():
+    """An engine's render, recorded by its first differing character, is the request read as one of
+    vLLM's content formats: transformers' own render of that reading says so."""
+    from oracles.chat_oracle import PROJECT_CHATML, render, resolve
+    from textbound.checks.chat import content_formats
+
+    template = resolve(PROJECT_CHATML, None)
+    messages = [{"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}]
+    given = {"template": PROJECT_CHATML, "template_digest": template.digest, "messages": messages}
+    as_string = dict(content_formats(messages))["string"]
+    found = record("chat/render/text: inserts '\\n' before ASCII letters", render(template.source, messages),
+                   render(template.source, as_string), input=given)
+    assert rekinded(found, None) == "reads content as vLLM's 'string' content format"
+
+
+def test_a_chat_text_kind_names_its_cause_and_an_error_is_worded_as_recorded():
+    assert rekinded(record("chat/render/text: drops mixed text before '\\n'", "a\n\nb", "a\nb"), None) == \
+        "text: drops '\\n'"  # whitespace alone, wherever the template put it
+    assert rekinded(record("chat/render/text differs at Ll (impl Cc)", "ab", "a\x01b"), None) == "text: inserts text"
+    # a shape kind is kept over today's first edit, which would merge an engine's unrelated bugs
+    assert rekinded(record("chat/render/text: inserts ASCII letters before symbols", "a#", "ab#"), None) == \
+        "text: inserts ASCII letters before symbols"
+    assert rekinded(record("chat/render/raised ValueError where transformers raises TypeError", "x", "y"), None) == \
+        "raised ValueError where transformers raises TypeError"
+
+
+def test_a_whole_parse_tells_a_call_read_as_content_and_keeps_its_format():
+    call = {"name": "f", "arguments": {}}
+    expected = {"content": "", "reasoning_content": "", "calls": [call]}
+    actual = {"content": "<tool_call>{}</tool_call>", "reasoning_content": "", "calls": []}
+    found = record("tools/whole/hermes: content differs", expected, actual, input={"format": "hermes"},
+                   first_difference={"field": "content"})
+    assert rekinded(found, None) == "hermes: content differs: a call read as content"
+    same_calls = {**expected, "content": "x"}
+    assert rekinded({**found, "actual": same_calls}, None) == "hermes: content differs"
+
+
 def test_old_signatures_of_one_shape_make_one_group_that_remembers_them(field_report):
     records = [record("tokenizer/decode/text differs at space (impl Ll)", " a", "a"),
                record("tokenizer/decode/text differs at space (impl Nd)", " 7", "7", family="qwen")]
@@ -86,6 +123,26 @@ def test_triage_verdicts_follow_the_divergences_to_their_new_signatures(field_re
     assert carried["e | a/b/text: drops ' '"] == {"verdict": "engine bug", "note": "one"}
     assert carried["e | a/c/text: y"]["note"] == "triaged apart before the shape grouping: policy: two / engine bug: one"
     assert "e | z/*" in carried and "e | a/d/x" not in carried
+
+
+def test_a_signature_made_of_parts_carries_all_their_links_over_a_glob(field_report):
+    old = {"e | a/b/one": {"verdict": "engine bug", "note": "n1", "reproducer": "reproducers/1.py"},
+           "e | a/b/two": {"verdict": "engine bug", "note": "n2", "reproducer": "reproducers/2.py", "upstream": "u"},
+           "e | a/*": {"verdict": "textbound bug", "note": "written for the kinds it matched then"}}
+    field = {"engines": {"e": {"signatures": {"a/b/both": {"formerly": ["a/b/one", "a/b/two"]}}}}}
+    carried = field_report.carried_triage(old, field)["e | a/b/both"]
+    assert carried["verdict"] == "engine bug" and carried["upstream"] == "u"
+    assert carried["reproducer"] == ["reproducers/1.py", "reproducers/2.py"]
+
+
+def test_a_regrouped_example_remembers_the_signature_it_was_recorded_under(field_report):
+    """triage.json names the signatures of the last grouping: a group made of an example keeps it
+    beside the ones that example's group was made of."""
+    example = record("tokenizer/decode/text: drops mixed text at the start", " a", "a", weight=2,
+                     formerly=["tokenizer/decode/text differs at space (impl Ll)"])
+    groups = field_report.group_signatures([example], {"gpt2": str(build_family("gpt2"))})
+    assert groups["tokenizer/decode/text: drops ' ' at the start"]["formerly"] == [
+        "tokenizer/decode/text differs at space (impl Ll)", "tokenizer/decode/text: drops mixed text at the start"]
 
 
 def test_a_server_engine_is_one_row_of_its_per_family_reports(field_report, tmp_path, monkeypatch):

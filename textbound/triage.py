@@ -406,8 +406,9 @@ def rekinded(record: dict, folder: str | None) -> str:
     """The kind a recorded divergence gets from today's checks, from its expected and actual values
     (a report written when kinds named the first differing character's category is re-triaged so):
     ``rekinded({"component": "tokenizer", "property": "decode", "kind": "text differs at space (impl Ll)",
-    "expected": " a", "actual": "a", ...}, folder) == "text: drops ' ' at the start"``. A kind no check
-    words otherwise now is kept; so is an ids kind when the family's folder is gone."""
+    "expected": " a", "actual": "a", ...}, folder) == "text: drops ' ' at the start"``; a chat render by
+    the reading of the request transformers renders it by, a whole tool parse by what it read as what.
+    A kind no check words otherwise now is kept; so is an ids kind when the family's folder is gone."""
     from .checks.detokenizer import premature_kind
     from .checks.stops import MISSED, outcome_kind
     from .shape import NOTHING_NAMED, ids_shape, text_shape
@@ -429,6 +430,10 @@ def rekinded(record: dict, folder: str | None) -> str:
         return outcome_kind(expected["output"], actual["output"], stops, stopped=expected["stopped"])
     if kind.startswith("released text the reference cuts off at "):
         return MISSED if actual.startswith(expected) else outcome_kind(expected[:len(actual)], actual, stops)
+    if record["component"] == "chat":
+        return _chat_rekinded(record, kind, folder)
+    if where == "tools/whole" and "field" in (record.get("first_difference") or {}):
+        return _whole_parse_rekinded(record, kind)
     if kind.startswith(OLD_TEXT_KINDS) and isinstance(expected, str) and isinstance(actual, str):
         kind = f"text: {text_shape(expected, actual, added if where == 'tokenizer/decode' else NOTHING_NAMED)}"
     if kind.startswith(("ids differ at ", "ids: ")) and vocab and _ids(expected) and _ids(actual):
@@ -439,6 +444,65 @@ def rekinded(record: dict, folder: str | None) -> str:
         case = recorded_case({**record, "minimized_input": record.get("minimized_input") or record.get("input")})
         kind = read_otherwise(_readings(folder), vocab, case, kind, actual)  # no engine: added-token flags alone
     return kind
+
+
+def _whole_parse_rekinded(record: dict, kind: str) -> str:
+    """A whole parse's "FIELD differs" told apart as today's check tells it (a call read as content,
+    content read as a call); a kind led by the record's format (an engine's: one parser per format)
+    keeps it."""
+    from .checks.tools import read_otherwise
+
+    difference = record["first_difference"]
+    led = f"{(record.get('minimized_input') or record.get('input') or {}).get('format')}: "
+    led = led if kind.startswith(led) else ""
+    if kind.removeprefix(led) != f"{difference['field']} differs":
+        return kind
+    return led + read_otherwise(record["expected"], record["actual"], difference)
+
+
+OLD_RENDERED = ("renders where transformers raises ", *OLD_TEXT_KINDS)  # kinds of a record whose actual is impl's render
+
+
+def _chat_rekinded(record: dict, kind: str, folder: str | None) -> str:
+    """A chat kind as today's check words it where impl rendered: a text by its shape, and first the
+    reading of the request that makes transformers render impl's text (the template resolved again
+    where it still can be: the case's own source, a shared template of the same digest). An error's
+    kind is kept as recorded: today's one kind for any error transformers raises and the engine does
+    not raise alike would merge an engine's unrelated bugs (a lexer's, a filter's) into one."""
+    from oracles.chat_oracle import ChatRequest, TemplateNotFound, frozen_clock, resolve
+    from .checks.chat import INLINE_TEMPLATE, read_otherwise, render_answer
+
+    expected, actual = record.get("expected"), record.get("actual")
+    if not kind.startswith(OLD_RENDERED) or not isinstance(actual, str):
+        return kind
+    if kind.startswith(OLD_TEXT_KINDS) and isinstance(expected, str) and record["property"] == "render":
+        kind = _render_rekinded(kind, expected, actual)
+    given = record.get("minimized_input") or record.get("input") or {}
+    name = given.get("template", "")
+    if record["property"] != "render" or not name or (
+            INLINE_TEMPLATE not in given and name.startswith("family") and not folder):
+        return kind
+    try:
+        source = given.get(INLINE_TEMPLATE) or resolve(name, Path(folder) if folder else None,
+                                                        given.get("template_digest")).source
+    except (TemplateNotFound, OSError):
+        return kind  # the template is gone or has changed: the kind by the texts alone
+    with frozen_clock():
+        return read_otherwise(render_answer(source), ChatRequest.of(given), actual, None) or kind
+
+
+def _render_rekinded(kind: str, expected: str, actual: str) -> str:
+    """A render's text kind: today's where it names the cause (whitespace alone, \\u escapes, a JSON
+    value's layout); a kind by the first character's category gets today's first edit; a shape kind
+    is kept over that edit, which is a template's bug in impl's words but would merge an engine's
+    unrelated bugs: ``_render_rekinded("text differs at Ll (impl Cc)", "ab", "aXb") == "text:
+    inserts text"``."""
+    from .checks.chat import edit_kind, escape_kind, json_kind, whitespace_kind
+
+    named = whitespace_kind(expected, actual) or escape_kind(expected, actual) or json_kind(expected, actual)
+    if named:
+        return f"text: {named}"
+    return f"text: {edit_kind(expected, actual)}" if kind.startswith(OLD_TEXT_KINDS[0]) else kind
 
 
 @cache

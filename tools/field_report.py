@@ -214,7 +214,9 @@ def group_signatures(records: list[dict], folders: dict[str, str]) -> dict[str, 
                                       {"count": 0, "families": [], "example": None, "formerly": []})
         group["count"] += record.get("weight", 1)
         group["families"] += [f for f in record.get("families", [record["family"]]) if f not in group["families"]]
-        group["formerly"] += [old for old in record.get("formerly") or [record["signature"]] if old not in group["formerly"]]
+        # the signature it was recorded under and the ones before it: triage.json may name any of them
+        group["formerly"] += [old for old in [*(record.get("formerly") or []), record["signature"]]
+                              if old not in group["formerly"]]
         size = len(json.dumps(record["minimized_input"] or record["input"], ensure_ascii=False))
         if group["example"] is None or size < group["example"]["size"]:
             group["example"] = {"size": size, "family": record["family"],
@@ -223,7 +225,7 @@ def group_signatures(records: list[dict], folders: dict[str, str]) -> dict[str, 
                                 "first_difference": record.get("first_difference"),
                                 "reproduce": record.get("reproduce")}
     for signature, group in signatures.items():
-        group["formerly"] = sorted(group["formerly"]) if group["formerly"] != [signature] else []
+        group["formerly"] = sorted(old for old in group["formerly"] if old != signature)
     return dict(sorted(signatures.items()))
 
 
@@ -408,6 +410,19 @@ def _engine_section(name: str, entry: dict, triage: dict) -> list[str]:
     return lines
 
 
+def _links(entries: list[dict]) -> dict:
+    """The reproducers and reports of entries carried into one, each kept (a list where several):
+    ``_links([{"reproducer": "a.py"}, {"reproducer": "b.py", "upstream": "u"}]) == {"reproducer":
+    ["a.py", "b.py"], "upstream": "u"}``; the first upstream link."""
+    links: dict = {}
+    for field in LINKS:
+        paths = list(dict.fromkeys(path for entry in entries for path in linked_paths(entry, field)))
+        if paths:
+            links[field] = paths[0] if len(paths) == 1 else paths
+    upstream = next((entry["upstream"] for entry in entries if entry.get("upstream")), None)
+    return {**links, **({"upstream": upstream} if upstream else {})}
+
+
 def carried_triage(triage: dict, field: dict) -> dict:
     """triage.json for the signatures ``field`` now has: each key that still names one of them, and
     for a signature no such key names, the verdict of the recorded signatures it was made of (their
@@ -419,13 +434,14 @@ def carried_triage(triage: dict, field: dict) -> dict:
         for signature, group in entry["signatures"].items():
             formerly = [found for old in group.get("formerly") or [] if (found := triage_entry(triage, engine, old))]
             distinct = [dict(t) for t in dict.fromkeys(tuple(sorted(f.items())) for f in formerly)]
-            if not distinct or triage_entry(kept, engine, signature):
-                continue  # a verdict written for today's signature is kept over one carried from its parts
+            if not distinct or f"{engine} | {signature}" in kept:
+                continue  # a verdict written for today's signature is kept over one carried from its parts,
+                # which are kept over a glob's (a glob is written for the kinds it then matched)
             carried = distinct[0] if len(distinct) == 1 else {
                 "verdict": distinct[0]["verdict"],
                 "note": "triaged apart before the shape grouping: " + " / ".join(
                     f"{d['verdict']}: {d['note']}" for d in distinct),
-                **({"upstream": u} if (u := next((d["upstream"] for d in distinct if d.get("upstream")), None)) else {})}
+                **_links(distinct)}
             kept[f"{engine} | {signature}"] = carried
     return kept
 

@@ -218,6 +218,11 @@ def _error_kind(oracle_error: Raised | None, impl_error: Raised | None) -> str:
     return "does not raise the error transformers raises" if oracle_error else f"raised {impl_error.error_class}"
 
 
+def render_answer(source: str) -> Answer:
+    """transformers' outcome of a request on the template ``source``, dates frozen by the caller."""
+    return lambda asked: outcome(lambda: render(source, asked.messages, **asked.arguments()))
+
+
 def _divergence(case: Case, answer: Answer, request: ChatRequest, expected, oracle_error: Raised | None,
                 actual, impl_error: Raised | None, text_kind: Callable[[], Divergence]) -> Divergence | None:
     """What differs between the two outcomes, or None: a reading of the request that gives impl's
@@ -252,10 +257,7 @@ def _named(template: ChatTemplate, divergence: Divergence | None) -> Divergence 
 def check_render(subject: Subject, case: Case) -> Divergence | None:
     template, request = case_template(subject, case), ChatRequest.of(case.input)
     messages = copy.deepcopy(request.messages)
-
-    def answer(asked: ChatRequest):
-        return outcome(lambda: render(template.source, asked.messages, **asked.arguments()))
-
+    answer = render_answer(template.source)
     with frozen_clock():
         expected, oracle_error = answer(request)
         actual, impl_error = impl_outcome(lambda: subject.impl.render_chat(template.source, messages,
