@@ -223,7 +223,7 @@ def test_a_signature_without_a_script_is_named_with_the_reason(tmp_path, capsys)
                        "(structured/guarantee is not scripted; scripted are chat/ids, chat/render, chat/sanitized_ids, "
                        "detokenizer/decode_stream, detokenizer/stream, stops/pipeline, stops/stream, "
                        "structured/complete, structured/differential, structured/errors, structured/sound, "
-                       "tokenizer/decode, tokenizer/encode, tools/deltas, tools/round_trip, tools/stream, "
+                       "tokenizer/decode, tokenizer/encode, tools/deltas, tools/stream, "
                        "tools/tokens, tools/whole)\n")
     assert list(out.iterdir()) == []
 
