@@ -15,10 +15,16 @@ from pathlib import Path
 
 import impl
 import pytest
+from textbound.budget import BUDGETS
+from textbound.checks import Subject, case_source, run_check
+from textbound.checks.tools import round_trip
 from textbound.cli import main
 from textbound.divergence import Case
+from textbound.families import embedded_family
 from textbound.impl_scripts.registry import in_docstring
+from textbound.implementation import Implementation
 
+from .families import NEEDS_TEMPLATES, family_path
 from .test_js_reproducer import _run_folder
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -172,6 +178,33 @@ def test_tool_stream_scripts_fail_on_the_broken_parser_and_pass_on_impl(tmp_path
     assert_fails_then_passes(scripts[0], engine, engine_site(tmp_path, "tests.broken_tools_impl"), tmp_path)
 
 
+@NEEDS_TEMPLATES
+def test_a_round_trip_bug_gets_the_script_of_the_whole_parse_of_its_part(tmp_path, capsys):
+    """A parser dropping reasoning reads a rendered message's assistant part otherwise than the
+    reference; tools/round_trip leaves that to the whole case of the part, which the case source
+    yields just before it (glm45: ``<think>the weather 東京 \\</think>``, ``Sure.``, two calls),
+    so the one script is that case's (tools/round_trip itself records only a template and the
+    reference disagreeing, which gets no script)."""
+    import tests.broken_tools_impl  # noqa: F401 - registers the variants as modules
+
+    engine = "tests.broken_tools_impl.reasoning_dropped"
+    subject = Subject("gpt2", family_path("gpt2"), Implementation(engine))
+    drawn = list(case_source(embedded_family("gpt2"), "tools", BUDGETS["quick"], 0))
+    pairs = [(part, trip) for part, trip in zip(drawn, drawn[1:]) if trip.property == "round_trip"]
+    assert pairs and all(part.property == "whole" and part.input["text"] == round_trip(trip.input).part
+                         for part, trip in pairs)
+    dropped = [(part, trip) for part, trip in pairs if round_trip(trip.input).expected["reasoning_content"]]
+    assert dropped, "no drawn message renders its reasoning: the broken parser has nothing to drop"
+    part, trip = dropped[0]
+    assert run_check(subject, trip) is None  # left to the whole case of the part
+    run = _run_folder(tmp_path, engine, part)
+    capsys.readouterr()
+    assert main(["triage", run, "--no-explain", "--reproducers", str(tmp_path / "out")]) == 0
+    scripts = list((tmp_path / "out").glob("*.py"))
+    assert [script.name for script in scripts] == ["01-tools-whole-reasoning-content-differs.py"], capsys.readouterr().out
+    assert_fails_then_passes(scripts[0], engine, engine_site(tmp_path, "tests.broken_tools_impl"), tmp_path)
+
+
 BOUNDED = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 5, "maximum": 9}}, "required": ["n"]}
 
 
@@ -190,7 +223,7 @@ def test_a_signature_without_a_script_is_named_with_the_reason(tmp_path, capsys)
                        "(structured/guarantee is not scripted; scripted are chat/ids, chat/render, chat/sanitized_ids, "
                        "detokenizer/decode_stream, detokenizer/stream, stops/pipeline, stops/stream, "
                        "structured/complete, structured/differential, structured/errors, structured/sound, "
-                       "tokenizer/decode, tokenizer/encode, tools/deltas, tools/round_trip, tools/stream, "
+                       "tokenizer/decode, tokenizer/encode, tools/deltas, tools/stream, "
                        "tools/tokens, tools/whole)\n")
     assert list(out.iterdir()) == []
 
