@@ -69,12 +69,17 @@ def assert_same_tokenization(node: dict, pieces: list[str]) -> None:
     oracle, impl = oracle_tokenizer(node), impl_model(node)
     assert impl.vocab == oracle.get_vocab(with_added_tokens=False)
     assert impl.vocab_size == oracle.get_vocab_size(with_added_tokens=False)
+    answers = []
     for piece in pieces:
         expected, actual = oracle_ids(oracle.model, piece), impl_ids(impl, piece)
         if isinstance(expected, str):  # an error: both must fail, messages differ
             assert isinstance(actual, str), (piece, expected, actual)
         else:
             assert actual == expected, piece
+        answers.append(expected)
+    if hasattr(impl, "tokenize_batch") and not any(isinstance(answer, str) for answer in answers):
+        # the batched path (the pieces joined, their symbols and affixes looked up together)
+        assert impl_model(node).tokenize_batch(pieces) == answers, pieces
 
 
 def model_node(model) -> dict:
@@ -209,6 +214,13 @@ AB = {"a": 0, "b": 1, "ab": 2, "<unk>": 3}
      ["abc", "abcabc"]),
     # the prefix's length is cut off the right token even when it lacks the prefix: "a" + "bc"[2:]
     (bpe_node({"a": 0, "bc": 1}, ["a bc"], continuing_subword_prefix="##"), ["abc", "a"]),
+    # a one-character piece is first and last at once: the suffix without the prefix, in a batch too
+    (bpe_node({"a": 0, "##a": 1, "a</w>": 2, "##a</w>": 3}, [], continuing_subword_prefix="##",
+              end_of_word_suffix="</w>"), ["a", "aa", "aaa", "a"]),
+    # ignore_merges: a piece that is a token needs no symbols, whose unknown characters would need
+    # the unk token the file lacks
+    (bpe_node({"aa": 0, "##a": 1}, [], unk_token="<absent>", ignore_merges=True, continuing_subword_prefix="##",
+              end_of_word_suffix="</w>"), ["aa", "aa"]),
     # fuse_unk on and off, and byte fallback landing before a pending unk, as tokenizers does
     (bpe_node({**AB, "<0x78>": 4}, [], unk_token="<unk>", fuse_unk=True, byte_fallback=True),
      ["a日日xb", "日x日"]),

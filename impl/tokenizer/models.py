@@ -13,7 +13,7 @@ import operator
 import struct
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from itertools import accumulate, chain, compress, repeat
+from itertools import accumulate, chain, repeat
 
 import regex
 
@@ -38,6 +38,8 @@ NO_RULE = 1 << 64  # above every packed rule
 SCAN_MAX_SYMBOLS = 48
 # The most pairs of characters whose rules _character_rules keeps (all 65,536 of a byte-level alphabet).
 PAIR_TABLE_CAPACITY = 1 << 16
+# The most characters whose affixed token ids an AffixedIds table keeps.
+CHARACTER_TABLE_CAPACITY = 1 << 16
 # A piece longer than this is cut where no merge can cross (BPE.chunks) and each part merged alone.
 CHUNKED_PIECE_LENGTH = 64
 # Characters that start words in the pieces of pipelines without a pre-tokenizer: SentencePiece's
@@ -53,6 +55,22 @@ def pair_key(left: int, right: int) -> int:
 def pair_keys(ids: list[int]) -> Iterator[int]:
     """The MergeRules key of each adjacent pair of ``ids``, computed in C: [1, 2, 3] -> keys of (1, 2), (2, 3)."""
     return map(operator.or_, map(operator.lshift, ids, repeat(ID_BITS)), ids[1:])
+
+
+class AffixedIds(dict):
+    """Character -> the id of ``prefix + character + suffix`` in the vocab (None where it is no
+    token), filled on first sight; up to CHARACTER_TABLE_CAPACITY characters are kept.
+    ``AffixedIds({"##a": 5}, "##", "")["a"] == 5``."""
+
+    def __init__(self, vocab: dict[str, int], prefix: str, suffix: str):
+        super().__init__()
+        self.vocab, self.prefix, self.suffix = vocab, prefix, suffix
+
+    def __missing__(self, char: str) -> int | None:
+        found = self.vocab.get(self.prefix + char + self.suffix)
+        if len(self) < CHARACTER_TABLE_CAPACITY:
+            self[char] = found
+        return found
 
 
 class VocabModel:
@@ -111,6 +129,7 @@ class BPE(VocabModel):
         self._chunk_pattern: regex.Pattern[str] | None | bool = False  # False: not worked out yet
         self._cut_pattern: regex.Pattern[str] | None | bool = False  # the same
         self._pair_rules: dict[tuple[str, str], int] = {}  # see _character_rules
+        self._affixed_tables: dict[tuple[str, str], AffixedIds] = {}  # see _affixed_symbols
         self._characters: frozenset[str] | None = None  # see characters
 
     @property
@@ -168,13 +187,15 @@ class BPE(VocabModel):
         pieces merged in one loop (no cache: the caller keeps the results)."""
         if self.merges_dropped:
             return [self.tokenize(piece) for piece in pieces_of(text, ends)]
-        tokenized = self._merged_joined(text, ends)
-        if self.ignore_merges:  # whole pieces that are tokens
-            pieces = pieces_of(text, ends)
-            whole = list(map(self.vocab.get, pieces))
-            for at in compress(range(len(whole)), map(operator.is_not, whole, repeat(None))):
-                tokenized[at] = [whole[at]]
-        return tokenized
+        if not self.ignore_merges:
+            return self._merged_joined(text, ends)
+        # Whole pieces that are tokens, the others merged: a whole token never needs its characters'
+        # symbols (an unknown one among them, without an unk token, is no error then).
+        pieces = pieces_of(text, ends)
+        whole = list(map(self.vocab.get, pieces))
+        rest = [piece for piece, token_id in zip(pieces, whole) if token_id is None]
+        merged = iter(self._merged_joined(*joined(rest)) if rest else ())
+        return [[token_id] if token_id is not None else next(merged) for token_id in whole]
 
     def _merged_each(self, pieces: list[str]) -> list[list[int]]:
         """``_merged`` of each piece: the ones not in the cache merged together (``_merged_joined``)."""
@@ -194,10 +215,12 @@ class BPE(VocabModel):
         ``ends``), faster for many short pieces: the symbols of all pieces, and the rules of all
         adjacent symbols, are looked up in one go (in C), and the pieces merged in one loop
         (``_merge_by_scan``)."""
-        symbols = None if self.continuing_subword_prefix or self.end_of_word_suffix else list(map(self.vocab.get, text))
+        affixed = bool(self.continuing_subword_prefix or self.end_of_word_suffix)
+        symbols = self._affixed_symbols(text, ends) if affixed else list(map(self.vocab.get, text))
         if symbols is not None and None not in symbols:
-            rules = self._character_rules(text)
-        else:  # affixes, or a character that is no token (byte fallback, unk): each piece's own symbols
+            rules = (list(map(self.merges.get, pair_keys(symbols), repeat(NO_RULE))) if affixed
+                     else self._character_rules(text))
+        else:  # a character that is no token (byte fallback, unk): each piece's own symbols
             pieces_symbols = list(map(self._symbols, pieces_of(text, ends)))
             symbols, ends = list(chain.from_iterable(pieces_symbols)), list(accumulate(map(len, pieces_symbols)))
             rules = list(map(self.merges.get, pair_keys(symbols), repeat(NO_RULE)))
@@ -208,6 +231,31 @@ class BPE(VocabModel):
                 if merged[at] is None:
                     merged[at] = self._merge_by_queue(symbols[start:end])
         return merged
+
+    def _affixed_symbols(self, text: str, ends: list[int]) -> list[int | None] | None:
+        """The symbols of each piece of ``text`` (ending at each of ``ends``) with the model's
+        affixes, as _symbols gives them where every character's token is in the vocab: the
+        continuing prefix on every character but a piece's first, the suffix on its last, looked
+        up in C through tables of the characters seen so far (None for no pieces or an empty one). With
+        the prefix "##", ``("abc", [2, 3])`` -> the ids of "a", "##b" and "c"."""
+        prefix, suffix = self.continuing_subword_prefix or "", self.end_of_word_suffix or ""
+        starts = [0, *ends[:-1]]
+        if not ends or 0 in map(operator.sub, ends, starts):
+            return None
+        ids = list(map(self._affixed_ids(prefix, "").__getitem__, text))
+        for at, token_id in zip(starts, map(self._affixed_ids("", "").__getitem__, map(text.__getitem__, starts))):
+            ids[at] = token_id
+        if suffix:
+            alone, last = self._affixed_ids("", suffix), self._affixed_ids(prefix, suffix)
+            for start, end in zip(starts, ends):
+                ids[end - 1] = (alone if end - start == 1 else last)[text[end - 1]]
+        return ids
+
+    def _affixed_ids(self, prefix: str, suffix: str) -> AffixedIds:
+        table = self._affixed_tables.get((prefix, suffix))
+        if table is None:
+            table = self._affixed_tables[prefix, suffix] = AffixedIds(self.vocab, prefix, suffix)
+        return table
 
     def _character_rules(self, text: str) -> list[int]:
         """The packed rule (or NO_RULE) of each pair of adjacent characters of ``text``, each
