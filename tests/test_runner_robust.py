@@ -17,7 +17,7 @@ import pytest
 from textbound.baseline import BaselineEntry
 from textbound.budget import BUDGETS
 from textbound.checks import MINIMIZED_FIELD
-from textbound.divergence import Case
+from textbound.divergence import Case, Divergence
 from textbound.families import Family, build_family
 from textbound.implementation import Implementation
 from textbound.pool import Limits, retry_limits
@@ -63,6 +63,23 @@ def test_a_hanging_case_times_out_is_minimized_and_the_run_goes_on(tmp_path):
     assert_recorded_and_went_on(summary, records, "timed out")
     assert records[0]["actual"] == "no answer after 1 s"
     assert time.monotonic() - started < 60  # minimization of a hang is bounded (10 case timeouts)
+
+
+def test_a_silent_worker_starved_once_does_not_make_impls_hang_the_oracles(monkeypatch):
+    """The oracle hangs on a case every time; a worker on a loaded machine misses its limit seldom
+    twice: impl's hang stays impl's unless the silent implementation times out in each fresh worker."""
+    from textbound import pool as pool_module
+
+    family = Family("gpt2", build_family("gpt2"), "embedded")
+    case = Case("tokenizer", "encode", "gpt2", {"text": "x9 y", "add_special_tokens": False})
+    stuck = Divergence(case, "an answer", "no answer after 1 s", "timed out")
+    answers = iter([stuck.signature, None])  # starved once, then the case answers at once
+    monkeypatch.setattr(pool_module.Pool, "probe", lambda self, family, case, fresh=False: next(answers))
+    silent = pool_module.Pool("impl", 1, FAST)
+    try:
+        assert pool_module.hangs_without_impl(silent, family, stuck) is False
+    finally:
+        silent.close()
 
 
 def test_a_case_that_hangs_only_after_others_gets_a_signature_of_its_own(tmp_path, monkeypatch):

@@ -54,6 +54,7 @@ POLL_SECONDS = 0.2  # how often the parent looks at its workers' clocks
 TIMED_OUT = "timed out"
 OUT_OF_MEMORY = "out of memory"
 SILENT_IMPL = "textbound.silent_impl"  # answers nothing at once: what hangs with it is not impl's doing
+SILENT_PROBES = 2  # an oracle that hangs does so every time; a worker the machine starves, seldom twice
 # A bug that shows on thousands of cases is shown as well by its first few examples minimized: a
 # worker minimizes the first MINIMIZED_PER_SIGNATURE of a family × signature in each chunk, for at
 # most MINIMIZING_SECONDS_PER_SIGNATURE, and records the rest as found, marked NOT_MINIMIZED. Per
@@ -488,10 +489,12 @@ def recheck_alone(pool: Pool, family: Family, divergence: Divergence) -> bool:
 def hangs_without_impl(pool: Pool, family: Family, divergence: Divergence) -> bool:
     """Checks a case that hangs or crashes alone again under the same limits, with an implementation
     that answers nothing at once (textbound.silent_impl): True when it still hangs or crashes the same
-    way, so the oracle (or the harness) did, and impl is not to blame."""
+    way, in each of SILENT_PROBES fresh workers, so the oracle (or the harness) did, and impl is not
+    to blame (one worker starved on a loaded machine would otherwise clear impl's own hang)."""
     silent = Pool(SILENT_IMPL, 1, pool.retry)
     try:
-        return silent.probe(family, divergence.case) == divergence.signature
+        return all(silent.probe(family, divergence.case, fresh=True) == divergence.signature
+                   for _ in range(SILENT_PROBES))
     finally:
         silent.close()
 
