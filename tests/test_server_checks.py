@@ -161,6 +161,28 @@ def test_the_openai_dialect_is_checked_on_chats_where_it_has_no_completions(monk
     assert sorted(set(found)) == expected
 
 
+def test_the_stream_after_a_prompt_is_the_text_its_ids_add_as_decode_stream_shows_it():
+    """A prompt ending in a whole byte-fallback character ("\\n" as <0x0A>): another byte would have
+    made it U+FFFD, the returned id does not, so the server showed it with the prompt and shows only
+    what the id adds, as tokenizers' DecodeStream primed with the prompt does (llama-server's field run)."""
+    from tokenizers import Tokenizer
+    from tokenizers.decoders import DecodeStream
+
+    from textbound.checks.server_output import _decoded
+
+    family = Family("sentencepiece", build_family("sentencepiece"), "embedded")
+    oracle = Tokenizer.from_file(str(family.path / "tokenizer.json"))
+    prompt = [*oracle.encode("x{", add_special_tokens=False).ids, oracle.token_to_id("<0x0A>")]
+    ids = [oracle.token_to_id("arg")]
+    stream = DecodeStream(skip_special_tokens=True)
+    for token_id in prompt:
+        stream.step(oracle, token_id)
+    shown = "".join(filter(None, (stream.step(oracle, token_id) for token_id in ids)))
+    subject = Subject(family.name, family.path, Implementation("impl"))
+    case = Case("detokenizer", "server_stream", family.name, {"prompt": prompt, "skip_special_tokens": True})
+    assert _decoded(subject, case, Generation("", tuple(ids), "length")) == shown == "arg"
+
+
 def test_streamed_tool_call_deltas_assemble_by_index():
     chunks = (Chunk("", tool_call_deltas=({"index": 0, "id": "c", "function": {"name": "f", "arguments": '{"a"'}},)),
               Chunk("", tool_call_deltas=({"index": 0, "function": {"arguments": ": 1}"}},)))

@@ -61,24 +61,24 @@ def _text_request(subject: Subject, case: Case, stream: bool, stop: tuple[str, .
 
 def _decoded(subject: Subject, case: Case, generation: Generation) -> str:
     """The oracle's text for the returned ids after the prompt: the decode of prompt and ids together
-    past the prompt's settled text, the beginning of its decode that no id appended can change (a
-    server decodes the first ids in the prompt's context, as vLLM's detokenizer does: "Hello" +
-    " world", not "Hello" + "world"; a character or byte-fallback run the prompt leaves unfinished
-    is output). A stop token that ended the run is not shown.
+    past the part of the prompt's decode that decode keeps (a server decodes the first ids in the
+    prompt's context, as vLLM's detokenizer and tokenizers' DecodeStream primed with the prompt do:
+    "Hello" + " world", not "Hello" + "world"; a character or byte-fallback run the prompt leaves
+    unfinished is output once the ids finish it). Text some other id would have changed, but the
+    returned ones leave alone, was shown with the prompt and is not shown again. A stop token that
+    ended the run is not shown.
 
-    ``_decoded`` of prompt [Hello] and ids [▁world] on a Metaspace family == " world".
+    ``_decoded`` of prompt [Hello] and ids [▁world] on a Metaspace family == " world"; of Llama 2's
+    prompt [▁{, <0x0A>] and ids [argument] == "argument" (another byte after <0x0A> would have made
+    the "\n" a U+FFFD, but "argument" does not).
     """
     prompt, ids = list(case.input["prompt"]), list(generation.ids)
     skip = case.input.get("skip_special_tokens", True)
-    survey = vocabulary_survey(subject)
-    if ids and generation.finish_reason == "stop" and ids[-1] in set(survey.special_ids):
+    if ids and generation.finish_reason == "stop" and ids[-1] in set(vocabulary_survey(subject).special_ids):
         ids = ids[:-1]
-    whole, prompt_text, *continued = subject.oracle.decode_batch(
-        [prompt + ids, prompt, *(prompt + [w] for w in survey.witnesses)], skip)
+    whole, prompt_text = subject.oracle.decode_batch([prompt + ids, prompt], skip)
     settled = prompt_text.rstrip(REPLACEMENT_CHARACTER)
-    for text in (whole, *continued):
-        settled = settled[:first_index(settled, text)]
-    return whole[len(settled):]
+    return whole[first_index(settled, whole):]
 
 
 @check("detokenizer", "server_stream", minimize="max_tokens")
