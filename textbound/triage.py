@@ -460,27 +460,27 @@ def _whole_parse_rekinded(record: dict, kind: str) -> str:
     return led + read_otherwise(record["expected"], record["actual"], difference)
 
 
-OLD_RENDERED = ("renders where transformers raises ", *OLD_TEXT_KINDS)  # kinds of a record whose actual is impl's render
+# Kinds of a record whose actual is the engine's render.
+OLD_RENDERED = ("renders where transformers raises ", *OLD_TEXT_KINDS)
 
 
 def _chat_rekinded(record: dict, kind: str, folder: str | None) -> str:
-    """A chat kind as today's check words it where impl rendered: a text by its shape, and first the
-    reading of the request that makes transformers render impl's text (the template resolved again
-    where it still can be: the case's own source, a shared template of the same digest). An error's
-    kind is kept as recorded: today's one kind for any error transformers raises and the engine does
+    """A chat render's kind as today's check words it where impl rendered: a text by its shape, and
+    first the reading of the request that makes transformers render impl's text (the template
+    resolved again where it still can be: the case's own source, a shared template of the same
+    digest). An error's kind is kept as recorded: today's one kind for any error transformers raises and the engine does
     not raise alike would merge an engine's unrelated bugs (a lexer's, a filter's) into one."""
     from oracles.chat_oracle import ChatRequest, TemplateNotFound, frozen_clock, resolve
     from .checks.chat import INLINE_TEMPLATE, read_otherwise, render_answer
 
     expected, actual = record.get("expected"), record.get("actual")
-    if not kind.startswith(OLD_RENDERED) or not isinstance(actual, str):
+    if record["property"] != "render" or not kind.startswith(OLD_RENDERED) or not isinstance(actual, str):
         return kind
-    if kind.startswith(OLD_TEXT_KINDS) and isinstance(expected, str) and record["property"] == "render":
+    if kind.startswith(OLD_TEXT_KINDS) and isinstance(expected, str):
         kind = _render_rekinded(kind, expected, actual)
     given = record.get("minimized_input") or record.get("input") or {}
     name = given.get("template", "")
-    if record["property"] != "render" or not name or (
-            INLINE_TEMPLATE not in given and name.startswith("family") and not folder):
+    if not name or (INLINE_TEMPLATE not in given and name.startswith("family") and not folder):
         return kind
     try:
         source = given.get(INLINE_TEMPLATE) or resolve(name, Path(folder) if folder else None,

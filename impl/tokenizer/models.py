@@ -243,7 +243,7 @@ class BPE(VocabModel):
         if not ends or 0 in map(operator.sub, ends, starts):
             return None
         ids = list(map(self._affixed_ids(prefix, "").__getitem__, text))
-        for at, token_id in zip(starts, map(self._affixed_ids("", "").__getitem__, map(text.__getitem__, starts))):
+        for at, token_id in zip(starts, map(self.vocab.get, map(text.__getitem__, starts))):  # no prefix first
             ids[at] = token_id
         if suffix:
             alone, last = self._affixed_ids("", suffix), self._affixed_ids(prefix, suffix)
