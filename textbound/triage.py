@@ -468,8 +468,9 @@ def _chat_rekinded(record: dict, kind: str, folder: str | None) -> str:
     """A chat render's kind as today's check words it where impl rendered: a text by its shape, and
     first the reading of the request that makes transformers render impl's text (the template
     resolved again where it still can be: the case's own source, a shared template of the same
-    digest). An error's kind is kept as recorded: today's one kind for any error transformers raises and the engine does
-    not raise alike would merge an engine's unrelated bugs (a lexer's, a filter's) into one."""
+    digest). An error's kind is kept as recorded: today's one kind for any error transformers raises
+    and the engine does not raise alike would merge an engine's unrelated bugs (a lexer's, a
+    filter's) into one."""
     from oracles.chat_oracle import ChatRequest, TemplateNotFound, frozen_clock, resolve
     from .checks.chat import INLINE_TEMPLATE, read_otherwise, render_answer
 
