@@ -187,3 +187,15 @@ def test_every_file_findings_links_exists(field_report):
     findings = (field_report.FIELD_DIR / "FINDINGS.md").read_text(encoding="utf-8")
     links = re.findall(r"\]\(((?:reproducers|upstream|llama-server)/[^)]*)\)", findings)
     assert links and [link for link in links if not (field_report.FIELD_DIR / link).exists()] == []
+
+
+def test_a_file_reading_is_one_signature_and_its_example_keeps_its_property(field_report):
+    """An added-token flag read otherwise shows in decode and id_to_token alike: one signature,
+    whose example still replays as the property it was recorded in."""
+    reading = "tokenizer/tokenizer.json/reads every added token's special as true"
+    records = [{**record(reading, "a<x>", "a"), "property": "decode"},
+               {**record(reading, ["<x>"], ["x"]), "property": "vocab", "minimized_input": {"ids": [1, 2]}}]
+    groups = field_report.group_signatures(records, {})
+    assert list(groups) == [reading] and groups[reading]["count"] == 2
+    (example,) = field_report.example_records({"signatures": groups})
+    assert example["signature"] == reading and example["property"] == "decode"

@@ -181,6 +181,16 @@ def test_a_kind_holding_a_slash_is_still_an_oracle_disagreement():
     assert not is_oracle_disagreement("tokenizer/encode/ids differ at a/b")
 
 
+@pytest.mark.parametrize(("prop", "kind", "signature"), [
+    ("decode", "text: drops ' ' at the start", "tokenizer/decode/text: drops ' ' at the start"),
+    ("decode", "tokenizer.json: skips the normalizer", "tokenizer/tokenizer.json/skips the normalizer"),
+    ("encode", "tokenizer.json: skips the normalizer", "tokenizer/tokenizer.json/skips the normalizer"),
+])
+def test_a_file_reading_names_the_file_in_place_of_the_property(prop, kind, signature):
+    from textbound.divergence import kind_of, signature_of
+    assert signature_of("tokenizer", prop, kind) == signature and kind_of(signature) == kind
+
+
 @pytest.mark.parametrize(("state", "verdict"), [
     ({"completed": True, "new": [], "errors": []}, "passed"),
     ({"completed": True, "new": ["tokenizer/encode/x"], "errors": []}, "failed: new divergences"),

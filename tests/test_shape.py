@@ -123,6 +123,7 @@ ONE_BUG = [
     ("mutants.tokenizer_prefix_space_ignored", "roberta", "tokenizer"),
     ("mutants.tokenizer_strip_accents_default", "wordpiece", "tokenizer"),
     ("mutants.tokenizer_normalized_ignored", "bert", "tokenizer"),  # named by the flag the oracle then reads otherwise
+    ("mutants.tokenizer_normalized_ignored", "sentencepiece", "tokenizer"),  # one flag, whichever property shows it
     ("mutants.tokenizer_skip_special_ignored", "qwen", "tokenizer"),
     ("mutants.tokenizer_split_behavior_ignored", "splitters", "tokenizer"),  # named by the option, whichever Split
     ("mutants.tokenizer_trailing_whitespace_collapsed", "gpt2", "tokenizer"),  # whichever spaces the text ends with
@@ -176,7 +177,7 @@ def test_one_bug_gives_one_signature_two_at_most(impl, family, component):
     ("mutants.detokenizer_per_token", "wordlevel", "detokenizer",
      "detokenizer/stream/stream decodes each piece without the text before it"),
     ("mutants.tokenizer_split_behavior_ignored", "splitters", "tokenizer",
-     "tokenizer/encode/ids: reads every Split's behavior as \"Isolated\""),
+     "tokenizer/tokenizer.json/reads every Split's behavior as \"Isolated\""),
     ("mutants.tokenizer_trailing_whitespace_collapsed", "gpt2", "tokenizer", "tokenizer/decode/text: drops whitespace at the end"),
     ("mutants.tokenizer_nbsp_as_space", "roberta", "tokenizer", "tokenizer/encode/ids: reads Unicode spaces as ' '"),
     ("mutants.tokenizer_unicode_line_breaks", "unigram", "tokenizer",
@@ -187,9 +188,9 @@ def test_one_bug_gives_one_signature_two_at_most(impl, family, component):
      "tokenizer/encode/ids: does not split off an added token before punctuation"),
     ("mutants.tokenizer_added_adjacent", "sentencepiece", "tokenizer",
      "tokenizer/encode/ids: does not split off an added token after an added token"),
-    ("tests.one_bug.stageless_no_normalizer", "bert", "tokenizer", "tokenizer/encode/ids: skips the normalizer"),
-    ("mutants.tokenizer_normalized_ignored", "sentencepiece", "tokenizer",  # the pieces that flag gives too
-     "tokenizer/vocab/id_to_token: reads every added token's normalized as true"),
+    ("tests.one_bug.stageless_no_normalizer", "bert", "tokenizer", "tokenizer/tokenizer.json/skips the normalizer"),
+    ("mutants.tokenizer_normalized_ignored", "sentencepiece", "tokenizer",  # in encode, decode and id_to_token
+     "tokenizer/tokenizer.json/reads every added token's normalized as true"),
     ("mutants.stops_within_delta", "gpt2", "stops", "stops/stream/releases text that may begin a stop"),
     ("mutants.stops_within_delta", "metaspace", "stops", "stops/pipeline/releases text that may begin a stop"),
     ("tests.one_bug.stops_endswith_only", "gpt2", "stops", "stops/pipeline/missed a stop"),

@@ -22,6 +22,28 @@ ORACLE_FAILURE = "oracle failure:"
 # e.g. "no-break space: U+00A0 between words"): kept as it is when a case is minimized.
 STRATUM_FIELD = "stratum"
 REPLACEMENT_CHARACTER = "\ufffd"  # what a decode shows for bytes that are not a character (or not yet)
+# What a kind is led by where a counterfactual oracle (the family's tokenizer.json with one flag or
+# option read otherwise) gives the engine's answer: one cause for every property it shows in (an
+# added token's flag changes encode, decode and id_to_token alike), so its signature names it in
+# place of the property.
+FILE_READING = "tokenizer.json"
+
+
+def signature_of(component: str, prop: str, kind: str) -> str:
+    """The signature of a divergence: ``signature_of("tokenizer", "decode", "text: drops ' ' at the start")
+    == "tokenizer/decode/text: drops ' ' at the start"``; a kind led by FILE_READING stands for the
+    component whatever the property: ``signature_of("tokenizer", "decode", "tokenizer.json: skips the
+    normalizer") == "tokenizer/tokenizer.json/skips the normalizer"``."""
+    reading = kind.removeprefix(f"{FILE_READING}: ")
+    return f"{component}/{FILE_READING if reading != kind else prop}/{reading}"
+
+
+def kind_of(signature: str) -> str:
+    """The kind ``signature_of`` made ``signature`` of: ``kind_of("tokenizer/tokenizer.json/skips the
+    normalizer") == "tokenizer.json: skips the normalizer"``, ``kind_of("stops/stream/missed a stop") ==
+    "missed a stop"``."""
+    _, prop, kind = signature.split("/", 2)
+    return f"{FILE_READING}: {kind}" if prop == FILE_READING else kind
 
 
 def is_oracle_disagreement(signature: str) -> bool:
@@ -82,7 +104,7 @@ class Divergence:
 
     @property
     def signature(self) -> str:
-        return f"{self.case.component}/{self.case.property}/{self.kind}"
+        return signature_of(self.case.component, self.case.property, self.kind)
 
     @property
     def is_oracle_disagreement(self) -> bool:

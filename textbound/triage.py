@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-from .divergence import is_oracle_disagreement
+from .divergence import is_oracle_disagreement, kind_of
 from .files import InputFileError, is_present, parse_json, read_json, read_text
 from .shape import Vocabulary
 
@@ -413,7 +413,7 @@ def rekinded(record: dict, folder: str | None) -> str:
     from .checks.stops import MISSED, outcome_kind
     from .shape import NOTHING_NAMED, ids_shape, text_shape
 
-    kind = record["signature"].split("/", 2)[2]
+    kind = kind_of(record["signature"])
     where = f"{record['component']}/{record['property']}"
     expected, actual = record.get("expected"), record.get("actual")
     vocab = vocabulary(folder) if folder else None

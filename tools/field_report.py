@@ -52,7 +52,7 @@ from unittest import mock
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from textbound.divergence import is_oracle_disagreement  # noqa: E402
+from textbound.divergence import is_oracle_disagreement, signature_of  # noqa: E402
 from textbound.families import build_family, embedded_family_names, folder_families, models_dir  # noqa: E402
 from textbound.implementation import Implementation  # noqa: E402
 from textbound.triage import rekinded  # noqa: E402
@@ -210,7 +210,7 @@ def group_signatures(records: list[dict], folders: dict[str, str]) -> dict[str, 
     signatures: dict[str, dict] = {}
     for record in records:
         kind = engine_kind(record, rekinded(record, folders.get(record["family"])))
-        group = signatures.setdefault(f"{record['component']}/{record['property']}/{kind}",
+        group = signatures.setdefault(signature_of(record["component"], record["property"], kind),
                                       {"count": 0, "families": [], "example": None, "formerly": []})
         group["count"] += record.get("weight", 1)
         group["families"] += [f for f in record.get("families", [record["family"]]) if f not in group["families"]]
@@ -219,7 +219,7 @@ def group_signatures(records: list[dict], folders: dict[str, str]) -> dict[str, 
                               if old not in group["formerly"]]
         size = len(json.dumps(record["minimized_input"] or record["input"], ensure_ascii=False))
         if group["example"] is None or size < group["example"]["size"]:
-            group["example"] = {"size": size, "family": record["family"],
+            group["example"] = {"size": size, "family": record["family"], "property": record["property"],
                                 "input": record["minimized_input"] or record["input"],
                                 "expected": record["expected"], "actual": record["actual"],
                                 "first_difference": record.get("first_difference"),
@@ -231,7 +231,9 @@ def group_signatures(records: list[dict], folders: dict[str, str]) -> dict[str, 
 
 def example_records(entry: dict) -> list[dict]:
     """An engine's recorded signatures as records: each one's smallest example, weighing its count."""
-    return [{"signature": signature, "component": signature.split("/", 2)[0], "property": signature.split("/", 2)[1],
+    return [{"signature": signature, "component": signature.split("/", 2)[0],
+             # the example's own property: a FILE_READING signature stands for several
+             "property": group["example"].get("property") or signature.split("/", 2)[1],
              "family": group["example"]["family"], "families": group["families"], "weight": group["count"],
              "formerly": group.get("formerly"),
              "input": group["example"]["input"], "minimized_input": group["example"]["input"],

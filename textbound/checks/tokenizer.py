@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from oracles.disagreements import SecondOracleComparison, second_oracles
 
 from ..counterfactuals import AddedTokenReadings, TextReading, added_tokens_read_as_text, text_readings
-from ..divergence import ORACLE_DISAGREEMENT, Case, Divergence, first_index
+from ..divergence import FILE_READING, ORACLE_DISAGREEMENT, Case, Divergence, first_index
 from ..shape import Vocabulary
 from .registry import Subject, check, family_vocabulary, ids_divergence, impl_call, text_divergence
 from .tokenizer_cases import CHARACTER_CLASSES, added_token_neighbourhoods
@@ -178,10 +178,12 @@ def read_otherwise(readings: FamilyReadings, vocabulary: Vocabulary, case: Case,
     divergence only where impl answers as it on the involved tokens in every neighbourhood too, and
     a token read as text is told by the neighbour where the engine does so. One bug, one kind,
     whichever way it shows (a space lost after the token, the token not split off; a bug outside
-    these that happens to give the same answer is named so too): "ids: drops ' ' after an added
-    token" -> "ids: reads every added token's normalized as true", "ids: inserts ' ' at the start"
-    -> "ids: skips the normalizer", "ids: drops tokens at the end" -> "ids: reads Unicode spaces as
-    ' '", "ids: inserts ' ' at the end" -> "ids: does not split off an added token after an added token"."""
+    these that happens to give the same answer is named so too), a flag or option led by
+    FILE_READING whichever property shows it: "ids: drops ' ' after an added token" ->
+    "tokenizer.json: reads every added token's normalized as true", "ids: inserts ' ' at the start"
+    -> "tokenizer.json: skips the normalizer", "ids: drops tokens at the end" -> "ids: reads Unicode
+    spaces as ' '", "ids: inserts ' ' at the end" -> "ids: does not split off an added token after an
+    added token"."""
     given = case.input
     encoding = case.property == "encode"
     special = given.get("add_special_tokens", False) if encoding else given.get("skip_special_tokens", False)
@@ -202,6 +204,7 @@ def read_otherwise(readings: FamilyReadings, vocabulary: Vocabulary, case: Case,
         probes = tuple(added_token_neighbourhoods(involved[:MOST_PROBED_TOKENS]))
         reading = next((description for description, variant in readings.added_tokens.matching(reproduces)
                         if engine is None or engine.agreement(variant, probes) is not None), None)
+    file_read = reading is not None  # a flag or pipeline option of tokenizer.json: FILE_READING leads its kind
     if not reading and encoding and involved and not special:
         read_as_text = added_tokens_read_as_text(vocabulary.tokenizer, text, actual)
         if read_as_text is not None:
@@ -212,11 +215,13 @@ def read_otherwise(readings: FamilyReadings, vocabulary: Vocabulary, case: Case,
         scored = [(score, -order, description) for order, (description, variant) in
                   enumerate(readings.pipeline.matching(reproduces)) if (score := engine.agreement(variant)) is not None]
         reading = max(scored)[2] if scored else None
+        file_read = reading is not None
     if not reading and encoding:
         reading = next((found.description for found in text_readings(text)
                         if answer(vocabulary.tokenizer, found.rewrite(text)) == actual
                         and (engine is None or engine.reads_text_so(found))), None)
-    kind = f"{kind.split(':', 1)[0]}: {reading}" if reading else kind
+    if reading:
+        kind = f"{FILE_READING if file_read else kind.split(':', 1)[0]}: {reading}"
     if kind.endswith(NOT_SPLIT_OFF) and engine is not None:
         where = next(filter(None, map(engine.unsplit_where, list(dict.fromkeys(involved))[:MOST_PROBED_TOKENS])), None)
         kind = f"{kind} {where}" if where else kind
@@ -280,5 +285,5 @@ def check_vocab(subject: Subject, case: Case) -> Divergence | None:
     if ids[index] in family_vocabulary(subject).added_ids:  # named by the flag whose reading gives impl's pieces
         readings = subject.cached("counterfactual readings", lambda: FamilyReadings.of(subject.path))
         reading = readings.added_tokens.reading(lambda tokenizer: [tokenizer.id_to_token(i) for i in ids] == actual["tokens"])
-        kind = f"id_to_token: {reading}" if reading else kind
+        kind = f"{FILE_READING}: {reading}" if reading else kind
     return Divergence(case, expected["tokens"][index], actual["tokens"][index], kind, {"id": ids[index]})
