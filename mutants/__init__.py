@@ -109,6 +109,8 @@ CATALOGUE: tuple[Mutant, ...] = (
            "servers that drop the flag on its way to the template"),
     Mutant("chat_empty_tools_as_none", "chat", "an empty tools list passed to the template as None",
            "servers handing the template `tools or None` (templates testing `tools is not none` then differ)"),
+    Mutant("chat_trim_ascii_only", "chat", "trim stripping ASCII whitespace only",
+           "llama.cpp's Jinja engine (common/jinja string::strip: isspace on each byte)"),
     Mutant("chat_content_parts_flattened", "chat", 'content parts joined with "\\n" into one string',
            "vLLM's \"string\" chat-template content format, which flattens content parts before rendering"),
     # tools

@@ -124,6 +124,7 @@ ONE_BUG = [
     ("mutants.tokenizer_strip_accents_default", "wordpiece", "tokenizer"),
     ("mutants.tokenizer_normalized_ignored", "bert", "tokenizer"),  # named by the flag the oracle then reads otherwise
     ("mutants.tokenizer_normalized_ignored", "sentencepiece", "tokenizer"),  # one flag, whichever property shows it
+    ("mutants.chat_trim_ascii_only", "llama3", "chat"),  # the family's own template trims each message
     ("mutants.tokenizer_skip_special_ignored", "qwen", "tokenizer"),
     ("mutants.tokenizer_split_behavior_ignored", "splitters", "tokenizer"),  # named by the option, whichever Split
     ("mutants.tokenizer_trailing_whitespace_collapsed", "gpt2", "tokenizer"),  # whichever spaces the text ends with

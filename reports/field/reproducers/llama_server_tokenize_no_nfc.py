@@ -2,7 +2,8 @@
 with NFC first, llama.cpp's BPE tokenizer (pre-tokenizer "qwen2") encodes the text's own code points.
 A compatibility ideograph (U+F9D8, NFC U+5F8B) and a decomposed "é" (e + U+0301, NFC U+00E9)
 get other ids than tokenizers gives (textbound's field run of llama-server on Qwen3's vocabulary:
-`tokenizer/encode/ids: text not NFC-normalized`, 16 cases).
+`tokenizer/encode/ids: text not NFC-normalized`, 16 cases; re-run, `tokenizer/tokenizer.json/skips
+the normalizer`, 40).
 
 Usage: python llama_server_tokenize_no_nfc.py LLAMA_SERVER QWEN3_GGUF
   LLAMA_SERVER: the llama-server binary; QWEN3_GGUF: any GGUF with Qwen3's vocabulary (the field run
