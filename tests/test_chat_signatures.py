@@ -10,12 +10,12 @@ import types
 import pytest
 
 import impl
-from oracles.chat_oracle import ChatRequest
+from oracles.chat_oracle import ChatRequest, frozen_clock
 from tests.one_bug import chat_render_stripped
 from textbound.budget import BUDGETS
 from textbound.checks import Subject, case_source, run_check
-from textbound.checks.chat import (content_formats, edit_kind, escape_kind, json_kind, render_kind, request_readings,
-                                   whitespace_kind)
+from textbound.checks.chat import (content_formats, edit_kind, escape_kind, json_kind, read_otherwise, render_answer,
+                                   render_kind, request_readings, whitespace_kind)
 
 from textbound.families import build_family, embedded_family
 from textbound.implementation import Implementation
@@ -38,6 +38,7 @@ ONE_BUG = [
     ("mutants.chat_raise_exception_swallowed", "chat/render/does not raise the error transformers raises"),
     ("tests.one_bug.chat_render_stripped", "chat/render/text: drops the whitespace at the render's ends"),
     ("tests.one_bug.chat_none_content_as_text", "chat/render/text: inserts text"),
+    ("tests.one_bug.chat_bos_token_empty", "chat/render/renders without the variable bos_token"),
 ]
 
 
@@ -98,11 +99,15 @@ def _request(**fields) -> ChatRequest:
 
 
 def test_a_request_is_read_otherwise_one_option_at_a_time():
-    readings = dict(request_readings(_request(tools=[], variables={"enable_thinking": False})))
+    readings = dict(request_readings(_request(tools=[], variables={"enable_thinking": False, "bos_token": "<s>"})))
     assert readings["renders as if add_generation_prompt were false"].add_generation_prompt is False
     assert readings["renders an empty tools list as none"].tools is None
     assert readings["renders no documents as an empty list"].documents == []
-    assert readings["renders without the variable enable_thinking"].variables == {}
+    assert readings["renders without the variable enable_thinking"].variables == {"bos_token": "<s>"}
+    # a string variable left out, then given as "" (a flag is no text to leave out)
+    assert [reading.variables for description, reading in request_readings(_request(variables={
+        "enable_thinking": False, "bos_token": "<s>"})) if description == "renders without the variable bos_token"] == [
+        {"enable_thinking": False}, {"enable_thinking": False, "bos_token": ""}]
     assert readings["reads content as vLLM's 'openai' content format"].messages == [
         {"role": "user", "content": [{"type": "text", "text": "Hi"}]}]
     # never a pair transformers refuses: continuing the final message with a generation prompt
@@ -141,3 +146,13 @@ def test_ids_are_told_by_the_text_and_left_to_render_where_it_shows_the_same(tok
     both = Subject(FAMILY, folder, Implementation("tests.one_bug.chat_render_stripped"))
     assert run_check(both, stripped_ids) is None  # chat/render of the same request shows it
     assert run_check(both, render_case).kind == "text: drops the whitespace at the render's ends"
+
+
+def test_a_bos_token_given_as_nothing_is_named_where_leaving_it_out_raises():
+    """llama-server's `/apply-template` renders Llama 3.1's `bos_token + ...` without the BOS;
+    transformers raises on that template when the variable is left out, so only "" reproduces it."""
+    source = "{{ bos_token + messages[0]['content'] }}"
+    request = _request(variables={"bos_token": "<s>"})
+    with frozen_clock():
+        assert render_answer(source)(request) == ("<s>Hi", None)
+        assert read_otherwise(render_answer(source), request, "Hi", None) == "renders without the variable bos_token"

@@ -199,3 +199,13 @@ def test_a_file_reading_is_one_signature_and_its_example_keeps_its_property(fiel
     assert list(groups) == [reading] and groups[reading]["count"] == 2
     (example,) = field_report.example_records({"signatures": groups})
     assert example["signature"] == reading and example["property"] == "decode"
+
+
+def test_parts_whose_links_are_lists_are_carried_whole(field_report):
+    """A carried verdict's links may be lists (_links); carrying it again must not need them hashable."""
+    old = {"e | a/b/one": {"verdict": "engine bug", "note": "n1", "reproducer": ["reproducers/1.py", "reproducers/2.py"]},
+           "e | a/b/two": {"verdict": "policy", "note": "n2"}}
+    field = {"engines": {"e": {"signatures": {"a/b/both": {"formerly": ["a/b/one", "a/b/two", "a/b/one"]}}}}}
+    carried = field_report.carried_triage(old, field)["e | a/b/both"]
+    assert carried["reproducer"] == ["reproducers/1.py", "reproducers/2.py"]
+    assert carried["note"] == "triaged apart before the shape grouping: engine bug: n1 / policy: n2"

@@ -125,6 +125,7 @@ ONE_BUG = [
     ("mutants.tokenizer_normalized_ignored", "bert", "tokenizer"),  # named by the flag the oracle then reads otherwise
     ("mutants.tokenizer_normalized_ignored", "sentencepiece", "tokenizer"),  # one flag, whichever property shows it
     ("mutants.chat_trim_ascii_only", "llama3", "chat"),  # the family's own template trims each message
+    ("tests.one_bug.chat_bos_token_empty", "llama3", "chat"),  # its template writes the BOS unguarded
     ("mutants.tokenizer_skip_special_ignored", "qwen", "tokenizer"),
     ("mutants.tokenizer_split_behavior_ignored", "splitters", "tokenizer"),  # named by the option, whichever Split
     ("mutants.tokenizer_trailing_whitespace_collapsed", "gpt2", "tokenizer"),  # whichever spaces the text ends with
@@ -192,6 +193,8 @@ def test_one_bug_gives_one_signature_two_at_most(impl, family, component):
     ("tests.one_bug.stageless_no_normalizer", "bert", "tokenizer", "tokenizer/tokenizer.json/skips the normalizer"),
     ("mutants.tokenizer_normalized_ignored", "sentencepiece", "tokenizer",  # in encode, decode and id_to_token
      "tokenizer/tokenizer.json/reads every added token's normalized as true"),
+    ("tests.one_bug.chat_bos_token_empty", "llama3", "chat",  # transformers raises where it is left out
+     "chat/render/renders without the variable bos_token"),
     ("mutants.stops_within_delta", "gpt2", "stops", "stops/stream/releases text that may begin a stop"),
     ("mutants.stops_within_delta", "metaspace", "stops", "stops/pipeline/releases text that may begin a stop"),
     ("tests.one_bug.stops_endswith_only", "gpt2", "stops", "stops/pipeline/missed a stop"),

@@ -435,7 +435,7 @@ def carried_triage(triage: dict, field: dict) -> dict:
     for engine, entry in field["engines"].items():
         for signature, group in entry["signatures"].items():
             formerly = [found for old in group.get("formerly") or [] if (found := triage_entry(triage, engine, old))]
-            distinct = [dict(t) for t in dict.fromkeys(tuple(sorted(f.items())) for f in formerly)]
+            distinct = list({json.dumps(f, sort_keys=True): f for f in formerly}.values())  # links may be lists
             if not distinct or f"{engine} | {signature}" in kept:
                 continue  # a verdict written for today's signature is kept over one carried from its parts,
                 # which are kept over a glob's (a glob is written for the kinds it then matched)

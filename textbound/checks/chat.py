@@ -83,8 +83,9 @@ def content_formats(messages: list) -> Iterator[tuple[str, list]]:
 def request_readings(request: ChatRequest) -> Iterator[tuple[str, ChatRequest]]:
     """The request read otherwise in one way, as a server may read it, and what each says of a
     renderer it reproduces: a flag flipped (never into a pair transformers refuses), tools or
-    documents given as the other kind of nothing, or left out; one variable left out; content in
-    the other of vLLM's content formats."""
+    documents given as the other kind of nothing, or left out; one variable left out, or a string
+    one given as "" (both "without" it: a template may test it or write it); content in the other of
+    vLLM's content formats."""
     replace = dataclasses.replace
     if request.add_generation_prompt or not request.continue_final_message:
         flag = not request.add_generation_prompt
@@ -103,6 +104,9 @@ def request_readings(request: ChatRequest) -> Iterator[tuple[str, ChatRequest]]:
     for name in variables:
         yield f"renders without the variable {name}", replace(
             request, variables={key: value for key, value in variables.items() if key != name})
+    for name, value in variables.items():  # or given as "": a server leaving out the BOS its tokenizer adds
+        if isinstance(value, str) and value:
+            yield f"renders without the variable {name}", replace(request, variables={**variables, name: ""})
     for name, messages in content_formats(request.messages):
         yield f"reads content as vLLM's {name!r} content format", replace(request, messages=messages)
 
