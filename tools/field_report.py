@@ -233,7 +233,7 @@ def example_records(entry: dict) -> list[dict]:
     """An engine's recorded signatures as records: each one's smallest example, weighing its count."""
     return [{"signature": signature, "component": signature.split("/", 2)[0],
              # the example's own property: a FILE_READING signature stands for several
-             "property": group["example"].get("property") or signature.split("/", 2)[1],
+             "property": group["example"]["property"],
              "family": group["example"]["family"], "families": group["families"], "weight": group["count"],
              "formerly": group.get("formerly"),
              "input": group["example"]["input"], "minimized_input": group["example"]["input"],
