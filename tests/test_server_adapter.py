@@ -11,6 +11,7 @@ import pytest
 from tests.fake_vllm_server import FakeVllmServer
 from textbound.budget import BUDGETS
 from textbound.checks import Subject, case_source, run_check
+from textbound.cli import EXIT_SETUP, main
 from textbound.divergence import Case
 from textbound.families import Family, build_family
 from textbound.implementation import Implementation, ImplementationError
@@ -93,6 +94,16 @@ def test_a_server_that_cannot_be_reached_fails_the_setup_in_one_line(monkeypatch
     with pytest.raises(ImplementationError) as raised:
         adapter(monkeypatch, url)
     assert "cannot connect" in str(raised.value) and "\n" not in str(raised.value)
+
+
+def test_check_of_a_server_that_cannot_be_reached_names_its_url(tmp_path, capsys):
+    with FakeVllmServer(build_family(FAMILY)) as server:
+        url = server.url
+    code = main(["check", "--server", url, "--family", FAMILY, "--budget", "quick", "--report-dir", str(tmp_path / "r")])
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert code == EXIT_SETUP and len(lines) == 1, lines
+    assert lines[0].startswith(f"textbound: --server {url}: cannot connect to {url}") and ADAPTER not in lines[0], lines
+    assert not (tmp_path / "r").exists()
 
 
 @pytest.mark.parametrize("variable, value, message", [

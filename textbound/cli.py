@@ -208,7 +208,7 @@ def _run_command(args) -> int:
     try:
         if args.command in REPORT_COMMANDS:
             return REPORT_COMMANDS[args.command](args)
-        impl = Implementation(args.impl or DEFAULT_IMPL)
+        impl = _implementation(args)
         if args.command == "check":
             return _check(args, impl)
         if args.command == "replay":
@@ -241,6 +241,17 @@ def _run_command(args) -> int:
         if getattr(args, "markdown", None):  # the CI step summary says so too, rather than nothing
             _append_markdown(args.markdown, setup_failure_markdown(str(exc)))
         return EXIT_SETUP
+
+
+def _implementation(args) -> Implementation:
+    """The implementation the command checks. A server that cannot be reached is named by its URL,
+    as the user gave it, not as an adapter module that does not import."""
+    try:
+        return Implementation(args.impl or DEFAULT_IMPL)
+    except ImplementationError as exc:
+        if getattr(args, "server", None) and exc.__cause__ is not None:
+            raise ImplementationError(f"--server {args.server}: {exc.__cause__}") from exc.__cause__
+        raise
 
 
 def _triage(args) -> int:

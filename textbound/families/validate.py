@@ -13,6 +13,10 @@ present, must be JSON objects, and chat_template.jinja UTF-8 text.
 """
 from __future__ import annotations
 
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from ..files import InputFileError, is_present, json_type_name, parse_json, read_json, read_text
@@ -44,11 +48,30 @@ def _check_tokenizer_json(path: Path) -> None:
 
     text = read_text(path)
     try:
-        tokenizers.Tokenizer.from_str(text)
-    except Exception as exc:  # the oracle's refusal, whatever its type, means no case can run
+        with panic_message_silenced():
+            tokenizers.Tokenizer.from_str(text)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:  # noqa: BLE001 - the oracle's refusal, a Rust panic too, means no case can run
         data = parse_json(text, str(path))  # JSON's own errors first: they say what a truncation is
         raise InputFileError(f"{path}: {misshapen_node(data) or 'tokenizers cannot load it'} (tokenizers: {exc})") \
             from None
+
+
+@contextmanager
+def panic_message_silenced() -> Iterator[None]:
+    """File descriptor 2 sent to the null device for the duration: a Rust panic (tokenizers on a
+    merge whose token is not in the vocab) prints its message, and with RUST_BACKTRACE a backtrace,
+    there before it is raised; the raised exception carries the message, which the error line gives."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 def misshapen_node(data: dict) -> str | None:
