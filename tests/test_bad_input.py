@@ -210,10 +210,25 @@ def test_merge_into_a_folder_holding_a_report_is_refused_and_it_is_kept(tmp_path
     ('{"component": "tokenizer", "family": "gpt2", "input": {}}', "$.property: expected a string, found nothing"),
     ('{"component": "tokeniser"}', "unknown component 'tokeniser' (known: tokenizer, detokenizer, stops, chat, "
                                    "tools, structured)"),
+    # a field of the wrong type or value, refused by the oracle or the check, before any comparison
+    ('{"component": "tokenizer", "property": "encode", "family": "gpt2", "input": {"text": 5}}',
+     "tokenizer/encode cannot take its input: TypeError: TextInputSequence must be str"),
+    ('{"component": "stops", "property": "stream", "family": "gpt2", "input": {"text": "a", "stops": 3}}',
+     "stops/stream cannot take its input: TypeError: 'int' object is not iterable"),
+    ('{"component": "tools", "property": "whole", "family": "gpt2", "input": {"format": "nope", "text": "x"}}',
+     "tools/whole cannot take its input: ValueError: unknown tool-call format 'nope' (known: hermes, qwen3_coder, "
+     "llama3_json, mistral, deepseek_r1, deepseek_v31, gpt_oss, kimi_k2, glm45, minimax_m2)"),
 ])
 def test_a_broken_case_is_one_line(capsys, case, message):
     line = run_setup_failure(capsys, "replay", "--family", FAMILY, case)
     assert line == f"textbound: the case is not valid: {message}"
+
+
+def test_a_case_no_check_has_is_one_line_naming_the_known_ones(capsys):
+    line = run_setup_failure(capsys, "replay", "--family", FAMILY,
+                             '{"component": "tokenizer", "property": "nope", "family": "gpt2", "input": {}}')
+    assert line.startswith("textbound: the case is not valid: no check tokenizer/nope (known: chat/ids, "), line
+    assert "tokenizer/encode, " in line and line.endswith(")")
 
 
 @pytest.mark.parametrize("breaking", [b for b in JSON_BREAKS if b is not a_symlink_loop])

@@ -411,7 +411,7 @@ def _oracle_versions() -> dict[str, str]:
 
 
 def _replay(args, impl: Implementation) -> int:
-    from .checks import Subject, run_check
+    from .checks import Subject, UnknownCheck, run_check
     families = resolve(args.family, args.model_dir, args.hub)
     if len(families) != 1:
         raise FamilyError("replay needs exactly one --family, --model-dir or --hub")
@@ -425,6 +425,13 @@ def _replay(args, impl: Implementation) -> int:
     except KeyError as exc:  # the implementation's own failures are divergences: this is the case's input
         print(f"textbound: the case is not valid: {case.component}/{case.property} reads the field {exc} "
               f"of its input, which it lacks", file=sys.stderr)
+        return EXIT_SETUP
+    except UnknownCheck as exc:
+        print(f"textbound: the case is not valid: {exc}", file=sys.stderr)
+        return EXIT_SETUP
+    except (TypeError, ValueError, AttributeError) as exc:  # a field of the wrong type or value, refused
+        print(f"textbound: the case is not valid: {case.component}/{case.property} cannot take its input: "
+              f"{type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_SETUP
     if divergence is None:
         print("no divergence: impl agrees with the oracle on this case")

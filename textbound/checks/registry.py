@@ -110,12 +110,16 @@ def case_source(family: Family, component: str, budget: Budget, seed: int, sourc
     return build(family, budget, seed, Subject(family.name, family.path, impl=None))
 
 
+class UnknownCheck(ValueError):
+    """A case names a component and property no check has (a replayed case typed by hand)."""
+
+
 def run_check(subject: Subject, case: Case) -> Divergence | None:
     try:
         fn = CHECKS[(case.component, case.property)]
     except KeyError:
         known = ", ".join(f"{c}/{p}" for c, p in sorted(CHECKS))
-        raise ValueError(f"no check {case.component}/{case.property} (known: {known})") from None
+        raise UnknownCheck(f"no check {case.component}/{case.property} (known: {known})") from None
     try:
         return fn(subject, case)
     except ServerError as exc:  # a check lets a misbehaving server through (impl_outcome): recorded, never a crash
