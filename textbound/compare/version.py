@@ -20,6 +20,7 @@ from oracles.remote import RemoteOracles
 from ..families import FamilyError
 from ..families.gguf import gguf_family, is_gguf
 from ..families.hub import hub_family
+from ..families.validate import panic_message_silenced
 from ..files import InputFileError, is_present, read_json
 
 # What names a hub repository, optionally at a revision: org/name or org/name@rev.
@@ -91,8 +92,11 @@ class FamilyVersion:
         try:
             if self.remote:
                 return self._remote_root("oracle", "vocab_size")
-            return TokenizersOracle.from_dir(self.path)
-        except Exception as exc:  # tokenizers refuses the file: name it, no traceback
+            with panic_message_silenced():
+                return TokenizersOracle.from_dir(self.path)
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:  # noqa: BLE001 - tokenizers refuses the file (a Rust panic too): name it
             raise CompareError(f"{self.label} {self.path / 'tokenizer.json'}: tokenizers cannot load it: {exc}") from None
 
     @cached_property
