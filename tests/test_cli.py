@@ -155,6 +155,18 @@ def test_a_report_dir_that_is_a_file_is_one_line_and_nothing_is_overwritten(tmp_
     assert occupied.read_text() == "a file the user keeps\n"
 
 
+def test_an_impl_that_provides_no_component_checked_fails_the_setup(tmp_path, capsys):
+    # zero cases would otherwise pass the gate: a skipped check counted as passing
+    module = tmp_path / "tools_only_impl.py"
+    module.write_text("from impl import OutputParser, assemble, parse_response  # the tools component alone\n")
+    assert run_cli("check", "--impl", str(module), "--family", FAMILY, "--component", "tokenizer,stops",
+                   "--report-dir", str(tmp_path / "r")) == EXIT_SETUP
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"textbound: --impl {module} provides none of the components checked: tokenizer (missing "
+                   "Tokenizer); stops (missing StopChecker)"]
+    assert not (tmp_path / "r").exists()
+
+
 def test_replay_of_a_case_lacking_a_field_names_it(capsys):
     case = json.dumps({"component": "tokenizer", "property": "encode", "family": FAMILY, "input": {}})
     assert run_cli("replay", "--family", FAMILY, case) == EXIT_SETUP

@@ -25,7 +25,7 @@ from unittest.mock import patch
 
 from .baseline import BaselineError, load_baseline
 from .budget import BUDGETS
-from .divergence import COMPONENTS, Case
+from .divergence import COMPONENTS, Case, Divergence
 from .files import InputFileError
 from .implementation import SERVER, Implementation, ImplementationError
 from .merge import MergeError
@@ -35,6 +35,7 @@ from .report import setup_failure_markdown
 from .runner import Shard
 from .families import FamilyError, fuzz_families, resolve
 from .server.dialect import DIALECTS
+from .time_limit import NoAnswer, time_limit
 from .triage import TriageError
 
 EXIT_OK, EXIT_DIVERGED, EXIT_SETUP = 0, 1, 2
@@ -97,6 +98,10 @@ def _parser() -> argparse.ArgumentParser:
     replay = commands.add_parser("replay", help="re-run one recorded case")
     family_options(replay)
     replay.add_argument("case", help="the case as JSON (the 'reproduce' command of a record has it)")
+    replay.add_argument("--case-timeout", type=_positive_seconds, default=DEFAULT_CASE_TIMEOUT, metavar="SECONDS",
+                        help="past this, the case is checked as check checks one that hangs: alone in a "
+                             "worker, then without impl to tell the oracle's failure "
+                             f"(default: {DEFAULT_CASE_TIMEOUT:g})")
 
     bench = commands.add_parser("bench", help="speed of impl as a ratio against the oracle")
     family_options(bench)
@@ -132,7 +137,11 @@ def _parser() -> argparse.ArgumentParser:
     add_mutate_arguments(mutate)
     _add_compare_command(commands)
     from .explain import add_arguments as add_explain_arguments
-    add_explain_arguments(commands.add_parser("explain", help="one tokenizer or chat mismatch, stage by stage, explained"))
+    explain = commands.add_parser("explain", help="one tokenizer or chat mismatch, stage by stage, explained")
+    add_explain_arguments(explain)
+    explain.add_argument("--case-timeout", type=_positive_seconds, default=DEFAULT_CASE_TIMEOUT, metavar="SECONDS",
+                         help="each side's render of --conversation may take this long; an oracle that takes "
+                              f"longer is its failure (default: {DEFAULT_CASE_TIMEOUT:g})")
     for command in commands.choices.values():  # "--model" must never be read as "--model-dir"
         command.allow_abbrev = False
     return parser
@@ -354,6 +363,10 @@ def _check(args, impl: Implementation) -> int:
               file=sys.stderr)
         return EXIT_SETUP
     components = args.component or checked
+    if not any(map(impl.provides, components)):  # a run that checks nothing must not pass as a gate
+        lacking = "; ".join(f"{c} (missing {', '.join(impl.missing(c))})" for c in components)
+        print(f"textbound: --impl {impl.name} provides none of the components checked: {lacking}", file=sys.stderr)
+        return EXIT_SETUP
     oracles = {c: v for c, v in _oracle_versions().items() if c in components}
     info = RunInfo(impl=impl.name, impl_version=impl.version, oracle_versions=oracles,
                    seed=args.seed, budget=budget.name, families={f.name: str(f.path) for f in families},
@@ -391,6 +404,21 @@ def _server_options(args) -> tuple[str, ...]:
     return ("--server", args.server, "--server-dialect", args.server_dialect, *(("--model", args.model) if args.model else ()))
 
 
+def _checked_alone(impl: Implementation, family, case: Case, seconds: float) -> Divergence | None:
+    """``case`` checked as check does one that hangs or crashes: alone in a worker under the case
+    timeout; when it hangs or crashes without impl as well, it is the oracle's failure."""
+    from .pool import Limits, Pool, Stuck, hangs_without_impl, oracle_failure
+    pool = Pool(impl.name, 1, Limits(case_timeout=seconds))
+    try:
+        found = pool.check_alone(family, case)
+        if isinstance(found, Stuck):
+            stuck = found.divergence
+            found = oracle_failure(stuck) if hangs_without_impl(pool, family, stuck) else stuck
+        return found
+    finally:
+        pool.close()
+
+
 def _copy_gate_outputs(report_dir: Path, junit: Path | None, markdown: Path | None) -> None:
     """--junit and --markdown: the report folder's junit.xml and summary.md where CI looks for them."""
     if junit and (report_dir / "junit.xml").is_file():
@@ -421,7 +449,10 @@ def _replay(args, impl: Implementation) -> int:
         print(f"textbound: the case is not valid: {exc}", file=sys.stderr)
         return EXIT_SETUP
     try:
-        divergence = run_check(Subject(families[0].name, families[0].path, impl), case)
+        with time_limit(args.case_timeout) as limit:
+            divergence = run_check(Subject(families[0].name, families[0].path, impl), case)
+    except NoAnswer:  # the limit's own exception, not the case's: the worker below gives the verdict
+        divergence = None
     except KeyError as exc:  # the implementation's own failures are divergences: this is the case's input
         print(f"textbound: the case is not valid: {case.component}/{case.property} reads the field {exc} "
               f"of its input, which it lacks", file=sys.stderr)
@@ -433,6 +464,8 @@ def _replay(args, impl: Implementation) -> int:
         print(f"textbound: the case is not valid: {case.component}/{case.property} cannot take its input: "
               f"{type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_SETUP
+    if limit.fired:  # what check makes of a case that hangs, whoever hangs
+        divergence = _checked_alone(impl, families[0], case, args.case_timeout)
     if divergence is None:
         print("no divergence: impl agrees with the oracle on this case")
         return EXIT_OK

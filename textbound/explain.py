@@ -44,7 +44,8 @@ from pathlib import Path
 
 from .implementation import Implementation, ImplementationError
 from .families import Family, FamilyError, resolve
-from .stages import Stage, difference, impl_stages, oracle_stages
+from .pool import DEFAULT_CASE_TIMEOUT
+from .stages import TIMED_OUT, Stage, difference, impl_stages, oracle_stages
 
 EXIT_SAME, EXIT_DIFFERS, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -180,8 +181,10 @@ def explain(family: Family, impl: Implementation, operation: str, given) -> Expl
     return found
 
 
-def explain_conversation(family: Family, impl: Implementation, conversation: Conversation) -> Explanation:
-    """The rendered prompt and its ids from transformers and from the implementation, compared; on a
+def explain_conversation(family: Family, impl: Implementation, conversation: Conversation,
+                         seconds: float = DEFAULT_CASE_TIMEOUT) -> Explanation:
+    """The rendered prompt and its ids from transformers and from the implementation, each call given
+    at most ``seconds`` (an oracle past it is an oracle failure, bad input here), compared; on a
     difference, the chat mutants of the catalogue that give the implementation's answer."""
     from oracles.chat_oracle import FamilyChatOracle, templates_for
 
@@ -204,11 +207,15 @@ def explain_conversation(family: Family, impl: Implementation, conversation: Con
                                            return_dict=False, **request.arguments())
     expected = chat_stages(lambda: oracle.apply_chat_template(copy.deepcopy(request.messages), chat_template=template,
                                                               tokenize=False, **request.arguments()),
-                           ids(oracle.apply_chat_template), oracle.convert_ids_to_tokens)
+                           ids(oracle.apply_chat_template), oracle.convert_ids_to_tokens, seconds)
+    if hung := next((stage.name for stage in expected if stage.value == TIMED_OUT), None):
+        raise BadInput(f"the oracle gives no {hung} within {seconds:g} s: an oracle failure, nothing to compare "
+                       f"impl with")
     # impl's text is its render_chat's, given the special-token variables transformers gives a template.
     actual = chat_stages(lambda: impl.render_chat(template, copy.deepcopy(request.messages),
                                                   **{**specials, **request.arguments()}),
-                         ids(tokenizer.apply_chat_template), getattr(tokenizer, "id_to_token", lambda i: None))
+                         ids(tokenizer.apply_chat_template), getattr(tokenizer, "id_to_token", lambda i: None),
+                         seconds)
     found = Explanation("render", conversation.path, expected, actual)
     differing = [(e, a) for e, a in found.pairs() if e.value != a.value]
     if differing:
@@ -312,7 +319,7 @@ def run_command(args: argparse.Namespace) -> int:
         if conversation is not None:
             if not impl.provides("chat") or not hasattr(impl.Tokenizer, "apply_chat_template"):
                 raise BadInput(f"--impl {args.impl}: provides no render_chat and Tokenizer.apply_chat_template")
-            found = explain_conversation(family, impl, conversation)
+            found = explain_conversation(family, impl, conversation, args.case_timeout)
         else:
             operation, given = ("encode", args.text) if args.text is not None else ("decode", parse_ids(args.ids))
             found = explain(family, impl, operation, given)
@@ -326,6 +333,7 @@ def run_command(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="textbound explain", description=__doc__.splitlines()[0])
     add_arguments(parser)
+    parser.set_defaults(case_timeout=DEFAULT_CASE_TIMEOUT)
     return run_command(parser.parse_args(argv))
 
 

@@ -430,9 +430,10 @@ class Pool:
         if rest:
             retries.appendleft(Job(job.task, index + 1))
 
-    def probe(self, family: Family, case: Case, fresh: bool = False) -> str | None:
-        """The signature of checking ``case`` alone in a worker (not minimized): None when it agrees.
-        The worker is kept for the next probe, unless it hangs or dies, or ``fresh`` asks for a new one."""
+    def check_alone(self, family: Family, case: Case, fresh: bool = False) -> Divergence | Stuck | None:
+        """``case`` checked alone in a worker (not minimized): its divergence, Stuck where it hangs or
+        kills the worker, None when it agrees. The worker is kept for the next case, unless it hangs or
+        dies, or ``fresh`` asks for a new one."""
         if fresh and self.prober is not None:
             self.prober.stop()
             self.prober = None
@@ -440,18 +441,23 @@ class Pool:
             self.prober = self._new_worker(self.retry)
         worker = self.prober
         self._send(worker, Job(Task(family, case.component, [case]), 0, minimize=False))
-        outcome = None
+        found = None
         while True:
             wait([worker.conn, worker.process.sentinel], timeout=POLL_SECONDS)
             for message in worker.messages():
                 if message[0] == "divergence":
-                    outcome = message[2].signature
+                    found = message[2]
                 elif message[0] == "done":
                     worker.jobs.popleft()
-                    return outcome
+                    return found
             if not worker.process.is_alive() or worker.overdue():
                 self.prober = None
-                return stuck_divergence(case, worker.stop(), self.retry).signature
+                return Stuck(stuck_divergence(case, worker.stop(), self.retry))
+
+    def probe(self, family: Family, case: Case, fresh: bool = False) -> str | None:
+        """The signature of ``check_alone``: None when the case agrees."""
+        found = self.check_alone(family, case, fresh)
+        return None if found is None else (found.divergence if isinstance(found, Stuck) else found).signature
 
     def close(self) -> list[Divergence]:
         """Stops every worker; returns the divergences they had sent and the run did not take yet

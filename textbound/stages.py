@@ -18,8 +18,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .shape import BYTE_LEVEL_CHARS, Vocabulary, ids_shape, text_shape
+from .time_limit import time_limit
 
 NONE = "(none)"  # a stage the tokenizer.json does not have
+TIMED_OUT = ("timed out",)  # the value of a stage whose call ran past its time limit
 
 
 @dataclass
@@ -135,18 +137,22 @@ def difference(expected: Stage, actual: Stage, vocabulary: Vocabulary | None) ->
     return "differs"
 
 
-def chat_stages(render_text: Callable[[], str], render_ids: Callable[[], list[int]], id_to_token) -> list[Stage]:
+def chat_stages(render_text: Callable[[], str], render_ids: Callable[[], list[int]], id_to_token,
+                seconds: float) -> list[Stage]:
     """A chat prompt in two stages, the rendered text and its ids, from one side's two calls (each
-    rendering the same request); a stage that raised holds ``("raised", class)`` and shows the message:
+    rendering the same request, in at most ``seconds``: a template may loop for hours); a stage that
+    raised holds ``("raised", class)`` and shows the message, one past its time ``TIMED_OUT``:
 
-        >>> [s.name for s in chat_stages(lambda: "<s>Hi", lambda: [1, 2], vocabulary.get)]
+        >>> [s.name for s in chat_stages(lambda: "<s>Hi", lambda: [1, 2], vocabulary.get, 30)]
         ['rendered prompt', 'prompt ids']
     """
     from oracles.chat_oracle import frozen_clock, outcome
 
     def stage(name: str, call) -> Stage:
-        with frozen_clock():
+        with frozen_clock(), time_limit(seconds) as limit:
             value, raised = outcome(call)
+        if limit.fired:  # whatever the call made of the limit (it may record NoAnswer as its error)
+            return Stage(name, TIMED_OUT, f"no answer within {seconds:g} s")
         if raised is not None:
             return Stage(name, ("raised", raised.error_class), f"raised {raised}")
         if isinstance(value, str):
