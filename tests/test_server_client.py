@@ -84,3 +84,24 @@ def test_a_path_cannot_name_another_server(path):
 def test_only_http_urls():
     with pytest.raises(ValueError, match="http://host:port"):
         ServerClient("file:///etc/passwd")
+
+
+def test_a_web_server_that_is_no_model_server_is_one_line(tmp_path):
+    # Python's own file server answers /v1/models with a many-line HTML error page
+    import functools
+    import threading
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    class Quiet(SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(tmp_path)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with pytest.raises(ServerError) as raised:
+            ServerClient(f"http://127.0.0.1:{server.server_address[1]}", timeout=TIMEOUT).get_json("/v1/models")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert raised.value.what.startswith("status 404: <!DOCTYPE HTML> <html lang=") and "\n" not in str(raised.value)

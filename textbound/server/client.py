@@ -146,7 +146,9 @@ class _Exchange:
             yield data
 
     def _excerpt(self) -> str:
-        """The first characters of an error body (its first pieces only)."""
+        """The first characters of an error body (its first pieces only), its whitespace runs made one
+        space so that the error stays one line (a web server's HTML error page has many):
+        ``<html>\\n  <body>404</body>`` -> ``<html> <body>404</body>``."""
         data = b""
         try:
             for piece in self.body():
@@ -155,7 +157,7 @@ class _Exchange:
                     break
         except ServerError:
             pass
-        return data.decode("utf-8", errors="replace")[:ERROR_EXCERPT]
+        return " ".join(data.decode("utf-8", errors="replace").split())[:ERROR_EXCERPT]
 
     def _expire(self) -> None:
         self._timed_out.set()
