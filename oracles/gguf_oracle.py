@@ -29,7 +29,6 @@ from .torch_stand_in import install as install_torch_stand_in
 SOURCE_FILE = "gguf_source.json"  # in a folder read from a GGUF: the file's name, digest and reader
 KEPT_FILES = ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja", SOURCE_FILE)
 TIMEOUT_SECONDS = 300
-ERROR_LINES = 3  # of the child's stderr kept in the error
 
 
 class GGUFReadError(Exception):
@@ -55,7 +54,8 @@ def read_gguf(path: Path) -> dict[str, str]:
         except subprocess.TimeoutExpired:
             raise GGUFReadError(f"{path}: transformers did not read it within {TIMEOUT_SECONDS} s") from None
         if done.returncode != 0:
-            words = " | ".join(done.stderr.strip().splitlines()[-ERROR_LINES:]) or f"exit {done.returncode}"
+            # The child's last line says why (its exception, as _main prints it); warnings come before.
+            words = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
             raise GGUFReadError(f"{path}: transformers cannot read its tokenizer: {words}")
         return {name: (Path(out) / name).read_text(encoding="utf-8")
                 for name in KEPT_FILES if (Path(out) / name).is_file()}
@@ -72,5 +72,17 @@ def _read_in_child(gguf: Path, out: Path) -> None:
     (out / SOURCE_FILE).write_text(json.dumps(source, indent=1) + "\n", encoding="utf-8")
 
 
+def _main(gguf: Path, out: Path) -> int:
+    """The child's entry: a file transformers cannot read is its exception on one line, exit 1."""
+    try:
+        _read_in_child(gguf, out)
+    except Exception as exc:  # noqa: BLE001 - a GGUF may be malformed in any way transformers trips on
+        kind = type(exc).__qualname__ if type(exc).__module__ == "builtins" else \
+            f"{type(exc).__module__}.{type(exc).__qualname__}"  # struct.error, not a bare "error"
+        print(f"{kind}: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 1
+    return 0
+
+
 if __name__ == "__main__":
-    _read_in_child(Path(sys.argv[1]), Path(sys.argv[2]))
+    sys.exit(_main(Path(sys.argv[1]), Path(sys.argv[2])))
