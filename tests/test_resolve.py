@@ -60,3 +60,20 @@ def test_a_hub_revision_is_asked_for_by_name(monkeypatch, models_root):
     assert asked[-1] == ("org/name", None)
     with pytest.raises(FamilyError, match="expected ORG/NAME or ORG/NAME@REVISION"):
         hub_family("org/name@")
+
+
+def test_a_hub_download_failure_is_one_line_on_the_terminal(monkeypatch, capsys, tmp_path):
+    # huggingface_hub's own message spans two lines (what failed, then advice on the connection)
+    import huggingface_hub
+
+    from textbound.cli import EXIT_SETUP, main
+
+    def unreachable(**_):
+        raise OSError("Got: ConnectError: Name or service not known\nAn error happened while trying to locate the "
+                      "files on the Hub.\n Please check your internet connection and try again.")
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", unreachable)
+    assert main(["check", "--hub", "textbound-test/absent", "--report-dir", str(tmp_path / "r")]) == EXIT_SETUP
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert lines == ["textbound: --hub textbound-test/absent: cannot download: OSError: Got: ConnectError: Name or "
+                     "service not known An error happened while trying to locate the files on the Hub. Please check "
+                     "your internet connection and try again."]

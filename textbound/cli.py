@@ -29,6 +29,7 @@ from .divergence import COMPONENTS, Case, Divergence
 from .files import InputFileError
 from .implementation import SERVER, Implementation, ImplementationError
 from .merge import MergeError
+from .one_line import one_line
 from .mutate import add_arguments as add_mutate_arguments, run_command as run_mutate
 from .pool import DEFAULT_CASE_TIMEOUT
 from .report import setup_failure_markdown
@@ -246,7 +247,7 @@ def _run_command(args) -> int:
         from .bench import run_bench
         return run_bench(impl, families, args.seconds)
     except (ImplementationError, FamilyError, BaselineError, TriageError, MergeError, InputFileError) as exc:
-        print(f"textbound: {exc}", file=sys.stderr)
+        print(f"textbound: {one_line(exc)}", file=sys.stderr)
         if getattr(args, "markdown", None):  # the CI step summary says so too, rather than nothing
             _append_markdown(args.markdown, setup_failure_markdown(str(exc)))
         return EXIT_SETUP
@@ -446,7 +447,7 @@ def _replay(args, impl: Implementation) -> int:
     try:
         case = Case.from_json(args.case)
     except (ValueError, KeyError, TypeError) as exc:
-        print(f"textbound: the case is not valid: {exc}", file=sys.stderr)
+        print(f"textbound: the case is not valid: {one_line(exc)}", file=sys.stderr)
         return EXIT_SETUP
     try:
         with time_limit(args.case_timeout) as limit:
@@ -458,11 +459,11 @@ def _replay(args, impl: Implementation) -> int:
               f"of its input, which it lacks", file=sys.stderr)
         return EXIT_SETUP
     except UnknownCheck as exc:
-        print(f"textbound: the case is not valid: {exc}", file=sys.stderr)
+        print(f"textbound: the case is not valid: {one_line(exc)}", file=sys.stderr)
         return EXIT_SETUP
     except (TypeError, ValueError, AttributeError) as exc:  # a field of the wrong type or value, refused
         print(f"textbound: the case is not valid: {case.component}/{case.property} cannot take its input: "
-              f"{type(exc).__name__}: {exc}", file=sys.stderr)
+              f"{type(exc).__name__}: {one_line(exc)}", file=sys.stderr)
         return EXIT_SETUP
     if limit.fired:  # what check makes of a case that hangs, whoever hangs
         divergence = _checked_alone(impl, families[0], case, args.case_timeout)

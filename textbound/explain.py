@@ -44,6 +44,7 @@ from pathlib import Path
 
 from .implementation import Implementation, ImplementationError
 from .families import Family, FamilyError, resolve
+from .one_line import one_line
 from .pool import DEFAULT_CASE_TIMEOUT
 from .stages import TIMED_OUT, Stage, difference, impl_stages, oracle_stages
 
@@ -324,7 +325,7 @@ def run_command(args: argparse.Namespace) -> int:
             operation, given = ("encode", args.text) if args.text is not None else ("decode", parse_ids(args.ids))
             found = explain(family, impl, operation, given)
     except (BadInput, FamilyError, ImplementationError) as exc:
-        print(f"textbound explain: {exc}", file=sys.stderr)
+        print(f"textbound explain: {one_line(exc)}", file=sys.stderr)
         return EXIT_BAD_INPUT
     print(render(found, family, impl), end="")
     return EXIT_SAME if found.first is None else EXIT_DIFFERS

@@ -37,6 +37,7 @@ from .budget import BUDGETS, Budget
 from .divergence import STRATUM_FIELD, Case, Divergence, plain_json
 from .implementation import Implementation, ImplementationError
 from .families import Family, FamilyError, fuzz_families, resolve
+from .one_line import one_line
 
 EXIT_OK, EXIT_MISSED, EXIT_SETUP = 0, 1, 2
 MUTANT_FILES = frozenset(path.name for path in Path(mutants.__file__).parent.glob("*.py"))
@@ -304,7 +305,7 @@ def run_command(args: argparse.Namespace) -> int:
             Implementation(args.base)
             families = families_for(args.family, budget, args.seed, Path(fuzz_dir))
         except (ImplementationError, FamilyError) as exc:
-            print(f"textbound mutate: {exc}", file=sys.stderr)
+            print(f"textbound mutate: {one_line(exc)}", file=sys.stderr)
             return EXIT_SETUP
         print(f"textbound mutate: {len(chosen)} mutants on {len(families)} families at the {budget.name} budget",
               flush=True)

@@ -14,6 +14,7 @@ from oracles.remote import RemoteOracleError, RemoteOracles
 
 from ..baseline import BaselineError, load_baseline
 from ..budget import BUDGETS
+from ..one_line import one_line
 from .changes import apply_allow
 from .gate import COMPARED_COMPONENTS, compare
 from .report import build_summary, write_reports
@@ -66,7 +67,7 @@ def run_command(args: argparse.Namespace, argv: list[str]) -> int:
         else:
             old, new = load_version("old", args.old), load_version("new", args.new)
     except (CompareError, BaselineError, OverlayError, RemoteOracleError) as exc:
-        print(f"textbound compare: {exc}", file=sys.stderr)
+        print(f"textbound compare: {one_line(exc)}", file=sys.stderr)
         _close(remotes)
         return EXIT_BAD_INPUT
     try:
