@@ -95,6 +95,13 @@ def test_a_crashing_case_is_recorded_with_its_signal_and_the_run_goes_on(tmp_pat
     assert_recorded_and_went_on(summary, records, "crashed (SIGSEGV)")
 
 
+def test_an_impl_raising_a_panic_or_sys_exit_is_its_divergence_not_a_harness_error(tmp_path):
+    summary, records = run_impl(tmp_path, "tests.exiting_impl", FAST)
+    assert summary["harness_errors"] == [] and summary["completed"] is True
+    assert {r["input"]["text"]: r["signature"] for r in records} == {
+        "abc 12 def": "tokenizer/encode/raised SystemExit", "x9 y": "tokenizer/encode/raised PanicException"}
+
+
 def test_a_runaway_allocation_under_max_memory_is_recorded(tmp_path):
     summary, records = run_impl(tmp_path, "tests.hungry_impl", Limits(case_timeout=10.0, max_memory_mb=4096))
     assert_recorded_and_went_on(summary, records, "out of memory")

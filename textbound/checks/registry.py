@@ -143,7 +143,9 @@ def impl_call(case: Case, expected, call: Callable):
         return None, server_error(case, expected, exc)
     except NotProvided as exc:
         return None, not_provided(case, exc)
-    except Exception as exc:  # the implementation under test may fail in any way
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - impl may fail in any way: a Rust engine's panic, sys.exit()
         frame = traceback.extract_tb(exc.__traceback__)[-1]
         where = f"{Path(frame.filename).name}:{frame.lineno}"
         return None, Divergence(case, expected, f"{type(exc).__name__}: {exc}",
@@ -160,9 +162,9 @@ def impl_outcome(call: Callable) -> tuple[object, Raised | None]:
     misbehaviour, or its lack of what was asked, is no such answer, so it goes up to run_check."""
     try:
         return call(), None
-    except (ServerError, NotProvided):
+    except (ServerError, NotProvided, KeyboardInterrupt):
         raise
-    except Exception as exc:  # impl may fail in any way; the class is what is compared
+    except BaseException as exc:  # noqa: BLE001 - impl may fail in any way (a panic, sys.exit()); its class is compared
         return None, Raised.of(exc)
 
 
