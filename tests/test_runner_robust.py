@@ -102,6 +102,20 @@ def test_an_impl_raising_a_panic_or_sys_exit_is_its_divergence_not_a_harness_err
         "abc 12 def": "tokenizer/encode/raised SystemExit", "x9 y": "tokenizer/encode/raised PanicException"}
 
 
+def test_a_family_impl_cannot_load_is_its_divergence_in_every_property(tmp_path):
+    from textbound.checks import Subject, run_check
+    module = tmp_path / "unloadable_impl.py"
+    module.write_text("from impl import *\nfrom impl import Tokenizer as _Tokenizer\n\n\n"
+                      "class Tokenizer(_Tokenizer):\n    @classmethod\n    def from_dir(cls, path):\n"
+                      "        raise RuntimeError('cannot load')\n")
+    family = Family("gpt2", build_family("gpt2"), "embedded")
+    subject = Subject(family.name, family.path, Implementation(str(module)))
+    cases = [Case("tokenizer", "encode", "gpt2", {"text": "a", "add_special_tokens": False}),
+             Case("tokenizer", "decode", "gpt2", {"ids": [1], "skip_special_tokens": False}),
+             Case("tokenizer", "vocab", "gpt2", {"ids": [1]})]
+    assert [run_check(subject, case).kind for case in cases] == ["raised RuntimeError"] * 3
+
+
 def test_a_runaway_allocation_under_max_memory_is_recorded(tmp_path):
     summary, records = run_impl(tmp_path, "tests.hungry_impl", Limits(case_timeout=10.0, max_memory_mb=4096))
     assert_recorded_and_went_on(summary, records, "out of memory")

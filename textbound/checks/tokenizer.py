@@ -261,9 +261,9 @@ def check_vocab(subject: Subject, case: Case) -> Divergence | None:
     ids = case.input["ids"]
     expected = {"vocab_size": subject.oracle.vocab_size,
                 "tokens": [subject.oracle.id_to_token(i) for i in ids]}
-    tok = subject.tokenizer
 
     def impl_view():
+        tok = subject.tokenizer  # loaded inside: a file impl cannot load is its divergence
         tokens = [tok.id_to_token(i) for i in ids]
         back = [tok.token_to_id(t) if t is not None else None for t in tokens]
         return {"vocab_size": tok.vocab_size, "tokens": tokens}, back
