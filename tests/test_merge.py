@@ -70,9 +70,17 @@ def test_missing_shards_make_an_incomplete_merge_and_other_runs_cannot_merge(tmp
     first.mkdir()
     (tmp_path / "baseline.json").write_text('{"entries": []}')
     check(first, "--shard", "1/2", "--seed", "1")
-    main(["merge", str(tmp_path / "merged"), str(first)])
+    # the cases of the missing shard were never checked: the gate fails, as the merged junit.xml says
+    assert main(["merge", str(tmp_path / "merged"), str(first)]) == EXIT_DIVERGED
     summary = json.loads((tmp_path / "merged" / "summary.json").read_text())
     assert summary["completed"] is False and summary["interrupted"] == "shard 2/2 of family missing"
+    again = tmp_path / "1-again"  # the same shard uploaded twice would count its cases twice
+    shutil.copytree(first, again)
+    capsys.readouterr()
+    assert main(["merge", str(tmp_path / "m-twice"), str(first), str(again)]) == EXIT_SETUP
+    assert capsys.readouterr().err == (f"textbound: {again}: shard 1/2 of family is given already, as {first}; "
+                                       "give each shard once\n")
+    assert not (tmp_path / "m-twice").exists()
     other = tmp_path / "other"
     other.mkdir()
     check(other, "--shard", "2/2", "--seed", "2")

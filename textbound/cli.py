@@ -308,7 +308,8 @@ def _merge(args) -> int:
           f"{len(summary['signatures'])} signature(s), new: {len(summary['new'])}; report: {args.out / 'report.md'}")
     if not summary["completed"]:
         print(f"  incomplete: {summary['interrupted']}")
-    return EXIT_DIVERGED if summary["new"] or summary["errors"] else EXIT_OK
+    # a shard missing or interrupted fails the gate as its junit.xml does: its cases were not checked
+    return EXIT_DIVERGED if summary["new"] or summary["errors"] or not summary["completed"] else EXIT_OK
 
 
 # -- compare: the tokenizer-change gate (textbound.compare); exits 0 unchanged, 1 changed, 2 bad input --

@@ -97,6 +97,14 @@ def merge(out: Path, shard_dirs: list[Path]) -> dict:
         if differing:
             raise MergeError(f"{run.dir}: {', '.join(differing)} differ from {runs[0].dir}; only shards of "
                              "one run can be merged")
+    given: dict[tuple, Path] = {}
+    for run in runs:  # the same shard twice (a re-uploaded CI artifact) would count its cases twice
+        if run.summary.get("shard"):
+            key = (run.summary["shard"], tuple(sorted(run.summary.get("families", {}))))
+            if key in given:
+                raise MergeError(f"{run.dir}: shard {key[0]} of {', '.join(key[1])} is given already, as "
+                                 f"{given[key]}; give each shard once")
+            given[key] = run.dir
     out.mkdir(parents=True, exist_ok=True)
     moved = _move_family_folders(runs, out)
     records, digests = [], set()
