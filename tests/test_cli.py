@@ -167,6 +167,38 @@ def test_an_impl_that_provides_no_component_checked_fails_the_setup(tmp_path, ca
     assert not (tmp_path / "r").exists()
 
 
+@pytest.mark.parametrize("option", ["--junit", "--markdown"])
+def test_an_output_file_that_is_a_folder_fails_the_setup_before_any_case(tmp_path, capsys, option):
+    folder = tmp_path / "a-folder"
+    folder.mkdir()
+    assert run_cli("check", "--family", FAMILY, "--component", "stops", "--budget", "quick",
+                   "--report-dir", str(tmp_path / "r"), option, str(folder)) == EXIT_SETUP
+    assert capsys.readouterr().err.strip().splitlines() == [f"textbound: {option} {folder}: a folder, not a file"]
+    assert not (tmp_path / "r").exists()
+
+
+def test_output_files_get_their_folders_made(tmp_path, capsys):
+    junit, markdown = tmp_path / "new" / "junit" / "j.xml", tmp_path / "new" / "md" / "summary.md"
+    assert run_cli("check", "--family", FAMILY, "--component", "stops", "--budget", "quick", "--jobs", "1",
+                   "--report-dir", str(tmp_path / "r"), "--junit", str(junit), "--markdown", str(markdown)) == EXIT_OK
+    assert junit.is_file() and markdown.is_file()
+    out = tmp_path / "baselines" / "b.json"
+    assert run_cli("baseline", "--from", str(tmp_path / "r"), "--out", str(out)) == EXIT_OK
+    assert json.loads(out.read_text())["entries"] == []
+    assert run_cli("baseline", "--from", str(tmp_path / "r"), "--out", str(tmp_path)) == EXIT_SETUP
+    assert capsys.readouterr().err.strip().splitlines() == [f"textbound: --out {tmp_path}: a folder, not a file"]
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["bench", "--seconds", "0"], "argument --seconds: '0': expected a number of seconds greater than 0"),
+    (["bench", "--scaling", "0,1"], "argument --scaling: '0,1': expected job counts of 1 or more, such as 1,2"),
+])
+def test_a_number_out_of_range_is_a_usage_error(capsys, args, message):
+    with pytest.raises(SystemExit) as raised:
+        run_cli(*args)
+    assert raised.value.code == EXIT_SETUP and message in capsys.readouterr().err
+
+
 def test_replay_of_a_case_lacking_a_field_names_it(capsys):
     case = json.dumps({"component": "tokenizer", "property": "encode", "family": FAMILY, "input": {}})
     assert run_cli("replay", "--family", FAMILY, case) == EXIT_SETUP
@@ -208,3 +240,12 @@ def test_an_impl_file_that_does_not_exist_is_a_setup_error(tmp_path, capsys):
     assert run_cli("check", "--impl", "./no_such_file.py", "--family", FAMILY, "--report-dir", str(tmp_path)) == EXIT_SETUP
     assert capsys.readouterr().err.strip() == ("textbound: --impl ./no_such_file.py: cannot import: ImportError: "
                                                "no such file no_such_file.py")
+
+
+def test_a_missing_allow_file_of_compare_is_named_by_its_option(tmp_path, capsys):
+    from textbound.families import build_family
+    folder = str(build_family(FAMILY))
+    assert run_cli("compare", folder, folder, "--allow", str(tmp_path / "absent.json"),
+                   "--report-dir", str(tmp_path / "r")) == EXIT_SETUP
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"textbound compare: --allow {tmp_path / 'absent.json'}: no such file"]

@@ -32,13 +32,15 @@ class BaselineError(ValueError):
     pass
 
 
-def load_baseline(path: Path | None) -> list[BaselineEntry]:
+def load_baseline(path: Path | None, option: str = "--baseline") -> list[BaselineEntry]:
+    """The entries of the baseline at ``path`` (none without one); ``option`` names it in an error
+    (compare reads its --allow file as a baseline)."""
     if path is None:
         return []
     try:
         data = read_json(Path(path))
     except InputFileError as exc:
-        raise BaselineError(f"--baseline {exc}") from None
+        raise BaselineError(f"{option} {exc}") from None
     entries = data.get("entries")
     if not isinstance(entries, list):
         raise BaselineError(f'{path}: expected {{"entries": [...]}}')

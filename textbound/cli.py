@@ -106,7 +106,7 @@ def _parser() -> argparse.ArgumentParser:
 
     bench = commands.add_parser("bench", help="speed of impl as a ratio against the oracle")
     family_options(bench)
-    bench.add_argument("--seconds", type=float, default=2.0, help="time per measurement")
+    bench.add_argument("--seconds", type=_positive_seconds, default=2.0, help="time per measurement")
     bench.add_argument("--schemas", type=Path, default=None, metavar="DIR",
                        help="only count the JSON Schemas in DIR each structured engine compiles")
     bench.add_argument("--schema-suite", type=Path, default=None, metavar="DIR",
@@ -167,6 +167,19 @@ _at_least_one = _within(int, lambda n: n >= 1, "a whole number of 1 or more")  #
 _positive_seconds = _within(float, lambda s: 0 < s < float("inf"), "a number of seconds greater than 0")
 
 
+def _unusable_output(option: str, path: Path | None) -> str | None:
+    """Why a file option (--junit, --markdown, baseline's --out) cannot be written, or None: checked
+    before any case, as the file is written once the run is over. Its folder is made if missing."""
+    if path is None:
+        return None
+    if path.is_dir():
+        return f"{option} {path}: a folder, not a file"
+    for place in path.parents:
+        if place.exists() and not place.is_dir():
+            return f"{option} {path}: {place} is a file, not a folder"
+    return None
+
+
 def _unusable_report_dir(path: Path) -> str | None:
     """Why ``path`` cannot hold a run's reports (a file, or a folder under one), or None."""
     for place in (path, *path.parents):
@@ -177,9 +190,12 @@ def _unusable_report_dir(path: Path) -> str | None:
 
 def _jobs_list(value: str) -> list[int]:
     try:
-        return [int(n) for n in value.split(",")]
+        counts = [int(n) for n in value.split(",")]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"--scaling {value!r}: expected job counts such as 1,2") from None
+        counts = []
+    if not counts or min(counts) < 1:
+        raise argparse.ArgumentTypeError(f"{value!r}: expected job counts of 1 or more, such as 1,2")
+    return counts
 
 
 def _shard(value: str) -> Shard:
@@ -248,8 +264,9 @@ def _run_command(args) -> int:
         return run_bench(impl, families, args.seconds)
     except (ImplementationError, FamilyError, BaselineError, TriageError, MergeError, InputFileError) as exc:
         print(f"textbound: {one_line(exc)}", file=sys.stderr)
-        if getattr(args, "markdown", None):  # the CI step summary says so too, rather than nothing
-            _append_markdown(args.markdown, setup_failure_markdown(str(exc)))
+        markdown = getattr(args, "markdown", None)
+        if markdown and not _unusable_output("--markdown", markdown):  # the CI step summary says so too
+            _append_markdown(markdown, setup_failure_markdown(str(exc)))
         return EXIT_SETUP
 
 
@@ -296,8 +313,12 @@ def _baseline(args) -> int:
     text = json.dumps(baseline_of(run.records, str(args.run_dir), args.reason), ensure_ascii=False, indent=1) + "\n"
     if args.out is None:
         print(text, end="")
-    else:
-        write_atomically(args.out, text)
+        return EXIT_OK
+    if problem := _unusable_output("--out", args.out):
+        print(f"textbound: {problem}", file=sys.stderr)
+        return EXIT_SETUP
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    write_atomically(args.out, text)
     return EXIT_OK
 
 
@@ -347,7 +368,8 @@ def _check(args, impl: Implementation) -> int:
     budget = BUDGETS[args.budget]
     baseline = load_baseline(args.baseline)
     report_dir = args.report_dir or Path("reports") / "runs" / time.strftime("%Y%m%d-%H%M%S")
-    if problem := _unusable_report_dir(report_dir):
+    if problem := (_unusable_report_dir(report_dir) or _unusable_output("--junit", args.junit)
+                   or _unusable_output("--markdown", args.markdown)):
         print(f"textbound: {problem}", file=sys.stderr)
         return EXIT_SETUP
     explicit = args.family or args.model_dir or args.hub
@@ -431,6 +453,7 @@ def _copy_gate_outputs(report_dir: Path, junit: Path | None, markdown: Path | No
 
 
 def _append_markdown(markdown: Path, text: str) -> None:
+    markdown.parent.mkdir(parents=True, exist_ok=True)
     with open(markdown, "a", encoding="utf-8") as out:
         out.write(text)
 

@@ -57,7 +57,7 @@ def run_command(args: argparse.Namespace, argv: list[str]) -> int:
     started = time.monotonic()
     remotes: list[RemoteOracles] = []
     try:
-        allow = load_baseline(args.allow)
+        allow = load_baseline(args.allow, "--allow")
         if (args.new is None) == (args.oracle_versions is None):
             raise CompareError("give OLD and NEW, or one family with --oracle-versions A,B")
         if args.oracle_versions:
