@@ -141,6 +141,37 @@ def test_a_tokenizer_json_the_oracle_refuses_names_the_json_path(tmp_path, capsy
     assert line.endswith(")") and "at line 1 column" in line  # the oracle's own words close it
 
 
+@pytest.mark.parametrize(("filename", "config", "message"), [
+    ("tokenizer_config.json", {"chat_template": 5},
+     "$.chat_template: expected a string or an array of {name, template} objects, found a number"),
+    ("tokenizer_config.json", {"chat_template": [{"name": "default"}]},
+     "$.chat_template[0].template: expected a string, found nothing"),
+    ("tokenizer_config.json", {"bos_token": 5},
+     '$.bos_token: expected a string, an AddedToken object ("__type": "AddedToken", a string content) or null, '
+     "found a number"),
+    ("tokenizer_config.json", {"eos_token": {"content": "x"}},
+     '$.eos_token: expected a string, an AddedToken object ("__type": "AddedToken", a string content) or null, '
+     'found an object without "__type": "AddedToken"'),
+    ("special_tokens_map.json", {"additional_special_tokens": ["a", {"content": 3}]},
+     "$.additional_special_tokens[1]: expected a string or an object with a string content, found an object"),
+])
+def test_a_config_field_transformers_refuses_is_one_line_naming_its_path(tmp_path, capsys, family_dir, filename,
+                                                                         config, message):
+    # each of these makes transformers raise when it loads the folder, in every chat case
+    (family_dir / filename).write_text(json.dumps(config))
+    line = run_setup_failure(capsys, "check", "--model-dir", str(family_dir), "--report-dir", str(tmp_path / "r"))
+    assert line == f"textbound: family family: {family_dir / filename}: {message}"
+
+
+def test_the_config_fields_transformers_takes_pass_the_check(family_dir):
+    from textbound.families import Family, check_family_files
+    (family_dir / "tokenizer_config.json").write_text(json.dumps(
+        {"eos_token": {"__type": "AddedToken", "content": "x"}, "pad_token": None,
+         "chat_template": [{"name": "default", "template": "{{ 1 }}"}]}))
+    (family_dir / "special_tokens_map.json").write_text(json.dumps({"eos_token": {"content": "x"}}))
+    check_family_files(Family("family", family_dir, "folder"))
+
+
 @pytest.mark.parametrize("command", ["check", "compare"])
 def test_a_tokenizer_json_the_oracle_panics_on_is_one_line_on_the_terminal(tmp_path, capfd, family_dir, monkeypatch,
                                                                            command):

@@ -5,7 +5,8 @@ nor a divergence of every case.
 tokenizer.json must be a JSON object the oracle (`tokenizers`) loads; when it refuses one, the
 first node of the shapes it needs that has another type names where (its own message gives only a
 line and column). tokenizer_config.json, special_tokens_map.json and generation_config.json, when
-present, must be JSON objects, and chat_template.jinja UTF-8 text.
+present, must be JSON objects (the first two with special-token fields and chat templates of the
+types transformers takes: it raises at load on others), and chat_template.jinja UTF-8 text.
 
     >>> check_family_files(Family("broken", Path("broken"), "folder"))  # model.vocab a list  # doctest: +SKIP
     Traceback (most recent call last):
@@ -24,6 +25,13 @@ from .family import Family, FamilyError
 
 OPTIONAL_JSON_OBJECTS = ("tokenizer_config.json", "special_tokens_map.json", "generation_config.json")
 OPTIONAL_TEXTS = ("chat_template.jinja",)
+# The files whose special-token fields and chat templates transformers reads (a wrong type there
+# makes it raise at load, which no case would survive).
+CONFIGS_WITH_SPECIALS = ("tokenizer_config.json", "special_tokens_map.json")
+TOKEN_OBJECT = {True: 'an AddedToken object ("__type": "AddedToken", a string content)',
+                False: "an object with a string content"}
+UNMARKED = ' without "__type": "AddedToken"'
+SPECIAL_TOKEN_FIELDS = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token")
 PIPELINE_STAGES = ("normalizer", "pre_tokenizer", "post_processor", "decoder")
 # The model types whose vocabulary is an object (token -> id); Unigram's is an array of [piece, score].
 VOCAB_OBJECT_MODELS = ("BPE", "WordPiece", "WordLevel")
@@ -35,7 +43,9 @@ def check_family_files(family: Family) -> None:
         _check_tokenizer_json(family.path / "tokenizer.json")
         for filename in OPTIONAL_JSON_OBJECTS:
             if is_present(family.path / filename):
-                read_json(family.path / filename)
+                data = read_json(family.path / filename)
+                if problem := misshapen_config(data, filename) if filename in CONFIGS_WITH_SPECIALS else None:
+                    raise InputFileError(f"{family.path / filename}: {problem}")
         for filename in OPTIONAL_TEXTS:
             if is_present(family.path / filename):
                 read_text(family.path / filename)
@@ -72,6 +82,47 @@ def panic_message_silenced() -> Iterator[None]:
     finally:
         os.dup2(saved, 2)
         os.close(saved)
+
+
+def misshapen_config(data: dict, filename: str) -> str | None:
+    """The first special-token field or chat template of a tokenizer_config.json (or
+    special_tokens_map.json) of a type transformers cannot take, as ``$.path: expected ..., found
+    ...``; None when all are fine: ``misshapen_config({"chat_template": 5}, "tokenizer_config.json")
+    == "$.chat_template: expected a string or an array of {name, template} objects, found a number"``.
+    transformers takes a token as an object in tokenizer_config.json only marked ``"__type":
+    "AddedToken"``, in special_tokens_map.json with its content alone."""
+    marked = filename == "tokenizer_config.json"
+    def is_token(value) -> bool:  # a string, or an AddedToken's fields (marked as one in tokenizer_config.json)
+        return value is None or isinstance(value, str) or (
+            isinstance(value, dict) and isinstance(value.get("content"), str)
+            and (not marked or value.get("__type") == "AddedToken"))
+
+    for name in SPECIAL_TOKEN_FIELDS:
+        if name in data and not is_token(data[name]):
+            return (f"$.{name}: expected a string, {TOKEN_OBJECT[marked]} or null, found "
+                    f"{json_type_name(data[name])}{UNMARKED if marked and isinstance(data[name], dict) else ''}")
+    extra = data.get("additional_special_tokens", [])
+    if not isinstance(extra, list):
+        return f"$.additional_special_tokens: expected an array, found {json_type_name(extra)}"
+    for index, token in enumerate(extra):
+        if not is_token(token) or token is None:
+            return (f"$.additional_special_tokens[{index}]: expected a string or {TOKEN_OBJECT[marked]}, "
+                    f"found {json_type_name(token)}")
+    template = data.get("chat_template")
+    if template is None or isinstance(template, str):
+        return None
+    if not isinstance(template, list):
+        return (f"$.chat_template: expected a string or an array of {{name, template}} objects, "
+                f"found {json_type_name(template)}")
+    for index, named in enumerate(template):
+        if not isinstance(named, dict):
+            return (f"$.chat_template[{index}]: expected an object with a name and a template, "
+                    f"found {json_type_name(named)}")
+        for key in ("name", "template"):
+            if not isinstance(named.get(key), str):
+                found = json_type_name(named[key]) if key in named else "nothing"
+                return f"$.chat_template[{index}].{key}: expected a string, found {found}"
+    return None
 
 
 def misshapen_node(data: dict) -> str | None:
