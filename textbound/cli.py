@@ -83,8 +83,7 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--report-dir", type=Path, default=None,
                        help="where to write the report (default: reports/runs/<time>)")
     check.add_argument("--baseline", type=Path, default=None, help="known divergences (JSON)")
-    check.add_argument("--case-timeout", type=_positive_seconds, default=DEFAULT_CASE_TIMEOUT, metavar="SECONDS",
-                       help=f"a case running longer is recorded as 'timed out' (default: {DEFAULT_CASE_TIMEOUT:g})")
+    _add_case_timeout(check, "a case running longer is recorded as 'timed out'")
     check.add_argument("--max-memory", type=_at_least_one, default=None, metavar="MB",
                        help="data size limit of each worker process (default: none)")
     check.add_argument("--shard", type=_shard, default=None, metavar="K/N",
@@ -99,10 +98,8 @@ def _parser() -> argparse.ArgumentParser:
     replay = commands.add_parser("replay", help="re-run one recorded case")
     family_options(replay)
     replay.add_argument("case", help="the case as JSON (the 'reproduce' command of a record has it)")
-    replay.add_argument("--case-timeout", type=_positive_seconds, default=DEFAULT_CASE_TIMEOUT, metavar="SECONDS",
-                        help="past this, the case is checked as check checks one that hangs: alone in a "
-                             "worker, then without impl to tell the oracle's failure "
-                             f"(default: {DEFAULT_CASE_TIMEOUT:g})")
+    _add_case_timeout(replay, "past this, the case is checked as check checks one that hangs: alone in a worker, "
+                              "then without impl to tell the oracle's failure")
 
     bench = commands.add_parser("bench", help="speed of impl as a ratio against the oracle")
     family_options(bench)
@@ -140,9 +137,8 @@ def _parser() -> argparse.ArgumentParser:
     from .explain import add_arguments as add_explain_arguments
     explain = commands.add_parser("explain", help="one tokenizer or chat mismatch, stage by stage, explained")
     add_explain_arguments(explain)
-    explain.add_argument("--case-timeout", type=_positive_seconds, default=DEFAULT_CASE_TIMEOUT, metavar="SECONDS",
-                         help="each side's render of --conversation may take this long; an oracle that takes "
-                              f"longer is its failure (default: {DEFAULT_CASE_TIMEOUT:g})")
+    _add_case_timeout(explain, "each side's render of --conversation may take this long; an oracle that takes "
+                               "longer is its failure")
     for command in commands.choices.values():  # "--model" must never be read as "--model-dir"
         command.allow_abbrev = False
     return parser
@@ -165,6 +161,12 @@ def _within(convert, accepts, expectation: str):
 _at_least_one = _within(int, lambda n: n >= 1, "a whole number of 1 or more")  # --jobs, --max-memory
 # --case-timeout: with 0 every case would time out; nan and inf are no limits either.
 _positive_seconds = _within(float, lambda s: 0 < s < float("inf"), "a number of seconds greater than 0")
+
+
+def _add_case_timeout(parser: argparse.ArgumentParser, meaning: str) -> None:
+    """--case-timeout of check, replay and explain, which say what it means to each."""
+    parser.add_argument("--case-timeout", type=_positive_seconds, default=DEFAULT_CASE_TIMEOUT, metavar="SECONDS",
+                        help=f"{meaning} (default: {DEFAULT_CASE_TIMEOUT:g})")
 
 
 def _unusable_output(option: str, path: Path | None) -> str | None:
