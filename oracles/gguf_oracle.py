@@ -24,6 +24,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from .chat_oracle import Raised
 from .torch_stand_in import install as install_torch_stand_in
 
 SOURCE_FILE = "gguf_source.json"  # in a folder read from a GGUF: the file's name, digest and reader
@@ -77,9 +78,8 @@ def _main(gguf: Path, out: Path) -> int:
     try:
         _read_in_child(gguf, out)
     except Exception as exc:  # noqa: BLE001 - a GGUF may be malformed in any way transformers trips on
-        kind = type(exc).__qualname__ if type(exc).__module__ == "builtins" else \
-            f"{type(exc).__module__}.{type(exc).__qualname__}"  # struct.error, not a bare "error"
-        print(f"{kind}: {' '.join(str(exc).split())}", file=sys.stderr)
+        raised = Raised.of(exc)  # its class named with its module: struct.error, not a bare "error"
+        print(f"{raised.error_class}: {' '.join(raised.message.split())}", file=sys.stderr)
         return 1
     return 0
 

@@ -176,18 +176,21 @@ def _unusable_output(option: str, path: Path | None) -> str | None:
         return None
     if path.is_dir():
         return f"{option} {path}: a folder, not a file"
-    for place in path.parents:
-        if place.exists() and not place.is_dir():
-            return f"{option} {path}: {place} is a file, not a folder"
+    if (place := _file_among(path.parents)) is not None:
+        return f"{option} {path}: {place} is a file, not a folder"
     return None
 
 
 def _unusable_report_dir(path: Path) -> str | None:
     """Why ``path`` cannot hold a run's reports (a file, or a folder under one), or None."""
-    for place in (path, *path.parents):
-        if place.exists() and not place.is_dir():
-            return f"--report-dir {path}: {place} is a file, not a folder"
+    if (place := _file_among((path, *path.parents))) is not None:
+        return f"--report-dir {path}: {place} is a file, not a folder"
     return None
+
+
+def _file_among(places) -> Path | None:
+    """The first of ``places`` that exists and is no folder (where a folder is needed), or None."""
+    return next((place for place in places if place.exists() and not place.is_dir()), None)
 
 
 def _jobs_list(value: str) -> list[int]:

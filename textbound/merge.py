@@ -67,12 +67,17 @@ def _move_family_folders(runs: list[Run], out: Path) -> dict[str, str]:
     return moved
 
 
+def _families_of(run: Run) -> tuple[str, ...]:
+    """The families a run checked, sorted: its shards are those of runs with the same ones."""
+    return tuple(sorted(run.summary.get("families", {})))
+
+
 def _missing_shards(runs: list[Run]) -> list[str]:
     """Shards absent from the runs of each set of families (a CI job that died uploads nothing)."""
     shards_of: dict[tuple[str, ...], list[str]] = {}
     for run in runs:
         if run.summary.get("shard"):
-            shards_of.setdefault(tuple(sorted(run.summary.get("families", {}))), []).append(run.summary["shard"])
+            shards_of.setdefault(_families_of(run), []).append(run.summary["shard"])
     missing = []
     for families, shards in shards_of.items():
         count = int(shards[0].split("/")[1])
@@ -100,7 +105,7 @@ def merge(out: Path, shard_dirs: list[Path]) -> dict:
     given: dict[tuple, Path] = {}
     for run in runs:  # the same shard twice (a re-uploaded CI artifact) would count its cases twice
         if run.summary.get("shard"):
-            key = (run.summary["shard"], tuple(sorted(run.summary.get("families", {}))))
+            key = (run.summary["shard"], _families_of(run))
             if key in given:
                 raise MergeError(f"{run.dir}: shard {key[0]} of {', '.join(key[1])} is given already, as "
                                  f"{given[key]}; give each shard once")

@@ -33,14 +33,13 @@ class NoAnswer(Exception):
 
 @dataclass
 class Limit:
-    seconds: float
     fired: bool = False
 
 
 @contextmanager
 def time_limit(seconds: float) -> Iterator[Limit]:
     """``seconds`` for the calls made inside; no limit outside the main thread or without SIGALRM."""
-    limit = Limit(seconds)
+    limit = Limit()
     if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
         yield limit
         return

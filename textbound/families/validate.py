@@ -44,7 +44,7 @@ def check_family_files(family: Family) -> None:
         for filename in OPTIONAL_JSON_OBJECTS:
             if is_present(family.path / filename):
                 data = read_json(family.path / filename)
-                if problem := misshapen_config(data, filename) if filename in CONFIGS_WITH_SPECIALS else None:
+                if filename in CONFIGS_WITH_SPECIALS and (problem := misshapen_config(data, filename)):
                     raise InputFileError(f"{family.path / filename}: {problem}")
         for filename in OPTIONAL_TEXTS:
             if is_present(family.path / filename):
