@@ -54,6 +54,9 @@ CATALOGUE: tuple[Mutant, ...] = (
            "engines translating only the Split regex of tokenizer.json"),
     Mutant("tokenizer_ignore_merges_ignored", "tokenizer", "BPE ignore_merges ignored (Llama 3)",
            "llama.cpp before it honoured ignore_merges for Llama 3 vocabularies"),
+    Mutant("tokenizer_merge_ranks_ignored", "tokenizer", "BPE merge ranks ignored (the leftmost pair joining into a token first)",
+           "llama.cpp's SentencePiece tokenizer on a GGUF converted from tokenizer.json alone: one placeholder "
+           "score for every token (gguf-py LlamaHfVocab, ggml-org/llama.cpp#23840)"),
     Mutant("tokenizer_prepend_first_as_always", "tokenizer", 'Metaspace prepend_scheme "first" read as "always"',
            "transformers' legacy Llama/T5 tokenizers (a space after special tokens; legacy=False fixed it)"),
     Mutant("tokenizer_prefix_space_ignored", "tokenizer", "ByteLevel add_prefix_space ignored",
