@@ -156,3 +156,18 @@ def test_a_bos_token_given_as_nothing_is_named_where_leaving_it_out_raises():
     with frozen_clock():
         assert render_answer(source)(request) == ("<s>Hi", None)
         assert read_otherwise(render_answer(source), request, "Hi", None) == "renders without the variable bos_token"
+
+
+def test_a_blank_bos_token_and_another_reading_are_named_together():
+    """llama-server's `/apply-template` leaves out the BOS and flattens content parts: neither
+    reading alone gives its render, the two together do, and each is named."""
+    source = ("{{ bos_token }}{% for m in messages %}{{ m['content'] if m['content'] is string "
+              "else m['content'] | map(attribute='text') | join(',') }}{% endfor %}")
+    request = _request(messages=[{"role": "user", "content": [{"type": "text", "text": "a"},
+                                                              {"type": "text", "text": "b"}]}],
+                       variables={"bos_token": "<s>"})
+    with frozen_clock():
+        assert render_answer(source)(request) == ("<s>a,b", None)
+        assert read_otherwise(render_answer(source), request, "a,b", None) == "renders without the variable bos_token"
+        assert read_otherwise(render_answer(source), request, "a\nb", None) == (
+            "renders without the variable bos_token and reads content as vLLM's 'string' content format")

@@ -37,6 +37,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator
+from itertools import chain
 
 from oracles.chat_oracle import (ChatRequest, ChatTemplate, FamilyChatOracle, Raised, frozen_clock, outcome, render,
                                  resolve)
@@ -111,10 +112,27 @@ def request_readings(request: ChatRequest) -> Iterator[tuple[str, ChatRequest]]:
         yield f"reads content as vLLM's {name!r} content format", replace(request, messages=messages)
 
 
+def readings_after_a_blank_variable(request: ChatRequest) -> Iterator[tuple[str, ChatRequest]]:
+    """The request's readings (request_readings) made after a string variable is given as "": a
+    server leaving out the BOS its tokenizer adds may read the request otherwise too, and each of
+    its bugs is then named, not the two as one "drops text". With ``bos_token`` "<s>" and content
+    given as parts, one is "renders without the variable bos_token and reads content as vLLM's
+    'string' content format"."""
+    variables = request.variables or {}
+    for name, value in variables.items():
+        if isinstance(value, str) and value:
+            first = f"renders without the variable {name}"
+            blank = dataclasses.replace(request, variables={**variables, name: ""})
+            for description, reading in request_readings(blank):
+                if description != first:
+                    yield f"{first} and {description.removeprefix('renders ')}", reading
+
+
 def read_otherwise(answer: Answer, request: ChatRequest, actual, impl_error: Raised | None) -> str | None:
     """What the first reading of the request whose oracle answer is impl's says: the same text
-    (or ids), or the same error, class and message (a class alone is raised for many reasons)."""
-    for description, reading in request_readings(request):
+    (or ids), or the same error, class and message (a class alone is raised for many reasons); a
+    reading in one way first, then one after a blank variable (readings_after_a_blank_variable)."""
+    for description, reading in chain(request_readings(request), readings_after_a_blank_variable(request)):
         value, error = answer(reading)
         if ((error.error_class, error.message) == (impl_error.error_class, impl_error.message) if error and impl_error
                 else not error and not impl_error and value == actual):
