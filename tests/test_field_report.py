@@ -3,6 +3,7 @@ kinds, triage verdicts follow the divergences to their new signatures, and a ser
 per-family reports make one row."""
 from __future__ import annotations
 
+import copy
 import importlib.util
 import json
 import re
@@ -12,7 +13,10 @@ from pathlib import Path
 import pytest
 
 from textbound.families import build_family
+from textbound.implementation import Implementation
 from textbound.triage import rekinded
+
+from .families import NEEDS_MODELS, SHARED
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -209,3 +213,61 @@ def test_parts_whose_links_are_lists_are_carried_whole(field_report):
     carried = field_report.carried_triage(old, field)["e | a/b/both"]
     assert carried["reproducer"] == ["reproducers/1.py", "reproducers/2.py"]
     assert carried["note"] == "triaged apart before the shape grouping: engine bug: n1 / policy: n2"
+
+
+LLAMA_SERVER_SPLITS = ROOT / "tests" / "data" / "llama_server_llama2_splits.json"
+
+
+@NEEDS_MODELS
+def test_signatures_one_catalogue_class_reproduces_are_one_root_cause(field_report):
+    """llama-server's ids on llama2 (one converter bug: every token the same placeholder score)
+    split seven ways by the shape of the difference; the mutant merging the leftmost pair joining
+    into a token, ranks ignored, reproduces each recorded example exactly, so they are one."""
+    recorded = json.loads(LLAMA_SERVER_SPLITS.read_text(encoding="utf-8"))["signatures"]
+    assert len(recorded) == 7
+    signatures = field_report.explained_signatures(copy.deepcopy(recorded), {"llama2": str(SHARED["llama2"])})
+    assert list(signatures) == ["tokenizer/encode/explained by tokenizer_merge_ranks_ignored"]
+    (merged,) = signatures.values()
+    assert merged["count"] == sum(group["count"] for group in recorded.values())
+    assert set(recorded) <= set(merged["formerly"])
+    assert merged["example"]["input"]["text"] in {group["example"]["input"]["text"] for group in recorded.values()}
+
+
+def test_an_explained_signature_alone_keeps_its_name_and_an_unexplained_one_is_left_as_it_is(field_report):
+    qwen = str(build_family("qwen"))
+    decomposed = {"text": "e\u0301", "add_special_tokens": False}  # NFC makes it U+00E9
+
+    def group(given: dict, actual: list[int]) -> dict:
+        return {"count": 1, "families": ["qwen"], "formerly": [], "example": {
+            "size": 1, "family": "qwen", "property": "encode", "input": given, "expected": None, "actual": actual}}
+
+    without_nfc = Implementation("mutants.tokenizer_nfc_skipped").Tokenizer.from_dir(qwen).encode("e\u0301", False)
+    signatures = {"tokenizer/encode/ids: a": group(decomposed, without_nfc),
+                  "tokenizer/encode/ids: b": group(decomposed, [0, 0, 0, 0, 0])}
+    explained = field_report.explained_signatures(signatures, {"qwen": qwen})
+    assert list(explained) == ["tokenizer/encode/ids: a", "tokenizer/encode/ids: b"]
+    assert "tokenizer_nfc_skipped" in explained["tokenizer/encode/ids: a"]["explained_by"]
+    assert "explained_by" not in explained["tokenizer/encode/ids: b"]
+
+
+def test_only_one_class_merges_and_only_within_a_format(field_report, monkeypatch):
+    """Several classes reproducing an example say little of its cause, and an engine's tool parsers
+    are one per format: neither merges signatures."""
+    import mutants
+    from textbound import explanation
+
+    def group(fmt: str | None, classes: str) -> dict:
+        given = {"format": fmt, "classes": classes} if fmt else {"classes": classes}
+        return {"count": 1, "families": ["qwen"], "formerly": [], "example": {
+            "size": 1, "family": "qwen", "property": "stream", "input": given, "expected": None, "actual": None}}
+
+    monkeypatch.setattr(explanation, "explaining_mutants", lambda record, folders: [
+        mutants.BY_NAME[name] for name in record["minimized_input"]["classes"].split()])
+    signatures = {"tools/stream/hermes: a": group("hermes", "tools_tag_split_leaks"),
+                  "tools/stream/hermes: b": group("hermes", "tools_tag_split_leaks"),
+                  "tools/stream/mistral: c": group("mistral", "tools_tag_split_leaks"),
+                  "structured/sound/d": group(None, "structured_bounds_ignored structured_length_ignored"),
+                  "structured/sound/e": group(None, "structured_bounds_ignored structured_length_ignored")}
+    assert list(field_report.explained_signatures(signatures, {})) == [
+        "structured/sound/d", "structured/sound/e", "tools/stream/hermes: explained by tools_tag_split_leaks",
+        "tools/stream/mistral: c"]

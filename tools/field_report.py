@@ -27,7 +27,9 @@ engine's own words, not run. Then it writes
 Signatures are computed afresh from the records (textbound.triage.rekinded), so a run recorded
 under an older wording of kinds is grouped as today's checks group it, tools kinds led by the
 format (an engine's tool parsers are one per format: ``engine_kind``); each signature lists the
-recorded signatures it was made of (``formerly``). ``--rekind`` does the same for an engine whose
+recorded signatures it was made of (``formerly``); then each is put to the mutation catalogue, and
+the signatures of one property whose smallest examples the same classes reproduce exactly are one,
+named by them (``explained_signatures``). ``--rekind`` does the same for an engine whose
 run folder is gone, from each recorded signature's smallest example (the group's count carried
 whole), and carries each triage verdict over to the signatures its divergences now have.
 
@@ -52,6 +54,7 @@ from unittest import mock
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from mutants import BY_NAME  # noqa: E402
 from textbound.divergence import is_oracle_disagreement, signature_of  # noqa: E402
 from textbound.families import build_family, embedded_family_names, folder_families, models_dir  # noqa: E402
 from textbound.implementation import Implementation  # noqa: E402
@@ -61,6 +64,7 @@ FIELD_DIR = ROOT / "reports" / "field"
 TRIAGE_FILE = FIELD_DIR / "triage.json"
 EXAMPLE_CHARS = 400  # of a minimized input, expected or actual value quoted in the README
 NOT_PROVIDED = "not provided"  # the kind of a property whose names the engine lacks
+EXPLAINED = "explained by "  # the kind of the signatures the same catalogue classes reproduce, made one
 SETUP_FILE = "field_setup.json"  # in an engine's run folder: the families not run, and why
 VERDICTS = ("engine bug", "reference changed", "policy", "not applicable", "textbound bug")
 LINKS = ("reproducer", "report")  # triage fields naming files under FIELD_DIR
@@ -229,6 +233,45 @@ def group_signatures(records: list[dict], folders: dict[str, str]) -> dict[str, 
     return dict(sorted(signatures.items()))
 
 
+def explained_signatures(signatures: dict[str, dict], folders: dict[str, str]) -> dict[str, dict]:
+    """``signatures`` put to the mutation catalogue (textbound.explanation): each gets the classes
+    whose output on its smallest example is the engine's (``explained_by``), and the signatures of
+    one component and property that the same classes reproduce are one, named by them (one bug, one
+    signature): llama-server's seven ``tokenizer/encode/ids: splits ...`` signatures on llama2 are
+    ``tokenizer/encode/explained by tokenizer_merge_ranks_ignored``. Only an explanation by one
+    class merges (several reproducing an example say little of its cause: any structured mutant
+    rejecting an instance reproduces a rejection), and only within a format where the engine's
+    parsers are one per format (PER_FORMAT_COMPONENTS). Oracle disagreements and properties an
+    engine lacks are not put to it."""
+    from textbound.explanation import explaining_mutants
+
+    by_cause: dict[tuple, list[str]] = {}
+    for signature, group in signatures.items():
+        component, prop, kind = signature.split("/", 2)
+        if is_oracle_disagreement(kind) or kind.startswith(NOT_PROVIDED):
+            continue
+        example = group["example"]
+        record = {"component": component, "property": example["property"], "family": example["family"],
+                  "minimized_input": example["input"], "actual": example["actual"]}
+        names = [mutant.name for mutant in explaining_mutants(record, folders)]
+        if names:
+            group["explained_by"] = names
+        if len(names) == 1:
+            fmt = (example["input"] or {}).get("format") if component in PER_FORMAT_COMPONENTS else None
+            by_cause.setdefault((component, prop, fmt, names[0]), []).append(signature)
+    for (component, prop, fmt, name), members in by_cause.items():
+        if len(members) < 2:
+            continue
+        groups = [signatures.pop(signature) for signature in members]
+        signatures[f"{component}/{prop}/{f'{fmt}: ' if fmt else ''}{EXPLAINED}{name}"] = {
+            "count": sum(g["count"] for g in groups),
+            "families": list(dict.fromkeys(f for g in groups for f in g["families"])),
+            "example": min((g["example"] for g in groups), key=lambda e: e["size"]),
+            "formerly": sorted({*members, *(old for g in groups for old in g["formerly"])}),
+            "explained_by": [name]}
+    return dict(sorted(signatures.items()))
+
+
 def example_records(entry: dict) -> list[dict]:
     """An engine's recorded signatures as records: each one's smallest example, weighing its count."""
     return [{"signature": signature, "component": signature.split("/", 2)[0],
@@ -270,7 +313,7 @@ def collect(engine: Engine, work_dir: Path, setup: dict, folders: dict[str, str]
             "harness_errors": [e for s in summaries for e in s.get("harness_errors") or []] or None,
             "skipped": [k for s in summaries for k in s.get("skipped") or []] or None,
             "counts": [c for s in summaries for c in s.get("counts", [])],
-            "signatures": group_signatures(records, folders)}
+            "signatures": explained_signatures(group_signatures(records, folders), folders)}
 
 
 def _summary_of_records(records: list[dict]) -> dict:
@@ -401,9 +444,12 @@ def _engine_section(name: str, entry: dict, triage: dict) -> list[str]:
     for signature, group in entry["signatures"].items():
         example = group["example"]
         formerly = f" Recorded as {', '.join(f'`{cell(old)}`' for old in group['formerly'])}." if group.get("formerly") else ""
+        explained = (" The mutation catalogue reproduces the example: " + " or ".join(
+            f"`{mutant}` ({BY_NAME[mutant].bug})" for mutant in group["explained_by"] if mutant in BY_NAME) + "."
+            if group.get("explained_by") else "")
         lines += [f"#### `{signature}`", "",
                   f"{group['count']} divergences on {', '.join(group['families'])}. "
-                  f"Triage: {triage_line(triage, name, signature)}{formerly}", "",
+                  f"Triage: {triage_line(triage, name, signature)}{formerly}{explained}", "",
                   "```", f"family:   {example['family']}", f"input:    {_clip(example['input'])}",
                   f"expected: {_clip(example['expected'])}", f"actual:   {_clip(example['actual'])}",
                   f"first difference: {_clip(example['first_difference'] or {})}", "```", ""]
@@ -476,7 +522,8 @@ def main(argv: list[str] | None = None) -> int:
             chosen.discard(engine.name)  # no run folder: what field.json recorded is all there is
         if engine.name not in chosen:
             if recorded and options.rekind:
-                recorded = {**recorded, "signatures": group_signatures(example_records(recorded), folders),
+                regrouped = group_signatures(example_records(recorded), folders)
+                recorded = {**recorded, "signatures": explained_signatures(regrouped, folders),
                             "regrouped_from_examples": True}
             if recorded:
                 engines[engine.name] = recorded
