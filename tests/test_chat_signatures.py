@@ -14,8 +14,8 @@ from oracles.chat_oracle import ChatRequest, frozen_clock
 from tests.one_bug import chat_render_stripped
 from textbound.budget import BUDGETS
 from textbound.checks import Subject, case_source, run_check
-from textbound.checks.chat import (content_formats, edit_kind, escape_kind, json_kind, read_otherwise, render_answer,
-                                   render_kind, request_readings, whitespace_kind)
+from textbound.checks.chat import (blank_variable_kind, content_formats, edit_kind, escape_kind, json_kind,
+                                   read_otherwise, render_answer, render_kind, request_readings, whitespace_kind)
 
 from textbound.families import build_family, embedded_family
 from textbound.implementation import Implementation
@@ -171,3 +171,14 @@ def test_a_blank_bos_token_and_another_reading_are_named_together():
         assert read_otherwise(render_answer(source), request, "a,b", None) == "renders without the variable bos_token"
         assert read_otherwise(render_answer(source), request, "a\nb", None) == (
             "renders without the variable bos_token and reads content as vLLM's 'string' content format")
+
+
+def test_a_blank_bos_token_is_named_before_what_else_differs():
+    """A render lacking the BOS and keeping a space ``trim`` takes off: the first edit alone is the
+    BOS ("drops text"), whatever else differs; told after the BOS given as "", the rest shows."""
+    source = "{{ bos_token }}{% for m in messages %}{{ m['content'] | trim }}{% endfor %}"
+    request = _request(messages=[{"role": "user", "content": "a\u2008"}], variables={"bos_token": "<s>"})
+    answer = render_answer(source)
+    assert blank_variable_kind(answer, request, "<s>a", "a\u2008") == (
+        "renders without the variable bos_token, then text: inserts text")
+    assert blank_variable_kind(answer, request, "<s>a", "<s>a\u2008") is None  # the BOS is there

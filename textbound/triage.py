@@ -472,7 +472,7 @@ def _chat_rekinded(record: dict, kind: str, folder: str | None) -> str:
     and the engine does not raise alike would merge an engine's unrelated bugs (a lexer's, a
     filter's) into one."""
     from oracles.chat_oracle import ChatRequest, TemplateNotFound, frozen_clock, resolve
-    from .checks.chat import INLINE_TEMPLATE, read_otherwise, render_answer
+    from .checks.chat import INLINE_TEMPLATE, blank_variable_kind, read_otherwise, render_answer
 
     expected, actual = record.get("expected"), record.get("actual")
     if record["property"] != "render" or not kind.startswith(OLD_RENDERED) or not isinstance(actual, str):
@@ -488,8 +488,10 @@ def _chat_rekinded(record: dict, kind: str, folder: str | None) -> str:
                                                         given.get("template_digest")).source
     except (TemplateNotFound, OSError):
         return kind  # the template is gone or has changed: the kind by the texts alone
+    answer, request = render_answer(source), ChatRequest.of(given)
     with frozen_clock():
-        return read_otherwise(render_answer(source), ChatRequest.of(given), actual, None) or kind
+        reading = read_otherwise(answer, request, actual, None)
+    return reading or (isinstance(expected, str) and blank_variable_kind(answer, request, expected, actual)) or kind
 
 
 def _render_rekinded(kind: str, expected: str, actual: str) -> str:

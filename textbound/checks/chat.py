@@ -227,9 +227,25 @@ def render_kind(expected: str, actual: str) -> str:
             or edit_kind(expected, actual))
 
 
-def _text_divergence(case: Case, expected: str, actual: str) -> Divergence:
+def blank_variable_kind(answer: Answer, request: ChatRequest, expected: str, actual: str) -> str | None:
+    """Where transformers' render holds a string variable's value and impl's does not (a BOS left
+    out) and no reading gives impl's render, what else differs once that variable is given as "":
+    llama-server's render of a message ``"a\\u2008"`` lacks the BOS and keeps the space ``trim`` takes
+    off, ``"renders without the variable bos_token, then text: inserts text"`` (the first edit alone
+    is the BOS: "drops text", whatever else the server did)."""
+    variables = request.variables or {}
+    for name, value in variables.items():
+        if isinstance(value, str) and value and value in expected and value not in actual:
+            with frozen_clock():
+                rendered, error = answer(dataclasses.replace(request, variables={**variables, name: ""}))
+            if not error and isinstance(rendered, str) and rendered != actual:
+                return f"renders without the variable {name}, then text: {render_kind(rendered, actual)}"
+    return None
+
+
+def _text_divergence(case: Case, expected: str, actual: str, kind: str | None = None) -> Divergence:
     found = text_divergence(case, expected, actual)
-    found.kind = f"text: {render_kind(expected, actual)}"
+    found.kind = kind or f"text: {render_kind(expected, actual)}"
     return found
 
 
@@ -285,7 +301,8 @@ def check_render(subject: Subject, case: Case) -> Divergence | None:
         actual, impl_error = impl_outcome(lambda: subject.impl.render_chat(template.source, messages,
                                                                       **request.arguments()))
     found = _divergence(case, answer, request, expected, oracle_error, actual, impl_error,
-                        lambda: _text_divergence(case, expected, actual))
+                        lambda: _text_divergence(case, expected, actual,
+                                                 blank_variable_kind(answer, request, expected, actual)))
     if found is None and messages != request.messages:
         found = Divergence(case, request.messages, messages, "changed the caller's messages")
     return _named(template, found)
