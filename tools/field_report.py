@@ -444,7 +444,7 @@ def _engine_section(name: str, entry: dict, triage: dict) -> list[str]:
     for signature, group in entry["signatures"].items():
         example = group["example"]
         formerly = f" Recorded as {', '.join(f'`{cell(old)}`' for old in group['formerly'])}." if group.get("formerly") else ""
-        explained = (" The mutation catalogue reproduces the example: " + " or ".join(
+        explained = (" Reproduced exactly by the mutation catalogue's " + " or ".join(
             f"`{mutant}` ({BY_NAME[mutant].bug})" for mutant in group["explained_by"] if mutant in BY_NAME) + "."
             if group.get("explained_by") else "")
         lines += [f"#### `{signature}`", "",
