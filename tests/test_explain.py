@@ -51,6 +51,7 @@ def test_agreement_exits_0(capsys):
 @pytest.mark.parametrize(("argv", "message"), [
     (["--family", "gpt2", "--ids", "[1, x]"], "--ids '[1, x]': expected a JSON list of token ids"),
     (["--family", "gpt2", "--ids", "[-5]"], "the oracle refuses this input"),
+    (["--family", "gpt2", "--text", "a\udcff"], "--text is not UTF-8: character 1 is U+DCFF"),  # argv byte 0xff
     (["--family", "no-such-family", "--text", "a"], "unknown family no-such-family"),
     (["--family", "gpt2", "--text", "a", "--impl", "no_such_module"], "--impl no_such_module: cannot import"),
 ])

@@ -100,6 +100,17 @@ def parse_ids(text: str) -> list[int]:
     return ids
 
 
+def parse_text(text: str) -> str:
+    """``--text`` as given; a command line holding bytes that are not UTF-8 (Python reads each as a
+    lone surrogate, U+DC80 to U+DCFF) is bad input: ``parse_text("a\\udcff")`` names character 1."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise BadInput(f"--text is not UTF-8: character {exc.start} is U+{ord(text[exc.start]):04X}, "
+                       "a byte of the command line that is not UTF-8 (or a lone surrogate)") from None
+    return text
+
+
 CHAT_OPTIONS = ("tools", "documents", "add_generation_prompt", "continue_final_message")
 
 
@@ -322,7 +333,7 @@ def run_command(args: argparse.Namespace) -> int:
                 raise BadInput(f"--impl {args.impl}: provides no render_chat and Tokenizer.apply_chat_template")
             found = explain_conversation(family, impl, conversation, args.case_timeout)
         else:
-            operation, given = ("encode", args.text) if args.text is not None else ("decode", parse_ids(args.ids))
+            operation, given = ("encode", parse_text(args.text)) if args.text is not None else ("decode", parse_ids(args.ids))
             found = explain(family, impl, operation, given)
     except (BadInput, FamilyError, ImplementationError) as exc:
         print(f"textbound explain: {one_line(exc)}", file=sys.stderr)
