@@ -120,6 +120,7 @@ def test_the_neighbour_every_pair_shares_tells_where():
 # (implementation, family, component): some of the catalogue, some it lacks (tests/one_bug/)
 ONE_BUG = [
     ("mutants.tokenizer_nfc_skipped", "qwen", "tokenizer"),
+    ("mutants.tokenizer_merge_ranks_ignored", "llama3", "tokenizer"),  # whichever characters a word holds
     ("mutants.tokenizer_prefix_space_ignored", "roberta", "tokenizer"),
     ("mutants.tokenizer_strip_accents_default", "wordpiece", "tokenizer"),
     ("mutants.tokenizer_normalized_ignored", "bert", "tokenizer"),  # named by the flag the oracle then reads otherwise
@@ -191,6 +192,8 @@ def test_one_bug_gives_one_signature_two_at_most(impl, family, component):
     ("mutants.tokenizer_added_adjacent", "sentencepiece", "tokenizer",
      "tokenizer/encode/ids: does not split off an added token after an added token"),
     ("tests.one_bug.stageless_no_normalizer", "bert", "tokenizer", "tokenizer/tokenizer.json/skips the normalizer"),
+    ("mutants.tokenizer_merge_ranks_ignored", "bert", "tokenizer",  # with the continuing-subword prefix
+     "tokenizer/tokenizer.json/reads the BPE merges as one rank: the leftmost pair joining into a token merges first"),
     ("mutants.tokenizer_normalized_ignored", "sentencepiece", "tokenizer",  # in encode, decode and id_to_token
      "tokenizer/tokenizer.json/reads every added token's normalized as true"),
     ("tests.one_bug.chat_bos_token_empty", "llama3", "chat",  # transformers raises where it is left out

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -41,10 +42,105 @@ MOST_SPLIT_OFF = 40  # added tokens in a text beyond which reading some of them 
 
 @dataclass
 class Counterfactual:
-    """One changed tokenizer.json and what the change says of an engine it reproduces."""
+    """One changed tokenizer.json (or the family's, read otherwise: ``read_through``) and what the
+    change says of an engine it reproduces."""
 
     description: str
     spec: dict
+    read_through: Callable | None = None  # the loaded oracle -> an object answering encode/decode as the engine would
+
+    def load(self):
+        """The oracle this variant is: ``tokenizers`` on the changed file, read through ``read_through``."""
+        import tokenizers
+        tokenizer = tokenizers.Tokenizer.from_str(json.dumps(self.spec))
+        return self.read_through(tokenizer) if self.read_through else tokenizer
+
+
+BYTE_TOKEN = re.compile(r"<0x[0-9A-F]{2}>")  # a byte-fallback token, which joins nothing
+
+
+@dataclass(frozen=True)
+class Encoded:
+    ids: list[int] | None
+
+
+class LeftmostJoin:
+    """The oracle with its BPE merge ranks ignored: in each word the leftmost adjacent pair of
+    symbols that joins into a token merges first, as llama.cpp's SentencePiece tokenizer merges
+    when every score is the converter's one placeholder. Built on the oracle's own encoding (its
+    normalizer, pre-tokenizer, added tokens and post-processor): each word's tokens are taken apart
+    into characters and joined again, left to right, a byte-fallback or unknown token joining
+    nothing (a word that is a token stays one under ``ignore_merges``); ids None where a character
+    is no token. On Llama 2's vocabulary ``encode(" p").ids``
+    is the ids of ``▁▁``, ``p``, where tokenizers gives ``▁``, ``▁p``; decode is the oracle's."""
+
+    def __init__(self, tokenizer, model: dict):
+        self.tokenizer = tokenizer
+        self.vocab = tokenizer.get_vocab(with_added_tokens=False)
+        self.added = set(tokenizer.get_added_tokens_decoder())
+        self.unk_token = model.get("unk_token")
+        self.ignore_merges = bool(model.get("ignore_merges"))
+        self.prefix = model.get("continuing_subword_prefix") or ""
+        self.suffix = model.get("end_of_word_suffix") or ""
+
+    def encode(self, text: str, add_special_tokens: bool = True) -> Encoded:
+        encoding = self.tokenizer.encode(text, add_special_tokens=add_special_tokens)
+        ids: list[int] = []
+        word: list[str] = []
+        last = None
+        for token_id, token, word_id in zip(encoding.ids, encoding.tokens, encoding.word_ids):
+            alone = word_id is None or (token_id in self.added and token != self.unk_token)  # the model gives unk
+            if alone or word_id != last:
+                joined = self._joined(word)
+                if joined is None:
+                    return Encoded(None)
+                ids += joined
+                word = []
+            if alone:
+                ids.append(token_id)
+            else:
+                word.append(token)
+            last = None if alone else word_id
+        joined = self._joined(word)
+        return Encoded(None if joined is None else ids + joined)
+
+    def _joined(self, tokens: list[str]) -> list[int] | None:
+        """A word's tokens taken apart into their characters' symbols (the continuing prefix on all
+        but the first, the suffix on the last) and joined leftmost first: a stack of symbols no two
+        of which join, each next symbol joined with the top while they make a token."""
+        prefix, suffix = self.prefix, self.suffix
+        parts: list[str | tuple[str]] = []  # a token's characters, or a token that joins nothing as (token,)
+        for at, token in enumerate(tokens):
+            if BYTE_TOKEN.fullmatch(token) or token == self.unk_token:
+                parts.append((token,))
+                continue
+            text = token.removeprefix(prefix) if at and prefix else token
+            parts.extend(text.removesuffix(suffix) if at == len(tokens) - 1 and suffix else text)
+        word = "".join(part for part in parts if isinstance(part, str))
+        if self.ignore_merges and len(word) == len(parts) and word in self.vocab:
+            return [self.vocab[word]]
+        stack: list[str | tuple[str]] = []
+        for at, part in enumerate(parts):
+            if isinstance(part, str):
+                part = (prefix if at else "") + part + (suffix if at == len(parts) - 1 else "")
+                if part not in self.vocab:
+                    return None
+            stack.append(part)
+            while len(stack) > 1 and isinstance(stack[-1], str) and isinstance(stack[-2], str) \
+                    and stack[-2] + stack[-1].removeprefix(prefix) in self.vocab:
+                stack[-2:] = [stack[-2] + stack[-1].removeprefix(prefix)]
+        return [self.vocab[s] if isinstance(s, str) else self.vocab[s[0]] for s in stack]
+
+    def decode(self, ids: list[int], skip_special_tokens: bool = False) -> str:
+        return self.tokenizer.decode(ids, skip_special_tokens=skip_special_tokens)
+
+
+def model_readings(spec: dict) -> Iterator[Counterfactual]:
+    """The family's model read otherwise: a BPE with its merge ranks ignored (LeftmostJoin)."""
+    model = spec.get("model") or {}
+    if model.get("type") == "BPE":
+        yield Counterfactual("reads the BPE merges as one rank: the leftmost pair joining into a token merges first",
+                             spec, lambda tokenizer: LeftmostJoin(tokenizer, model))
 
 
 def _options(node, path: str) -> Iterator[tuple[str, dict, str]]:
@@ -97,6 +193,7 @@ def counterfactuals(spec: dict) -> Iterator[Counterfactual]:
                 def flip(s, p=path, k=key, c=choice):
                     _node_at(s, p)[k] = c
                 yield Counterfactual(f"reads {path} as {json.dumps(choice)}", _changed(spec, top, flip))
+    yield from model_readings(spec)
     yield from added_token_counterfactuals(spec)
 
 
@@ -133,6 +230,7 @@ def type_counterfactuals(spec: dict) -> Iterator[Counterfactual]:
                 def drop(s, st=stage, k=key, t=type_name):
                     s[st][k] = [m for m in s[st][k] if m.get("type") != t]
                 yield Counterfactual(f"skips every {type_name} {stage.replace('_', ' ')}", _changed(spec, stage, drop))
+    yield from model_readings(spec)
 
 
 def added_token_counterfactuals(spec: dict) -> Iterator[Counterfactual]:
@@ -180,11 +278,10 @@ class AddedTokenReadings:
 
     def matching(self, answer) -> Iterator[tuple[str, object]]:
         """(description, tokenizer) of each variant whose ``answer(tokenizer)`` is truthy, in order."""
-        import tokenizers
         for variant in self.variants:
             if variant.description not in self.loaded:
                 try:
-                    self.loaded[variant.description] = tokenizers.Tokenizer.from_str(json.dumps(variant.spec))
+                    self.loaded[variant.description] = variant.load()
                 except Exception:  # noqa: BLE001 - a variant tokenizers refuses explains nothing
                     self.loaded[variant.description] = None
             tokenizer = self.loaded[variant.description]
@@ -195,11 +292,10 @@ class AddedTokenReadings:
 def reproducing(spec: dict, answer) -> list[str]:
     """The descriptions of the counterfactual oracles whose ``answer(tokenizer)`` is truthy
     (it compares their output with the engine's); a variant `tokenizers` refuses to load is left out."""
-    import tokenizers
     found = []
     for counterfactual in counterfactuals(spec):
         try:
-            tokenizer = tokenizers.Tokenizer.from_str(json.dumps(counterfactual.spec))
+            tokenizer = counterfactual.load()
             if answer(tokenizer):
                 found.append(counterfactual.description)
         except BaseException as exc:  # noqa: BLE001 - tokenizers panics are BaseExceptions
