@@ -271,3 +271,33 @@ def test_only_one_class_merges_and_only_within_a_format(field_report, monkeypatc
     assert list(field_report.explained_signatures(signatures, {})) == [
         "structured/sound/d", "structured/sound/e", "tools/stream/hermes: explained by tools_tag_split_leaks",
         "tools/stream/mistral: c"]
+
+
+@NEEDS_MODELS
+def test_the_merge_ranks_reading_gives_llama_servers_ids_on_llama2():
+    """The reading the tokenizer check names a merge-order divergence by, written apart from the
+    mutant: on the oracle's own encoding, each example's text joined leftmost first is the ids
+    llama-server returned."""
+    import tokenizers
+
+    from textbound.counterfactuals import LeftmostJoin
+    folder = SHARED["llama2"]
+    model = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))["model"]
+    reading = LeftmostJoin(tokenizers.Tokenizer.from_file(str(folder / "tokenizer.json")), model)
+    examples = [group["example"] for group in
+                json.loads(LLAMA_SERVER_SPLITS.read_text(encoding="utf-8"))["signatures"].values()]
+    for example in examples:
+        given = example["input"]
+        assert reading.encode(given["text"], given["add_special_tokens"]).ids == example["actual"], given
+
+
+def test_a_root_cause_regrouped_from_its_one_example_keeps_its_class_name(field_report, monkeypatch):
+    """A report regrouped from its examples has one example per root cause: the name it had stays."""
+    import mutants
+    from textbound import explanation
+    monkeypatch.setattr(explanation, "explaining_mutants", lambda record, folders: [mutants.BY_NAME["stops_within_delta"]])
+    named = "stops/stream/explained by stops_within_delta"
+    signatures = {"stops/stream/missed a stop": {"count": 9, "families": ["gpt2"], "formerly": [named], "example": {
+        "size": 1, "family": "gpt2", "property": "stream", "input": {}, "expected": None, "actual": None}}}
+    assert list(field_report.explained_signatures(signatures, {})) == [named]
+    assert signatures[named]["count"] == 9 and signatures[named]["formerly"] == ["stops/stream/missed a stop"]

@@ -260,14 +260,15 @@ def explained_signatures(signatures: dict[str, dict], folders: dict[str, str]) -
             fmt = (example["input"] or {}).get("format") if component in PER_FORMAT_COMPONENTS else None
             by_cause.setdefault((component, prop, fmt, names[0]), []).append(signature)
     for (component, prop, fmt, name), members in by_cause.items():
-        if len(members) < 2:
-            continue
+        named = f"{component}/{prop}/{f'{fmt}: ' if fmt else ''}{EXPLAINED}{name}"
+        if len(members) < 2 and named not in signatures[members[0]]["formerly"]:
+            continue  # one signature keeps its own words, unless it was named so before (regrouped from its example)
         groups = [signatures.pop(signature) for signature in members]
-        signatures[f"{component}/{prop}/{f'{fmt}: ' if fmt else ''}{EXPLAINED}{name}"] = {
+        signatures[named] = {
             "count": sum(g["count"] for g in groups),
             "families": list(dict.fromkeys(f for g in groups for f in g["families"])),
             "example": min((g["example"] for g in groups), key=lambda e: e["size"]),
-            "formerly": sorted({*members, *(old for g in groups for old in g["formerly"])}),
+            "formerly": sorted({*members, *(old for g in groups for old in g["formerly"])} - {named}),
             "explained_by": [name]}
     return dict(sorted(signatures.items()))
 
