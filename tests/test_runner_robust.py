@@ -202,6 +202,7 @@ def test_an_oracle_that_hangs_is_an_oracle_failure_apart_never_impls_divergence(
                   case_source=looping_source)
     summary = json.loads((tmp_path / "report" / "summary.json").read_text())
     assert verdict.new == [] and summary["new"] == [] and summary["counts"][0]["divergences"] == 0
+    assert not verdict.failed and not summary["harness_errors"]
     assert summary["oracle_disagreement_signatures"] == {"chat/render/oracle failure: timed out": 1}
     record = json.loads((tmp_path / "report" / "divergences.jsonl").read_text())
     assert record["first_difference"]["without impl"] == "timed out as well, with textbound.silent_impl"
@@ -225,3 +226,26 @@ def test_retry_limits_are_ten_times_the_slowest_answered_case_within_the_case_ti
     assert retry_limits(Limits(case_timeout=30.0), 0.5).case_timeout == 5.0
     assert retry_limits(Limits(case_timeout=30.0), 7.0).case_timeout == 30.0
     assert retry_limits(Limits(case_timeout=30.0), 0.5).load_timeout == 300.0  # loading keeps the run's limit
+
+
+def test_a_component_abandoned_because_the_oracle_hangs_fails_the_run(tmp_path, monkeypatch):
+    """The oracle hanging on case after case is never impl's divergence, but the cases after the
+    abandonment were not checked: a gate that checked nothing of chat must not pass."""
+    monkeypatch.setattr("textbound.pool.MAX_STUCK_PER_GROUP", 1)
+    folder = tmp_path / "family"
+    shutil.copytree(build_family("gpt2"), folder)
+    (folder / "chat_template.jinja").write_text(
+        "{% for i in range(99999) %}{% for j in range(99999) %}{% endfor %}{% endfor %}{{ messages[0].content }}")
+
+    def looping_source(family, component, budget, seed):
+        return iter([Case("chat", "render", family.name, {"template": "family", "messages": [
+            {"role": "user", "content": content}]}) for content in ("hi", "ho")])
+
+    family = Family("looping", folder, "folder")
+    recorder = Recorder(tmp_path / "report", RunInfo("impl", "0", {}, 0, "quick", {family.name: str(folder)}))
+    verdict = run(Plan(Implementation("impl"), [family], ["chat"], BUDGETS["quick"]), recorder, limits=FAST,
+                  case_source=looping_source)
+    summary = json.loads((tmp_path / "report" / "summary.json").read_text())
+    assert verdict.new == [] and verdict.failed
+    assert [e["message"] for e in summary["harness_errors"]] == [
+        "abandoned after 1 timed-out or crashed cases; the rest was not checked"]

@@ -286,14 +286,15 @@ class Schedule:
             self.progress.finished(*key, group.cases, group.divergences, note)
 
     def minimize_stuck(self) -> None:
-        """Notes each family × component abandoned, then checks every timed-out or crashed case again
+        """Records each family × component abandoned as a harness error (its other cases were not
+        checked: the run fails, whoever hung), then checks every timed-out or crashed case again
         alone: one that hangs or crashes alone too is the oracle's failure when it does so without impl
         as well, else the first of each signature and family is minimized (each costs up to
         ``minimize_timeout``)."""
         for key in sorted({(d.case.family, d.case.component) for d in self.stuck}):
             if self.pool.abandoned(key):
-                self.recorder.notes.append(f"{key[1]} on {key[0]}: abandoned after {self.pool.max_stuck} "
-                                           "timed-out or crashed cases; the rest was not checked")
+                self.recorder.harness_error(*key, f"abandoned after {self.pool.max_stuck} timed-out or crashed "
+                                                  "cases; the rest was not checked")
         by_name = {f.name: f for f in self.plan.families}
         self.pool.retry = retry_limits(self.pool.limits, self.slowest["seconds"])
         minimized: set[tuple[str, str]] = set()
