@@ -184,9 +184,9 @@ def test_a_run_interrupted_before_its_cases_come_back_says_so_and_lists_nothing_
     assert (tmp_path / "summary.md").read_text().startswith("### textbound check interrupted (SIGINT): incomplete")
 
 
-def test_an_oracle_that_hangs_is_an_oracle_failure_apart_never_impls_divergence(tmp_path):
-    """A family template that loops for hours in the oracle (transformers' Jinja): the case times out
-    with any implementation, so it is recorded as the oracle's failure, not counted against impl."""
+def run_on_a_looping_template(tmp_path, contents: tuple[str, ...]):
+    """The verdict and summary of impl's chat render cases, one user message of each of
+    ``contents``, on a family whose template loops for hours in the oracle (transformers' Jinja)."""
     folder = tmp_path / "family"
     shutil.copytree(build_family("gpt2"), folder)
     (folder / "chat_template.jinja").write_text(
@@ -194,13 +194,19 @@ def test_an_oracle_that_hangs_is_an_oracle_failure_apart_never_impls_divergence(
 
     def looping_source(family, component, budget, seed):
         return iter([Case("chat", "render", family.name, {"template": "family", "messages": [
-            {"role": "user", "content": "hi"}]})])
+            {"role": "user", "content": content}]}) for content in contents])
 
     family = Family("looping", folder, "folder")
     recorder = Recorder(tmp_path / "report", RunInfo("impl", "0", {}, 0, "quick", {family.name: str(folder)}))
     verdict = run(Plan(Implementation("impl"), [family], ["chat"], BUDGETS["quick"]), recorder, limits=FAST,
                   case_source=looping_source)
-    summary = json.loads((tmp_path / "report" / "summary.json").read_text())
+    return verdict, json.loads((tmp_path / "report" / "summary.json").read_text())
+
+
+def test_an_oracle_that_hangs_is_an_oracle_failure_apart_never_impls_divergence(tmp_path):
+    """The case times out with any implementation, so it is recorded as the oracle's failure, not
+    counted against impl."""
+    verdict, summary = run_on_a_looping_template(tmp_path, ("hi",))
     assert verdict.new == [] and summary["new"] == [] and summary["counts"][0]["divergences"] == 0
     assert not verdict.failed and not summary["harness_errors"]
     assert summary["oracle_disagreement_signatures"] == {"chat/render/oracle failure: timed out": 1}
@@ -232,20 +238,7 @@ def test_a_component_abandoned_because_the_oracle_hangs_fails_the_run(tmp_path, 
     """The oracle hanging on case after case is never impl's divergence, but the cases after the
     abandonment were not checked: a gate that checked nothing of chat must not pass."""
     monkeypatch.setattr("textbound.pool.MAX_STUCK_PER_GROUP", 1)
-    folder = tmp_path / "family"
-    shutil.copytree(build_family("gpt2"), folder)
-    (folder / "chat_template.jinja").write_text(
-        "{% for i in range(99999) %}{% for j in range(99999) %}{% endfor %}{% endfor %}{{ messages[0].content }}")
-
-    def looping_source(family, component, budget, seed):
-        return iter([Case("chat", "render", family.name, {"template": "family", "messages": [
-            {"role": "user", "content": content}]}) for content in ("hi", "ho")])
-
-    family = Family("looping", folder, "folder")
-    recorder = Recorder(tmp_path / "report", RunInfo("impl", "0", {}, 0, "quick", {family.name: str(folder)}))
-    verdict = run(Plan(Implementation("impl"), [family], ["chat"], BUDGETS["quick"]), recorder, limits=FAST,
-                  case_source=looping_source)
-    summary = json.loads((tmp_path / "report" / "summary.json").read_text())
+    verdict, summary = run_on_a_looping_template(tmp_path, ("hi", "ho"))
     assert verdict.new == [] and verdict.failed
     assert [e["message"] for e in summary["harness_errors"]] == [
         "abandoned after 1 timed-out or crashed cases; the rest was not checked"]
