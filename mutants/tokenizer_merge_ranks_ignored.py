@@ -11,7 +11,7 @@ from impl.tokenizer import models
 from .base import restaged
 
 
-class LeftmostJoin(models.BPE):
+class RanklessBPE(models.BPE):
     """Every way of joining two tokens into a token is a merge, all of one rank: a packed rule is
     its merged id alone, so _merge_by_queue's (rank, position) order is the position alone."""
 
@@ -36,4 +36,4 @@ class LeftmostJoin(models.BPE):
                 for start, end in zip([0, *ends[:-1]], ends)]
 
 
-Tokenizer = restaged("model", models.BPE, LeftmostJoin)
+Tokenizer = restaged("model", models.BPE, RanklessBPE)

@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import copy
 import json
-import re
 import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from .shape import NAMED_CHARACTERS, char_class
+from .shape import BYTE_TOKEN, NAMED_CHARACTERS, char_class
 
 STAGES = ("normalizer", "pre_tokenizer", "post_processor", "decoder")
 SEQUENCE_MEMBERS = ("normalizers", "pretokenizers", "processors", "decoders")
@@ -54,9 +53,6 @@ class Counterfactual:
         import tokenizers
         tokenizer = tokenizers.Tokenizer.from_str(json.dumps(self.spec))
         return self.read_through(tokenizer) if self.read_through else tokenizer
-
-
-BYTE_TOKEN = re.compile(r"<0x[0-9A-F]{2}>")  # a byte-fallback token, which joins nothing
 
 
 @dataclass(frozen=True)
@@ -111,7 +107,7 @@ class LeftmostJoin:
         prefix, suffix = self.prefix, self.suffix
         parts: list[str | tuple[str]] = []  # a token's characters, or a token that joins nothing as (token,)
         for at, token in enumerate(tokens):
-            if BYTE_TOKEN.fullmatch(token) or token == self.unk_token:
+            if BYTE_TOKEN.fullmatch(token) or token == self.unk_token:  # a byte token joins nothing
                 parts.append((token,))
                 continue
             text = token.removeprefix(prefix) if at and prefix else token

@@ -250,14 +250,12 @@ def explained_signatures(signatures: dict[str, dict], folders: dict[str, str]) -
         component, prop, kind = signature.split("/", 2)
         if is_oracle_disagreement(kind) or kind.startswith(NOT_PROVIDED):
             continue
-        example = group["example"]
-        record = {"component": component, "property": example["property"], "family": example["family"],
-                  "minimized_input": example["input"], "actual": example["actual"]}
+        (record,) = example_records({"signatures": {signature: group}})
         names = [mutant.name for mutant in explaining_mutants(record, folders)]
         if names:
             group["explained_by"] = names
         if len(names) == 1:
-            fmt = (example["input"] or {}).get("format") if component in PER_FORMAT_COMPONENTS else None
+            fmt = (record["input"] or {}).get("format") if component in PER_FORMAT_COMPONENTS else None
             by_cause.setdefault((component, prop, fmt, names[0]), []).append(signature)
     for (component, prop, fmt, name), members in by_cause.items():
         named = f"{component}/{prop}/{f'{fmt}: ' if fmt else ''}{EXPLAINED}{name}"

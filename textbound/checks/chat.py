@@ -81,6 +81,20 @@ def content_formats(messages: list) -> Iterator[tuple[str, list]]:
                          isinstance(m.get("content"), shape) else m for m in messages]
 
 
+def without_variable(name: str) -> str:
+    """What a reading leaving out the variable ``name``, or giving it as "", says of a renderer."""
+    return f"renders without the variable {name}"
+
+
+def blank_variables(request: ChatRequest) -> Iterator[tuple[str, ChatRequest]]:
+    """(name, the request with it given as "") for each string variable that is not "" already: a
+    server leaving out the BOS its tokenizer adds renders so."""
+    variables = request.variables or {}
+    for name, value in variables.items():
+        if isinstance(value, str) and value:
+            yield name, dataclasses.replace(request, variables={**variables, name: ""})
+
+
 def request_readings(request: ChatRequest) -> Iterator[tuple[str, ChatRequest]]:
     """The request read otherwise in one way, as a server may read it, and what each says of a
     renderer it reproduces: a flag flipped (never into a pair transformers refuses), tools or
@@ -103,11 +117,10 @@ def request_readings(request: ChatRequest) -> Iterator[tuple[str, ChatRequest]]:
                    replace(request, **{name: None}))
     variables = request.variables or {}
     for name in variables:
-        yield f"renders without the variable {name}", replace(
+        yield without_variable(name), replace(
             request, variables={key: value for key, value in variables.items() if key != name})
-    for name, value in variables.items():  # or given as "": a server leaving out the BOS its tokenizer adds
-        if isinstance(value, str) and value:
-            yield f"renders without the variable {name}", replace(request, variables={**variables, name: ""})
+    for name, blank in blank_variables(request):
+        yield without_variable(name), blank
     for name, messages in content_formats(request.messages):
         yield f"reads content as vLLM's {name!r} content format", replace(request, messages=messages)
 
@@ -118,14 +131,11 @@ def readings_after_a_blank_variable(request: ChatRequest) -> Iterator[tuple[str,
     its bugs is then named, not the two as one "drops text". With ``bos_token`` "<s>" and content
     given as parts, one is "renders without the variable bos_token and reads content as vLLM's
     'string' content format"."""
-    variables = request.variables or {}
-    for name, value in variables.items():
-        if isinstance(value, str) and value:
-            first = f"renders without the variable {name}"
-            blank = dataclasses.replace(request, variables={**variables, name: ""})
-            for description, reading in request_readings(blank):
-                if description != first:
-                    yield f"{first} and {description.removeprefix('renders ')}", reading
+    for name, blank in blank_variables(request):
+        first = without_variable(name)
+        for description, reading in request_readings(blank):
+            if description != first:
+                yield f"{first} and {description.removeprefix('renders ')}", reading
 
 
 def read_otherwise(answer: Answer, request: ChatRequest, actual, impl_error: Raised | None) -> str | None:
@@ -233,13 +243,13 @@ def blank_variable_kind(answer: Answer, request: ChatRequest, expected: str, act
     llama-server's render of a message ``"a\\u2008"`` lacks the BOS and keeps the space ``trim`` takes
     off, ``"renders without the variable bos_token, then text: inserts text"`` (the first edit alone
     is the BOS: "drops text", whatever else the server did)."""
-    variables = request.variables or {}
-    for name, value in variables.items():
-        if isinstance(value, str) and value and value in expected and value not in actual:
+    for name, blank in blank_variables(request):
+        value = request.variables[name]
+        if value in expected and value not in actual:
             with frozen_clock():
-                rendered, error = answer(dataclasses.replace(request, variables={**variables, name: ""}))
+                rendered, error = answer(blank)
             if not error and isinstance(rendered, str) and rendered != actual:
-                return f"renders without the variable {name}, then text: {render_kind(rendered, actual)}"
+                return f"{without_variable(name)}, then text: {render_kind(rendered, actual)}"
     return None
 
 
