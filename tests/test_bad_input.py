@@ -226,6 +226,50 @@ def test_a_broken_report_folder_is_one_line_and_nothing_is_lost(tmp_path, capsys
     assert (snapshot(broken), snapshot(good)) == before and not out.exists()
 
 
+def test_a_second_run_into_a_report_folder_keeps_the_first_one_whole(tmp_path, capsys, report):
+    folder = tmp_path / "run"
+    shutil.copytree(report, folder)
+    first = snapshot(folder)
+    assert main(["check", "--family", FAMILY, "--component", "tokenizer", "--budget", "quick", "--jobs", "1",
+                 "--report-dir", str(folder)]) == 0
+    (kept,) = (folder / "earlier").iterdir()
+    assert f"textbound: --report-dir {folder} held an earlier run's report: it is kept in {kept}" in capsys.readouterr().err
+    assert snapshot(kept) == {name: state for name, state in first.items() if "/" not in name}
+    # the second run's report holds its own records only: impl agrees with the oracle
+    assert (folder / "divergences.jsonl").read_text() == "" and json.loads((folder / "summary.json").read_text())["new"] == []
+    assert main(["triage", str(kept)]) == 0 and "1 signature(s)" in capsys.readouterr().out
+
+
+def cut_off(path: Path) -> None:
+    """The last record cut in the middle, as a kill or a full disk mid-write leaves it."""
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text[:len(text) - len(text.rstrip("\n").rsplit("\n", 1)[-1]) // 2 - 1], encoding="utf-8")
+
+
+@pytest.mark.parametrize("stopped", ["killed before its summary", "interrupted"])
+def test_an_incomplete_runs_cut_off_last_record_is_dropped_and_the_rest_read(tmp_path, capsys, report, stopped):
+    folder = tmp_path / "run"
+    shutil.copytree(report, folder)
+    records = (folder / "divergences.jsonl").read_text(encoding="utf-8").count("\n")
+    if stopped == "interrupted":
+        summary = json.loads((folder / "summary.json").read_text())
+        (folder / "summary.json").write_text(json.dumps({**summary, "completed": False, "interrupted": "SIGTERM"}))
+    else:
+        (folder / "summary.json").unlink()
+    cut_off(folder / "divergences.jsonl")
+    before = snapshot(folder)
+    assert main(["triage", str(folder)]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == (f"textbound: {folder / 'divergences.jsonl'}: line {records} is cut off (the run stopped "
+                            "while writing it); the records before it are read\n")
+    state = "SIGTERM" if stopped == "interrupted" else "killed before it wrote summary.json"
+    assert f"{records - 1} divergence(s), 0 oracle disagreement(s); run INTERRUPTED ({state})" in captured.out
+    # a gate comparing against it fails: what the run did not reach was not checked
+    assert main(["diff", str(report), str(folder)]) == 1
+    assert f"NEW is incomplete ({state})" in capsys.readouterr().out
+    assert snapshot(folder) == before
+
+
 @pytest.mark.parametrize("occupied", ["a shard itself", "an earlier merge"])
 def test_merge_into_a_folder_holding_a_report_is_refused_and_it_is_kept(tmp_path, capsys, report, occupied):
     earlier = tmp_path / "earlier"

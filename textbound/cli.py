@@ -301,9 +301,11 @@ def _triage(args) -> int:
 
 def _diff(args) -> int:
     from .triage import diff_text, load_run
-    text, result = diff_text(load_run(args.old), load_run(args.new))
+    new = load_run(args.new)
+    text, result = diff_text(load_run(args.old), new)
     print(text, end="")
-    return EXIT_DIVERGED if result.new else EXIT_OK
+    # an incomplete NEW fails as an interrupted check does: its cases were not all checked
+    return EXIT_DIVERGED if result.new or not new.completed else EXIT_OK
 
 
 def _baseline(args) -> int:
@@ -366,7 +368,7 @@ REPORT_COMMANDS = {"triage": _triage, "diff": _diff, "baseline": _baseline, "mer
 
 def _check(args, impl: Implementation) -> int:
     from .checks import checked_components
-    from .report import Recorder, RunInfo, failed_requests
+    from .report import Recorder, RunInfo, failed_requests, keep_earlier_report
     from .pool import Limits
     from .runner import Plan, run
 
@@ -400,6 +402,9 @@ def _check(args, impl: Implementation) -> int:
     info = RunInfo(impl=impl.name, impl_version=impl.version, oracle_versions=oracles,
                    seed=args.seed, budget=budget.name, families={f.name: str(f.path) for f in families},
                    impl_options=_server_options(args))
+    if (kept := keep_earlier_report(report_dir)) is not None:
+        print(f"textbound: --report-dir {report_dir} held an earlier run's report: it is kept in {kept}",
+              file=sys.stderr)
     recorder = Recorder(report_dir, info)
     limits = Limits(case_timeout=args.case_timeout, max_memory_mb=args.max_memory)
     plan = Plan(impl, families, components, budget, args.seed, args.shard, baseline)

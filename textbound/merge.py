@@ -17,9 +17,9 @@ from collections import Counter
 from pathlib import Path
 
 from .baseline import BaselineEntry, Verdict, checked_by
-from .files import is_present, jsonl_line
+from .files import jsonl_line
 from .report import build_summary, write_outputs
-from .triage import Run, load_run
+from .triage import Run, holds_report, load_run
 
 HEADER = ("impl", "impl_version", "oracles", "seed", "budget")
 
@@ -92,7 +92,7 @@ def merge(out: Path, shard_dirs: list[Path]) -> dict:
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise MergeError(f"{out}: a file, not a folder")
-    if any(is_present(out / name) for name in ("summary.json", "divergences.jsonl")):
+    if holds_report(out):
         raise MergeError(f"{out}: holds a report already; merge into a new folder")
     runs = [load_run(d) for d in shard_dirs]
     for run in runs:

@@ -19,6 +19,7 @@ import os
 import shlex
 import signal
 import sys
+import time
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
@@ -27,7 +28,7 @@ from pathlib import Path
 from .baseline import Verdict
 from .divergence import Case, Divergence, is_server_error
 from .files import jsonl_line
-from .triage import SignatureGroup, record_alignment, render_alignment, signature_groups, split_records
+from .triage import SignatureGroup, holds_report, record_alignment, render_alignment, signature_groups, split_records
 
 # Oracle disagreements written per family and signature; the rest are counted, not written: a
 # second oracle may part from tokenizers on every case alike (sentencepiece never matches a control
@@ -39,6 +40,32 @@ def write_atomically(path: Path, text: str) -> None:
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     temporary.write_text(text, encoding="utf-8")
     os.replace(temporary, path)
+
+
+EARLIER = "earlier"  # the folder of a report folder where the reports of earlier runs into it are kept
+
+
+def keep_earlier_report(report_dir: Path) -> Path | None:
+    """Moves the report an earlier run left in ``report_dir`` (its files; the fuzzed families'
+    folder stays, as its records' replays name it) into ``report_dir/earlier/<when it was last
+    written>`` and returns that folder, or None when ``report_dir`` holds no report. A second run
+    into a folder would otherwise append its divergences to the first's under its own summary.
+
+    ``reports/runs/gate`` run into twice keeps the first run as ``reports/runs/gate/earlier/20261203-161500``.
+    """
+    report_dir = Path(report_dir)
+    if not holds_report(report_dir):
+        return None
+    files = [path for path in report_dir.iterdir() if path.is_file() or path.is_symlink()]
+    written = time.strftime("%Y%m%d-%H%M%S", time.localtime(max(path.lstat().st_mtime for path in files)))
+    kept, number = report_dir / EARLIER / written, 1
+    while kept.exists():  # two runs written in one second
+        number += 1
+        kept = report_dir / EARLIER / f"{written}-{number}"
+    kept.mkdir(parents=True)
+    for path in files:
+        os.replace(path, kept / path.name)
+    return kept
 
 
 @dataclass

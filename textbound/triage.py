@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cache
@@ -30,6 +31,10 @@ from .shape import Vocabulary
 
 WINDOW_BEFORE, WINDOW_AFTER = 6, 10  # aligned rows shown around the first difference
 MISSING = object()
+
+
+# The interruption of a run that left no summary.json.
+KILLED = "killed before it wrote summary.json"
 
 
 class TriageError(Exception):
@@ -45,26 +50,62 @@ class Run:
     records: list[dict]
 
     @property
+    def completed(self) -> bool:
+        """Whether the run finished: a folder without summary.json holds a run killed before writing it."""
+        return bool(self.summary) and self.summary.get("completed", True)
+
+    @property
+    def interrupted(self) -> str | None:
+        """What stopped an incomplete run ("SIGINT", an error, KILLED), or None."""
+        if self.completed:
+            return None
+        return self.summary.get("interrupted") if self.summary else KILLED
+
+    @property
     def checked(self) -> set[tuple[str, str]] | None:
         """(family, component) pairs the run checked; None for reports that do not say."""
         pairs = self.summary.get("checked")
         return None if pairs is None else {tuple(pair) for pair in pairs}
 
 
+REPORT_RECORDS = ("divergences.jsonl", "summary.json")  # what makes a folder a report folder
+
+
+def holds_report(folder: Path) -> bool:
+    """Whether ``folder`` holds a run's report (its divergences.jsonl or summary.json)."""
+    return any(is_present(Path(folder) / name) for name in REPORT_RECORDS)
+
+
 def load_run(path: Path) -> Run:
     path = Path(path)
-    jsonl, summary = path / "divergences.jsonl", path / "summary.json"
-    if not is_present(jsonl) and not is_present(summary):
+    jsonl, summary = (path / name for name in REPORT_RECORDS)
+    if not holds_report(path):
         raise TriageError(f"{path}: no divergences.jsonl or summary.json there (not a report folder)")
     try:
+        run = Run(path, read_json(summary) if is_present(summary) else {}, [])
         # split("\n"), not splitlines(): records keep U+2028, U+0085 and the like as they are
-        records = [parse_json(line, f"{jsonl}: line {number}")
-                   for number, line in enumerate(read_text(jsonl).split("\n"), 1)
-                   if line.strip()] if is_present(jsonl) else []
-        data = read_json(summary) if is_present(summary) else {}
+        lines = read_text(jsonl).split("\n") if is_present(jsonl) else []
+        if not run.completed and lines and _cut_off(lines[-1]):
+            print(f"textbound: {jsonl}: line {len(lines)} is cut off (the run stopped while writing it); "
+                  f"the records before it are read", file=sys.stderr)
+            lines.pop()
+        run.records = [parse_json(line, f"{jsonl}: line {number}")
+                       for number, line in enumerate(lines, 1) if line.strip()]
     except InputFileError as exc:
         raise TriageError(str(exc)) from None
-    return Run(path, data, records)
+    return run
+
+
+def _cut_off(last_line: str) -> bool:
+    """Whether the last line of an incomplete run's divergences.jsonl is a record cut off mid-write
+    (a complete record always ends with a newline, so the text after the last one is empty)."""
+    if not last_line.strip():
+        return False
+    try:
+        json.loads(last_line)
+    except ValueError:
+        return True
+    return False
 
 
 def input_size(record: dict) -> int:
@@ -344,7 +385,7 @@ def triage_text(run: Run, explain: bool = False) -> str:
     families = summary.get("families", {})
     groups = signature_groups(divergences, set(summary.get("new", [])))
     causes = root_causes(groups, families, explain)
-    state = "completed" if summary.get("completed", True) else f"INTERRUPTED ({summary.get('interrupted')})"
+    state = "completed" if run.completed else f"INTERRUPTED ({run.interrupted})"
     counted = f"{len(groups)} signature(s)" + (f" in {len(causes)} root cause(s)" if explain else "")
     lines = [f"{run.dir}: impl {summary.get('impl', '?')}, {counted}, "
              f"{len(divergences)} divergence(s), {len(disagreements)} oracle disagreement(s); run {state}", ""]
@@ -385,6 +426,8 @@ def diff_text(old: Run, new: Run) -> tuple[str, RunDiff]:
         return sum(r["signature"] == signature for r in run.records)
 
     lines = [f"{old.dir} -> {new.dir}"]
+    lines += [f"{name} is incomplete ({run.interrupted}): what it did not check is not compared"
+              for name, run in (("OLD", old), ("NEW", new)) if not run.completed]
     for title, mark, signatures, show in (
             ("new", "+", result.new, lambda s: f"{count(new, s)}"),
             ("fixed", "-", result.fixed, lambda s: f"was {count(old, s)}"),
