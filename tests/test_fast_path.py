@@ -87,6 +87,29 @@ def test_a_broken_fast_path_is_caught(monkeypatch):
         assert_fast_matches_general(fast, general, "Hello there")
 
 
+@pytest.mark.parametrize("enabled", [True, False])
+def test_a_long_text_is_encoded_with_the_collector_paused_and_left_as_it_was(monkeypatch, enabled):
+    import gc
+
+    from impl.tokenizer.tokenizer import PAUSED_COLLECTOR_CHARS
+
+    fast, general = tokenizers("gpt2")
+    seen = []
+    merged_joined = BPE._merged_joined
+    monkeypatch.setattr(BPE, "_merged_joined", lambda *args: seen.append(gc.isenabled()) or merged_joined(*args))
+    text = " ".join(f"w{n}{enabled}" for n in range(PAUSED_COLLECTOR_CHARS // 4))  # words no cache holds
+    (gc.enable if enabled else gc.disable)()
+    try:
+        assert_fast_matches_general(fast, general, text)
+        assert gc.isenabled() is enabled
+    finally:
+        gc.enable()
+    assert seen and not any(seen)
+    seen.clear()
+    fast.encode(f"short new words: qzx{enabled} vbn", add_special_tokens=False)
+    assert seen == [True]  # a short text is not worth the pause
+
+
 def test_a_subclassed_stage_keeps_its_own_behaviour():
     class NoPrefix(ByteLevel):  # as a mutant re-classes a stage
         def split(self, piece):
