@@ -121,6 +121,45 @@ def test_a_runaway_allocation_under_max_memory_is_recorded(tmp_path):
     assert_recorded_and_went_on(summary, records, "out of memory")
 
 
+def test_a_worker_that_cannot_receive_ends_and_the_run_with_it(tmp_path, monkeypatch):
+    """A MemoryError in a worker's receiving thread (a tight --max-memory) ends the worker, so its
+    cases are recorded as crashed and the run ends, rather than the parent waiting on an idle worker."""
+    from multiprocessing.connection import Connection
+
+    parent, receive = os.getpid(), Connection.recv
+
+    def fails_in_workers(connection):
+        if os.getpid() != parent:
+            raise MemoryError
+        return receive(connection)
+
+    def waited_too_long(signum, frame):
+        raise TimeoutError("the run waited on a worker that can no longer receive a job")
+
+    monkeypatch.setattr(Connection, "recv", fails_in_workers)
+    previous = signal.signal(signal.SIGALRM, waited_too_long)
+    signal.alarm(120)
+    try:
+        summary, records = run_impl(tmp_path, "impl", FAST)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    # the crash does not need impl (the same worker runs the oracle alone): the oracle's failure, never impl's
+    assert {r["signature"] for r in records} == {"tokenizer/encode/oracle failure: crashed (exit 1)"}
+    assert summary["completed"] is True and summary["counts"][0]["cases"] == len(TEXTS)
+
+
+def test_a_max_memory_no_worker_can_start_under_is_one_line_before_any_report(tmp_path):
+    report = tmp_path / "report"
+    finished = subprocess.run([sys.executable, "-m", "textbound.cli", "check", "--family", "gpt2", "--component",
+                               "tokenizer", "--budget", "quick", "--max-memory", "1", "--report-dir", str(report)],
+                              cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert finished.returncode == 2, finished.stderr
+    assert finished.stderr.startswith("textbound: --max-memory 1: a worker starts at the ") and \
+        finished.stderr.count("\n") == 1, finished.stderr
+    assert not report.exists()
+
+
 def test_after_too_many_stuck_cases_a_family_and_component_is_abandoned(tmp_path, monkeypatch):
     monkeypatch.setattr("textbound.pool.MAX_STUCK_PER_GROUP", 1)
     summary, records = run_impl(tmp_path, "tests.crashing_impl", FAST)

@@ -31,7 +31,7 @@ from .implementation import SERVER, Implementation, ImplementationError
 from .merge import MergeError
 from .one_line import one_line
 from .mutate import add_arguments as add_mutate_arguments, run_command as run_mutate
-from .pool import DEFAULT_CASE_TIMEOUT
+from .pool import DEFAULT_CASE_TIMEOUT, LimitError
 from .report import setup_failure_markdown
 from .runner import Shard
 from .families import FamilyError, fuzz_families, resolve
@@ -267,7 +267,8 @@ def _run_command(args) -> int:
             return EXIT_OK
         from .bench import run_bench
         return run_bench(impl, families, args.seconds)
-    except (ImplementationError, FamilyError, BaselineError, TriageError, MergeError, InputFileError) as exc:
+    except (ImplementationError, FamilyError, BaselineError, TriageError, MergeError, InputFileError,
+            LimitError) as exc:
         print(f"textbound: {one_line(exc)}", file=sys.stderr)
         markdown = getattr(args, "markdown", None)
         if markdown and not _unusable_output("--markdown", markdown):  # the CI step summary says so too
@@ -369,7 +370,7 @@ REPORT_COMMANDS = {"triage": _triage, "diff": _diff, "baseline": _baseline, "mer
 def _check(args, impl: Implementation) -> int:
     from .checks import checked_components
     from .report import Recorder, RunInfo, failed_requests, keep_earlier_report
-    from .pool import Limits
+    from .pool import Limits, refuse_unusable
     from .runner import Plan, run
 
     budget = BUDGETS[args.budget]
@@ -402,11 +403,12 @@ def _check(args, impl: Implementation) -> int:
     info = RunInfo(impl=impl.name, impl_version=impl.version, oracle_versions=oracles,
                    seed=args.seed, budget=budget.name, families={f.name: str(f.path) for f in families},
                    impl_options=_server_options(args))
+    limits = Limits(case_timeout=args.case_timeout, max_memory_mb=args.max_memory)
+    refuse_unusable(limits)  # before a report is begun: no case could be checked under it
     if (kept := keep_earlier_report(report_dir)) is not None:
         print(f"textbound: --report-dir {report_dir} held an earlier run's report: it is kept in {kept}",
               file=sys.stderr)
     recorder = Recorder(report_dir, info)
-    limits = Limits(case_timeout=args.case_timeout, max_memory_mb=args.max_memory)
     plan = Plan(impl, families, components, budget, args.seed, args.shard, baseline)
     try:
         verdict = run(plan, recorder, jobs=args.jobs, limits=limits)

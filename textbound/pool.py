@@ -26,6 +26,7 @@ from __future__ import annotations
 import importlib
 import itertools
 import multiprocessing
+import os
 import queue
 import resource
 import signal
@@ -124,20 +125,21 @@ def _worker_main(impl_name: str, conn, slot, max_memory_mb: int | None) -> None:
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the parent decides
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    if max_memory_mb:
-        limit = max_memory_mb * 2 ** 20
-        resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
     inbox: queue.Queue = queue.Queue()
 
     def receive() -> None:
-        while True:
-            try:
+        try:
+            while True:
                 inbox.put(conn.recv())
-            except EOFError:  # the parent is gone
-                inbox.put(None)
-                return
+        except EOFError:  # the parent is gone
+            inbox.put(None)
+        except BaseException:  # noqa: BLE001 - a MemoryError under --max-memory: a crash, not a worker idle forever
+            os._exit(1)
 
-    threading.Thread(target=receive, daemon=True).start()
+    threading.Thread(target=receive, daemon=True).start()  # before the limit: starting a thread takes memory
+    if max_memory_mb:
+        limit = max_memory_mb * 2 ** 20
+        resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
     impl = Implementation(impl_name)
     subjects: dict = {}
     while (job := inbox.get()) is not None:
@@ -147,6 +149,28 @@ def _worker_main(impl_name: str, conn, slot, max_memory_mb: int | None) -> None:
             slot[PHASE], slot[STARTED] = LOADING, time.monotonic()
             subjects[key] = _loaded(Subject(task.family.name, task.family.path, impl))
         conn.send(("done", *check_job(subjects[key], task, JobRun(first, minimizing, slot, conn.send))))
+
+
+class LimitError(Exception):
+    """A limit no worker can run under."""
+
+
+def data_size_mb() -> int | None:
+    """This process's data size in MB as RLIMIT_DATA counts it (VmData), or None where /proc does
+    not say: a worker forked from it starts at that size, so no --max-memory below it can hold one."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            kilobytes = next(int(line.split()[1]) for line in status if line.startswith("VmData:"))
+    except (OSError, StopIteration, ValueError, IndexError):
+        return None
+    return -(-kilobytes // 1024)
+
+
+def refuse_unusable(limits: Limits) -> None:
+    """Raises LimitError when a worker forked now could not start under ``limits.max_memory_mb``."""
+    if limits.max_memory_mb and (size := data_size_mb()) is not None and limits.max_memory_mb <= size:
+        raise LimitError(f"--max-memory {limits.max_memory_mb}: a worker starts at the {size} MB of the process "
+                         f"it is forked from, with the families loaded so far: give more than {size}")
 
 
 @dataclass
@@ -276,6 +300,7 @@ class Worker:
     """One worker process, and the jobs sent to it (the first is the one it runs)."""
 
     def __init__(self, context, impl_name: str, limits: Limits):
+        refuse_unusable(limits)
         self.conn, child = context.Pipe()
         self.slot = context.RawArray("d", 4)
         self.process = context.Process(target=_worker_main, args=(impl_name, child, self.slot, limits.max_memory_mb),
