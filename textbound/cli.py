@@ -289,13 +289,13 @@ def _implementation(args) -> Implementation:
 
 def _triage(args) -> int:
     from .triage import load_run, triage_text
+    if args.reproducers is not None and (problem := _unusable_report_dir(args.reproducers)):
+        print(f"textbound: --reproducers {problem.removeprefix('--report-dir ')}", file=sys.stderr)
+        return EXIT_SETUP
     run = load_run(args.report_dir)
     print(triage_text(run, explain=not args.no_explain), end="")
     if args.reproducers is not None:
         from .reproducer import write_reproducers
-        if problem := _unusable_report_dir(args.reproducers):
-            print(f"textbound: --reproducers: {problem.removeprefix('--report-dir ')}", file=sys.stderr)
-            return EXIT_SETUP
         print("reproducers:", *write_reproducers(run, args.reproducers), sep="\n  ")
     return EXIT_OK
 
