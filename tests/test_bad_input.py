@@ -240,6 +240,15 @@ def test_a_second_run_into_a_report_folder_keeps_the_first_one_whole(tmp_path, c
     assert main(["triage", str(kept)]) == 0 and "1 signature(s)" in capsys.readouterr().out
 
 
+def test_a_report_folder_whose_records_are_a_folder_is_kept_aside_too(tmp_path):
+    folder = tmp_path / "run"
+    (folder / "divergences.jsonl").mkdir(parents=True)
+    assert main(["check", "--family", FAMILY, "--component", "tokenizer", "--budget", "quick", "--jobs", "1",
+                 "--report-dir", str(folder)]) == 0
+    (kept,) = (folder / "earlier").iterdir()
+    assert (kept / "divergences.jsonl").is_dir() and (folder / "divergences.jsonl").read_text() == ""
+
+
 def cut_off(path: Path) -> None:
     """The last record cut in the middle, as a kill or a full disk mid-write leaves it."""
     text = path.read_text(encoding="utf-8")

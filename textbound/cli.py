@@ -369,7 +369,7 @@ REPORT_COMMANDS = {"triage": _triage, "diff": _diff, "baseline": _baseline, "mer
 
 def _check(args, impl: Implementation) -> int:
     from .checks import checked_components
-    from .report import Recorder, RunInfo, failed_requests, keep_earlier_report
+    from .report import FUZZED, Recorder, RunInfo, failed_requests, keep_earlier_report
     from .pool import Limits, refuse_unusable
     from .runner import Plan, run
 
@@ -387,7 +387,7 @@ def _check(args, impl: Implementation) -> int:
         raise FamilyError("--fuzzed-only checks the fuzzed pipelines alone: drop --family, --model-dir and --hub")
     families = [] if args.fuzzed_only else resolve(args.family, args.model_dir, args.hub)
     if not explicit:
-        families += fuzz_families(args.seed, budget.fuzz_pipelines, report_dir / "fuzz")
+        families += fuzz_families(args.seed, budget.fuzz_pipelines, report_dir / FUZZED)
     checked = checked_components()
     unchecked = [c for c in args.component or [] if c not in checked]
     if unchecked:

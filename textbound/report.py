@@ -43,11 +43,12 @@ def write_atomically(path: Path, text: str) -> None:
 
 
 EARLIER = "earlier"  # the folder of a report folder where the reports of earlier runs into it are kept
+FUZZED = "fuzz"  # the folder of a report folder holding the run's fuzzed families
 
 
 def keep_earlier_report(report_dir: Path) -> Path | None:
-    """Moves the report an earlier run left in ``report_dir`` (its files; the fuzzed families'
-    folder stays, as its records' replays name it) into ``report_dir/earlier/<when it was last
+    """Moves the report an earlier run left in ``report_dir`` (all of it but the fuzzed families'
+    folder, which its records' replays name) into ``report_dir/earlier/<when it was last
     written>`` and returns that folder, or None when ``report_dir`` holds no report. A second run
     into a folder would otherwise append its divergences to the first's under its own summary.
 
@@ -56,14 +57,14 @@ def keep_earlier_report(report_dir: Path) -> Path | None:
     report_dir = Path(report_dir)
     if not holds_report(report_dir):
         return None
-    files = [path for path in report_dir.iterdir() if path.is_file() or path.is_symlink()]
-    written = time.strftime("%Y%m%d-%H%M%S", time.localtime(max(path.lstat().st_mtime for path in files)))
+    entries = [path for path in report_dir.iterdir() if path.name not in (EARLIER, FUZZED)]
+    written = time.strftime("%Y%m%d-%H%M%S", time.localtime(max(path.lstat().st_mtime for path in entries)))
     kept, number = report_dir / EARLIER / written, 1
     while kept.exists():  # two runs written in one second
         number += 1
         kept = report_dir / EARLIER / f"{written}-{number}"
     kept.mkdir(parents=True)
-    for path in files:
+    for path in entries:
         os.replace(path, kept / path.name)
     return kept
 

@@ -85,27 +85,20 @@ def load_run(path: Path) -> Run:
         run = Run(path, read_json(summary) if is_present(summary) else {}, [])
         # split("\n"), not splitlines(): records keep U+2028, U+0085 and the like as they are
         lines = read_text(jsonl).split("\n") if is_present(jsonl) else []
-        if not run.completed and lines and _cut_off(lines[-1]):
-            print(f"textbound: {jsonl}: line {len(lines)} is cut off (the run stopped while writing it); "
-                  f"the records before it are read", file=sys.stderr)
-            lines.pop()
-        run.records = [parse_json(line, f"{jsonl}: line {number}")
-                       for number, line in enumerate(lines, 1) if line.strip()]
+        for number, line in enumerate(lines, 1):
+            if line.strip():
+                try:
+                    run.records.append(parse_json(line, f"{jsonl}: line {number}"))
+                except InputFileError:
+                    # A record always ends with a newline: text after the last one that is no record
+                    # was cut off mid-write, which only an incomplete run may hold.
+                    if number < len(lines) or run.completed:
+                        raise
+                    print(f"textbound: {jsonl}: line {number} is cut off (the run stopped while writing it); "
+                          f"the records before it are read", file=sys.stderr)
     except InputFileError as exc:
         raise TriageError(str(exc)) from None
     return run
-
-
-def _cut_off(last_line: str) -> bool:
-    """Whether the last line of an incomplete run's divergences.jsonl is a record cut off mid-write
-    (a complete record always ends with a newline, so the text after the last one is empty)."""
-    if not last_line.strip():
-        return False
-    try:
-        json.loads(last_line)
-    except ValueError:
-        return True
-    return False
 
 
 def input_size(record: dict) -> int:
