@@ -12,10 +12,10 @@ class TokenizerFileError(ValueError):
     """A tokenizer.json that is corrupt or uses a component impl does not implement; ``where`` is the
     file and JSON path.
 
-    >>> from impl import Tokenizer
+    >>> from textbound.impl import Tokenizer
     >>> Tokenizer({"version": "1.0", "model": {"type": "BPE", "vocab": [], "merges": []}})
     Traceback (most recent call last):
-    impl.errors.TokenizerFileError: tokenizer.json: $.model.vocab: expected dict, found list
+    textbound.impl.errors.TokenizerFileError: tokenizer.json: $.model.vocab: expected dict, found list
     """
 
     def __init__(self, where: str, message: str):

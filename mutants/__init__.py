@@ -1,7 +1,7 @@
 """The mutation catalogue: implementations of the text boundary with one real-world bug each.
 
 Each mutant is a module here that re-exports impl's names and replaces one of them (mutants/base.py
-holds the shared plumbing), so ``textbound check --impl mutants.NAME`` checks it like any engine.
+holds the shared plumbing), so ``textbound check --impl textbound.mutants.NAME`` checks it like any engine.
 ``textbound mutate`` (textbound/mutate.py) checks every one at the quick budget: the harness is only
 as good as the share of these it catches.
 

@@ -1,4 +1,4 @@
-"""The plumbing every mutant shares: each mutant module re-exports impl's names (``from impl import *``)
+"""The plumbing every mutant shares: each mutant module re-exports impl's names (``from textbound.impl import *``)
 and replaces one of them with what one of these helpers builds, so a mutant is a few lines saying
 which behaviour it breaks.
 
@@ -12,10 +12,10 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Iterator
 
-import impl
-from impl.chat import ChatRenderer
-from impl.chat.environment import DEFAULT_ENVIRONMENT
-from impl.tools import engine as tools_engine
+from textbound import impl
+from textbound.impl.chat import ChatRenderer
+from textbound.impl.chat.environment import DEFAULT_ENVIRONMENT
+from textbound.impl.tools import engine as tools_engine
 
 # -- tokenizer: tokenizer.json read as if a field were absent, or stages re-classed ------------------
 

@@ -1,7 +1,7 @@
 """Content given as parts is flattened to one string, the text parts joined with "\\n", before the
 template sees it (what vLLM's "string" content format does), where transformers passes the list."""
-import impl
-from impl import *  # noqa: F403 - a mutant re-exports impl's names
+from textbound import impl
+from textbound.impl import *  # noqa: F403 - a mutant re-exports impl's names
 
 
 def _flattened(message):

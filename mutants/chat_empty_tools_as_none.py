@@ -1,7 +1,7 @@
 """An empty tools list reaches the template as None (``tools or None``): templates that test
 ``tools is not none`` render their tool section for ``[]`` in transformers, never here."""
-import impl
-from impl import *  # noqa: F403 - a mutant re-exports impl's names
+from textbound import impl
+from textbound.impl import *  # noqa: F403 - a mutant re-exports impl's names
 
 
 def render_chat(template, messages, **arguments):

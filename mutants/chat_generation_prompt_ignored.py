@@ -1,7 +1,7 @@
 """add_generation_prompt is ignored: the assistant's header is never appended (the request is still
 checked as impl checks it)."""
-import impl
-from impl import *  # noqa: F403 - a mutant re-exports impl's names
+from textbound import impl
+from textbound.impl import *  # noqa: F403 - a mutant re-exports impl's names
 
 
 def render_chat(template, messages, **arguments):

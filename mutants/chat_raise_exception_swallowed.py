@@ -1,5 +1,5 @@
 """raise_exception does nothing: a template's refusal (say, of an unknown role) renders anyway."""
-from impl import *  # noqa: F403 - a mutant re-exports impl's names
+from textbound.impl import *  # noqa: F403 - a mutant re-exports impl's names
 
 from .base import render_chat_with
 

@@ -1,7 +1,7 @@
 """tojson escapes non-ASCII characters ("é" -> "\\u00e9"), as Jinja's own json.dumps default does."""
 import json
 
-from impl import *  # noqa: F403 - a mutant re-exports impl's names
+from textbound.impl import *  # noqa: F403 - a mutant re-exports impl's names
 
 from .base import render_chat_with
 

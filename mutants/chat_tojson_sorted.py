@@ -1,7 +1,7 @@
 """tojson sorts object keys, so tool schemas reach the model in another order than written."""
 import json
 
-from impl import *  # noqa: F403 - a mutant re-exports impl's names
+from textbound.impl import *  # noqa: F403 - a mutant re-exports impl's names
 
 from .base import render_chat_with
 

@@ -1,6 +1,6 @@
 """`trim` strips ASCII whitespace only: "\\u2008hi\\u3000" | trim -> "\\u2008hi\\u3000" (Jinja2: "hi"),
 as llama.cpp's Jinja engine does (common/jinja/string.cpp tests each byte with isspace)."""
-from impl import *  # noqa: F403 - a mutant re-exports impl's names
+from textbound.impl import *  # noqa: F403 - a mutant re-exports impl's names
 
 from .base import render_chat_with
 

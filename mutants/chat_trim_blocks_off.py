@@ -1,5 +1,5 @@
 """Templates render without trim_blocks: the newline after each block tag stays."""
-from impl import *  # noqa: F403 - a mutant re-exports impl's names
+from textbound.impl import *  # noqa: F403 - a mutant re-exports impl's names
 
 from .base import render_chat_with
 

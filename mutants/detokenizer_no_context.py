@@ -1,7 +1,7 @@
 """Each new window of ids is decoded without the ids before it, so the SentencePiece leading-space
 strip applies to every delta."""
-import impl
-from impl import *  # noqa: F403 - a mutant re-exports impl's names
+from textbound import impl
+from textbound.impl import *  # noqa: F403 - a mutant re-exports impl's names
 
 
 class IncrementalDetokenizer(impl.IncrementalDetokenizer):

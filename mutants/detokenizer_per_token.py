@@ -1,7 +1,7 @@
 """Each id is decoded alone and the pieces joined: a character split across byte-level tokens
 becomes U+FFFDs, and SentencePiece tokens lose their leading spaces."""
-import impl
-from impl import *  # noqa: F403 - a mutant re-exports impl's names
+from textbound import impl
+from textbound.impl import *  # noqa: F403 - a mutant re-exports impl's names
 
 
 class IncrementalDetokenizer(impl.IncrementalDetokenizer):

@@ -1,6 +1,6 @@
 """prompt_ids are ignored: the first ids decode as the start of a text, not after the prompt."""
-import impl
-from impl import *  # noqa: F403 - a mutant re-exports impl's names
+from textbound import impl
+from textbound.impl import *  # noqa: F403 - a mutant re-exports impl's names
 
 
 class IncrementalDetokenizer(impl.IncrementalDetokenizer):

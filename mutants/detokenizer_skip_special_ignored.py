@@ -1,6 +1,6 @@
 """The stream ignores skip_special_tokens: special tokens are always shown."""
-import impl
-from impl import *  # noqa: F403 - a mutant re-exports impl's names
+from textbound import impl
+from textbound.impl import *  # noqa: F403 - a mutant re-exports impl's names
 
 
 class IncrementalDetokenizer(impl.IncrementalDetokenizer):

@@ -1,6 +1,6 @@
 """Text is released as soon as it decodes: an unfinished character goes out as U+FFFD."""
-import impl
-from impl import *  # noqa: F403 - a mutant re-exports impl's names
+from textbound import impl
+from textbound.impl import *  # noqa: F403 - a mutant re-exports impl's names
 
 
 class IncrementalDetokenizer(impl.IncrementalDetokenizer):

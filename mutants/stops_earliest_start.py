@@ -1,6 +1,6 @@
 """Of the stop strings found in the text so far, the one that starts first wins, though another one
 ended earlier ("xabcd" with "abcd" and "b" gives "x", not "xa")."""
-from impl import *  # noqa: F403 - a mutant re-exports impl's names
+from textbound.impl import *  # noqa: F403 - a mutant re-exports impl's names
 
 from .base import ReleasingStopChecker
 

@@ -1,6 +1,6 @@
 """The stop checker always holds back as many characters as the longest stop string has, less one,
 instead of only a tail that may still begin a stop."""
-from impl import *  # noqa: F403 - a mutant re-exports impl's names
+from textbound.impl import *  # noqa: F403 - a mutant re-exports impl's names
 
 from .base import ReleasingStopChecker
 

@@ -1,6 +1,6 @@
 """include_stop is ignored: the stop string is never part of the output."""
-import impl
-from impl import *  # noqa: F403 - a mutant re-exports impl's names
+from textbound import impl
+from textbound.impl import *  # noqa: F403 - a mutant re-exports impl's names
 
 
 class StopChecker(impl.StopChecker):

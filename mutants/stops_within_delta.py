@@ -1,6 +1,6 @@
 """Stop strings are looked for in each delta alone: one split across deltas is missed."""
-import impl
-from impl import *  # noqa: F403 - a mutant re-exports impl's names
+from textbound import impl
+from textbound.impl import *  # noqa: F403 - a mutant re-exports impl's names
 
 
 class StopChecker(impl.StopChecker):

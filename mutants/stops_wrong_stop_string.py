@@ -1,7 +1,7 @@
 """The stop string reported is the first one in the request's list that ends where the text was
 cut, not the one that cut it ("abc" cut by "abc", reported as "bc" when "bc" is listed first)."""
-import impl
-from impl import *  # noqa: F403 - a mutant re-exports impl's names
+from textbound import impl
+from textbound.impl import *  # noqa: F403 - a mutant re-exports impl's names
 
 
 class StopChecker(impl.StopChecker):

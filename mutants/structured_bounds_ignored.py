@@ -1,5 +1,5 @@
 """minimum and maximum (of numbers and integers) are ignored."""
-from impl import *  # noqa: F403 - a mutant re-exports impl's names
+from textbound.impl import *  # noqa: F403 - a mutant re-exports impl's names
 
 from .base import schema_rewritten
 

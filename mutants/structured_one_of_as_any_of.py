@@ -1,5 +1,5 @@
 """oneOf read as anyOf: an instance of two branches is admitted (llguidance's ``coerce_one_of`` option)."""
-from impl import *  # noqa: F403 - a mutant re-exports impl's names
+from textbound.impl import *  # noqa: F403 - a mutant re-exports impl's names
 
 from .base import schema_rewritten
 

@@ -1,5 +1,5 @@
 """Every property of an object schema is required, optional ones included."""
-from impl import *  # noqa: F403 - a mutant re-exports impl's names
+from textbound.impl import *  # noqa: F403 - a mutant re-exports impl's names
 
 from .base import schema_rewritten
 

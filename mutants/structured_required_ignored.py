@@ -1,5 +1,5 @@
 """An object schema's required is ignored: a required property may be left out."""
-from impl import *  # noqa: F403 - a mutant re-exports impl's names
+from textbound.impl import *  # noqa: F403 - a mutant re-exports impl's names
 
 from .base import schema_rewritten
 

@@ -1,5 +1,5 @@
 """An added token right after another added token is not split off ("<|im_end|><|im_start|>")."""
-from impl import *  # noqa: F403 - a mutant re-exports impl's names
+from textbound.impl import *  # noqa: F403 - a mutant re-exports impl's names
 
 from .base import added_tokens_missed
 

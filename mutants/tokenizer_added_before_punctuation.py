@@ -1,7 +1,7 @@
 """Added tokens are not split off when punctuation follows them ("</s>." stays text)."""
 import unicodedata
 
-from impl import *  # noqa: F403 - a mutant re-exports impl's names
+from textbound.impl import *  # noqa: F403 - a mutant re-exports impl's names
 
 from .base import added_tokens_missed, char_after
 

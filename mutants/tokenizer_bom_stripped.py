@@ -1,5 +1,5 @@
 """A leading byte-order mark (U+FEFF) dropped before tokenizing: "\\ufeffab" is encoded as "ab"."""
-from impl import *  # noqa: F403 - a mutant re-exports impl's names
+from textbound.impl import *  # noqa: F403 - a mutant re-exports impl's names
 
 from .base import text_rewritten
 

@@ -1,7 +1,7 @@
 """Byte-fallback runs that are not UTF-8 decode by the maximal-subpart rule (one U+FFFD per invalid
 subpart, Python's errors="replace") instead of one U+FFFD per byte token."""
-from impl import *  # noqa: F403 - a mutant re-exports impl's names
-from impl.tokenizer import decoders
+from textbound.impl import *  # noqa: F403 - a mutant re-exports impl's names
+from textbound.impl.tokenizer import decoders
 
 from .base import restaged
 

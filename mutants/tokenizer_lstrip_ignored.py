@@ -1,5 +1,5 @@
 """Added tokens' lstrip is ignored: the spaces before such a token stay text."""
-from impl import *  # noqa: F403 - a mutant re-exports impl's names
+from textbound.impl import *  # noqa: F403 - a mutant re-exports impl's names
 
 from .base import added_tokens_flag, spec_rewritten
 

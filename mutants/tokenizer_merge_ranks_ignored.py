@@ -5,8 +5,8 @@ that its converter wrote from a tokenizer.json without tokenizer.model gives eve
 placeholder score, so every pair ties. On Llama 2's vocabulary ``" p"`` (``"▁▁p"``) is then
 ``["▁▁", "p"]``, where the merge ranks give ``["▁", "▁p"]``.
 """
-from impl import *  # noqa: F403 - a mutant re-exports impl's names
-from impl.tokenizer import models
+from textbound.impl import *  # noqa: F403 - a mutant re-exports impl's names
+from textbound.impl.tokenizer import models
 
 from .base import restaged
 

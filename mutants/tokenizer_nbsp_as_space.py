@@ -1,5 +1,5 @@
 """U+00A0 (no-break space) read as a space before tokenizing: "ab\\u00a0cd" is encoded as "ab cd"."""
-from impl import *  # noqa: F403 - a mutant re-exports impl's names
+from textbound.impl import *  # noqa: F403 - a mutant re-exports impl's names
 
 from .base import text_rewritten
 

@@ -1,5 +1,5 @@
 """The NFC normalizer is skipped: decomposed text reaches the model as written."""
-from impl import *  # noqa: F403 - a mutant re-exports impl's names
+from textbound.impl import *  # noqa: F403 - a mutant re-exports impl's names
 
 from .base import drop_normalizer, spec_rewritten
 

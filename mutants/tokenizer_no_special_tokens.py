@@ -1,6 +1,6 @@
 """add_special_tokens is ignored: BOS/CLS and friends are never added."""
-import impl
-from impl import *  # noqa: F403 - a mutant re-exports impl's names
+from textbound import impl
+from textbound.impl import *  # noqa: F403 - a mutant re-exports impl's names
 
 
 class Tokenizer(impl.Tokenizer):

@@ -1,5 +1,5 @@
 """Added tokens' normalized: false is ignored: every added token is matched in normalized text."""
-from impl import *  # noqa: F403 - a mutant re-exports impl's names
+from textbound.impl import *  # noqa: F403 - a mutant re-exports impl's names
 
 from .base import added_tokens_flag, spec_rewritten
 

@@ -1,5 +1,5 @@
 """The ByteLevel pre-tokenizer's add_prefix_space is ignored: no space is added before the text."""
-from impl import *  # noqa: F403 - a mutant re-exports impl's names
+from textbound.impl import *  # noqa: F403 - a mutant re-exports impl's names
 
 from .base import ignore_field, spec_rewritten
 

@@ -1,5 +1,5 @@
 """Added tokens' single_word is ignored: a token is split off inside a word too."""
-from impl import *  # noqa: F403 - a mutant re-exports impl's names
+from textbound.impl import *  # noqa: F403 - a mutant re-exports impl's names
 
 from .base import added_tokens_flag, spec_rewritten
 

@@ -1,5 +1,5 @@
 """A Split pre-tokenizer's invert is ignored: the pattern's matches are taken as the delimiters."""
-from impl import *  # noqa: F403 - a mutant re-exports impl's names
+from textbound.impl import *  # noqa: F403 - a mutant re-exports impl's names
 
 from .base import ignore_field, spec_rewritten
 

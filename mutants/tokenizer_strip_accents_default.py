@@ -1,5 +1,5 @@
 """BertNormalizer's strip_accents null is read as false (tokenizers: null follows lowercase)."""
-from impl import *  # noqa: F403 - a mutant re-exports impl's names
+from textbound.impl import *  # noqa: F403 - a mutant re-exports impl's names
 
 from .base import ignore_field, spec_rewritten
 

@@ -1,8 +1,8 @@
 """Decoded text's trailing whitespace run is collapsed to its first character ("a\\n\\n" -> "a\\n")."""
 import regex
 
-import impl
-from impl import *  # noqa: F403 - a mutant re-exports impl's names
+from textbound import impl
+from textbound.impl import *  # noqa: F403 - a mutant re-exports impl's names
 
 TRAILING_WHITESPACE = regex.compile(r"(\s)\s+\Z")
 

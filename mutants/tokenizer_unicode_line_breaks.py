@@ -2,7 +2,7 @@
 before tokenizing, as a prompt cut into lines by Unicode's line-break rules and joined with "\\n"."""
 import regex
 
-from impl import *  # noqa: F403 - a mutant re-exports impl's names
+from textbound.impl import *  # noqa: F403 - a mutant re-exports impl's names
 
 from .base import text_rewritten
 

@@ -1,7 +1,7 @@
 """When the stream ends, each call's whole arguments are sent again in a last delta, so a client that
 concatenates them gets the arguments twice."""
-from impl import *  # noqa: F403 - a mutant re-exports impl's names
-from impl.tools import engine
+from textbound.impl import *  # noqa: F403 - a mutant re-exports impl's names
+from textbound.impl.tools import engine
 
 from .base import tool_parsers
 

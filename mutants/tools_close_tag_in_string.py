@@ -1,7 +1,7 @@
 """hermes: the first "</tool_call>" ends the call block, even inside a JSON string (a non-greedy
 regex ``<tool_call>(.*?)</tool_call>``)."""
-from impl import *  # noqa: F403 - a mutant re-exports impl's names
-from impl.tools import engine, hermes
+from textbound.impl import *  # noqa: F403 - a mutant re-exports impl's names
+from textbound.impl.tools import engine, hermes
 
 from .base import tool_parsers
 

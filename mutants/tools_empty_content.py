@@ -1,5 +1,5 @@
 """A message of tool calls alone has content "" instead of None (OpenAI's API sends null)."""
-from impl import *  # noqa: F403 - a mutant re-exports impl's names
+from textbound.impl import *  # noqa: F403 - a mutant re-exports impl's names
 
 from .base import tool_parsers
 

@@ -1,5 +1,5 @@
 """Streamed tool calls are numbered from 1: the first call's deltas carry "index": 1."""
-from impl import *  # noqa: F403 - a mutant re-exports impl's names
+from textbound.impl import *  # noqa: F403 - a mutant re-exports impl's names
 
 from .base import tool_parsers
 

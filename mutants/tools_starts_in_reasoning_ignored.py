@@ -1,8 +1,8 @@
 """starts_in_reasoning ignored: an output whose <think> the prompt already opened (the template ends
 its generation prompt with it) is parsed as if it began outside reasoning, so the reasoning before
 </think> lands in content."""
-import impl
-from impl import *  # noqa: F403 - a mutant re-exports impl's names
+from textbound import impl
+from textbound.impl import *  # noqa: F403 - a mutant re-exports impl's names
 
 
 class OutputParser(impl.OutputParser):

@@ -1,7 +1,7 @@
 """Content is released as it arrives, without holding back a tail that may begin a tag: a tag split
 across deltas ("<tool_" + "call>") leaks into the content and the call is never seen."""
-from impl import *  # noqa: F403 - a mutant re-exports impl's names
-from impl.tools import engine
+from textbound.impl import *  # noqa: F403 - a mutant re-exports impl's names
+from textbound.impl.tools import engine
 
 from .base import tool_parsers
 

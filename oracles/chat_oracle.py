@@ -138,7 +138,7 @@ def family_templates(path: Path) -> tuple[ChatTemplate, ...]:
 def project_template() -> ChatTemplate:
     """impl's CHATML_TEMPLATE, for families that ship no template. A template is input, not truth:
     it is read from the project's impl package whatever implementation is under test."""
-    from impl import CHATML_TEMPLATE
+    from textbound.impl import CHATML_TEMPLATE
     return ChatTemplate(PROJECT_CHATML, CHATML_TEMPLATE)
 
 

@@ -8,7 +8,7 @@ That reading is the reference here, stamped with transformers' version; what the
 (the template llama.cpp renders, its BOS flag) comes through it unchanged.
 
 transformers' GGUF reader imports torch at the top for the tensors, which reading the tokenizer
-never touches. The reading runs in a child process (``python -m oracles.gguf_oracle GGUF OUT``)
+never touches. The reading runs in a child process (``python -m textbound.oracles.gguf_oracle GGUF OUT``)
 that holds a stand-in torch, so the harness's own process never sees one.
 
     >>> files = read_gguf(Path("qwen3.gguf"))                                    # doctest: +SKIP
@@ -50,7 +50,7 @@ def read_gguf(path: Path) -> dict[str, str]:
     path = Path(path).resolve()
     with tempfile.TemporaryDirectory(prefix="textbound-gguf-") as out:
         try:
-            done = subprocess.run([sys.executable, "-m", "oracles.gguf_oracle", str(path), out],
+            done = subprocess.run([sys.executable, "-m", "textbound.oracles.gguf_oracle", str(path), out],
                                   capture_output=True, text=True, timeout=TIMEOUT_SECONDS)
         except subprocess.TimeoutExpired:
             raise GGUFReadError(f"{path}: transformers did not read it within {TIMEOUT_SECONDS} s") from None

@@ -92,7 +92,7 @@ class RemoteOracles:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(overlay) if overlay else "", env.get("PYTHONPATH", "")) if p)
         try:
-            self.process = subprocess.Popen([sys.executable, "-m", "oracles.remote", str(folder)], env=env,
+            self.process = subprocess.Popen([sys.executable, "-m", "textbound.oracles.remote", str(folder)], env=env,
                                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                             text=True, encoding="utf-8")
         except OSError as exc:
@@ -144,8 +144,8 @@ class RemoteObject:
 # --- the child -------------------------------------------------------------------------------------
 
 def _serve(folder: Path) -> None:
-    from oracles.chat_oracle import FamilyChatOracle, frozen_clock
-    from oracles.tokenizers_oracle import TokenizersOracle
+    from textbound.oracles.chat_oracle import FamilyChatOracle, frozen_clock
+    from textbound.oracles.tokenizers_oracle import TokenizersOracle
     loaders = {"oracle": lambda: TokenizersOracle.from_dir(folder),
                "transformers_tokenizer": lambda: FamilyChatOracle.of(folder).tokenizer}
     roots: dict[str, object] = {}

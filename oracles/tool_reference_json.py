@@ -1,7 +1,7 @@
 """Whole-text references of the formats whose arguments are written as JSON: hermes, deepseek_r1,
 deepseek_v31, kimi_k2, mistral (both forms) and llama3_json.
 
-    >>> from oracles.tool_reference_core import parse_tagged
+    >>> from textbound.oracles.tool_reference_core import parse_tagged
     >>> parse_tagged(HERMES, '<think>hm</think>Hi<tool_call>{"name": "f", "arguments": {"a": "</tool_call>"}}</tool_call>').message()
     {'content': 'Hi', 'reasoning_content': 'hm', 'calls': [{'name': 'f', 'arguments': {'a': '</tool_call>'}}]}
 """

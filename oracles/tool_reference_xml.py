@@ -4,7 +4,7 @@ A block runs to the first close tag (values included: vLLM's and transformers' p
 there too); a value is the text between its tags less its layout (line breaks and indentation around
 it), and its close tag ends it. Keys are taken as written, names stripped (without ``<``).
 
-    >>> from oracles.tool_reference_core import parse_tagged
+    >>> from textbound.oracles.tool_reference_core import parse_tagged
     >>> tools = [{"type": "function", "function": {"name": "f", "parameters": {"properties": {"n": {"type": "integer"}}}}}]
     >>> parse_tagged(GLM45, "<tool_call>f\\n<arg_key>n</arg_key>\\n<arg_value>7</arg_value>\\n</tool_call>", tools).calls
     [Call(name='f', arguments={'n': 7})]

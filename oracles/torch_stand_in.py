@@ -3,7 +3,7 @@ llama.cpp's converter on a vocabulary-only conversion, transformers' GGUF reader
 Every name of it is a placeholder that serves in annotations, defaults and base classes and raises
 when called, so a use that was not expected fails loudly. Installed only in a child process.
 
-    python -m oracles.torch_stand_in SCRIPT ARG...     # runs SCRIPT as __main__ beside the stand-in
+    python -m textbound.oracles.torch_stand_in SCRIPT ARG...     # runs SCRIPT as __main__ beside the stand-in
 
     >>> install("reading a GGUF's tokenizer"); import torch; torch.float32.name    # doctest: +SKIP
     'torch.float32'

@@ -20,7 +20,7 @@ import math
 import random
 import uuid
 
-from oracles.structured_oracles import schema_errors
+from textbound.oracles.structured_oracles import schema_errors
 
 from .regex_samples import END_REPEATS, pattern_texts
 from .schemas import EMAIL_PATTERN, JSON_TRICKY_CHARACTERS, MAX_DEPTH, REF_DEPTH, TIME_ZONES, resolve_reference

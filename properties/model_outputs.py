@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 
 from hypothesis import strategies as st
 
-from oracles.tool_reference import tags
+from textbound.oracles.tool_reference import tags
 
 WEATHER = {"type": "function", "function": {"name": "get_weather", "description": "Weather in a city", "parameters": {
     "type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"},

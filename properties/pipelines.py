@@ -17,8 +17,8 @@ import json
 import tokenizers
 from hypothesis import strategies as st
 
-from corpora import text_files
-from corpora.charsmaps import resolve_charsmaps
+from textbound.corpora import text_files
+from textbound.corpora.charsmaps import resolve_charsmaps
 
 GPT2_PATTERN = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
 LLAMA3_PATTERN = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"

@@ -20,7 +20,7 @@ from itertools import accumulate
 
 from hypothesis import strategies as st
 
-from impl.structured.regex_syntax import Alt, Chars, Concat, Repeat, parse
+from textbound.impl.structured.regex_syntax import Alt, Chars, Concat, Repeat, parse
 
 from .shared_patterns import TOKEN_MARK, SharedPattern, piece_id
 from .strategies import draw_examples

@@ -21,8 +21,8 @@ from importlib.resources import files
 
 from hypothesis import strategies as st
 
-from oracles.structured_oracles import schema_errors
-from properties.strategies import draw_examples
+from textbound.oracles.structured_oracles import schema_errors
+from textbound.properties.strategies import draw_examples
 
 __all__ = ["draw_examples", "in_key_policy", "instances", "resolve_reference", "schemas", "tool_corpus", "tool_schemas"]
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from impl.structured import schema as impl_schema
-from impl.structured.regex_syntax import Alt, parse
+from textbound.impl.structured import schema as impl_schema
+from textbound.impl.structured.regex_syntax import Alt, parse
 
 SHARED_SIZE = 64  # characters: a shorter sub-pattern is left in place (a token saves little)
 TOKEN_MARK = chr(0x10FFFD)  # a private-use code point that begins every token

@@ -18,7 +18,7 @@ import regex
 import tokenizers
 from tokenizers import normalizers, pre_tokenizers
 
-from oracles.tokenizers_oracle import TokenizersOracle
+from textbound.oracles.tokenizers_oracle import TokenizersOracle
 
 MAX_CODE_POINT = 0x10FFFF
 # {c} is the code point, {s} a special token of the family.

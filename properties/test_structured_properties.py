@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from properties.schemas import schemas, tool_corpus, tool_schemas
+from textbound.properties.schemas import schemas, tool_corpus, tool_schemas
 from tests.families import family_path, implementation
 from textbound.checks import Subject, run_check
 from textbound.divergence import Case

@@ -14,9 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from properties import pipelines, sweeps
-from properties.strategies import text_with_specials, unicode_text
-from properties.vocabulary import VocabularySurvey
+from textbound.properties import pipelines, sweeps
+from textbound.properties.strategies import text_with_specials, unicode_text
+from textbound.properties.vocabulary import VocabularySurvey
 from textbound.checks import Subject, run_check
 from textbound.divergence import Case
 from textbound.families import fuzz_families, write_family

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from oracles.tool_reference import TOOL_CALL_FORMATS
-from properties.model_outputs import model_outputs
+from textbound.oracles.tool_reference import TOOL_CALL_FORMATS
+from textbound.properties.model_outputs import model_outputs
 from textbound.checks import run_check
 from textbound.divergence import Case
 from tests.families import impl_subject

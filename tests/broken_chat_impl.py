@@ -17,8 +17,8 @@ import re
 
 import jinja2
 
-from impl import CHATML_TEMPLATE, render_chat as _render_chat
-from impl import Tokenizer as _Tokenizer
+from textbound.impl import CHATML_TEMPLATE, render_chat as _render_chat
+from textbound.impl import Tokenizer as _Tokenizer
 
 __version__ = "broken-chat-1"
 ALL_BUGS = frozenset({"trim_blocks", "tojson_ascii", "raise_swallowed", "continue_untrimmed", "sanitize_ignored",

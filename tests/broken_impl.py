@@ -3,7 +3,7 @@
 Its tokenizer drops every token that follows a digit, which only shows on text with digits; its
 stop checker is missing altogether, so that component is reported as not provided.
 """
-from impl import Tokenizer as _Tokenizer
+from textbound.impl import Tokenizer as _Tokenizer
 
 __version__ = "broken-1"
 

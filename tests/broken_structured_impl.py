@@ -21,7 +21,7 @@ import os
 import sys
 from types import ModuleType
 
-BASE = os.environ.get("TEXTBOUND_IMPL", "impl")
+BASE = os.environ.get("TEXTBOUND_IMPL", "textbound.impl")
 VARIANTS = ("optional_required", "minimum_ignored", "extra_byte", "colon_space_rejected", "unknown_name_accepted",
             "vocabulary_refused", "advance_refused")
 # Never in a JSON text outside a string, and never inside one unescaped: a control character.

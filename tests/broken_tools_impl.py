@@ -22,8 +22,8 @@ from types import ModuleType
 
 import regex
 
-import impl
-import impl.tools
+from textbound import impl
+import textbound.impl.tools
 
 TOOL_CALL = "<tool_call>"
 FIXED_HOLD_BACK = 16

@@ -2,8 +2,8 @@
 so the process dies of SIGSEGV as a native engine with a bad pointer would. Everything else is impl's."""
 import ctypes
 
-from impl import *  # noqa: F403 - every other public name is impl's own
-from impl import Tokenizer as _Tokenizer
+from textbound.impl import *  # noqa: F403 - every other public name is impl's own
+from textbound.impl import Tokenizer as _Tokenizer
 
 __version__ = "crashing-1"
 

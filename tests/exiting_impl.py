@@ -2,8 +2,8 @@
 on any text with a digit, as a Rust engine's panic does (pyo3's PanicException) and as a library
 calling sys.exit() would: with a 9, a panic-like one; with another digit, SystemExit. Everything
 else is impl's."""
-from impl import *  # noqa: F403 - every other public name is impl's own
-from impl import Tokenizer as _Tokenizer
+from textbound.impl import *  # noqa: F403 - every other public name is impl's own
+from textbound.impl import Tokenizer as _Tokenizer
 
 __version__ = "exiting-1"
 

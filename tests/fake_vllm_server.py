@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-import impl
+from textbound import impl
 
 VERSION = "0.33.0+fake"
 MAX_MODEL_LEN = 4096

@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from oracles.chat_oracle import TEMPLATES_ENV
+from textbound.oracles.chat_oracle import TEMPLATES_ENV
 from textbound.checks import Subject
 from textbound.families import MODELS_ENV, build_family, embedded_family_names, folder_families, load_spec, models_dir
 from textbound.implementation import Implementation
 
-IMPL = os.environ.get("TEXTBOUND_IMPL", "impl")  # any module exposing impl's public names
+IMPL = os.environ.get("TEXTBOUND_IMPL", "textbound.impl")  # any module exposing impl's public names
 MODELS = models_dir()
 SHARED = {family.name: family.path for family in folder_families(MODELS)} if MODELS else {}
 NEEDS_MODELS = pytest.mark.skipif(not MODELS, reason=f"${MODELS_ENV} is not set: no shared models")

@@ -1,6 +1,6 @@
 """A deliberately hanging chat renderer: ``render_chat`` spins for ever, as a template engine stuck
 in a loop would (no exception, no answer). Everything else is impl's."""
-from impl import *  # noqa: F403 - every other public name is impl's own
+from textbound.impl import *  # noqa: F403 - every other public name is impl's own
 
 __version__ = "hanging-chat-1"
 

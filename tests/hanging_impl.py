@@ -7,8 +7,8 @@ alone, such a case passes.
 """
 import os
 
-from impl import *  # noqa: F403 - every other public name is impl's own
-from impl import Tokenizer as _Tokenizer
+from textbound.impl import *  # noqa: F403 - every other public name is impl's own
+from textbound.impl import Tokenizer as _Tokenizer
 
 __version__ = "hanging-1"
 ONLY_AFTER_ANOTHER = "HANGS_ONLY_AFTER_ANOTHER_TEXT"

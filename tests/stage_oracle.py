@@ -9,8 +9,8 @@ import pytest
 import tokenizers
 from hypothesis import strategies as st
 
-from impl import TokenizerFileError
-from properties.strategies import any_character
+from textbound.impl import TokenizerFileError
+from textbound.properties.strategies import any_character
 
 
 def oracle_with(stage: str, node: dict | None, vocab: dict[str, int] | None = None, unk: str = "[UNK]",

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from oracles.chat_oracle import Raised, outcome, render
+from textbound.oracles.chat_oracle import Raised, outcome, render
 from textbound.budget import BUDGETS
 from textbound.checks import Subject, case_source, run_check
 from textbound.divergence import Case
@@ -57,14 +57,14 @@ def test_echo_engine_is_checked_as_impl_is(echo_engine, component, count):
     engine = echo_engine()
     assert engine.provides(component)
     path = build_family("gpt2")
-    direct, through = Subject("gpt2", path, Implementation("impl")), Subject("gpt2", path, engine)
+    direct, through = Subject("gpt2", path, Implementation("textbound.impl")), Subject("gpt2", path, engine)
     cases = some_cases("gpt2", component, count)
     assert cases
     assert [verdict(through, case) for case in cases] == [verdict(direct, case) for case in cases]
 
 
 def test_structured_names_through_the_protocol(echo_engine):
-    import impl
+    from textbound import impl
     engine = echo_engine()
     tools = [{"type": "function", "function": {"name": "ping", "parameters": {"type": "object", "properties": {}}}}]
     assert engine.tool_call_pattern(tools, name="ping") == impl.tool_call_pattern(tools, name="ping")
@@ -99,7 +99,7 @@ def test_engine_errors_keep_their_class(echo_engine):
 
 
 def test_the_dates_templates_read_are_the_harness_clock(echo_engine):
-    from oracles.chat_oracle import frozen_clock
+    from textbound.oracles.chat_oracle import frozen_clock
     engine = echo_engine()
     with frozen_clock():
         assert engine.render_chat("{{ strftime_now('%Y-%m-%d') }}", [{"role": "user", "content": "x"}]) == "2025-03-14"

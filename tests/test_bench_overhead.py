@@ -14,7 +14,7 @@ LINE = re.compile(r"^overhead (\S+) (\S+)  \((\S+) cases/s through the harness")
 
 def test_each_measured_component_prints_a_positive_ratio_and_cases_per_second(capsys):
     family = resolve(["gpt2"], [], [])[0]
-    rows = run_overhead_bench(Implementation("impl"), family, ["tokenizer", "detokenizer", "stops"],
+    rows = run_overhead_bench(Implementation("textbound.impl"), family, ["tokenizer", "detokenizer", "stops"],
                               BUDGETS["quick"], cases_per_component=30)
     lines = capsys.readouterr().out.splitlines()
     measured = [LINE.match(line) for line in lines if line.startswith("overhead ") and " not measured " not in line]
@@ -28,7 +28,7 @@ def test_each_measured_component_prints_a_positive_ratio_and_cases_per_second(ca
 
 def test_the_interleaving_components_time_impl_and_the_oracle_where_their_checks_call_them(capsys):
     family = resolve(["gpt2"], [], [])[0]
-    rows = run_overhead_bench(Implementation("impl"), family, ["chat", "tools", "structured"], BUDGETS["quick"],
+    rows = run_overhead_bench(Implementation("textbound.impl"), family, ["chat", "tools", "structured"], BUDGETS["quick"],
                               cases_per_component=3)
     assert [r["component"] for r in rows] == ["chat", "tools", "structured"]
     assert all(r["direct_seconds"] > 0 and r["ratio"] > 0 for r in rows), rows

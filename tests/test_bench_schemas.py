@@ -43,7 +43,7 @@ def test_every_compiled_schema_is_sampled_and_an_unsound_impl_fails_the_run(tmp_
     assert main(["bench", "--schemas", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "<!-- impl: 2 of 2 compiled schemas sampled" in out and "0 unsound" in out
-    assert main(["bench", "--impl", "mutants.structured_one_of_as_any_of", "--schemas", str(tmp_path)]) == 1
+    assert main(["bench", "--impl", "textbound.mutants.structured_one_of_as_any_of", "--schemas", str(tmp_path)]) == 1
     out = capsys.readouterr().out
     assert "1 unsound" in out and "one_of.json: unsound: " in out
 

@@ -11,7 +11,7 @@ import pytest
 
 import tests.broken_chat_impl as broken
 import tests.transformers_chat_impl as transformers_chat_impl
-from oracles.chat_oracle import FROZEN_MOMENT, TemplateNotFound, frozen_clock, render, resolve, shared_templates
+from textbound.oracles.chat_oracle import FROZEN_MOMENT, TemplateNotFound, frozen_clock, render, resolve, shared_templates
 from textbound.budget import BUDGETS
 from textbound.checks import Subject, case_source, run_check
 from textbound.checks.chat_cases import SHARED_PER_REQUEST, family_offset, shared_window
@@ -105,7 +105,7 @@ def test_a_module_with_only_render_chat_is_checked_and_its_ids_are_not_passed(mo
 
 def test_dates_are_frozen_on_both_sides():
     template = "{{ strftime_now('%Y-%m-%d %H:%M:%S') }}"
-    subject = _subject(FAMILY, "impl")
+    subject = _subject(FAMILY, "textbound.impl")
     with frozen_clock():
         oracle_text = render(template, [{"role": "user", "content": "x"}])
         impl_text = subject.impl.render_chat(template, [{"role": "user", "content": "x"}])

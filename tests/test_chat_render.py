@@ -22,13 +22,13 @@ import transformers
 import transformers.utils.chat_template_utils as oracle_chat
 from transformers import AutoTokenizer, PreTrainedTokenizerFast
 
-import impl.chat.environment
-import impl.chat.render
-from impl import CHATML_TEMPLATE, Tokenizer, render_chat
-from impl.chat import ChatRenderer
-from impl.chat.sandbox import RenderLimitError, RenderLimits
-from impl.chat.schema import function_schema
-from oracles.chat_oracle import TEMPLATES_ENV
+import textbound.impl.chat.environment as environment
+import textbound.impl.chat.render as render
+from textbound.impl import CHATML_TEMPLATE, Tokenizer, render_chat
+from textbound.impl.chat import ChatRenderer
+from textbound.impl.chat.sandbox import RenderLimitError, RenderLimits
+from textbound.impl.chat.schema import function_schema
+from textbound.oracles.chat_oracle import TEMPLATES_ENV
 from textbound.families import MODELS_ENV
 
 MOMENT = datetime.datetime(2025, 3, 4, 5, 6, 7)
@@ -78,7 +78,7 @@ def frozen_dates(monkeypatch):
             return MOMENT
 
     monkeypatch.setattr(oracle_chat, "datetime", Frozen)
-    with impl.chat.environment.frozen_clock(MOMENT):
+    with environment.frozen_clock(MOMENT):
         yield
 
 
@@ -137,13 +137,13 @@ def test_own_chatml_template_renders_as_transformers(bare_oracle):
 
 def test_a_broken_renderer_is_caught(bare_oracle, monkeypatch):
     templates = {"tojson": "{{ messages | tojson }}", "chatml": CHATML_TEMPLATE}
-    monkeypatch.setattr(impl.chat.environment, "_tojson", lambda value, **_: json.dumps(value))  # escapes non-ASCII
+    monkeypatch.setattr(environment, "_tojson", lambda value, **_: json.dumps(value))  # escapes non-ASCII
     broken = ChatRenderer(RenderLimits())  # a new environment, built with the broken filter
     assert render_divergences(bare_oracle, broken.render_chat, templates)
 
 
 def test_a_renderer_that_keeps_none_values_is_caught(bare_oracle, monkeypatch):
-    monkeypatch.setattr(impl.chat.render, "normalize_messages", lambda conversation: list(conversation))
+    monkeypatch.setattr(render, "normalize_messages", lambda conversation: list(conversation))
     templates = {"content": "{% for m in messages %}{{ m.content }}|{% endfor %}"}
     assert render_divergences(bare_oracle, render_chat, templates, {"none": CONVERSATIONS["none_content"]})
 
@@ -167,9 +167,9 @@ def test_environment_features(bare_oracle):
 def test_each_template_is_compiled_once():
     source = "{{ messages | length }} compiled once"
     render_chat(source, [{"role": "user", "content": "a"}])
-    hits = impl.chat.environment.DEFAULT_ENVIRONMENT.compile.cache_info().hits
+    hits = environment.DEFAULT_ENVIRONMENT.compile.cache_info().hits
     render_chat(source, [{"role": "user", "content": "b"}])
-    assert impl.chat.environment.DEFAULT_ENVIRONMENT.compile.cache_info().hits == hits + 1
+    assert environment.DEFAULT_ENVIRONMENT.compile.cache_info().hits == hits + 1
 
 
 def test_a_renderer_with_limits_refuses_what_the_defaults_allow():

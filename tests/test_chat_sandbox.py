@@ -19,9 +19,9 @@ import pytest
 import transformers.utils.chat_template_utils as oracle_chat
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from impl.chat.sandbox import SAFE_ATTRIBUTES, ChatSandbox, RenderLimitError, RenderLimits, render_within_limits
-from oracles.chat_oracle import family_templates, frozen_clock, outcome, shared_templates, templates_dir
-from oracles.chat_oracle import TEMPLATES_ENV
+from textbound.impl.chat.sandbox import SAFE_ATTRIBUTES, ChatSandbox, RenderLimitError, RenderLimits, render_within_limits
+from textbound.oracles.chat_oracle import family_templates, frozen_clock, outcome, shared_templates, templates_dir
+from textbound.oracles.chat_oracle import TEMPLATES_ENV
 from textbound.families import MODELS_ENV, models_dir
 from tools.record_transformers_hostile import OUTCOMES, catalogue
 
@@ -170,7 +170,7 @@ def test_concurrent_renders_keep_their_own_limits():
     for thread in threads:
         thread.join()
     assert outcomes["legitimate"] == ("systemuserassistanttool", None)
-    assert outcomes["bomb"][1].error_class == "impl.chat.sandbox.RenderLimitError"
+    assert outcomes["bomb"][1].error_class == "textbound.impl.chat.sandbox.RenderLimitError"
 
 
 def test_render_limits_must_be_positive():

@@ -9,8 +9,8 @@ import types
 
 import pytest
 
-import impl
-from oracles.chat_oracle import ChatRequest, frozen_clock
+from textbound import impl
+from textbound.oracles.chat_oracle import ChatRequest, frozen_clock
 from tests.one_bug import chat_render_stripped
 from textbound.budget import BUDGETS
 from textbound.checks import Subject, case_source, run_check
@@ -27,15 +27,15 @@ FAMILY = "gpt2"  # every chat bug here shows on it, and its cases cost no more t
 
 # (implementation, the signature its bug is named by)
 ONE_BUG = [
-    ("mutants.chat_trim_blocks_off", "chat/render/text: inserts '\\n'"),
-    ("mutants.chat_lstrip_blocks_off", "chat/render/text: inserts ' '"),
-    ("mutants.chat_tojson_ascii", "chat/render/text: escapes non-ASCII characters where transformers does not"),
-    ("mutants.chat_tojson_sorted", "chat/render/text: sorts JSON object keys"),
-    ("mutants.chat_generation_prompt_ignored", "chat/render/renders as if add_generation_prompt were false"),
-    ("mutants.chat_continue_not_trimmed", "chat/render/renders as if continue_final_message were false"),
-    ("mutants.chat_empty_tools_as_none", "chat/render/renders an empty tools list as none"),
-    ("mutants.chat_content_parts_flattened", "chat/render/reads content as vLLM's 'string' content format"),
-    ("mutants.chat_raise_exception_swallowed", "chat/render/does not raise the error transformers raises"),
+    ("textbound.mutants.chat_trim_blocks_off", "chat/render/text: inserts '\\n'"),
+    ("textbound.mutants.chat_lstrip_blocks_off", "chat/render/text: inserts ' '"),
+    ("textbound.mutants.chat_tojson_ascii", "chat/render/text: escapes non-ASCII characters where transformers does not"),
+    ("textbound.mutants.chat_tojson_sorted", "chat/render/text: sorts JSON object keys"),
+    ("textbound.mutants.chat_generation_prompt_ignored", "chat/render/renders as if add_generation_prompt were false"),
+    ("textbound.mutants.chat_continue_not_trimmed", "chat/render/renders as if continue_final_message were false"),
+    ("textbound.mutants.chat_empty_tools_as_none", "chat/render/renders an empty tools list as none"),
+    ("textbound.mutants.chat_content_parts_flattened", "chat/render/reads content as vLLM's 'string' content format"),
+    ("textbound.mutants.chat_raise_exception_swallowed", "chat/render/does not raise the error transformers raises"),
     ("tests.one_bug.chat_render_stripped", "chat/render/text: drops the whitespace at the render's ends"),
     ("tests.one_bug.chat_none_content_as_text", "chat/render/text: inserts text"),
     ("tests.one_bug.chat_bos_token_empty", "chat/render/renders without the variable bos_token"),
@@ -53,11 +53,11 @@ def test_one_chat_bug_gives_one_signature_two_at_most(impl, signature):
 # Bugs of one kind of output (whitespace kept or cut, tojson's options, a flag read otherwise)
 # that a coarser kind would give one signature.
 TWO_BUGS = [
-    ("mutants.chat_trim_blocks_off", "mutants.chat_lstrip_blocks_off"),
-    ("mutants.chat_trim_blocks_off", "tests.one_bug.chat_render_stripped"),
-    ("mutants.chat_tojson_ascii", "mutants.chat_tojson_sorted"),
-    ("mutants.chat_generation_prompt_ignored", "mutants.chat_continue_not_trimmed"),
-    ("mutants.chat_raise_exception_swallowed", "tests.one_bug.chat_none_content_as_text"),
+    ("textbound.mutants.chat_trim_blocks_off", "textbound.mutants.chat_lstrip_blocks_off"),
+    ("textbound.mutants.chat_trim_blocks_off", "tests.one_bug.chat_render_stripped"),
+    ("textbound.mutants.chat_tojson_ascii", "textbound.mutants.chat_tojson_sorted"),
+    ("textbound.mutants.chat_generation_prompt_ignored", "textbound.mutants.chat_continue_not_trimmed"),
+    ("textbound.mutants.chat_raise_exception_swallowed", "tests.one_bug.chat_none_content_as_text"),
 ]
 
 

@@ -105,7 +105,7 @@ def test_mutate_subcommand_exit_codes(capsys):
     mutant = ("--mutant", "stops_within_delta", "--family", FAMILY, "--time-limit", "120")
     assert run_cli("mutate", *mutant) == EXIT_OK
     assert "mutation score: 1/1 caught" in capsys.readouterr().out
-    assert run_cli("mutate", *mutant, "--base", "mutants.stops_within_delta") == EXIT_DIVERGED
+    assert run_cli("mutate", *mutant, "--base", "textbound.mutants.stops_within_delta") == EXIT_DIVERGED
     assert "NOT CAUGHT (missed) stops_within_delta" in capsys.readouterr().out
     assert run_cli("mutate", "--mutant", "no_such_mutant") == EXIT_SETUP
     assert "unknown mutant no_such_mutant" in capsys.readouterr().err
@@ -158,7 +158,7 @@ def test_a_report_dir_that_is_a_file_is_one_line_and_nothing_is_overwritten(tmp_
 def test_an_impl_that_provides_no_component_checked_fails_the_setup(tmp_path, capsys):
     # zero cases would otherwise pass the gate: a skipped check counted as passing
     module = tmp_path / "tools_only_impl.py"
-    module.write_text("from impl import OutputParser, assemble, parse_response  # the tools component alone\n")
+    module.write_text("from textbound.impl import OutputParser, assemble, parse_response  # the tools component alone\n")
     assert run_cli("check", "--impl", str(module), "--family", FAMILY, "--component", "tokenizer,stops",
                    "--report-dir", str(tmp_path / "r")) == EXIT_SETUP
     err = capsys.readouterr().err.strip().splitlines()
@@ -219,7 +219,7 @@ def test_a_run_that_cannot_be_set_up_says_so_in_the_ci_summary(tmp_path, capsys)
 @pytest.mark.parametrize("impl", ["mymod", "./mymod.py"])
 def test_impl_is_a_module_of_the_current_folder_or_a_file_path(tmp_path, monkeypatch, impl):
     """As a user runs the `textbound` script (whose path lacks the current folder) beside mymod.py."""
-    (tmp_path / "mymod.py").write_text('from impl import *\n__version__ = "mine"\n')
+    (tmp_path / "mymod.py").write_text('from textbound.impl import *\n__version__ = "mine"\n')
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(tmp_path))])
     monkeypatch.delitem(sys.modules, "mymod", raising=False)

@@ -12,7 +12,7 @@ from tests.families import NEEDS_MODELS, NEEDS_TEMPLATES, SHARED
 from textbound.cli import main
 from textbound.compare.command import EXIT_BAD_INPUT, EXIT_CHANGED, EXIT_SAME
 from textbound.families import build_family
-from oracles.chat_oracle import TEMPLATES_ENV
+from textbound.oracles.chat_oracle import TEMPLATES_ENV
 
 # A template whose render of n messages ends in a marker the render of n + 1 does not have there.
 MARKED_END = "{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}END"

@@ -15,7 +15,7 @@ from tests.test_compare import changes, compare
 from textbound.cli import main
 from textbound.compare.command import EXIT_BAD_INPUT, EXIT_CHANGED, EXIT_SAME
 from textbound.families import FamilyError, build_family, folder_family
-from oracles.gguf_oracle import SOURCE_FILE
+from textbound.oracles.gguf_oracle import SOURCE_FILE
 
 pytest.importorskip("gguf", reason="the gguf package writes the tests' GGUF files")
 

@@ -10,7 +10,7 @@ from importlib.metadata import version
 import pytest
 from tokenizers import AddedToken, Tokenizer
 
-from oracles.remote import RemoteOracles, from_wire, to_wire
+from textbound.oracles.remote import RemoteOracles, from_wire, to_wire
 from tests.test_compare import compare
 from textbound.cli import main
 from textbound.compare.command import EXIT_BAD_INPUT, EXIT_SAME

@@ -16,8 +16,8 @@ import tokenizers
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from impl.tokenizer.byte_level import bytes_to_chars
-from impl.tokenizer.decoders import DECODERS, DecoderPanic, decoder_from_json
+from textbound.impl.tokenizer.byte_level import bytes_to_chars
+from textbound.impl.tokenizer.decoders import DECODERS, DecoderPanic, decoder_from_json
 from tests.families import SHARED_MODEL_DIRS
 from tests.stage_oracle import assert_refused_by_both, oracle_with
 

@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from oracles.chat_oracle import frozen_clock, outcome, render
+from textbound.oracles.chat_oracle import frozen_clock, outcome, render
 from textbound.checks import Subject, run_check
 from textbound.families import build_family
 from textbound.implementation import Implementation

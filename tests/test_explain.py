@@ -18,7 +18,7 @@ def explain(capsys, *argv) -> tuple[int, str, str]:
 
 
 def test_a_mutant_is_caught_at_its_stage_and_explained(capsys):
-    code, out, _ = explain(capsys, "--family", "qwen", "--text", DECOMPOSED, "--impl", "mutants.tokenizer_nfc_skipped")
+    code, out, _ = explain(capsys, "--family", "qwen", "--text", DECOMPOSED, "--impl", "textbound.mutants.tokenizer_nfc_skipped")
     assert code == 1
     assert ">> normalized text: text not NFC-normalized" in out
     assert "*  model tokens: differs" in out
@@ -70,7 +70,7 @@ def test_text_and_ids_together_are_a_usage_error(capsys):
 def test_counterfactual_oracles_name_the_option_an_engine_ignores():
     import json
 
-    from oracles.tokenizers_oracle import TokenizersOracle
+    from textbound.oracles.tokenizers_oracle import TokenizersOracle
     from textbound.counterfactuals import reproducing
     from textbound.families import build_family
     from textbound.implementation import Implementation
@@ -78,7 +78,7 @@ def test_counterfactual_oracles_name_the_option_an_engine_ignores():
     folder = build_family("roberta")
     spec = json.loads((folder / "tokenizer.json").read_text())
     before = json.dumps(spec)
-    engine = Implementation("mutants.tokenizer_prefix_space_ignored").Tokenizer.from_dir(folder)
+    engine = Implementation("textbound.mutants.tokenizer_prefix_space_ignored").Tokenizer.from_dir(folder)
     ids = engine.encode("hello", add_special_tokens=False)
     found = reproducing(spec, lambda tokenizer: TokenizersOracle(tokenizer).encode("hello") == ids)
     assert "reads pre_tokenizer.add_prefix_space as false" in found
@@ -87,7 +87,7 @@ def test_counterfactual_oracles_name_the_option_an_engine_ignores():
 
 def test_an_implementation_that_raises_differs_at_its_answer(tmp_path, monkeypatch, capsys):
     (tmp_path / "raising_impl.py").write_text(
-        "import impl\nfrom impl import *  # noqa: F403\n\n\n"
+        "from textbound import impl\nfrom textbound.impl import *  # noqa: F403\n\n\n"
         "class Tokenizer(impl.Tokenizer):\n"
         "    def encode(self, text, add_special_tokens=False):\n"
         "        raise RuntimeError('no encoding today')\n")
@@ -109,7 +109,7 @@ def _conversation_file(tmp_path, data) -> str:
 
 def test_a_chat_mutant_is_marked_at_the_rendered_prompt_and_explained(capsys, tmp_path):
     code, out, _ = explain(capsys, "--family", "qwen", "--conversation", _conversation_file(tmp_path, CONVERSATION),
-                           "--impl", "mutants.chat_generation_prompt_ignored")
+                           "--impl", "textbound.mutants.chat_generation_prompt_ignored")
     assert code == 1
     assert ">> rendered prompt: drops mixed text before '\\n'" in out
     assert "      impl:   '<|im_start|>system\\nBe brief<|im_end|>\\n<|im_start|>user\\nHi<|im_end|>\\n'" in out

@@ -14,7 +14,7 @@ from textbound.triage import load_run, root_causes, signature_groups, triage_tex
 
 
 def test_a_run_of_a_mutant_is_explained_by_that_mutant(tmp_path, capsys):
-    main(["check", "--impl", "mutants.tokenizer_nfc_skipped", "--family", "qwen", "--component", "tokenizer",
+    main(["check", "--impl", "textbound.mutants.tokenizer_nfc_skipped", "--family", "qwen", "--component", "tokenizer",
           "--budget", "quick", "--jobs", "1", "--report-dir", str(tmp_path)])
     run = load_run(tmp_path)
     assert run.records
@@ -40,7 +40,7 @@ WITHIN_DELTA = ("stops/stream/releases text that may begin a stop", "stops/pipel
 
 
 def test_signatures_one_class_explains_are_one_root_cause(tmp_path, capsys):
-    main(["check", "--impl", "mutants.stops_within_delta", "--family", "gpt2", "--component", "stops",
+    main(["check", "--impl", "textbound.mutants.stops_within_delta", "--family", "gpt2", "--component", "stops",
           "--budget", "quick", "--jobs", "1", "--report-dir", str(tmp_path)])
     run = load_run(tmp_path)
     assert {r["signature"] for r in run.records} == set(WITHIN_DELTA)
@@ -63,7 +63,7 @@ def test_signatures_one_class_explains_are_one_root_cause(tmp_path, capsys):
 
 
 def test_a_signature_the_class_does_not_reproduce_exactly_is_not_grouped_under_it(tmp_path):
-    main(["check", "--impl", "mutants.stops_within_delta", "--family", "gpt2", "--component", "stops",
+    main(["check", "--impl", "textbound.mutants.stops_within_delta", "--family", "gpt2", "--component", "stops",
           "--budget", "quick", "--jobs", "1", "--report-dir", str(tmp_path)])
     jsonl = tmp_path / "divergences.jsonl"
     records = [json.loads(line) for line in jsonl.read_text(encoding="utf-8").splitlines()]

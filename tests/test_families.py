@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from tokenizers import Tokenizer
 
-import corpora
-from corpora import charsmaps
+from textbound import corpora
+from textbound.corpora import charsmaps
 from textbound.families import cache, embedded
 
 NAMES = embedded.embedded_family_names()

@@ -17,19 +17,19 @@ import regex
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from impl import Tokenizer
-from impl.tokenizer import models, piece_cache
-from impl.tokenizer.byte_level import BYTE_TO_CHAR, bytes_to_chars
-from impl.errors import TokenizerFileError
-from impl.tokenizer.models import BPE, NO_RULE, _merge_ids, _merge_pairs_from_json, _merge_rules, _packed_rules
-from impl.tokenizer.normalizers import Replace
-from impl.tokenizer.patterns import FLAGS, _spans_searched, compile_oniguruma, find_matches, match_spans
-from impl.tokenizer.pre_tokenizers import (BEHAVIORS, GPT2_SPLIT, NUMERIC, PUNCTUATION, PUNCTUATION_ALONE,
+from textbound.impl import Tokenizer
+from textbound.impl.tokenizer import models, piece_cache
+from textbound.impl.tokenizer.byte_level import BYTE_TO_CHAR, bytes_to_chars
+from textbound.impl.errors import TokenizerFileError
+from textbound.impl.tokenizer.models import BPE, NO_RULE, _merge_ids, _merge_pairs_from_json, _merge_rules, _packed_rules
+from textbound.impl.tokenizer.normalizers import Replace
+from textbound.impl.tokenizer.patterns import FLAGS, _spans_searched, compile_oniguruma, find_matches, match_spans
+from textbound.impl.tokenizer.pre_tokenizers import (BEHAVIORS, GPT2_SPLIT, NUMERIC, PUNCTUATION, PUNCTUATION_ALONE,
                                            WHITESPACE_PATTERN, WORDS_OR_SYMBOLS, ByteLevel, CharDelimiterSplit, Digits,
                                            Metaspace, Piece, Punctuation, Split, WhitespaceSplit, _contiguous,
                                            _isolated, _merged_with_next, _removed, cut, cut_isolated, cut_removed,
                                            isolated_pieces)
-from properties.strategies import unicode_text
+from textbound.properties.strategies import unicode_text
 from tests.families import BPE_FAMILIES, FAMILIES, UNIGRAM_FAMILIES, family_path
 
 EXAMPLES = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -65,7 +65,7 @@ def test_fast_path_gives_the_general_paths_ids(family, text):
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_fast_path_on_the_corpus(family):
-    from corpora import text_files
+    from textbound.corpora import text_files
 
     fast, general = tokenizers(family)
     for text in text_files().values():
@@ -91,7 +91,7 @@ def test_a_broken_fast_path_is_caught(monkeypatch):
 def test_a_long_text_is_encoded_with_the_collector_paused_and_left_as_it_was(monkeypatch, enabled):
     import gc
 
-    from impl.tokenizer.tokenizer import PAUSED_COLLECTOR_CHARS
+    from textbound.impl.tokenizer.tokenizer import PAUSED_COLLECTOR_CHARS
 
     fast, general = tokenizers("gpt2")
     seen = []
@@ -278,7 +278,7 @@ def test_unigram_answers_from_its_cache():
 
 
 def test_precompiled_cluster_table_stays_within_its_capacity(monkeypatch):
-    from impl.tokenizer import precompiled
+    from textbound.impl.tokenizer import precompiled
 
     fresh, normalizer = Tokenizer.from_dir(family_path("unigram")).normalizer, tokenizers("unigram")[0].normalizer
     found = [stage for stage in getattr(normalizer, "normalizers", [normalizer]) if type(stage) is precompiled.Precompiled]

@@ -54,7 +54,7 @@ def test_records_in_the_old_wording_get_todays_kinds():
 def test_a_chat_render_gets_the_reading_transformers_renders_it_by():
     """An engine's render, recorded by its first differing character, is the request read as one of
     vLLM's content formats: transformers' own render of that reading says so."""
-    from oracles.chat_oracle import PROJECT_CHATML, render, resolve
+    from textbound.oracles.chat_oracle import PROJECT_CHATML, render, resolve
     from textbound.checks.chat import content_formats
 
     template = resolve(PROJECT_CHATML, None)
@@ -241,7 +241,7 @@ def test_an_explained_signature_alone_keeps_its_name_and_an_unexplained_one_is_l
         return {"count": 1, "families": ["qwen"], "formerly": [], "example": {
             "size": 1, "family": "qwen", "property": "encode", "input": given, "expected": None, "actual": actual}}
 
-    without_nfc = Implementation("mutants.tokenizer_nfc_skipped").Tokenizer.from_dir(qwen).encode("e\u0301", False)
+    without_nfc = Implementation("textbound.mutants.tokenizer_nfc_skipped").Tokenizer.from_dir(qwen).encode("e\u0301", False)
     signatures = {"tokenizer/encode/ids: a": group(decomposed, without_nfc),
                   "tokenizer/encode/ids: b": group(decomposed, [0, 0, 0, 0, 0])}
     explained = field_report.explained_signatures(signatures, {"qwen": qwen})
@@ -253,7 +253,7 @@ def test_an_explained_signature_alone_keeps_its_name_and_an_unexplained_one_is_l
 def test_only_one_class_merges_and_only_within_a_format(field_report, monkeypatch):
     """Several classes reproducing an example say little of its cause, and an engine's tool parsers
     are one per format: neither merges signatures."""
-    import mutants
+    from textbound import mutants
     from textbound import explanation
 
     def group(fmt: str | None, classes: str) -> dict:
@@ -293,7 +293,7 @@ def test_the_merge_ranks_reading_gives_llama_servers_ids_on_llama2():
 
 def test_a_root_cause_regrouped_from_its_one_example_keeps_its_class_name(field_report, monkeypatch):
     """A report regrouped from its examples has one example per root cause: the name it had stays."""
-    import mutants
+    from textbound import mutants
     from textbound import explanation
     monkeypatch.setattr(explanation, "explaining_mutants", lambda record, folders: [mutants.BY_NAME["stops_within_delta"]])
     named = "stops/stream/explained by stops_within_delta"

@@ -7,13 +7,13 @@ import inspect
 
 import pytest
 
-import impl
+from textbound import impl
 
 # The public names that are plain values (a template's text, a tuple of names): no docstring of their own.
 VALUES = {"CHATML_TEMPLATE", "FORMATS"}
-MODULES = ["impl.errors", "impl.streaming.stops", "impl.streaming.detokenizer", "impl.chat.render",
-           "impl.tokenizer.tokenizer", "impl.tools.message", "impl.tools", "impl.structured.schema",
-           "impl.structured.tool_call", "impl.structured.constraint", "impl.structured.regex_text"]
+MODULES = ["textbound.impl.errors", "textbound.impl.streaming.stops", "textbound.impl.streaming.detokenizer", "textbound.impl.chat.render",
+           "textbound.impl.tokenizer.tokenizer", "textbound.impl.tools.message", "textbound.impl.tools", "textbound.impl.structured.schema",
+           "textbound.impl.structured.tool_call", "textbound.impl.structured.constraint", "textbound.impl.structured.regex_text"]
 
 
 @pytest.mark.parametrize("name", sorted(set(impl.__all__) - VALUES))

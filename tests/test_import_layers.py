@@ -10,16 +10,26 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("corpora", "impl", "mutants", "oracles", "properties", "textbound")
+# The folders beside textbound/ that install as its subpackages (setup.py): impl/ is textbound.impl.
+BESIDE = ("corpora", "impl", "mutants", "oracles", "properties")
+FOLDERS = (*BESIDE, "textbound")
 
 
 def module_name(path: Path) -> str:
     parts = path.relative_to(ROOT).with_suffix("").parts
+    parts = ("textbound", *parts) if parts[0] in BESIDE else parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+def source_path(name: str) -> Path:
+    """The file or folder of a module name, without the ``.py``: ``textbound.impl.x`` is impl/x."""
+    parts = name.split(".")
+    parts = parts[1:] if len(parts) > 1 and parts[0] == "textbound" and parts[1] in BESIDE else parts
+    return ROOT.joinpath(*parts)
+
+
 def is_module(name: str) -> bool:
-    path = ROOT.joinpath(*name.split("."))
+    path = source_path(name)
     return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
 
 
@@ -36,10 +46,10 @@ def imported(path: Path) -> set[str]:
             source = ".".join([*base, *([node.module] if node.module else [])])
             found.update(f"{source}.{alias.name}" if is_module(f"{source}.{alias.name}") else source
                          for alias in node.names)
-    return {name for name in found if name.split(".")[0] in PACKAGES and is_module(name)}
+    return {name for name in found if name.split(".")[0] == "textbound" and is_module(name)}
 
 
-GRAPH = {module_name(path): imported(path) for package in PACKAGES for path in (ROOT / package).rglob("*.py")}
+GRAPH = {module_name(path): imported(path) for folder in FOLDERS for path in (ROOT / folder).rglob("*.py")}
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -73,9 +83,25 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_the_reader_sees_imports_of_every_kind() -> None:
     assert {"textbound.families.family", "textbound.families.embedded"} <= GRAPH["textbound.families"]
-    assert "oracles.mistral_source" in GRAPH["oracles.tiktoken_oracle"]
-    assert "properties.pipelines" in GRAPH["textbound.families.fuzzed"]
+    assert "textbound.oracles.mistral_source" in GRAPH["textbound.oracles.tiktoken_oracle"]
+    assert "textbound.properties.pipelines" in GRAPH["textbound.families.fuzzed"]
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_nothing_imports_a_folder_by_its_top_level_name() -> None:
+    """In a checkout the repository root is on ``sys.path``, so ``import impl`` would load a second
+    copy beside ``textbound.impl`` (its classes different, its caches apart): only the namespace's
+    names may be used."""
+    offending = {}
+    for folder in (*FOLDERS, "tests", "tools", "engines"):
+        for path in (ROOT / folder).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                names = ([alias.name for alias in node.names] if isinstance(node, ast.Import) else
+                         [node.module] if isinstance(node, ast.ImportFrom) and not node.level and node.module else [])
+                bad = [name for name in names if name.split(".")[0] in BESIDE]
+                if bad:
+                    offending.setdefault(str(path.relative_to(ROOT)), []).extend(bad)
+    assert offending == {}
 
 
 def test_no_import_cycles() -> None:
@@ -85,7 +111,7 @@ def test_no_import_cycles() -> None:
 def package_of(module: str) -> str:
     """The package a module belongs to: itself for a package, its parent for a plain module."""
     parts = module.split(".")
-    return module if ROOT.joinpath(*parts, "__init__.py").is_file() else ".".join(parts[:-1])
+    return module if (source_path(module) / "__init__.py").is_file() else ".".join(parts[:-1])
 
 
 def test_no_import_cycles_between_packages() -> None:
@@ -102,11 +128,18 @@ def test_no_import_cycles_between_packages() -> None:
     assert cycles(packages) == []
 
 
-@pytest.mark.parametrize(("layer", "forbidden"), [("oracles", "textbound"), ("oracles", "properties"),
-                                                  ("properties", "textbound"), ("corpora", "textbound"),
-                                                  ("corpora", "properties")])
+def layer_of(module: str) -> str:
+    """``impl``, ``oracles``, ... for the folders beside textbound/; ``harness`` for the rest of it."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in BESIDE else "harness"
+
+
+@pytest.mark.parametrize(("layer", "forbidden"), [("oracles", "harness"), ("oracles", "properties"),
+                                                  ("properties", "harness"), ("corpora", "harness"),
+                                                  ("corpora", "properties"), ("impl", "harness"),
+                                                  ("impl", "oracles")])
 def test_lower_layers_do_not_import_higher_ones(layer: str, forbidden: str) -> None:
-    offending = {module: sorted(target for target in targets if target.split(".")[0] == forbidden)
+    offending = {module: sorted(target for target in targets if layer_of(target) == forbidden)
                  for module, targets in GRAPH.items()
-                 if module.split(".")[0] == layer and not module.rpartition(".")[2].startswith("test_")}
+                 if layer_of(module) == layer and not module.rpartition(".")[2].startswith("test_")}
     assert {module: targets for module, targets in offending.items() if targets} == {}

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from oracles.mistral_source import SOURCE_MANIFEST, source_manifest
+from textbound.oracles.mistral_source import SOURCE_MANIFEST, source_manifest
 from textbound.families import FamilyError, mistral
 
 pytest.importorskip("mistral_common", reason="the Mistral families need mistral-common")

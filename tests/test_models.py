@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
-from impl.errors import TokenizerFileError
-from impl.tokenizer.models import model_from_json
+from textbound.impl.errors import TokenizerFileError
+from textbound.impl.tokenizer.models import model_from_json
 from tests.families import SHARED_MODEL_DIRS
 
 WHERE = "tokenizer.json: $.model"

@@ -11,8 +11,8 @@ import json
 
 import pytest
 
-import impl
-from mutants import BY_NAME, CATALOGUE
+from textbound import impl
+from textbound.mutants import BY_NAME, CATALOGUE
 from textbound.checks import CHECKS
 from textbound.divergence import COMPONENTS
 from textbound.mutate import hunt, main, run_mutants
@@ -48,7 +48,7 @@ def test_sampled_mutant_is_caught_with_a_small_example(name: str):
 
 def test_impl_itself_is_never_caught():
     """The base against itself: no divergence can count, so a mutant that changes nothing is missed."""
-    from mutants import Mutant
+    from textbound.mutants import Mutant
     unchanged = Mutant("stops_include_stop_ignored", "stops", "unchanged", "test")
     verdict = hunt(unchanged, [embedded_family("gpt2")], base=unchanged.module, time_limit=120)
     assert verdict.outcome == "missed" and verdict.cases > 0
@@ -60,7 +60,7 @@ def test_run_mutants_in_workers_and_the_command(tmp_path, capsys):
     assert [v.name for v in verdicts] == [m.name for m in mutants]
     assert all(v.outcome == "caught" for v in verdicts)
 
-    report = tmp_path / "mutants.json"
+    report = tmp_path / "textbound.mutants.json"
     assert main(["--mutant", "stops_earliest_start", "--family", "gpt2", "--report", str(report)]) == 0
     out = capsys.readouterr().out
     assert "mutation score: 1/1 caught (100.0%)" in out

@@ -22,12 +22,12 @@ import regex
 import tokenizers
 from hypothesis import given, settings
 
-from impl.tokenizer import unicode_tables
-from impl.errors import TokenizerFileError
-from impl import Tokenizer
-from impl.tokenizer.normalizers import NORMALIZERS, normalizer_from_json
+from textbound.impl.tokenizer import unicode_tables
+from textbound.impl.errors import TokenizerFileError
+from textbound.impl import Tokenizer
+from textbound.impl.tokenizer.normalizers import NORMALIZERS, normalizer_from_json
 from tests.families import SHARED_MODEL_DIRS
-from corpora.charsmaps import sentencepiece_charsmap
+from textbound.corpora.charsmaps import sentencepiece_charsmap
 from tests.stage_oracle import assert_refused_by_both, oracle_with, short_text_leaning_on
 
 WHERE = "tokenizer.json: $.normalizer"

@@ -17,8 +17,8 @@ import tokenizers
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from impl.errors import TokenizerFileError
-from impl.tokenizer.post_processors import (
+from textbound.impl.errors import TokenizerFileError
+from textbound.impl.tokenizer.post_processors import (
     POST_PROCESSORS,
     PostProcessorPanic,
     post_processor_from_json,

@@ -24,10 +24,10 @@ import tokenizers
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from impl.tokenizer import unicode_age
-from impl.errors import TokenizerFileError
-from impl.tokenizer.patterns import compile_pattern
-from impl.tokenizer.pre_tokenizers import PRE_TOKENIZERS, Piece, pre_tokenizer_from_json
+from textbound.impl.tokenizer import unicode_age
+from textbound.impl.errors import TokenizerFileError
+from textbound.impl.tokenizer.patterns import compile_pattern
+from textbound.impl.tokenizer.pre_tokenizers import PRE_TOKENIZERS, Piece, pre_tokenizer_from_json
 from tests.families import SHARED_MODEL_DIRS
 from tests.stage_oracle import assert_refused_by_both, oracle_with, short_text_leaning_on
 

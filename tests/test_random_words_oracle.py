@@ -14,8 +14,8 @@ import string
 import pytest
 from tokenizers import Tokenizer as OracleTokenizer
 
-from impl import Tokenizer
-from impl.tokenizer import models
+from textbound.impl import Tokenizer
+from textbound.impl.tokenizer import models
 from tests.families import FAMILIES, family_path
 
 WORDS = 1500

@@ -117,7 +117,7 @@ def test_oracle_disagreements_are_reported_apart_and_never_fail_the_gate(tmp_pat
     def source(family, component, budget, seed):
         return iter([Case("tokenizer", "encode", family.name, {"text": t, "add_special_tokens": False}) for t in texts])
 
-    verdict = run(Plan(Implementation("impl"), [family], ["tokenizer"], BUDGETS["quick"], baseline=baseline),
+    verdict = run(Plan(Implementation("textbound.impl"), [family], ["tokenizer"], BUDGETS["quick"], baseline=baseline),
                   recorder, case_source=source)
     assert verdict.new == [] and verdict.known == []
     summary = json.loads((tmp_path / "summary.json").read_text())

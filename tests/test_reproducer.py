@@ -5,6 +5,7 @@ on impl."""
 from __future__ import annotations
 
 import ast
+import importlib.util
 import json
 import os
 import re
@@ -13,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import impl
+from textbound import impl
 import pytest
 from textbound.budget import BUDGETS
 from textbound.checks import Subject, case_source, run_check
@@ -32,20 +33,18 @@ ENGINE = "tests.one_bug.decode_drops_leading_space"
 
 
 def engine_site(tmp_path: Path, *modules: str) -> Path:
-    """A folder holding only what the engine imports: impl and the engine's own modules (files of
-    this repository, with their packages' ``__init__``; and a textbound that cannot be imported)."""
+    """A folder holding only what the engine imports: textbound.impl and the engine's own modules
+    (files of this repository, with their packages' ``__init__``), and none of the harness."""
     site = tmp_path / "site"
-    shutil.copytree(Path(impl.__file__).parent, site / "impl", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(Path(impl.__file__).parent, site / "textbound" / "impl", ignore=shutil.ignore_patterns("__pycache__"))
+    (site / "textbound" / "__init__.py").touch()  # the venv's textbound is shadowed: a script needing the harness fails
     for module in modules:
         *packages, name = module.split(".")
         folder = site.joinpath(*packages)
         folder.mkdir(parents=True, exist_ok=True)
         for depth in range(1, len(packages) + 1):
             site.joinpath(*packages[:depth], "__init__.py").touch()
-        shutil.copy(ROOT.joinpath(*packages, f"{name}.py"), folder)
-    # The venv has textbound installed: shadowed here, so a script needing it fails.
-    (site / "textbound").mkdir()
-    (site / "textbound" / "__init__.py").write_text("raise ImportError('a reproducer must not need textbound')\n")
+        shutil.copy(importlib.util.find_spec(module).origin, folder)
     return site
 
 
@@ -84,7 +83,7 @@ def test_reproducers_run_without_textbound_and_fail_on_the_broken_impl(tmp_path,
     assert result.returncode == 1, result.stderr
     expected, actual = result.stdout.splitlines()
     assert expected.startswith("expected: ' ") and actual.startswith("actual:   '")
-    assert run_clean(scripts[0], site, tmp_path, engine="impl").returncode == 0
+    assert run_clean(scripts[0], site, tmp_path, engine="textbound.impl").returncode == 0
 
 
 def test_a_run_without_tokenizer_divergences_writes_no_script(tmp_path, capsys):
@@ -138,12 +137,12 @@ def checked_run(tmp_path: Path, capsys, engine: str, component: str) -> tuple[Pa
 def assert_fails_then_passes(script: Path, engine: str, site: Path, tmp_path: Path) -> None:
     """The script needs no harness nor reference library, exits 1 on ``engine`` and 0 on impl."""
     text = script.read_text()
-    assert not re.search(r"^(import|from) (textbound|oracles|tokenizers|transformers)\b", text, re.M)
+    assert not re.search(r"^(import|from) (textbound(?!\.(impl|mutants)\b)|tokenizers|transformers)\b", text, re.M)
     assert f"import {engine} as engine" in text and "EXPECTED = " in text
     failing = run_clean(script, site, tmp_path)
     assert failing.returncode == 1, (script.name, failing.stdout, failing.stderr)
     assert failing.stdout.startswith("expected: ") and "\nactual:   " in failing.stdout
-    passing = run_clean(script, site, tmp_path, engine="impl")
+    passing = run_clean(script, site, tmp_path, engine="textbound.impl")
     assert passing.returncode == 0, (script.name, passing.stdout, passing.stderr)
 
 
@@ -234,30 +233,30 @@ def test_a_signature_without_a_script_is_named_with_the_reason(tmp_path, capsys)
 def test_a_structured_errors_script_fails_where_an_unsupported_keyword_is_accepted(tmp_path, capsys):
     from textbound.checks.structured_cases import UNSUPPORTED
 
-    engine = "mutants.structured_one_of_as_any_of"
+    engine = "textbound.mutants.structured_one_of_as_any_of"
     run = _run_folder(tmp_path, engine, Case("structured", "errors", "gpt2", {
         "schema": {**BOUNDED, "oneOf": UNSUPPORTED["oneOf"]}, "keyword": "oneOf", "path": []}))
     capsys.readouterr()
     assert main(["triage", run, "--no-explain", "--reproducers", str(tmp_path / "out")]) == 0
     scripts = list((tmp_path / "out").glob("*.py"))
     assert len(scripts) == 1, capsys.readouterr().out
-    assert_fails_then_passes(scripts[0], engine, engine_site(tmp_path, engine, "mutants.base"), tmp_path)
+    assert_fails_then_passes(scripts[0], engine, engine_site(tmp_path, engine, "textbound.mutants.base"), tmp_path)
 
 
 def test_structured_scripts_fail_on_a_schema_bug_and_pass_on_impl(tmp_path, capsys):
-    engine = "mutants.structured_required_ignored"
+    engine = "textbound.mutants.structured_required_ignored"
     out, printed = checked_run(tmp_path, capsys, engine, "structured")
     scripts = sorted(out.glob("*.py"))
     assert {line.split("/")[1] for line in printed.splitlines() if line.endswith(".py")} == {
         "sound", "complete"}, printed  # differential's wrong admits and rejects are sound and complete cases
-    site = engine_site(tmp_path, engine, "mutants.base")
+    site = engine_site(tmp_path, engine, "textbound.mutants.base")
     for script in scripts:
         assert "SCHEMA = " in script.read_text() and "TEXT = " in script.read_text()
         assert_fails_then_passes(script, engine, site, tmp_path)
 
 
 def test_a_chat_ids_script_holds_both_files_and_fails_on_the_tokenizer_bug(tmp_path, capsys):
-    engine = "mutants.tokenizer_nbsp_as_space"
+    engine = "textbound.mutants.tokenizer_nbsp_as_space"
     run = _run_folder(tmp_path, engine, Case("chat", "ids", "gpt2", {
         "template": "project:chatml", "messages": [{"role": "user", "content": "a\u00a0b"}],
         "add_generation_prompt": True}))
@@ -270,7 +269,7 @@ def test_a_chat_ids_script_holds_both_files_and_fails_on_the_tokenizer_bug(tmp_p
     assert config["eos_token"] == "<|endoftext|>" and "chat_template" not in config  # the template is inline
     spec = json.loads(re.search(r"^TOKENIZER_JSON = (.*)$", text, re.M).group(1)[1:-1])
     assert len(spec["model"]["vocab"]) < 100  # from gpt2's 2000
-    assert_fails_then_passes(scripts[0], engine, engine_site(tmp_path, engine, "mutants.base"), tmp_path)
+    assert_fails_then_passes(scripts[0], engine, engine_site(tmp_path, engine, "textbound.mutants.base"), tmp_path)
 
 
 @pytest.mark.parametrize("text", ["chat/render/text: writes non-ASCII characters as \\u escapes", 'a """ b', "x\\n"])

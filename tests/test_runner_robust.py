@@ -75,7 +75,7 @@ def test_a_silent_worker_starved_once_does_not_make_impls_hang_the_oracles(monke
     stuck = Divergence(case, "an answer", "no answer after 1 s", "timed out")
     answers = iter([stuck.signature, None])  # starved once, then the case answers at once
     monkeypatch.setattr(pool_module.Pool, "probe", lambda self, family, case, fresh=False: next(answers))
-    silent = pool_module.Pool("impl", 1, FAST)
+    silent = pool_module.Pool("textbound.impl", 1, FAST)
     try:
         assert pool_module.hangs_without_impl(silent, family, stuck) is False
     finally:
@@ -105,7 +105,7 @@ def test_an_impl_raising_a_panic_or_sys_exit_is_its_divergence_not_a_harness_err
 def test_a_family_impl_cannot_load_is_its_divergence_in_every_property(tmp_path):
     from textbound.checks import Subject, run_check
     module = tmp_path / "unloadable_impl.py"
-    module.write_text("from impl import *\nfrom impl import Tokenizer as _Tokenizer\n\n\n"
+    module.write_text("from textbound.impl import *\nfrom textbound.impl import Tokenizer as _Tokenizer\n\n\n"
                       "class Tokenizer(_Tokenizer):\n    @classmethod\n    def from_dir(cls, path):\n"
                       "        raise RuntimeError('cannot load')\n")
     family = Family("gpt2", build_family("gpt2"), "embedded")
@@ -140,7 +140,7 @@ def test_a_worker_that_cannot_receive_ends_and_the_run_with_it(tmp_path, monkeyp
     previous = signal.signal(signal.SIGALRM, waited_too_long)
     signal.alarm(120)
     try:
-        summary, records = run_impl(tmp_path, "impl", FAST)
+        summary, records = run_impl(tmp_path, "textbound.impl", FAST)
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
@@ -214,7 +214,7 @@ def test_a_run_interrupted_before_its_cases_come_back_says_so_and_lists_nothing_
     recorder = Recorder(tmp_path, RunInfo("impl", "0", {}, 0, "quick", {"gpt2": str(family.path)}))
     entry = BaselineEntry("tokenizer/encode/x", "gpt2", "known")
     with pytest.raises(KeyboardInterrupt):
-        run(Plan(Implementation("impl"), [family], ["tokenizer"], BUDGETS["quick"], baseline=[entry]), recorder,
+        run(Plan(Implementation("textbound.impl"), [family], ["tokenizer"], BUDGETS["quick"], baseline=[entry]), recorder,
             limits=FAST, case_source=interrupted_source)
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["completed"] is False and summary["interrupted"] == "SIGINT"
@@ -237,7 +237,7 @@ def run_on_a_looping_template(tmp_path, contents: tuple[str, ...]):
 
     family = Family("looping", folder, "folder")
     recorder = Recorder(tmp_path / "report", RunInfo("impl", "0", {}, 0, "quick", {family.name: str(folder)}))
-    verdict = run(Plan(Implementation("impl"), [family], ["chat"], BUDGETS["quick"]), recorder, limits=FAST,
+    verdict = run(Plan(Implementation("textbound.impl"), [family], ["chat"], BUDGETS["quick"]), recorder, limits=FAST,
                   case_source=looping_source)
     return verdict, json.loads((tmp_path / "report" / "summary.json").read_text())
 

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from oracles.disagreements import SecondOracleComparison
-from oracles.tiktoken_oracle import NotExpressible, TiktokenOracle, TiktokenVocabulary, token_bytes_of
-from oracles.tokenizers_oracle import TokenizersOracle
+from textbound.oracles.disagreements import SecondOracleComparison
+from textbound.oracles.tiktoken_oracle import NotExpressible, TiktokenOracle, TiktokenVocabulary, token_bytes_of
+from textbound.oracles.tokenizers_oracle import TokenizersOracle
 from textbound.budget import BUDGETS
 from textbound.checks import Subject, case_source, run_check
 from textbound.checks.tokenizer_cases import corpus_snippets
@@ -37,7 +37,7 @@ def mistral_v3():
 # -- sentencepiece ---------------------------------------------------------------------------------
 
 def test_sentencepiece_oracle_reads_a_mistral_family_and_only_sentencepiece_families(mistral_v3):
-    from oracles.sentencepiece_oracle import SentencePieceOracle
+    from textbound.oracles.sentencepiece_oracle import SentencePieceOracle
 
     oracle = SentencePieceOracle.for_family(mistral_v3.path)
     reference = TokenizersOracle.from_dir(mistral_v3.path)
@@ -72,7 +72,7 @@ def test_what_tiktoken_cannot_express_is_refused_naming_the_part(name, why):
 
 
 def test_nfc_applies_between_added_tokens_as_tokenizers_does():
-    from properties.sweeps import first_special_token
+    from textbound.properties.sweeps import first_special_token
 
     path = build_family("qwen")  # NFC, and added tokens matched on the raw text
     reference = TokenizersOracle.from_dir(path)
@@ -131,14 +131,14 @@ def disagreement_kinds(family: Family, impl: str, second_oracles: list | None = 
 ])
 def test_a_second_oracle_that_differs_is_an_oracle_disagreement_classified(rewrite, classification):
     family = Family("gpt2", build_family("gpt2"), "embedded")
-    kinds = disagreement_kinds(family, "impl", [Rewriting(family.path, rewrite)])
+    kinds = disagreement_kinds(family, "textbound.impl", [Rewriting(family.path, rewrite)])
     assert f"oracle disagreement: rewriting: {classification}" in kinds
     assert all(kind.startswith("oracle disagreement: rewriting: ") for kind in kinds)  # impl agrees with A
 
 
 def test_agreeing_oracles_record_nothing():
     family = Family("gpt2", build_family("gpt2"), "embedded")
-    assert disagreement_kinds(family, "impl", [Rewriting(family.path)]) == set()
+    assert disagreement_kinds(family, "textbound.impl", [Rewriting(family.path)]) == set()
 
 
 def test_control_tokens_are_where_sentencepiece_and_tokenizers_part(mistral_v3):

@@ -178,7 +178,7 @@ def test_the_stream_after_a_prompt_is_the_text_its_ids_add_as_decode_stream_show
     for token_id in prompt:
         stream.step(oracle, token_id)
     shown = "".join(filter(None, (stream.step(oracle, token_id) for token_id in ids)))
-    subject = Subject(family.name, family.path, Implementation("impl"))
+    subject = Subject(family.name, family.path, Implementation("textbound.impl"))
     case = Case("detokenizer", "server_stream", family.name, {"prompt": prompt, "skip_special_tokens": True})
     assert _decoded(subject, case, Generation("", tuple(ids), "length")) == shown == "arg"
 
@@ -223,7 +223,7 @@ def test_check_server_end_to_end(tmp_path, family, capsys):
 
 
 def test_server_beside_impl_is_a_one_line_setup_error(capsys):
-    assert main(["check", "--server", "http://127.0.0.1:9", "--impl", "impl", "--family", FAMILY]) == EXIT_SETUP
+    assert main(["check", "--server", "http://127.0.0.1:9", "--impl", "textbound.impl", "--family", FAMILY]) == EXIT_SETUP
     assert capsys.readouterr().err.count("\n") == 1
 
 

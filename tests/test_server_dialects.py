@@ -9,8 +9,8 @@ from contextlib import contextmanager
 import jsonschema
 import pytest
 
-from oracles.chat_oracle import FamilyChatOracle
-from oracles.tokenizers_oracle import TokenizersOracle
+from textbound.oracles.chat_oracle import FamilyChatOracle
+from textbound.oracles.tokenizers_oracle import TokenizersOracle
 from tests.fake_vllm_server import OUTPUT_BUGS, FakeVllmServer
 from textbound.families.embedded import build_family
 from textbound.server.dialect import GenerationRequest, NotProvided, ServerError, open_dialect

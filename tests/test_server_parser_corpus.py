@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-import impl
-from corpora import server_parser_tests
+from textbound import impl
+from textbound.corpora import server_parser_tests
 from textbound.checks.tools import message_of, same_json
 
 CASES = server_parser_tests()["cases"]

@@ -119,38 +119,38 @@ def test_the_neighbour_every_pair_shares_tells_where():
 
 # (implementation, family, component): some of the catalogue, some it lacks (tests/one_bug/)
 ONE_BUG = [
-    ("mutants.tokenizer_nfc_skipped", "qwen", "tokenizer"),
-    ("mutants.tokenizer_merge_ranks_ignored", "llama3", "tokenizer"),  # whichever characters a word holds
-    ("mutants.tokenizer_prefix_space_ignored", "roberta", "tokenizer"),
-    ("mutants.tokenizer_strip_accents_default", "wordpiece", "tokenizer"),
-    ("mutants.tokenizer_normalized_ignored", "bert", "tokenizer"),  # named by the flag the oracle then reads otherwise
-    ("mutants.tokenizer_normalized_ignored", "sentencepiece", "tokenizer"),  # one flag, whichever property shows it
-    ("mutants.chat_trim_ascii_only", "llama3", "chat"),  # the family's own template trims each message
+    ("textbound.mutants.tokenizer_nfc_skipped", "qwen", "tokenizer"),
+    ("textbound.mutants.tokenizer_merge_ranks_ignored", "llama3", "tokenizer"),  # whichever characters a word holds
+    ("textbound.mutants.tokenizer_prefix_space_ignored", "roberta", "tokenizer"),
+    ("textbound.mutants.tokenizer_strip_accents_default", "wordpiece", "tokenizer"),
+    ("textbound.mutants.tokenizer_normalized_ignored", "bert", "tokenizer"),  # named by the flag the oracle then reads otherwise
+    ("textbound.mutants.tokenizer_normalized_ignored", "sentencepiece", "tokenizer"),  # one flag, whichever property shows it
+    ("textbound.mutants.chat_trim_ascii_only", "llama3", "chat"),  # the family's own template trims each message
     ("tests.one_bug.chat_bos_token_empty", "llama3", "chat"),  # its template writes the BOS unguarded
-    ("mutants.tokenizer_skip_special_ignored", "qwen", "tokenizer"),
-    ("mutants.tokenizer_split_behavior_ignored", "splitters", "tokenizer"),  # named by the option, whichever Split
-    ("mutants.tokenizer_trailing_whitespace_collapsed", "gpt2", "tokenizer"),  # whichever spaces the text ends with
+    ("textbound.mutants.tokenizer_skip_special_ignored", "qwen", "tokenizer"),
+    ("textbound.mutants.tokenizer_split_behavior_ignored", "splitters", "tokenizer"),  # named by the option, whichever Split
+    ("textbound.mutants.tokenizer_trailing_whitespace_collapsed", "gpt2", "tokenizer"),  # whichever spaces the text ends with
     ("tests.one_bug.decode_drops_leading_space", "gpt2", "tokenizer"),
     ("tests.one_bug.ascii_letters", "llama3", "tokenizer"),
     ("tests.one_bug.lowercase_ascii", "bert", "tokenizer"),
-    ("mutants.tokenizer_added_before_punctuation", "wordlevel", "tokenizer"),  # told by the neighbour where it shows
-    ("mutants.tokenizer_added_adjacent", "sentencepiece", "tokenizer"),  # the token read as text gives its own id
-    ("mutants.tokenizer_nbsp_as_space", "roberta", "tokenizer"),  # named by the class read otherwise
-    ("mutants.tokenizer_bom_stripped", "word_suffix", "tokenizer"),
-    ("mutants.tokenizer_unicode_line_breaks", "unigram", "tokenizer"),  # where "\n" and " " are alike
+    ("textbound.mutants.tokenizer_added_before_punctuation", "wordlevel", "tokenizer"),  # told by the neighbour where it shows
+    ("textbound.mutants.tokenizer_added_adjacent", "sentencepiece", "tokenizer"),  # the token read as text gives its own id
+    ("textbound.mutants.tokenizer_nbsp_as_space", "roberta", "tokenizer"),  # named by the class read otherwise
+    ("textbound.mutants.tokenizer_bom_stripped", "word_suffix", "tokenizer"),
+    ("textbound.mutants.tokenizer_unicode_line_breaks", "unigram", "tokenizer"),  # where "\n" and " " are alike
     ("tests.one_bug.stageless_no_normalizer", "bert", "tokenizer"),
-    ("mutants.stops_include_stop_ignored", "gpt2", "stops"),
-    ("mutants.stops_within_delta", "metaspace", "stops"),  # a stop released before it completes, in both checks
-    ("mutants.stops_earliest_start", "llama3", "stops"),
+    ("textbound.mutants.stops_include_stop_ignored", "gpt2", "stops"),
+    ("textbound.mutants.stops_within_delta", "metaspace", "stops"),  # a stop released before it completes, in both checks
+    ("textbound.mutants.stops_earliest_start", "llama3", "stops"),
     ("tests.one_bug.stops_finish_drops_held", "gpt2", "stops"),
     ("tests.one_bug.stops_endswith_only", "gpt2", "stops"),  # a stop missed, though one starting earlier ends a delta
     ("tests.one_bug.stops_first_listed", "wordpiece", "stops"),  # earlier or later than the reference's, ending with it
     ("tests.one_bug.stops_whole_delta", "gpt2", "stops"),  # the delta ending at the stop or going on
-    ("mutants.detokenizer_skip_special_ignored", "sentencepiece", "detokenizer"),
-    ("mutants.detokenizer_prompt_ignored", "sentencepiece", "detokenizer"),
-    ("mutants.detokenizer_per_token", "wordlevel", "detokenizer"),
-    ("mutants.detokenizer_no_context", "sentencepiece", "detokenizer"),
-    ("mutants.detokenizer_unfinished_released", "gpt2", "detokenizer"),
+    ("textbound.mutants.detokenizer_skip_special_ignored", "sentencepiece", "detokenizer"),
+    ("textbound.mutants.detokenizer_prompt_ignored", "sentencepiece", "detokenizer"),
+    ("textbound.mutants.detokenizer_per_token", "wordlevel", "detokenizer"),
+    ("textbound.mutants.detokenizer_no_context", "sentencepiece", "detokenizer"),
+    ("textbound.mutants.detokenizer_unfinished_released", "gpt2", "detokenizer"),
     ("tests.one_bug.deltas_lstripped", "sentencepiece", "detokenizer"),
     ("tests.one_bug.spaces_around_special", "roberta", "detokenizer"),
 ]
@@ -175,35 +175,35 @@ def test_one_bug_gives_one_signature_two_at_most(impl, family, component):
 
 
 @pytest.mark.parametrize(("impl", "family", "component", "signature"), [
-    ("mutants.detokenizer_prompt_ignored", "sentencepiece", "detokenizer",
+    ("textbound.mutants.detokenizer_prompt_ignored", "sentencepiece", "detokenizer",
      "detokenizer/stream/stream decodes the ids without the prompt"),
-    ("mutants.detokenizer_per_token", "wordlevel", "detokenizer",
+    ("textbound.mutants.detokenizer_per_token", "wordlevel", "detokenizer",
      "detokenizer/stream/stream decodes each piece without the text before it"),
-    ("mutants.tokenizer_split_behavior_ignored", "splitters", "tokenizer",
+    ("textbound.mutants.tokenizer_split_behavior_ignored", "splitters", "tokenizer",
      "tokenizer/tokenizer.json/reads every Split's behavior as \"Isolated\""),
-    ("mutants.tokenizer_trailing_whitespace_collapsed", "gpt2", "tokenizer", "tokenizer/decode/text: drops whitespace at the end"),
-    ("mutants.tokenizer_nbsp_as_space", "roberta", "tokenizer", "tokenizer/encode/ids: reads Unicode spaces as ' '"),
-    ("mutants.tokenizer_unicode_line_breaks", "unigram", "tokenizer",
+    ("textbound.mutants.tokenizer_trailing_whitespace_collapsed", "gpt2", "tokenizer", "tokenizer/decode/text: drops whitespace at the end"),
+    ("textbound.mutants.tokenizer_nbsp_as_space", "roberta", "tokenizer", "tokenizer/encode/ids: reads Unicode spaces as ' '"),
+    ("textbound.mutants.tokenizer_unicode_line_breaks", "unigram", "tokenizer",
      "tokenizer/encode/ids: reads Unicode line breaks as '\\n'"),
-    ("mutants.tokenizer_bom_stripped", "word_suffix", "tokenizer",
+    ("textbound.mutants.tokenizer_bom_stripped", "word_suffix", "tokenizer",
      "tokenizer/encode/ids: drops format characters at the start"),
-    ("mutants.tokenizer_added_before_punctuation", "wordlevel", "tokenizer",
+    ("textbound.mutants.tokenizer_added_before_punctuation", "wordlevel", "tokenizer",
      "tokenizer/encode/ids: does not split off an added token before punctuation"),
-    ("mutants.tokenizer_added_adjacent", "sentencepiece", "tokenizer",
+    ("textbound.mutants.tokenizer_added_adjacent", "sentencepiece", "tokenizer",
      "tokenizer/encode/ids: does not split off an added token after an added token"),
     ("tests.one_bug.stageless_no_normalizer", "bert", "tokenizer", "tokenizer/tokenizer.json/skips the normalizer"),
-    ("mutants.tokenizer_merge_ranks_ignored", "bert", "tokenizer",  # with the continuing-subword prefix
+    ("textbound.mutants.tokenizer_merge_ranks_ignored", "bert", "tokenizer",  # with the continuing-subword prefix
      "tokenizer/tokenizer.json/reads the BPE merges as one rank: the leftmost pair joining into a token merges first"),
-    ("mutants.tokenizer_normalized_ignored", "sentencepiece", "tokenizer",  # in encode, decode and id_to_token
+    ("textbound.mutants.tokenizer_normalized_ignored", "sentencepiece", "tokenizer",  # in encode, decode and id_to_token
      "tokenizer/tokenizer.json/reads every added token's normalized as true"),
     ("tests.one_bug.chat_bos_token_empty", "llama3", "chat",  # transformers raises where it is left out
      "chat/render/renders without the variable bos_token"),
-    ("mutants.stops_within_delta", "gpt2", "stops", "stops/stream/releases text that may begin a stop"),
-    ("mutants.stops_within_delta", "metaspace", "stops", "stops/pipeline/releases text that may begin a stop"),
+    ("textbound.mutants.stops_within_delta", "gpt2", "stops", "stops/stream/releases text that may begin a stop"),
+    ("textbound.mutants.stops_within_delta", "metaspace", "stops", "stops/pipeline/releases text that may begin a stop"),
     ("tests.one_bug.stops_endswith_only", "gpt2", "stops", "stops/pipeline/missed a stop"),
     ("tests.one_bug.stops_first_listed", "llama3", "stops", "stops/stream/stopped at a stop string by its place in the list"),
     ("tests.one_bug.stops_whole_delta", "gpt2", "stops", "stops/pipeline/releases text after the stop string in its delta"),
-    ("mutants.stops_earliest_start", "llama3", "stops", "stops/pipeline/stopped at a stop string that starts earlier"),
+    ("textbound.mutants.stops_earliest_start", "llama3", "stops", "stops/pipeline/stopped at a stop string that starts earlier"),
 ])
 def test_a_bug_is_named_by_what_it_does(impl, family, component, signature):
     """The kind a counterfactual reading (a stream decoded without its prompt, a pipeline option
@@ -216,23 +216,23 @@ def test_a_bug_is_named_by_what_it_does(impl, family, component, signature):
 # bug's; they may share one where an input cannot tell them apart (a decode of spaces alone, lost
 # at its start or at its end).
 TWO_BUGS = [
-    ("mutants.tokenizer_trailing_whitespace_collapsed", "tests.one_bug.decode_drops_leading_space", "gpt2", "tokenizer"),
-    ("mutants.tokenizer_split_behavior_ignored", "mutants.tokenizer_nfc_skipped", "splitters", "tokenizer"),
+    ("textbound.mutants.tokenizer_trailing_whitespace_collapsed", "tests.one_bug.decode_drops_leading_space", "gpt2", "tokenizer"),
+    ("textbound.mutants.tokenizer_split_behavior_ignored", "textbound.mutants.tokenizer_nfc_skipped", "splitters", "tokenizer"),
     # classes of characters read otherwise, and the neighbour an added token is read as text by
-    ("mutants.tokenizer_nbsp_as_space", "mutants.tokenizer_unicode_line_breaks", "roberta", "tokenizer"),
-    ("mutants.tokenizer_nbsp_as_space", "mutants.tokenizer_bom_stripped", "roberta", "tokenizer"),
-    ("mutants.tokenizer_unicode_line_breaks", "mutants.tokenizer_bom_stripped", "roberta", "tokenizer"),
-    ("mutants.tokenizer_added_before_punctuation", "mutants.tokenizer_added_adjacent", "wordlevel", "tokenizer"),
-    ("mutants.tokenizer_added_after_digit", "mutants.tokenizer_added_after_newline", "wordlevel", "tokenizer"),
-    ("mutants.tokenizer_added_adjacent", "mutants.tokenizer_normalized_ignored", "sentencepiece", "tokenizer"),
-    ("mutants.stops_within_delta", "mutants.stops_earliest_start", "llama3", "stops"),
-    ("mutants.stops_within_delta", "mutants.stops_fixed_holdback", "gpt2", "stops"),
-    ("tests.one_bug.stops_endswith_only", "mutants.stops_earliest_start", "gpt2", "stops"),
-    ("tests.one_bug.stops_first_listed", "mutants.stops_earliest_start", "llama3", "stops"),
-    ("tests.one_bug.stops_first_listed", "mutants.stops_wrong_stop_string", "unigram", "stops"),
+    ("textbound.mutants.tokenizer_nbsp_as_space", "textbound.mutants.tokenizer_unicode_line_breaks", "roberta", "tokenizer"),
+    ("textbound.mutants.tokenizer_nbsp_as_space", "textbound.mutants.tokenizer_bom_stripped", "roberta", "tokenizer"),
+    ("textbound.mutants.tokenizer_unicode_line_breaks", "textbound.mutants.tokenizer_bom_stripped", "roberta", "tokenizer"),
+    ("textbound.mutants.tokenizer_added_before_punctuation", "textbound.mutants.tokenizer_added_adjacent", "wordlevel", "tokenizer"),
+    ("textbound.mutants.tokenizer_added_after_digit", "textbound.mutants.tokenizer_added_after_newline", "wordlevel", "tokenizer"),
+    ("textbound.mutants.tokenizer_added_adjacent", "textbound.mutants.tokenizer_normalized_ignored", "sentencepiece", "tokenizer"),
+    ("textbound.mutants.stops_within_delta", "textbound.mutants.stops_earliest_start", "llama3", "stops"),
+    ("textbound.mutants.stops_within_delta", "textbound.mutants.stops_fixed_holdback", "gpt2", "stops"),
+    ("tests.one_bug.stops_endswith_only", "textbound.mutants.stops_earliest_start", "gpt2", "stops"),
+    ("tests.one_bug.stops_first_listed", "textbound.mutants.stops_earliest_start", "llama3", "stops"),
+    ("tests.one_bug.stops_first_listed", "textbound.mutants.stops_wrong_stop_string", "unigram", "stops"),
     ("tests.one_bug.stops_whole_delta", "tests.one_bug.stops_endswith_only", "gpt2", "stops"),
-    ("mutants.detokenizer_prompt_ignored", "mutants.detokenizer_skip_special_ignored", "sentencepiece", "detokenizer"),
-    ("mutants.detokenizer_per_token", "mutants.detokenizer_unfinished_released", "gpt2", "detokenizer"),
+    ("textbound.mutants.detokenizer_prompt_ignored", "textbound.mutants.detokenizer_skip_special_ignored", "sentencepiece", "detokenizer"),
+    ("textbound.mutants.detokenizer_per_token", "textbound.mutants.detokenizer_unfinished_released", "gpt2", "detokenizer"),
     ("tests.one_bug.deltas_lstripped", "tests.one_bug.spaces_around_special", "roberta", "detokenizer"),
 ]
 

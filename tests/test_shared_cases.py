@@ -34,7 +34,7 @@ def run_two_families(report_dir: Path, impl_name: str) -> tuple[dict, list[dict]
 
 
 def test_a_shared_input_is_checked_once_and_the_report_says_so(tmp_path):
-    summary, records = run_two_families(tmp_path, "impl")
+    summary, records = run_two_families(tmp_path, "textbound.impl")
     cases = {(p["family"], p["property"]): p["cases"] for p in summary["properties"]}
     # gpt2's copy of bert's whole-parse case is not checked again; its own text and the tokens are.
     assert cases == {("bert", "whole"): 2, ("bert", "tokens"): 1, ("gpt2", "whole"): 1, ("gpt2", "tokens"): 1}

@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from impl import json_schema_to_regex
-from properties.regex_samples import sample_matches, sample_shared
-from properties.shared_patterns import TOKEN_MARK, SharedPattern, shared_pattern
+from textbound.impl import json_schema_to_regex
+from textbound.properties.regex_samples import sample_matches, sample_shared
+from textbound.properties.shared_patterns import TOKEN_MARK, SharedPattern, shared_pattern
 
 # Many optional properties (the pattern is quadratic in them) and a recursive $ref unfolded 3 times.
 WIDE_TREE = {"$ref": "#/definitions/node", "definitions": {"node": {"type": "object", "properties": {

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from impl.streaming.stops import StopChecker
-from oracles.stop_reference import apply_stops, held_back_reference, stop_outcome
-from oracles.tokenizers_oracle import TokenizersOracle
+from textbound.impl.streaming.stops import StopChecker
+from textbound.oracles.stop_reference import apply_stops, held_back_reference, stop_outcome
+from textbound.oracles.tokenizers_oracle import TokenizersOracle
 from textbound.checks import Subject, run_check
 from textbound.divergence import Case
 from textbound.families import build_family
@@ -161,8 +161,8 @@ def test_check_compares_the_stop_string(prop: str, given: dict):
     if prop == "pipeline":
         given = {**given, "ids": TokenizersOracle.from_dir(family).encode("xabcx")}
     case = Case("stops", prop, "gpt2", given)
-    assert run_check(Subject("gpt2", family, Implementation("impl")), case) is None
-    found = run_check(Subject("gpt2", family, Implementation("mutants.stops_wrong_stop_string")), case)
+    assert run_check(Subject("gpt2", family, Implementation("textbound.impl")), case) is None
+    found = run_check(Subject("gpt2", family, Implementation("textbound.mutants.stops_wrong_stop_string")), case)
     assert found is not None and found.kind == "reports another stop string"
     assert found.first_difference == {"expected_stop_string": "abc", "actual_stop_string": "bc"}
 
@@ -189,7 +189,7 @@ def test_an_earlier_start_is_told_from_a_stop_met_where_a_delta_ends(prop: str, 
     one looking for stops only where a delta ends both stop at "abcd" ("x", not "xa"); followed by
     more text in its delta, "abcd" stops the first again and not the second, which missed "b"."""
     assert _stops_kind("impl", prop, dict(given)) is None
-    assert _stops_kind("mutants.stops_earliest_start", prop, dict(given)) == "stopped at a stop string that starts earlier"
+    assert _stops_kind("textbound.mutants.stops_earliest_start", prop, dict(given)) == "stopped at a stop string that starts earlier"
     assert _stops_kind("tests.one_bug.stops_endswith_only", prop, dict(given)) == "missed a stop"
 
 
@@ -226,10 +226,10 @@ def test_pipeline_names_what_the_checker_first_did_wrong():
     release, as the stream does, not the stop string reported."""
     given = {"stops": ["s", "es"], "include_stop": True}
     assert _stops_kind("impl", "pipeline", {**given, "pieces": ["xe", "s"]}) is None
-    assert _stops_kind("mutants.stops_within_delta", "pipeline", {**given, "pieces": ["xe", "s"]}) == \
-        _stops_kind("mutants.stops_within_delta", "stream", {**given, "text": "xes", "splits": [2]}) == \
+    assert _stops_kind("textbound.mutants.stops_within_delta", "pipeline", {**given, "pieces": ["xe", "s"]}) == \
+        _stops_kind("textbound.mutants.stops_within_delta", "stream", {**given, "text": "xes", "splits": [2]}) == \
         "releases text that may begin a stop"
-    assert _stops_kind("mutants.stops_wrong_stop_string", "pipeline", {**given, "pieces": ["xe", "s"]}) == \
+    assert _stops_kind("textbound.mutants.stops_wrong_stop_string", "pipeline", {**given, "pieces": ["xe", "s"]}) == \
         "reports another stop string"  # the same outcome, nothing released early
 
 

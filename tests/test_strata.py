@@ -10,9 +10,9 @@ import unicodedata
 
 import pytest
 
-from corpora.character_strata import CONTEXTS, GENERAL_CATEGORIES, SPECIAL_CLASSES, character_strata
-from oracles.chat_oracle import templates_dir
-from properties.conversations import request_strata
+from textbound.corpora.character_strata import CONTEXTS, GENERAL_CATEGORIES, SPECIAL_CLASSES, character_strata
+from textbound.oracles.chat_oracle import templates_dir
+from textbound.properties.conversations import request_strata
 from textbound.budget import BUDGETS
 from textbound.checks import Subject, case_source, run_check
 from textbound.divergence import COMPONENTS, STRATUM_FIELD
@@ -31,7 +31,7 @@ def stratum_cases(component: str):
 def caught_by(module: str, component: str) -> set[str]:
     """The strata on which ``module`` diverges where impl does not."""
     family = embedded_family(FAMILY)
-    mutant, base = (Subject(family.name, family.path, Implementation(name)) for name in (module, "impl"))
+    mutant, base = (Subject(family.name, family.path, Implementation(name)) for name in (module, "textbound.impl"))
     return {case.input[STRATUM_FIELD] for case in stratum_cases(component)
             if run_check(mutant, case) is not None and run_check(base, case) is None}
 
@@ -60,7 +60,7 @@ def test_request_strata_hold_every_shape_servers_send():
 @pytest.mark.parametrize("component", STRATIFIED)
 def test_impl_passes_every_stratum(component: str):
     family = embedded_family(FAMILY)
-    subject = Subject(family.name, family.path, Implementation("impl"))
+    subject = Subject(family.name, family.path, Implementation("textbound.impl"))
     cases = stratum_cases(component)
     assert cases and all(isinstance(case.input[STRATUM_FIELD], str) for case in cases)
     found = [d for d in map(lambda case: run_check(subject, case), cases) if d is not None and not d.is_oracle_disagreement]
@@ -83,11 +83,11 @@ def test_a_real_world_bug_is_caught_by_its_stratum(mutant: str, component: str, 
 
 @pytest.mark.skipif(templates_dir() is None, reason="needs $TEXTBOUND_TEMPLATES (the shared chat templates)")
 def test_empty_tools_as_none_is_caught_by_the_empty_list_stratum():
-    assert "tools: an empty list" in caught_by("mutants.chat_empty_tools_as_none", "chat")
+    assert "tools: an empty list" in caught_by("textbound.mutants.chat_empty_tools_as_none", "chat")
 
 
 def test_a_minimized_example_keeps_its_stratum_name():
-    from mutants import BY_NAME
+    from textbound.mutants import BY_NAME
     from textbound.mutate import hunt
     verdict = hunt(BY_NAME["stops_wrong_stop_string"], [embedded_family(FAMILY)], examples=1, time_limit=120)
     assert verdict.outcome == "caught", verdict.error

@@ -8,8 +8,8 @@ import random
 import jsonschema
 import pytest
 
-from oracles.structured_oracles import broken_keyword, byte_vocabulary, dumps_forms, mask_ids, schema_errors
-from properties.schemas import draw_examples, in_key_policy, instances, schemas, tool_corpus, tool_schemas
+from textbound.oracles.structured_oracles import broken_keyword, byte_vocabulary, dumps_forms, mask_ids, schema_errors
+from textbound.properties.schemas import draw_examples, in_key_policy, instances, schemas, tool_corpus, tool_schemas
 from tests import broken_structured_impl
 from tests.families import family_path, implementation
 from textbound.checks import Subject, run_check

@@ -16,12 +16,12 @@ import jsonschema
 import pytest
 import regex
 
-import impl
-from impl import Constraint, Tokenizer, json_schema_to_regex, regex_escape, tool_call_pattern
-from impl.structured import REF_DEPTH
-from impl.structured.automaton import DEAD, ByteDFA
-from properties import regex_samples
-from properties import schemas as instance_strategies
+from textbound import impl
+from textbound.impl import Constraint, Tokenizer, json_schema_to_regex, regex_escape, tool_call_pattern
+from textbound.impl.structured import REF_DEPTH
+from textbound.impl.structured.automaton import DEAD, ByteDFA
+from textbound.properties import regex_samples
+from textbound.properties import schemas as instance_strategies
 from tests.families import NEEDS_MODELS, SHARED, family_path
 from textbound.bench_schemas import suite_violations
 
@@ -523,7 +523,7 @@ SUITE = Path(__file__).resolve().parent.parent / "corpora" / "json_schema_test_s
 
 
 def test_no_instance_the_json_schema_test_suite_calls_invalid_matches_and_one_of_as_any_of_would():
-    import mutants.structured_one_of_as_any_of as one_of_as_any_of
+    import textbound.mutants.structured_one_of_as_any_of as one_of_as_any_of
     compiled, total, violations = suite_violations(impl, SUITE)
     assert violations == [] and compiled >= 60 and total == 77
     _, _, admitted = suite_violations(one_of_as_any_of, SUITE)

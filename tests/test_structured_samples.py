@@ -8,11 +8,11 @@ import re
 import sys
 import types
 
-import impl
-from oracles.structured_oracles import schema_errors
-from properties.instance_samples import sample_instances
-from properties.regex_samples import pattern_texts
-from properties.schemas import draw_examples, in_key_policy, schemas, tool_schemas
+from textbound import impl
+from textbound.oracles.structured_oracles import schema_errors
+from textbound.properties.instance_samples import sample_instances
+from textbound.properties.regex_samples import pattern_texts
+from textbound.properties.schemas import draw_examples, in_key_policy, schemas, tool_schemas
 from tests.families import family_path
 from textbound.checks import Subject, run_check
 from textbound.divergence import Case

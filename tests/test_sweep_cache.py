@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import tokenizers
 
-from properties import sweeps
+from textbound.properties import sweeps
 from textbound import sweep_cache
 from textbound.families.cache import CACHE_ENV
 

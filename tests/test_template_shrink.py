@@ -3,7 +3,7 @@ cause it, still valid Jinja that transformers renders, and the minimized case re
 from __future__ import annotations
 
 import tests.broken_chat_impl as broken
-from oracles.chat_oracle import render, resolve, shared_templates
+from textbound.oracles.chat_oracle import render, resolve, shared_templates
 from textbound.checks import Subject, run_check
 from textbound.divergence import Case
 from textbound.implementation import Implementation
@@ -64,7 +64,7 @@ def test_a_chat_mutant_on_a_long_real_template_shrinks_to_a_few_lines(monkeypatc
     replayed = run_check(subject, minimized)
     assert replayed is not None and replayed.signature == found.signature
     # The template the minimized case holds is the one checked: the unbroken impl agrees on it.
-    healthy = Subject(FAMILY, family_path(FAMILY), Implementation("impl"))
+    healthy = Subject(FAMILY, family_path(FAMILY), Implementation("textbound.impl"))
     assert run_check(healthy, minimized) is None
 
 

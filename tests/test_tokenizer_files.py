@@ -6,7 +6,7 @@ import json
 import pytest
 import tokenizers
 
-from impl import Tokenizer, TokenizerFileError
+from textbound.impl import Tokenizer, TokenizerFileError
 
 
 def minimal_spec(**changes) -> dict:
@@ -127,7 +127,7 @@ def test_token_bytes_when_the_decoder_rewrites_a_token_by_position():
     """BPEDecoder turns a suffix into a space only before a next token: found by pipeline fuzzing."""
     import tokenizers
 
-    from impl import IncrementalDetokenizer
+    from textbound.impl import IncrementalDetokenizer
 
     spec = minimal_spec(decoder={"type": "BPEDecoder", "suffix": "_"})
     spec["model"]["vocab"] = {"x_y": 0, "b": 1, "ab_": 2}

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from oracles import tool_reference, transformers_response
-from properties.model_outputs import ROUND_TRIP_TEMPLATES, TOOLS, assistant_messages, model_outputs
+from textbound.oracles import tool_reference, transformers_response
+from textbound.properties.model_outputs import ROUND_TRIP_TEMPLATES, TOOLS, assistant_messages, model_outputs
 from textbound.checks import Subject, run_check
 from textbound.checks.tools import assistant_part, message_difference, same_json, shared_template, well_formed
 from textbound.divergence import Case, is_oracle_disagreement
@@ -20,7 +20,7 @@ from textbound.implementation import Implementation
 from .families import NEEDS_TEMPLATES, family_path, impl_subject
 from .test_shape import component_signatures
 
-import impl
+from textbound import impl
 import tests.broken_tools_impl  # noqa: F401  (registers the variants as modules)
 
 FAMILY = "gpt2"
@@ -82,7 +82,7 @@ def test_an_id_repeated_in_a_later_delta_is_named_by_the_deltas():
     # a tag leaked into the content is in what the deltas assemble to: the stream case names it
     ("tests.broken_tools_impl.leaky_tags", tool_case("deltas", "Hi " + CALL % "x", [7]), "stream"),
     # a stream that assembles to the whole parse, wrong alike: the whole case names it
-    ("mutants.tools_starts_in_reasoning_ignored", tool_case("stream", "hm</think>Hi", [4], starts_in_reasoning=True),
+    ("textbound.mutants.tools_starts_in_reasoning_ignored", tool_case("stream", "hm</think>Hi", [4], starts_in_reasoning=True),
      "whole"),
 ])
 def test_a_property_leaves_a_bug_to_the_property_that_names_it(module: str, case: Case, left_to: str):
@@ -96,9 +96,9 @@ def test_a_property_leaves_a_bug_to_the_property_that_names_it(module: str, case
 
 # the catalogue's tools mutants, and the broken parsers above, bugs it lacks (close_in_string is left
 # out: its naive parser reads no reasoning either, a second bug)
-ONE_TOOLS_BUG = ["mutants.tools_arguments_repeated", "mutants.tools_close_tag_in_string", "mutants.tools_empty_content",
-                 "mutants.tools_index_from_one", "mutants.tools_starts_in_reasoning_ignored",
-                 "mutants.tools_tag_split_leaks", *(f"tests.broken_tools_impl.{variant}" for variant in sorted(
+ONE_TOOLS_BUG = ["textbound.mutants.tools_arguments_repeated", "textbound.mutants.tools_close_tag_in_string", "textbound.mutants.tools_empty_content",
+                 "textbound.mutants.tools_index_from_one", "textbound.mutants.tools_starts_in_reasoning_ignored",
+                 "textbound.mutants.tools_tag_split_leaks", *(f"tests.broken_tools_impl.{variant}" for variant in sorted(
                      set(tests.broken_tools_impl.VARIANTS) - {"close_in_string"}))]
 
 
@@ -111,15 +111,15 @@ def impl_signatures(module: str) -> frozenset[str]:
 def test_one_tools_bug_gives_one_signature_two_at_most_over_every_format(module):
     """A bug in code all formats share meets every format, and is still one signature: the kind
     does not name the format, and a property leaves to another of the same input what it names."""
-    assert not impl_signatures("impl")
+    assert not impl_signatures("textbound.impl")
     signatures = impl_signatures(module)
     assert 1 <= len(signatures) <= 2, sorted(signatures)
 
 
 @pytest.mark.parametrize("one, other", [
-    ("mutants.tools_close_tag_in_string", "mutants.tools_starts_in_reasoning_ignored"),  # both in whole content
-    ("mutants.tools_tag_split_leaks", "mutants.tools_index_from_one"),  # both in the stream
-    ("mutants.tools_arguments_repeated", "mutants.tools_empty_content"),
+    ("textbound.mutants.tools_close_tag_in_string", "textbound.mutants.tools_starts_in_reasoning_ignored"),  # both in whole content
+    ("textbound.mutants.tools_tag_split_leaks", "textbound.mutants.tools_index_from_one"),  # both in the stream
+    ("textbound.mutants.tools_arguments_repeated", "textbound.mutants.tools_empty_content"),
 ])
 def test_two_tools_bugs_give_signatures_of_their_own(one, other):
     """Each has a signature the other lacks (they may share one: a close tag cut inside a string may

@@ -25,10 +25,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from impl.tools import (FORMATS, MALFORMED_CALL, OutputParser, assemble, format_for_template, parse_response,
+from textbound.impl.tools import (FORMATS, MALFORMED_CALL, OutputParser, assemble, format_for_template, parse_response,
                         parse_tool_calls)
-from impl.tools.json_prefix import JsonPrefix
-from oracles.chat_oracle import TEMPLATES_ENV
+from textbound.impl.tools.json_prefix import JsonPrefix
+from textbound.oracles.chat_oracle import TEMPLATES_ENV
 
 TOOLS = [
     {"type": "function", "function": {"name": "get_weather", "description": "Weather.", "parameters": {
@@ -348,7 +348,7 @@ def test_format_for_template_knows_templates_without_tool_calls():
 
 
 def test_a_parser_that_does_not_hold_back_is_caught(monkeypatch):
-    import impl.tools.engine as engine
+    import textbound.impl.tools.engine as engine
 
     def eager_next_tag(text, tags, final):  # releases every character at once
         position = min((text.find(tag) for tag in tags if tag in text), default=-1)
@@ -440,7 +440,7 @@ def test_arguments_stream_as_they_arrive(fmt):
 
 
 def test_a_parser_that_repeats_argument_text_is_caught(monkeypatch):
-    from impl.tools.message import DeltaSink
+    from textbound.impl.tools.message import DeltaSink
 
     original = DeltaSink.arguments
 

@@ -94,7 +94,7 @@ def run_broken(report_dir, impl="tests.broken_impl", *extra) -> None:
 def test_triage_and_diff_of_real_runs(tmp_path, capsys):
     broken, clean = tmp_path / "broken", tmp_path / "clean"
     run_broken(broken)
-    run_broken(clean, "impl")
+    run_broken(clean, "textbound.impl")
     capsys.readouterr()
     text = triage_text(load_run(broken))
     signature = "tokenizer/encode/ids: drops tokens at the end"

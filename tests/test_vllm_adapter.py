@@ -9,7 +9,7 @@ import io
 import json
 
 import pytest
-from oracles.chat_oracle import FamilyChatOracle, frozen_clock, render
+from textbound.oracles.chat_oracle import FamilyChatOracle, frozen_clock, render
 
 from textbound.adapters import EngineMissing
 from textbound.adapters.jsonl_engine import EngineError

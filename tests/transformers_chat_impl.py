@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from oracles.chat_oracle import render
+from textbound.oracles.chat_oracle import render
 
 __version__ = "transformers-adapter-1"
 

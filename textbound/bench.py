@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from oracles.tokenizers_oracle import TokenizersOracle
+from textbound.oracles.tokenizers_oracle import TokenizersOracle
 
 from .bench_stops import stop_benchmark
 from .implementation import Implementation
@@ -29,7 +29,7 @@ def _rate(work: Callable[[], object], seconds: float) -> float:
 
 
 def run_bench(impl: Implementation, families: list[Family], seconds: float) -> int:
-    from corpora import text_files
+    from textbound.corpora import text_files
 
     text = "".join(text_files().values())
     print(f"corpus: {len(text.encode('utf-8')) / 1024:.0f} KiB; impl: {impl.name}")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from oracles.chat_oracle import bare_tokenizer, frozen_clock, shared_templates
+from textbound.oracles.chat_oracle import bare_tokenizer, frozen_clock, shared_templates
 
 from .implementation import Implementation
 

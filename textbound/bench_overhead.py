@@ -44,8 +44,8 @@ ORACLE_NAMES: dict[str, tuple[tuple[str, str], ...]] = {
     # matches and viable run impl's pattern (through ``regex``); jsonschema and the two engines judge.
     "structured": (("textbound.checks.structured", "schema_errors"), ("textbound.checks.structured", "failing_keywords"),
                    ("textbound.checks.structured", "matches"), ("textbound.checks.structured", "viable"),
-                   ("oracles.structured_oracles", "ByteAcceptor"), ("oracles.structured_oracles", "OutlinesMask"),
-                   ("oracles.structured_oracles", "LlguidanceMask")),
+                   ("textbound.oracles.structured_oracles", "ByteAcceptor"), ("textbound.oracles.structured_oracles", "OutlinesMask"),
+                   ("textbound.oracles.structured_oracles", "LlguidanceMask")),
 }
 # Oracle objects a check module builds once per process and keeps (functools caches): emptied before
 # the first timed pass, so that they are built again through the clock and their calls are timed in
@@ -56,7 +56,7 @@ OVERHEAD_TARGET = 1.5
 
 
 def _second_oracles(subject) -> list:
-    from oracles.disagreements import second_oracles
+    from textbound.oracles.disagreements import second_oracles
     return subject.cached("bench second oracles", lambda: second_oracles(subject.path))
 
 

@@ -48,7 +48,7 @@ def _llguidance_compile(schema) -> None:
     """llguidance's grammar of ``schema``, compiled: writing the grammar alone checks nothing."""
     import llguidance
 
-    from oracles.structured_oracles import llguidance_grammar
+    from textbound.oracles.structured_oracles import llguidance_grammar
 
     problem = llguidance.LLMatcher.validate_grammar(llguidance_grammar(schema))
     if problem:
@@ -72,8 +72,8 @@ def sound_samples(impl, schema, pattern: str, seed: int) -> None:
     Unsound naming the first one jsonschema rejects; ValueError where the sample cannot be drawn."""
     import random
 
-    from properties.regex_samples import sample_shared
-    from properties.shared_patterns import SharedPattern, shared_pattern
+    from textbound.properties.regex_samples import sample_shared
+    from textbound.properties.shared_patterns import SharedPattern, shared_pattern
 
     try:
         shared = shared_pattern(schema)
@@ -101,7 +101,7 @@ def _sampled_impl(impl):
 
 
 def _engines(impl) -> dict:
-    from oracles.structured_oracles import outlines_regex
+    from textbound.oracles.structured_oracles import outlines_regex
 
     return {"impl": _sampled_impl(impl), "outlines-core": outlines_regex, "llguidance": _llguidance_compile}
 
@@ -219,7 +219,7 @@ def schema_coverage(impl, folder: Path, timeout: float = SCHEMA_TIMEOUT) -> int:
 def suite_violations(impl, folder: Path) -> tuple[int, int, list[str]]:
     """(schemas impl compiles, schemas, one line per instance the suite calls invalid that impl admits)
     over the JSON Schema Test Suite files (``*.json``: lists of {schema, tests}) in ``folder``."""
-    from oracles.structured_oracles import dumps_forms
+    from textbound.oracles.structured_oracles import dumps_forms
 
     compiled, total, violations = 0, 0, []
     for path in sorted(folder.glob("*.json")):

@@ -13,9 +13,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from oracles.structured_oracles import (LlguidanceMask, OutlinesMask, TokenVocabulary, llguidance_grammar,
+from textbound.oracles.structured_oracles import (LlguidanceMask, OutlinesMask, TokenVocabulary, llguidance_grammar,
                                         outlines_regex)
-from oracles.tokenizers_oracle import TokenizersOracle
+from textbound.oracles.tokenizers_oracle import TokenizersOracle
 
 BUILD_TARGET = 5.0
 STEP_TARGET_MS = 1.0

@@ -61,7 +61,7 @@ FIRST_TEXT = "Hello world"  # encoded right after loading
 
 def _shuffled_paragraphs(categories: Callable[[str], bool], seed: int) -> str:
     """About TEXT_BYTES of the corpus files whose category passes, paragraph by paragraph."""
-    from corpora import text_files
+    from textbound.corpora import text_files
 
     paragraphs = [paragraph + "\n\n" for name, text in text_files().items() if categories(name)
                   for paragraph in text.split("\n\n") if paragraph.strip()]
@@ -116,7 +116,7 @@ def _engines(impl: Implementation, family: Family) -> list[Engine]:
     when the family's vocabulary converts, tiktoken."""
     from tokenizers import Tokenizer as OracleTokenizer
 
-    from oracles.tiktoken_oracle import TiktokenOracle
+    from textbound.oracles.tiktoken_oracle import TiktokenOracle
 
     oracle = OracleTokenizer.from_file(str(family.path / "tokenizer.json"))
     engines = [Engine("tokenizers", lambda text: oracle.encode(text, add_special_tokens=False).ids),
@@ -245,7 +245,7 @@ def large_vocabulary_tokenizer_json(vocab_size: int = LARGE_VOCABULARY, seed: in
     """A byte-level BPE tokenizer.json with ``vocab_size`` tokens: the 256 byte characters, then
     tokens each made by one merge of two shorter ones (chosen at random among tokens of at most
     eight characters), in merge order, so that tiktoken can read it too. GPT-2's pre-tokenizer."""
-    from impl.tokenizer.byte_level import BYTE_TO_CHAR
+    from textbound.impl.tokenizer.byte_level import BYTE_TO_CHAR
 
     rng = random.Random(seed)
     tokens = [BYTE_TO_CHAR[byte] for byte in range(256)]

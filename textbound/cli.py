@@ -40,7 +40,7 @@ from .time_limit import NoAnswer, time_limit
 from .triage import TriageError
 
 EXIT_OK, EXIT_DIVERGED, EXIT_SETUP = 0, 1, 2
-DEFAULT_IMPL = "impl"
+DEFAULT_IMPL = "textbound.impl"
 SERVER_ADAPTER = "textbound.adapters.server"
 # What textbound.adapters.server reads, by the option that sets it.
 SERVER_ENV = {"server": "TEXTBOUND_SERVER_URL", "server_dialect": "TEXTBOUND_SERVER_DIALECT",
@@ -471,7 +471,7 @@ def _append_markdown(markdown: Path, text: str) -> None:
 
 
 def _oracle_versions() -> dict[str, str]:
-    from oracles import versions
+    from textbound.oracles import versions
     return versions()
 
 

@@ -4,7 +4,7 @@ The oracle's and the implementation's answers stage by stage (textbound.stages),
 difference marked with its shape, the mutants of the catalogue that reproduce the implementation's
 answer (textbound.explanation), and the counterfactual oracles that do (textbound.counterfactuals):
 
-    $ textbound explain --family qwen --text "律" --impl mutants.tokenizer_nfc_skipped
+    $ textbound explain --family qwen --text "律" --impl textbound.mutants.tokenizer_nfc_skipped
     textbound explain: encode '律' on qwen: tokenizers 0.23.3 (oracle) against mutants.tokenizer_nfc_skipped (impl)
     >> normalized text: text not NFC-normalized
           oracle: '律'
@@ -20,7 +20,7 @@ implementation's answer:
 
     $ cat chat.json
     {"messages": [{"role": "user", "content": "Hi"}], "add_generation_prompt": true}
-    $ textbound explain --family qwen --conversation chat.json --impl mutants.chat_generation_prompt_ignored
+    $ textbound explain --family qwen --conversation chat.json --impl textbound.mutants.chat_generation_prompt_ignored
     textbound explain: render chat.json on qwen: transformers 5.24.0 (oracle) against mutants.chat_generation_prompt_ignored (impl)
     >> rendered prompt: drops mixed text before '\\n'
           oracle: '<|im_start|>user\\nHi<|im_end|>\\n<|im_start|>assistant\\n'
@@ -57,7 +57,7 @@ class BadInput(Exception):
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``textbound explain``."""
-    parser.add_argument("--impl", default="impl", help="module exposing impl's public names (default: impl)")
+    parser.add_argument("--impl", default="textbound.impl", help="module exposing impl's public names (default: textbound.impl)")
     where = parser.add_mutually_exclusive_group(required=True)
     where.add_argument("--family", help="an embedded family, or a folder name under $TEXTBOUND_MODELS")
     where.add_argument("--model-dir", help="a folder with tokenizer.json")
@@ -126,7 +126,7 @@ class Conversation:
 def read_conversation(path: str) -> Conversation:
     """``[{"role": "user", "content": "Hi"}]`` in ``path``, or ``{"messages": [...], "tools": [...],
     "add_generation_prompt": true, "chat_template": "..."}``; anything else is bad input."""
-    from oracles.chat_oracle import ChatRequest
+    from textbound.oracles.chat_oracle import ChatRequest
 
     where = f"--conversation {path}"
     try:
@@ -158,7 +158,7 @@ def _family(args) -> Family:
 def explain(family: Family, impl: Implementation, operation: str, given) -> Explanation:
     """Both sides' stages on ``given``, compared; on a difference, the catalogue and the
     counterfactual oracles are asked what reproduces the implementation's answer."""
-    from oracles.tokenizers_oracle import TokenizersOracle
+    from textbound.oracles.tokenizers_oracle import TokenizersOracle
 
     from .checks import Subject
     from .shape import Vocabulary
@@ -198,7 +198,7 @@ def explain_conversation(family: Family, impl: Implementation, conversation: Con
     """The rendered prompt and its ids from transformers and from the implementation, each call given
     at most ``seconds`` (an oracle past it is an oracle failure, bad input here), compared; on a
     difference, the chat mutants of the catalogue that give the implementation's answer."""
-    from oracles.chat_oracle import FamilyChatOracle, templates_for
+    from textbound.oracles.chat_oracle import FamilyChatOracle, templates_for
 
     from .shape import Vocabulary
     from .stages import chat_stages
@@ -294,7 +294,7 @@ def render(found: Explanation, family: Family, impl: Implementation) -> str:
         import transformers
         version, given = f"transformers {transformers.__version__}", found.given
     else:
-        from oracles.tokenizers_oracle import VERSION
+        from textbound.oracles.tokenizers_oracle import VERSION
         version, given = VERSION, repr(found.given)
     lines = [f"textbound explain: {found.operation} {given} on {family.name}: {version} (oracle) "
              f"against {impl.name} (impl)"]

@@ -14,7 +14,7 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
-from mutants import CATALOGUE, Mutant
+from textbound.mutants import CATALOGUE, Mutant
 
 from .divergence import Case, plain_json
 

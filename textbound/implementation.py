@@ -50,6 +50,11 @@ SERVER_NAMES: dict[str, tuple[str, ...]] = {
 SERVER_PROPERTY_NAMES = {**PROPERTY_NAMES, ("chat", "render"): ("render_chat",)}
 
 
+# Folders whose modules were imported by their own names (``--impl impl``, ``--impl mutants.NAME``)
+# before they became textbound's subpackages; records written then still name them so.
+RENAMED = ("impl", "mutants")
+
+
 class ImplementationError(Exception):
     """The --impl module could not be used at all."""
 
@@ -64,6 +69,8 @@ def import_module(name: str) -> ModuleType:
     path, as for ``python mymod.py``); a module name is imported, from the current folder too."""
     if is_file_path(name):
         return _import_file(Path(name))
+    if name.split(".")[0] in RENAMED:  # a replay command recorded before the namespace
+        name = f"textbound.{name}"
     try:
         return importlib.import_module(name)
     except ModuleNotFoundError as exc:

@@ -129,7 +129,7 @@ def template_context(source: str, case_input: dict) -> dict | None:
     """What transformers' apply_chat_template hands ``source`` for the case's request, as
     impl.chat.ChatRenderer prepares it (and the hf_jinja adapter sends it); None where the request
     is refused before the template runs."""
-    from oracles.chat_oracle import ChatRequest, frozen_clock
+    from textbound.oracles.chat_oracle import ChatRequest, frozen_clock
 
     from .adapters import render_chat_through
 
@@ -154,7 +154,7 @@ def template_context(source: str, case_input: dict) -> dict | None:
 def reference_answer(source: str, context: dict) -> dict:
     """jinja2's rendering of ``source`` on ``context``, compiled as transformers compiles a chat
     template: ``{"text": ...}``, or ``{"error": "class: message"}`` where it raises."""
-    from oracles.chat_oracle import Raised, frozen_clock
+    from textbound.oracles.chat_oracle import Raised, frozen_clock
     from transformers.utils.chat_template_utils import _compile_jinja_template
 
     try:

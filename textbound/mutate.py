@@ -1,6 +1,6 @@
 """``textbound mutate``: the harness measured on the mutation catalogue (mutants/).
 
-Each mutant is checked as ``textbound check --impl mutants.NAME --component ITS_COMPONENT --budget
+Each mutant is checked as ``textbound check --impl textbound.mutants.NAME --component ITS_COMPONENT --budget
 quick`` would check it: the same case builders and checks, on every family of such a run (the
 embedded ones, those under $TEXTBOUND_MODELS, the budget's fuzzed pipelines). A mutant is *caught*
 by a divergence on a case that the unmutated implementation (``--base``, impl) passes, so a
@@ -30,8 +30,8 @@ from dataclasses import asdict, dataclass, replace
 from multiprocessing import get_context
 from pathlib import Path
 
-import mutants
-from mutants import BY_NAME, CATALOGUE, Mutant
+from textbound import mutants
+from textbound.mutants import BY_NAME, CATALOGUE, Mutant
 
 from .budget import BUDGETS, Budget
 from .divergence import STRATUM_FIELD, Case, Divergence, plain_json
@@ -115,7 +115,7 @@ def _base_subject(base: Implementation, family: Family):
 
 
 def hunt(mutant: Mutant, families: list[Family], budget: Budget = BUDGETS["quick"], seed: int = 0,
-         base: str = "impl", examples: int = DEFAULT_EXAMPLES, time_limit: float | None = DEFAULT_TIME_LIMIT) -> MutantVerdict:
+         base: str = "textbound.impl", examples: int = DEFAULT_EXAMPLES, time_limit: float | None = DEFAULT_TIME_LIMIT) -> MutantVerdict:
     """Checks ``mutant`` family by family until a family gives divergences that ``base`` does not
     have; returns the smallest of up to ``examples`` of them, minimized."""
     from .checks import Subject, run_check
@@ -212,7 +212,7 @@ def _hunt_in_worker(arguments: tuple) -> dict:
 
 
 def run_mutants(mutants: Iterable[Mutant], families: list[Family], budget: Budget = BUDGETS["quick"],
-                seed: int = 0, jobs: int = 1, base: str = "impl", examples: int = DEFAULT_EXAMPLES,
+                seed: int = 0, jobs: int = 1, base: str = "textbound.impl", examples: int = DEFAULT_EXAMPLES,
                 time_limit: float | None = DEFAULT_TIME_LIMIT, on_verdict=None) -> list[MutantVerdict]:
     """Each mutant's verdict, in catalogue order; with ``jobs`` > 1 checked in that many worker
     processes (started fresh, so no mutant's imports reach another run). ``on_verdict`` is called
@@ -260,7 +260,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--budget", choices=sorted(BUDGETS), default="quick")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=1, help="mutants checked at once, each in a worker process")
-    parser.add_argument("--base", default="impl", help="the implementation the mutants break (default: impl)")
+    parser.add_argument("--base", default="textbound.impl", help="the implementation the mutants break (default: textbound.impl)")
     parser.add_argument("--examples", type=int, default=DEFAULT_EXAMPLES,
                         help=f"divergences minimized per mutant, the smallest shown (default: {DEFAULT_EXAMPLES})")
     parser.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT, metavar="SECONDS",

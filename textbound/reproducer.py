@@ -72,7 +72,7 @@ def _diverges(target: Target, spec: dict) -> bool:
             return False
         finally:
             if target.case.component == "chat":  # transformers' tokenizer of a folder gone now, kept by path
-                from oracles.chat_oracle import FamilyChatOracle
+                from textbound.oracles.chat_oracle import FamilyChatOracle
                 FamilyChatOracle.of.cache_clear()
     return found is not None and found.signature == target.signature
 
@@ -216,7 +216,7 @@ def write_reproducers(run, out: Path) -> list[str]:
     from .triage import signature_groups, split_records
 
     out.mkdir(parents=True, exist_ok=True)
-    impl, families = run.summary.get("impl", "impl"), run.summary.get("families", {})
+    impl, families = run.summary.get("impl", "textbound.impl"), run.summary.get("families", {})
     lines = []
     groups = [g for g in signature_groups(split_records(run.records)[0])
               if _listed(impl, g.smallest["component"]) and not is_oracle_disagreement(g.signature)]
@@ -316,7 +316,7 @@ def _with_chat_files(target: Target, folder: Path) -> Target:
     """A chat ids target with what its script holds beside the minimized tokenizer.json: the family's
     tokenizer_config.json (less its chat template: the case's inline one is given), and the prompt
     transformers renders, whose tokens the minimized file keeps."""
-    from oracles.chat_oracle import ChatRequest, FamilyChatOracle, frozen_clock
+    from textbound.oracles.chat_oracle import ChatRequest, FamilyChatOracle, frozen_clock
 
     from .checks.chat import INLINE_TEMPLATE
 

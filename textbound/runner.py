@@ -177,7 +177,7 @@ class Plan:
     are a guard of the machinery against an implementation that hangs or eats memory; the recorder,
     the progress lines and the case source are where the run writes, shows and draws from.
 
-        >>> plan = Plan(Implementation("impl"), resolve(["gpt2"], [], []), ["tokenizer"], BUDGETS["quick"])
+        >>> plan = Plan(Implementation("textbound.impl"), resolve(["gpt2"], [], []), ["tokenizer"], BUDGETS["quick"])
         >>> run(plan, Recorder(report_dir, info)).new
         []
     """

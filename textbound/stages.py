@@ -97,7 +97,7 @@ def impl_stages(tokenizer, operation: str, given) -> list[Stage]:
                 *_decoded(tokenizer.decode(given), tokenizer.decode(given, skip_special_tokens=True))]
     stages = []
     if exposes_stages(tokenizer):
-        from impl.tokenizer.pre_tokenizers import Piece
+        from textbound.impl.tokenizer.pre_tokenizers import Piece
         normalized = tokenizer.normalizer.normalize(given) if tokenizer.normalizer is not None else given
         pieces = None
         if tokenizer.pre_tokenizer is not None:
@@ -146,7 +146,7 @@ def chat_stages(render_text: Callable[[], str], render_ids: Callable[[], list[in
         >>> [s.name for s in chat_stages(lambda: "<s>Hi", lambda: [1, 2], vocabulary.get, 30)]
         ['rendered prompt', 'prompt ids']
     """
-    from oracles.chat_oracle import frozen_clock, outcome
+    from textbound.oracles.chat_oracle import frozen_clock, outcome
 
     def stage(name: str, call) -> Stage:
         with frozen_clock(), time_limit(seconds) as limit:

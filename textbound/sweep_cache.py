@@ -22,7 +22,7 @@ from pathlib import Path
 import regex
 import tokenizers
 
-from properties import sweeps
+from textbound.properties import sweeps
 
 from .families.cache import default_cache_dir
 

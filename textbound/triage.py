@@ -507,7 +507,7 @@ def _chat_rekinded(record: dict, kind: str, folder: str | None) -> str:
     digest). An error's kind is kept as recorded: today's one kind for any error transformers raises
     and the engine does not raise alike would merge an engine's unrelated bugs (a lexer's, a
     filter's) into one."""
-    from oracles.chat_oracle import ChatRequest, TemplateNotFound, frozen_clock, resolve
+    from textbound.oracles.chat_oracle import ChatRequest, TemplateNotFound, frozen_clock, resolve
     from .checks.chat import INLINE_TEMPLATE, blank_variable_kind, read_otherwise, render_answer
 
     expected, actual = record.get("expected"), record.get("actual")

@@ -54,7 +54,7 @@ from unittest import mock
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from mutants import BY_NAME  # noqa: E402
+from textbound.mutants import BY_NAME  # noqa: E402
 from textbound.divergence import is_oracle_disagreement, signature_of  # noqa: E402
 from textbound.families import build_family, embedded_family_names, folder_families, models_dir  # noqa: E402
 from textbound.implementation import Implementation  # noqa: E402

@@ -51,9 +51,9 @@ def _render_in_child(side: str, name: str) -> None:
     source = (CATALOGUE / entry["file"]).read_text(encoding="utf-8")
     context = index["context"]
     if side == "transformers":
-        from oracles.chat_oracle import render
+        from textbound.oracles.chat_oracle import render
     else:
-        from impl import render_chat as render
+        from textbound.impl import render_chat as render
     used = resource.getrusage(resource.RUSAGE_SELF)
     budget = int(used.ru_utime + used.ru_stime) + CPU_SECONDS  # the time limit starts now, not while Python imports
     resource.setrlimit(resource.RLIMIT_CPU, (budget, budget + 5))

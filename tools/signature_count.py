@@ -18,7 +18,7 @@ import argparse
 import sys
 from dataclasses import dataclass, field
 
-from mutants import CATALOGUE
+from textbound.mutants import CATALOGUE
 from textbound.budget import BUDGETS
 from textbound.checks import Subject, case_source, run_check
 from textbound.families import build_family, embedded_family

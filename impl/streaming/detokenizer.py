@@ -59,7 +59,7 @@ class IncrementalDetokenizer:
     ``flush()`` the rest once generation ends; ``text`` is all of it and ``prompt_text`` what the
     prompt showed (see the module docstring).
 
-    >>> from impl import Tokenizer
+    >>> from textbound.impl import Tokenizer
     >>> tokenizer = Tokenizer({"version": "1.0", "model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2, "c": 3}, "merges": ["a b"]}})
     >>> detokenizer = IncrementalDetokenizer(tokenizer)
     >>> detokenizer.add([2]), detokenizer.add([3]), detokenizer.flush(), detokenizer.text

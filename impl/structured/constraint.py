@@ -174,7 +174,7 @@ class Constraint:
     token continues yet not complete can only arise when the vocabulary cannot spell the text the
     pattern requires.
 
-    >>> from impl import Tokenizer
+    >>> from textbound.impl import Tokenizer
     >>> tokenizer = Tokenizer({"version": "1.0", "decoder": {"type": "Fuse"}, "model": {
     ...     "type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2, "c": 3}, "merges": ["a b"]}})
     >>> constraint = Constraint("ab|c", tokenizer)

@@ -5,10 +5,10 @@ report a missing, mistyped or out-of-range field in the same words.
 
     >>> field({"vocab": {}}, "merges", "tokenizer.json: $.model")
     Traceback (most recent call last):
-    impl.errors.TokenizerFileError: tokenizer.json: $.model.merges: required field is missing
+    textbound.impl.errors.TokenizerFileError: tokenizer.json: $.model.merges: required field is missing
     >>> u32_value(2**32, "tokenizer.json: $.model.vocab.a")
     Traceback (most recent call last):
-    impl.errors.TokenizerFileError: tokenizer.json: $.model.vocab.a: expected an id in 0..4294967295, found 4294967296
+    textbound.impl.errors.TokenizerFileError: tokenizer.json: $.model.vocab.a: expected an id in 0..4294967295, found 4294967296
 """
 from __future__ import annotations
 
@@ -99,7 +99,7 @@ class MetaspaceOptions:
 
     >>> MetaspaceOptions.from_json({"replacement": "\u2581", "add_prefix_space": False}, "$.decoder")
     Traceback (most recent call last):
-    impl.errors.TokenizerFileError: $.decoder.add_prefix_space: false contradicts prepend_scheme 'always'
+    textbound.impl.errors.TokenizerFileError: $.decoder.add_prefix_space: false contradicts prepend_scheme 'always'
     """
 
     PREPEND_SCHEMES = ("always", "first", "never")

@@ -4,7 +4,7 @@ Every pre-tokenizer is a rule for cutting one piece; the oracle (tokenizers/src/
 applies it to each piece in turn and drops the empty ones. Most cut where a pattern matches and
 then keep, drop or attach the matched part as a SplitDelimiterBehavior says.
 
-The character classes come from impl.tokenizer.patterns.unicode_class at the Unicode version of the engine
+The character classes come from textbound.impl.tokenizer.patterns.unicode_class at the Unicode version of the engine
 the oracle asks: Rust's std for whitespace and digits, the unicode_categories crate for
 punctuation, the regex crate for Whitespace's words, Oniguruma for Split and ByteLevel.
 """

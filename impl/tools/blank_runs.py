@@ -8,7 +8,7 @@ call. A run of whitespace alone (space, tab, line feed, carriage return) that to
 either side is dropped; any other run is content, verbatim. A stream holds a run while it is
 whitespace alone and its fate is open, and releases it as soon as something else is written in it.
 
->>> from impl.tools.message import DeltaSink
+>>> from textbound.impl.tools.message import DeltaSink
 >>> sink = DeltaSink(); runs = BlankRuns(sink)
 >>> runs.content("\\n"); runs.end_run(by_call=True); runs.start_run(after_call=True); runs.content(" Hi")
 >>> sink.take()

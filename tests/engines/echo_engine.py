@@ -22,8 +22,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # impl/, when run as a script from anywhere
 
-import impl  # noqa: E402
-from impl.chat.environment import frozen_clock  # noqa: E402
+from textbound import impl  # noqa: E402
+from textbound.impl.chat.environment import frozen_clock  # noqa: E402
 
 
 class Engine:

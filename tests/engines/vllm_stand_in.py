@@ -16,7 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT), str(ROOT / "engines" / "vllm")]
 
-import impl  # noqa: E402
+from textbound import impl  # noqa: E402
 from protocol_loop import Handles, serve  # noqa: E402
 
 

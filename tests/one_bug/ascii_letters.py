@@ -1,7 +1,7 @@
 """Pre-tokenization whose letter class is ASCII-only (a regex engine reading \\p{L} as [A-Za-z], as
 JavaScript's \\w is): non-ASCII words are cut where the reference keeps them whole."""
-from impl import *  # noqa: F403 - re-exports impl's names
-from mutants.base import nodes, spec_rewritten
+from textbound.impl import *  # noqa: F403 - re-exports impl's names
+from textbound.mutants.base import nodes, spec_rewritten
 
 
 def _ascii_letters(spec: dict) -> None:

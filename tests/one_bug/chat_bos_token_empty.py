@@ -1,8 +1,8 @@
 """The template is given an empty ``bos_token``, so a template writing it renders none, as
 llama-server's `/apply-template` leaves out the BOS (its tokenizer adds it again; textbound's field
 run, Llama 3.1); transformers gives the template the tokenizer's BOS."""
-import impl
-from impl import *  # noqa: F403 - re-exports impl's names
+from textbound import impl
+from textbound.impl import *  # noqa: F403 - re-exports impl's names
 
 
 def render_chat(template, messages, **arguments):

@@ -2,8 +2,8 @@
 llama_index's ChatML ``messages_to_prompt`` put an assistant tool-call turn's ``content=None`` into
 the prompt (run-llama/llama_index#23142), and PrimeIntellect-ai/renderers' GLM and MiniMax
 renderers did (PrimeIntellect-ai/renderers#131); transformers gives the template None."""
-import impl
-from impl import *  # noqa: F403 - re-exports impl's names
+from textbound import impl
+from textbound.impl import *  # noqa: F403 - re-exports impl's names
 
 
 def _as_text(message):

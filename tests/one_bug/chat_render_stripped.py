@@ -2,8 +2,8 @@
 tokenized, as VL-RLHF's ``process_batch`` stripped the text apply_chat_template gave, dropping the
 newline a template ends its generation prompt with (TideDra/VL-RLHF#2, "strip may break chat
 template"). VL-RLHF never asks for sanitize_control_tokens: those ids are impl's."""
-import impl
-from impl import *  # noqa: F403 - re-exports impl's names
+from textbound import impl
+from textbound.impl import *  # noqa: F403 - re-exports impl's names
 
 
 def render_chat(template, messages, **arguments):

@@ -1,6 +1,6 @@
 """A decode that drops one leading space (a detokenizer trimming the first token's "Ġ" or "▁")."""
-import impl
-from impl import *  # noqa: F403 - re-exports impl's names
+from textbound import impl
+from textbound.impl import *  # noqa: F403 - re-exports impl's names
 
 
 class Tokenizer(impl.Tokenizer):

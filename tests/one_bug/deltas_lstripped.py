@@ -1,7 +1,7 @@
 """A detokenizer whose deltas are stripped of leading whitespace (a server trimming each chunk
 before it is sent)."""
-import impl
-from impl import *  # noqa: F403 - re-exports impl's names
+from textbound import impl
+from textbound.impl import *  # noqa: F403 - re-exports impl's names
 
 
 class IncrementalDetokenizer(impl.IncrementalDetokenizer):

@@ -1,8 +1,8 @@
 """A detokenizer that keeps each delta's last character back until the next add or the flush (a
 server holding back one character in case a stop string begins there, also when no stop string is
 set): the text comes out whole, late. ``add`` of "Hello" shows "Hell", the next add shows the "o"."""
-import impl
-from impl import *  # noqa: F403 - re-exports impl's names
+from textbound import impl
+from textbound.impl import *  # noqa: F403 - re-exports impl's names
 
 
 class IncrementalDetokenizer(impl.IncrementalDetokenizer):

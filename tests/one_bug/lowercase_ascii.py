@@ -1,7 +1,7 @@
 """A Lowercase normalizer that lowercases ASCII letters only (C's tolower per byte)."""
-from impl import *  # noqa: F403 - re-exports impl's names
-from impl.tokenizer import normalizers
-from mutants.base import restaged
+from textbound.impl import *  # noqa: F403 - re-exports impl's names
+from textbound.impl.tokenizer import normalizers
+from textbound.mutants.base import restaged
 
 
 class _AsciiLowercase(normalizers.Lowercase):

@@ -2,8 +2,8 @@
 ``spaces_between_special_tokens`` (on by default in its SamplingParams) joins the text between
 added tokens with spaces where `tokenizers` joins it as it is (vllm/transformers_utils/detokenizer_utils.py,
 ``_convert_tokens_to_string_with_added_encoders``): "a<|endoftext|>b" streams as "a <|endoftext|> b"."""
-import impl
-from impl import *  # noqa: F403 - re-exports impl's names
+from textbound import impl
+from textbound.impl import *  # noqa: F403 - re-exports impl's names
 
 
 class IncrementalDetokenizer(impl.IncrementalDetokenizer):

@@ -1,5 +1,5 @@
 """An engine that shows no stages (only encode, decode and the vocabulary) and skips the normalizer."""
-import impl
+from textbound import impl
 
 __version__ = "stageless-1"
 

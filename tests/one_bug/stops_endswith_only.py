@@ -2,7 +2,7 @@
 by more text in the same delta is missed (vLLM before vllm-project/vllm#3672, reported as
 vllm-project/vllm#3572: "stop sequence is only checked with endswith", so a stop ``DE`` inside
 the token ``DEF`` let generation run on). It holds back a tail that may begin a stop, as impl does."""
-from impl import *  # noqa: F403 - re-exports impl's names
+from textbound.impl import *  # noqa: F403 - re-exports impl's names
 
 from .holding_checker import HoldingStopChecker
 

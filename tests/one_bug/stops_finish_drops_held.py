@@ -1,7 +1,7 @@
 """A stop checker whose ``finish`` forgets the tail it held back (a stream ending without a stop
 loses the text that might have begun one)."""
-import impl
-from impl import *  # noqa: F403 - re-exports impl's names
+from textbound import impl
+from textbound.impl import *  # noqa: F403 - re-exports impl's names
 
 
 class StopChecker(impl.StopChecker):

@@ -6,7 +6,7 @@ ai-dynamo/dynamo#14848: "there" with stops "re", "he" gave "the"). Two stops com
 where a token decodes to several characters or a step appends several tokens. It searches, as vLLM
 does, the newest delta and the stop's length less one before it, and holds back a tail that may
 begin a stop, as impl does."""
-from impl import *  # noqa: F403 - re-exports impl's names
+from textbound.impl import *  # noqa: F403 - re-exports impl's names
 
 from .holding_checker import HoldingStopChecker
 

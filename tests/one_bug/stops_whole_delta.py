@@ -3,8 +3,8 @@ and any text after it in that delta are kept, include_stop or not (SkyRL's gener
 NovaSky-AI/SkyRL#778 returns the tokens through the one in which a stop string appears: "if the stop
 string is "stop" but the final token decodes to "stop!", then this code will return "stop!"", as
 Tinker does). Before a stop it holds back a tail that may begin one, as impl does."""
-import impl
-from impl import *  # noqa: F403 - re-exports impl's names
+from textbound import impl
+from textbound.impl import *  # noqa: F403 - re-exports impl's names
 
 
 class StopChecker(impl.StopChecker):

@@ -98,7 +98,7 @@ def render_chat_through(environment):
     impl.chat.ChatRenderer (as transformers prepares it) and whose template runs in another engine's
     ``environment`` (an object with ChatRenderer's compile and render): the template engine alone is
     swapped."""
-    from impl.chat import ChatRenderer
+    from textbound.impl.chat import ChatRenderer
 
     renderer = ChatRenderer()
     renderer.environment = environment

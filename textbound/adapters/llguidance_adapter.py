@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 
-from impl import Tokenizer, json_schema_to_regex, parse_response  # noqa: F401 - see the docstring
+from textbound.impl import Tokenizer, json_schema_to_regex, parse_response  # noqa: F401 - see the docstring
 
 from . import engine_version
 from .structured_adapters import LlguidanceConstraint as Constraint  # noqa: F401

@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 import json
 
-from impl import Tokenizer, parse_response  # noqa: F401 - the vocabulary's bytes, and the calls' reader
+from textbound.impl import Tokenizer, parse_response  # noqa: F401 - the vocabulary's bytes, and the calls' reader
 
 from . import engine_version
 from .structured_adapters import OutlinesConstraint as Constraint  # noqa: F401

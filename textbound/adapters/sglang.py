@@ -26,7 +26,7 @@ import functools
 import os
 from pathlib import Path
 
-from impl.tools import assemble
+from textbound.impl.tools import assemble
 
 from . import EngineMissing
 from . import jsonl_engine as protocol

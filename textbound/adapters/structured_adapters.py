@@ -27,15 +27,15 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from impl import regex_escape
-from impl.structured.constraint import special_token_ids
-from impl.structured.tool_call import FORMATS, called_functions
+from textbound.impl import regex_escape
+from textbound.impl.structured.constraint import special_token_ids
+from textbound.impl.structured.tool_call import FORMATS, called_functions
 
 from . import require
 
 require("outlines-core", "outlines_core")
 require("llguidance")
-from oracles.structured_oracles import (LlguidanceMask, OutlinesMask, TokenVocabulary,  # noqa: E402
+from textbound.oracles.structured_oracles import (LlguidanceMask, OutlinesMask, TokenVocabulary,  # noqa: E402
                                         llguidance_regex_grammar, mask_ids)
 
 # Whitespace the tool-call wrapper allows between its own tokens (json.dumps writes none or one space).

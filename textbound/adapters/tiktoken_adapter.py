@@ -25,7 +25,7 @@ import codecs
 from collections.abc import Iterable
 from pathlib import Path
 
-from oracles.tiktoken_oracle import NotExpressible, TiktokenVocabulary
+from textbound.oracles.tiktoken_oracle import NotExpressible, TiktokenVocabulary
 
 from . import engine_version, require
 

@@ -26,7 +26,7 @@ import functools
 from . import engine_version, require
 
 require("tokenizers")
-from oracles.tokenizers_oracle import TokenizersOracle  # noqa: E402
+from textbound.oracles.tokenizers_oracle import TokenizersOracle  # noqa: E402
 
 from ..divergence import REPLACEMENT_CHARACTER  # noqa: E402
 

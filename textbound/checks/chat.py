@@ -39,7 +39,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from itertools import chain
 
-from oracles.chat_oracle import (ChatRequest, ChatTemplate, FamilyChatOracle, Raised, frozen_clock, outcome, render,
+from textbound.oracles.chat_oracle import (ChatRequest, ChatTemplate, FamilyChatOracle, Raised, frozen_clock, outcome, render,
                                  resolve)
 
 from ..divergence import Case, Divergence, first_index

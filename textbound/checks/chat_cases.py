@@ -26,9 +26,9 @@ import functools
 import hashlib
 from collections.abc import Iterator
 
-from oracles.chat_oracle import (ChatRequest, ChatTemplate, FamilyChatOracle, frozen_clock, outcome, render,
+from textbound.oracles.chat_oracle import (ChatRequest, ChatTemplate, FamilyChatOracle, frozen_clock, outcome, render,
                                  shared_templates, templates_for)
-from properties.conversations import STRATUM_BASE, request_strata
+from textbound.properties.conversations import STRATUM_BASE, request_strata
 
 from ..budget import Budget
 from ..divergence import STRATUM_FIELD, Case
@@ -95,8 +95,8 @@ def _case(prop: str, family: Family, template: ChatTemplate, request: dict) -> C
 def chat_cases(family: Family, budget: Budget, seed: int, subject: Subject) -> Iterator[Case]:
     if family.origin == "fuzz":
         return  # a fuzzed pipeline has no chat of its own: the tokenizer component checks its ids
-    from properties.conversations import chat_requests
-    from properties.strategies import draw_examples
+    from textbound.properties.conversations import chat_requests
+    from textbound.properties.strategies import draw_examples
     own = templates_for(family.path)
     shared = shared_templates()
     specials = FamilyChatOracle.of(family.path).special_token_variables()

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from oracles.chat_oracle import Raised
-from oracles.tokenizers_oracle import TokenizersOracle
+from textbound.oracles.chat_oracle import Raised
+from textbound.oracles.tokenizers_oracle import TokenizersOracle
 
 from ..budget import Budget
 from ..divergence import COMPONENTS, SERVER_ERROR, Case, Divergence, first_index

@@ -28,8 +28,8 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator
 
-from oracles.chat_oracle import ChatRequest, FamilyChatOracle, outcome
-from properties.schemas import tool_corpus
+from textbound.oracles.chat_oracle import ChatRequest, FamilyChatOracle, outcome
+from textbound.properties.schemas import tool_corpus
 
 from ..budget import Budget
 from ..divergence import Case

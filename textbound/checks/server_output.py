@@ -27,7 +27,7 @@ import json
 
 import jsonschema
 
-from oracles.stop_reference import stop_outcome
+from textbound.oracles.stop_reference import stop_outcome
 
 from ..divergence import REPLACEMENT_CHARACTER, Case, Divergence, first_index
 from ..server.dialect import Generation, GenerationRequest

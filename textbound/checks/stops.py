@@ -20,7 +20,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterator
 
-from oracles.stop_reference import held_back_reference, stop_outcome
+from textbound.oracles.stop_reference import held_back_reference, stop_outcome
 
 from ..divergence import Case, Divergence, first_index
 from ..shape import Named, text_shape

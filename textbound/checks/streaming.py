@@ -14,7 +14,7 @@ import itertools
 import random
 from dataclasses import dataclass
 
-from properties.vocabulary import VocabularySurvey
+from textbound.properties.vocabulary import VocabularySurvey
 
 from ..divergence import REPLACEMENT_CHARACTER, Case
 from .registry import Subject, oracle_call

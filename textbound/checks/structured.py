@@ -34,11 +34,11 @@ from functools import lru_cache
 
 import regex
 
-from oracles.structured_oracles import (DUMPS_SETTINGS, OutlinesMask, TokenVocabulary, dumps_forms, broken_keyword,
+from textbound.oracles.structured_oracles import (DUMPS_SETTINGS, OutlinesMask, TokenVocabulary, dumps_forms, broken_keyword,
                                         failing_keywords, regex_masks, schema_acceptors, schema_errors)
-from properties.instance_samples import sample_instances
-from properties.regex_samples import pattern_texts
-from properties.schemas import in_key_policy
+from textbound.properties.instance_samples import sample_instances
+from textbound.properties.regex_samples import pattern_texts
+from textbound.properties.schemas import in_key_policy
 
 from ..divergence import ORACLE_DISAGREEMENT, Case, Divergence
 from .registry import Subject, check, impl_call, oracle_call

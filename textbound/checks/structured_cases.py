@@ -16,8 +16,8 @@ import json
 import random
 from collections.abc import Iterator
 
-from oracles.structured_oracles import outlines_can_build
-from properties.schemas import draw_examples, schemas, tool_corpus, tool_schemas
+from textbound.oracles.structured_oracles import outlines_can_build
+from textbound.properties.schemas import draw_examples, schemas, tool_corpus, tool_schemas
 
 from ..budget import Budget
 from ..divergence import Case

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from oracles.disagreements import SecondOracleComparison, second_oracles
+from textbound.oracles.disagreements import SecondOracleComparison, second_oracles
 
 from ..counterfactuals import AddedTokenReadings, TextReading, added_tokens_read_as_text, text_readings
 from ..divergence import FILE_READING, ORACLE_DISAGREEMENT, Case, Divergence, first_index

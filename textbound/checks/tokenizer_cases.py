@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from corpora import text_cases
-from corpora.character_strata import character_strata
+from textbound.corpora import text_cases
+from textbound.corpora.character_strata import character_strata
 
 from ..budget import Budget
 from ..divergence import STRATUM_FIELD, Case
@@ -66,7 +66,7 @@ def added_token_neighbourhoods(contents: list[str]) -> list[str]:
 
 @cases("tokenizer")
 def tokenizer_cases(family: Family, budget: Budget, seed: int, subject: Subject) -> Iterator[Case]:
-    from properties import strategies, sweeps
+    from textbound.properties import strategies, sweeps
 
     oracle = subject.oracle
 

@@ -51,9 +51,9 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from oracles import tool_reference, transformers_response
-from oracles.chat_oracle import TEMPLATES_ENV, TemplateNotFound, render, templates_dir
-from oracles.tool_reference_core import FALLBACK, Parsed
+from textbound.oracles import tool_reference, transformers_response
+from textbound.oracles.chat_oracle import TEMPLATES_ENV, TemplateNotFound, render, templates_dir
+from textbound.oracles.tool_reference_core import FALLBACK, Parsed
 
 from ..divergence import ORACLE_DISAGREEMENT, Case, Divergence
 from .registry import Subject, check, impl_call, oracle_call

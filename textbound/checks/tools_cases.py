@@ -21,11 +21,11 @@ import random
 import zlib
 from collections.abc import Iterator
 
-from oracles.chat_oracle import templates_dir
-from oracles.tool_reference import TOOL_CALL_FORMATS
-from properties.model_outputs import (ROUND_TRIP_TEMPLATES, TOOLS, assistant_messages, hard_outputs, model_outputs,
+from textbound.oracles.chat_oracle import templates_dir
+from textbound.oracles.tool_reference import TOOL_CALL_FORMATS
+from textbound.properties.model_outputs import (ROUND_TRIP_TEMPLATES, TOOLS, assistant_messages, hard_outputs, model_outputs,
                                      option_strata)
-from properties.strategies import DRAW_CHUNK, draw_examples
+from textbound.properties.strategies import DRAW_CHUNK, draw_examples
 
 from ..budget import Budget
 from ..divergence import STRATUM_FIELD, Case

@@ -28,7 +28,7 @@ DIFF_LINES = 6  # lines of a template's source diff kept in a change
 
 def templates_of(version: FamilyVersion) -> dict[str, str]:
     """The version's own templates by name ("family", "family:NAME"), as transformers loads them."""
-    from oracles.chat_oracle import family_templates
+    from textbound.oracles.chat_oracle import family_templates
     return {t.name: t.source for t in family_templates(version.path.resolve())}
 
 
@@ -39,8 +39,8 @@ def _control_tokens(*versions: FamilyVersion) -> list[str]:
 
 def chat_requests(old: FamilyVersion, new: FamilyVersion, count: int, seed: int) -> list[dict]:
     """The generated requests both versions render (the chat cases' strategy, drawn from the seed)."""
-    from properties.conversations import chat_requests as requests
-    from properties.strategies import draw_examples
+    from textbound.properties.conversations import chat_requests as requests
+    from textbound.properties.strategies import draw_examples
     return draw_examples(requests(_control_tokens(old, new)), count, seed)
 
 
@@ -48,7 +48,7 @@ def tool_call_requests() -> list[dict]:
     """An assistant message with a tool call and its result, arguments as an object and as JSON text."""
     import json
 
-    from properties.conversations import TOOLS
+    from textbound.properties.conversations import TOOLS
     arguments = {"city": "Zürich", "unit": "celsius"}
     requests = []
     for encoded in (arguments, json.dumps(arguments, ensure_ascii=False)):
@@ -130,7 +130,7 @@ def _add_rendering_change(old, new, sources, name, request, kind, full_kind, com
 
 
 def tool_format_changes(old_templates: dict[str, str], new_templates: dict[str, str], changes: Changes) -> None:
-    from impl import format_for_template
+    from textbound.impl import format_for_template
     changes.ran("tools", "format", len(old_templates.keys() | new_templates.keys()))
     for name in sorted(old_templates.keys() | new_templates.keys()):
         before, after = (format_for_template(t[name]) if name in t else None for t in (old_templates, new_templates))

@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from oracles.remote import RemoteOracleError, RemoteOracles
+from textbound.oracles.remote import RemoteOracleError, RemoteOracles
 
 from ..baseline import BaselineError, load_baseline
 from ..budget import BUDGETS
@@ -86,7 +86,7 @@ def _compare(args: argparse.Namespace, argv: list[str], started: float, old: Fam
     budget = BUDGETS[args.budget]
     comparison = compare(old, new, budget, args.seed, args.component)
     unused = apply_allow(comparison.changes, allow)
-    from oracles import versions
+    from textbound.oracles import versions
     references = {c: v for c, v in versions().items() if c in args.component}
     if old.remote:
         references = {v.label: ", ".join(f"{package} {n}" for package, n in v.remote.versions.items()) for v in (old, new)}

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from oracles.chat_oracle import frozen_clock, shared_templates
+from textbound.oracles.chat_oracle import frozen_clock, shared_templates
 
 from ..budget import Budget
 from .changes import Change, Changes

@@ -20,7 +20,7 @@ import sys
 from importlib.metadata import version
 from pathlib import Path
 
-from oracles.remote import PACKAGES
+from textbound.oracles.remote import PACKAGES
 
 from ..families.cache import default_cache_dir, publish_built
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass
 
-from oracles.chat_oracle import ChatRequest, outcome
+from textbound.oracles.chat_oracle import ChatRequest, outcome
 
 from .version import FamilyVersion
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from properties.sweeps import sweep_texts
+from textbound.properties.sweeps import sweep_texts
 
 from ..budget import Budget
 from ..checks.tokenizer_cases import added_token_texts, corpus_snippets

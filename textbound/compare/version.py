@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from oracles.remote import RemoteOracles
+from textbound.oracles.remote import RemoteOracles
 
 from ..families import FamilyError
 from ..families.gguf import gguf_family, is_gguf
@@ -88,7 +88,7 @@ class FamilyVersion:
     @cached_property
     def oracle(self):
         """The `tokenizers` oracle of tokenizer.json."""
-        from oracles.tokenizers_oracle import TokenizersOracle
+        from textbound.oracles.tokenizers_oracle import TokenizersOracle
         try:
             if self.remote:
                 return self._remote_root("oracle", "vocab_size")
@@ -102,7 +102,7 @@ class FamilyVersion:
     @cached_property
     def transformers_tokenizer(self):
         """transformers' tokenizer of the folder (the chat oracle's, so templates and specials agree)."""
-        from oracles.chat_oracle import FamilyChatOracle
+        from textbound.oracles.chat_oracle import FamilyChatOracle
         try:
             if self.remote:
                 return self._remote_root("transformers_tokenizer", "eos_token_id")

@@ -35,8 +35,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import corpora
-from corpora.charsmaps import resolve_charsmaps
+from textbound import corpora
+from textbound.corpora.charsmaps import resolve_charsmaps
 
 from .cache import default_cache_dir, publish
 from .family import Family, NamedFamilies, named_families

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from properties.pipelines import fuzz_specs
-from properties.strategies import draw_examples
+from textbound.properties.pipelines import fuzz_specs
+from textbound.properties.strategies import draw_examples
 
 from .embedded import train
 from .family import Family

@@ -14,7 +14,7 @@ from __future__ import annotations
 from importlib.metadata import version
 from pathlib import Path
 
-from oracles.gguf_oracle import GGUFReadError, file_digest, read_gguf
+from textbound.oracles.gguf_oracle import GGUFReadError, file_digest, read_gguf
 
 from .cache import default_cache_dir, publish
 from .family import Family, FamilyError

@@ -35,8 +35,8 @@ from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from oracles import mistral_source
-from oracles.mistral_source import SENTENCEPIECE, SOURCE_MANIFEST, TEKKEN, SourceChanged, data_dir, file_sha256
+from textbound.oracles import mistral_source
+from textbound.oracles.mistral_source import SENTENCEPIECE, SOURCE_MANIFEST, TEKKEN, SourceChanged, data_dir, file_sha256
 
 from .cache import default_cache_dir, publish
 from .family import Family, FamilyError, NamedFamilies, named_families

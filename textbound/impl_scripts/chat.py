@@ -10,7 +10,7 @@ import json
 import tempfile
 from pathlib import Path
 
-from oracles.chat_oracle import ChatRequest, FamilyChatOracle, frozen_clock, outcome, render
+from textbound.oracles.chat_oracle import ChatRequest, FamilyChatOracle, frozen_clock, outcome, render
 
 from ..checks.chat import INLINE_TEMPLATE, TOKENIZER_PROPERTIES
 from .registry import Script, ScriptPlan, Unscripted, scripted

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from oracles.tokenizers_oracle import TokenizersOracle
+from textbound.oracles.tokenizers_oracle import TokenizersOracle
 
 from ..checks import Subject, oracle_call
 from .registry import ScriptPlan, Unscripted

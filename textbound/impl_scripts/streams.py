@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import itertools
 
-from oracles.stop_reference import held_back_reference
+from textbound.oracles.stop_reference import held_back_reference
 
 from ..checks.detokenizer import _changing_id
 from ..checks.stops import _reference
@@ -113,7 +113,7 @@ def stops_script(plan: ScriptPlan) -> Script:
     seen = [text[:end] for end in itertools.accumulate(map(len, deltas))]
     hold = [held_back_reference(so_far[-longest:], options["STOPS"]) if longest else 0 for so_far in seen]
     return Script({"DELTAS": deltas, **options, "HOLD": hold}, _reference(text, options["STOPS"], options["INCLUDE_STOP"]),
-                  "oracles.stop_reference's stop_outcome of the whole text", STOPS)
+                  "textbound.oracles.stop_reference's stop_outcome of the whole text", STOPS)
 
 
 @scripted("stops", "pipeline", tokenizer=True)
@@ -124,4 +124,4 @@ def pipeline_script(plan: ScriptPlan) -> Script:
     whole = reference_decode(plan, given.ids, given.skip_special_tokens)
     return Script({"CHUNKS": given.chunks, "SKIP_SPECIAL_TOKENS": given.skip_special_tokens, **options},
                   _reference(whole, options["STOPS"], options["INCLUDE_STOP"]),
-                  "oracles.stop_reference's stop_outcome of tokenizers' decode(all CHUNKS)", PIPELINE)
+                  "textbound.oracles.stop_reference's stop_outcome of tokenizers' decode(all CHUNKS)", PIPELINE)

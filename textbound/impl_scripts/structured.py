@@ -6,7 +6,7 @@ must. The schema the module was given must be left as it was. For errors, what t
 refuse (a keyword it does not support, a tool name no tool has) raises ValueError naming it."""
 from __future__ import annotations
 
-from oracles.structured_oracles import schema_errors
+from textbound.oracles.structured_oracles import schema_errors
 
 from ..checks.structured import _canonical, _json
 from .registry import Script, ScriptPlan, Unscripted, scripted

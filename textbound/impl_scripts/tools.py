@@ -13,8 +13,8 @@ from __future__ import annotations
 import inspect
 import itertools
 
-from oracles import tool_reference
-from oracles.tool_reference_core import Parsed
+from textbound.oracles import tool_reference
+from textbound.oracles.tool_reference_core import Parsed
 
 from ..checks import tools as tool_checks
 from ..checks.tools import ToolInput
@@ -90,7 +90,7 @@ def _script(plan: ScriptPlan, body: str, constants: dict, helpers: tuple = (), r
     tool_reference reads in ``read``."""
     given = ToolInput.of(plan.case)
     return Script({"TEXT": given.text, "FORMAT": given.format, "OPTIONS": given.options, **constants},
-                  (reference or given.reference()).message(), f"oracles.tool_reference's parse({read}, FORMAT, **OPTIONS)",
+                  (reference or given.reference()).message(), f"textbound.oracles.tool_reference's parse({read}, FORMAT, **OPTIONS)",
                   body, imports=("import json",), helpers=[*_message_of(), *helpers])
 
 

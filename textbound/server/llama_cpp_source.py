@@ -111,7 +111,7 @@ def _convert(family: Path, target: Path, source: Path) -> None:
         config = family / "config.json"
         (staging / "config.json").write_text(config.read_text(encoding="utf-8") if config.is_file()
                                              else json.dumps(_default_config(family)), encoding="utf-8")
-        done = subprocess.run([sys.executable, "-m", "oracles.torch_stand_in", str(source / CONVERTER), "--vocab-only",
+        done = subprocess.run([sys.executable, "-m", "textbound.oracles.torch_stand_in", str(source / CONVERTER), "--vocab-only",
                                "--outfile", str(staging / "vocab.gguf"), str(staging)],
                               capture_output=True, text=True)
         if done.returncode != 0:  # the failing line and the error, at the end of the traceback

@@ -13,7 +13,7 @@ which is this API plus vLLM's extensions (textbound/server/dialects/vllm.py).
 """
 from __future__ import annotations
 
-from impl.tools import assemble
+from textbound.impl.tools import assemble
 
 from ..client import ServerClient
 from ..protocol import Chunk, Generation, GenerationRequest, NotProvided, ServerError
