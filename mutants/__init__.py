@@ -2,7 +2,7 @@
 
 Each mutant is a module here that re-exports impl's names and replaces one of them (mutants/base.py
 holds the shared plumbing), so ``textbound check --impl textbound.mutants.NAME`` checks it like any engine.
-``textbound mutate`` (textbound/mutate.py) checks every one at the quick budget: the harness is only
+``textbound mutate`` (textbound/run/mutate.py) checks every one at the quick budget: the harness is only
 as good as the share of these it catches.
 
 ``drawn_from`` says where the bug was seen: an engine that shipped it where we know one, else the

@@ -11,13 +11,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from textbound.oracles.chat_oracle import ChatTemplate, FamilyChatOracle, project_template, shared_templates, templates_for
+from tests.families import NEEDS_TEMPLATES, SHARED, family_path, impl_subject, shared
 from textbound.checks import run_check
 from textbound.checks.chat import TOKENIZER_PROPERTIES
-from textbound.divergence import Case
-
+from textbound.naming.divergence import Case
+from textbound.oracles.chat_oracle import (
+    ChatTemplate,
+    FamilyChatOracle,
+    project_template,
+    shared_templates,
+    templates_for,
+)
 from textbound.properties.conversations import CHAT_MARKERS, chat_requests
-from tests.families import NEEDS_TEMPLATES, SHARED, family_path, impl_subject, shared
 
 EMBEDDED_FAMILY = "gpt2"
 PROPERTIES = ("render", *TOKENIZER_PROPERTIES)

@@ -8,10 +8,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from textbound.properties.schemas import schemas, tool_corpus, tool_schemas
 from tests.families import family_path, implementation
 from textbound.checks import Subject, run_check
-from textbound.divergence import Case
+from textbound.naming.divergence import Case
+from textbound.properties.schemas import schemas, tool_corpus, tool_schemas
 
 FAMILY = "gpt2"
 EXAMPLES = settings(max_examples=3, deadline=None, database=None, derandomize=True,

@@ -14,14 +14,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.families import FAMILIES as TEST_FAMILIES
+from tests.families import impl_subject, implementation
+from textbound.checks import Subject, run_check
+from textbound.families import fuzz_families, write_family
+from textbound.naming.divergence import Case
 from textbound.properties import pipelines, sweeps
 from textbound.properties.strategies import text_with_specials, unicode_text
 from textbound.properties.vocabulary import VocabularySurvey
-from textbound.checks import Subject, run_check
-from textbound.divergence import Case
-from textbound.families import fuzz_families, write_family
-from tests.families import FAMILIES as TEST_FAMILIES
-from tests.families import impl_subject, implementation
 
 PROFILES = {
     "default": {"settings": settings(max_examples=20, deadline=None, derandomize=True,

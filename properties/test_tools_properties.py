@@ -9,11 +9,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.families import impl_subject
+from textbound.checks import run_check
+from textbound.naming.divergence import Case
 from textbound.oracles.tool_reference import TOOL_CALL_FORMATS
 from textbound.properties.model_outputs import model_outputs
-from textbound.checks import run_check
-from textbound.divergence import Case
-from tests.families import impl_subject
 
 FAMILY = "gpt2"
 SETTINGS = settings(max_examples=10, deadline=None, database=None, suppress_health_check=list(HealthCheck))

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from textbound.oracles.chat_oracle import TEMPLATES_ENV
 from textbound.checks import Subject
 from textbound.families import MODELS_ENV, build_family, embedded_family_names, folder_families, load_spec, models_dir
-from textbound.implementation import Implementation
+from textbound.oracles.chat_oracle import TEMPLATES_ENV
+from textbound.plan.implementation import Implementation
 
 IMPL = os.environ.get("TEXTBOUND_IMPL", "textbound.impl")  # any module exposing impl's public names
 MODELS = models_dir()

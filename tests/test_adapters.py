@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from textbound.oracles.chat_oracle import Raised, outcome, render
-from textbound.budget import BUDGETS
 from textbound.checks import Subject, case_source, run_check
-from textbound.divergence import Case
 from textbound.families import Family, build_family
-from textbound.implementation import Implementation, ImplementationError
+from textbound.naming.divergence import Case
+from textbound.oracles.chat_oracle import Raised, outcome, render
+from textbound.plan.budget import BUDGETS
+from textbound.plan.implementation import Implementation, ImplementationError
 
 from .families import NEEDS_MODELS, SHARED
 

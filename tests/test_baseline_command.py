@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-from textbound.baseline import load_baseline
 from textbound.checks import CHECKS
 from textbound.cli import EXIT_DIVERGED, EXIT_OK, EXIT_SETUP, main
-from textbound.divergence import Divergence
+from textbound.naming.baseline import load_baseline
+from textbound.naming.divergence import Divergence
 
 FAMILY = "gpt2"
 

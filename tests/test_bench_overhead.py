@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 
-from textbound.bench_overhead import DIRECT_CALLS, run_overhead_bench
-from textbound.budget import BUDGETS
+from textbound.bench.overhead import DIRECT_CALLS, run_overhead_bench
 from textbound.families import resolve
-from textbound.implementation import Implementation
+from textbound.plan.budget import BUDGETS
+from textbound.plan.implementation import Implementation
 
 LINE = re.compile(r"^overhead (\S+) (\S+)  \((\S+) cases/s through the harness")
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from textbound.bench_schemas import compile_in_child, reason_class
+from textbound.bench.schemas import compile_in_child, reason_class
 from textbound.cli import main
 
 

@@ -11,14 +11,21 @@ import pytest
 
 import tests.broken_chat_impl as broken
 import tests.transformers_chat_impl as transformers_chat_impl
-from textbound.oracles.chat_oracle import FROZEN_MOMENT, TemplateNotFound, frozen_clock, render, resolve, shared_templates
-from textbound.budget import BUDGETS
 from textbound.checks import Subject, case_source, run_check
 from textbound.checks.chat_cases import SHARED_PER_REQUEST, family_offset, shared_window
-from textbound.divergence import Case
 from textbound.families import Family, embedded_family_names
-from textbound.implementation import Implementation
-from textbound.minimize import minimize
+from textbound.naming.divergence import Case
+from textbound.oracles.chat_oracle import (
+    FROZEN_MOMENT,
+    TemplateNotFound,
+    frozen_clock,
+    render,
+    resolve,
+    shared_templates,
+)
+from textbound.plan.budget import BUDGETS
+from textbound.plan.implementation import Implementation
+from textbound.shrinking.minimize import minimize
 
 from .families import NEEDS_MODELS, NEEDS_TEMPLATES, family_path
 

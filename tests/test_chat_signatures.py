@@ -9,16 +9,25 @@ import types
 
 import pytest
 
-from textbound import impl
-from textbound.oracles.chat_oracle import ChatRequest, frozen_clock
 from tests.one_bug import chat_render_stripped
-from textbound.budget import BUDGETS
+from textbound import impl
 from textbound.checks import Subject, case_source, run_check
-from textbound.checks.chat import (blank_variable_kind, content_formats, edit_kind, escape_kind, json_kind,
-                                   read_otherwise, render_answer, render_kind, request_readings, whitespace_kind)
-
+from textbound.checks.chat import (
+    blank_variable_kind,
+    content_formats,
+    edit_kind,
+    escape_kind,
+    json_kind,
+    read_otherwise,
+    render_answer,
+    render_kind,
+    request_readings,
+    whitespace_kind,
+)
 from textbound.families import build_family, embedded_family
-from textbound.implementation import Implementation
+from textbound.oracles.chat_oracle import ChatRequest, frozen_clock
+from textbound.plan.budget import BUDGETS
+from textbound.plan.implementation import Implementation
 
 from .families import NEEDS_TEMPLATES
 from .test_shape import component_signatures

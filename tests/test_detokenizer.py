@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from textbound.checks import run_check
-from textbound.divergence import Case
 from textbound.checks.streaming import vocabulary_survey
+from textbound.naming.divergence import Case
 
 from .families import FAMILIES, NEEDS_MODELS, impl_subject
 

@@ -11,10 +11,10 @@ import os
 
 import pytest
 
-from textbound.oracles.chat_oracle import frozen_clock, outcome, render
 from textbound.checks import Subject, run_check
 from textbound.families import build_family
-from textbound.implementation import Implementation
+from textbound.oracles.chat_oracle import frozen_clock, outcome, render
+from textbound.plan.implementation import Implementation
 
 from .families import NEEDS_MODELS, SHARED
 from .test_adapters import some_cases

@@ -70,10 +70,10 @@ def test_text_and_ids_together_are_a_usage_error(capsys):
 def test_counterfactual_oracles_name_the_option_an_engine_ignores():
     import json
 
-    from textbound.oracles.tokenizers_oracle import TokenizersOracle
-    from textbound.counterfactuals import reproducing
     from textbound.families import build_family
-    from textbound.implementation import Implementation
+    from textbound.naming.counterfactuals import reproducing
+    from textbound.oracles.tokenizers_oracle import TokenizersOracle
+    from textbound.plan.implementation import Implementation
 
     folder = build_family("roberta")
     spec = json.loads((folder / "tokenizer.json").read_text())

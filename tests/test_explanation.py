@@ -6,11 +6,13 @@ import json
 
 from textbound.checks import Subject, run_check
 from textbound.cli import main
-from textbound.divergence import Case
-from textbound.explanation import explaining_mutants
 from textbound.families import build_family
-from textbound.implementation import Implementation
-from textbound.triage import load_run, root_causes, signature_groups, triage_text
+from textbound.naming.divergence import Case
+from textbound.naming.signatures import signature_groups
+from textbound.plan.implementation import Implementation
+from textbound.records.run_folder import load_run
+from textbound.triage.causes import root_causes, triage_text
+from textbound.triage.explanation import explaining_mutants
 
 
 def test_a_run_of_a_mutant_is_explained_by_that_mutant(tmp_path, capsys):

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from textbound.families import build_family
-from textbound.implementation import Implementation
-from textbound.triage import rekinded
+from textbound.plan.implementation import Implementation
+from textbound.triage.causes import rekinded
 
 from .families import NEEDS_MODELS, SHARED
 
@@ -54,8 +54,8 @@ def test_records_in_the_old_wording_get_todays_kinds():
 def test_a_chat_render_gets_the_reading_transformers_renders_it_by():
     """An engine's render, recorded by its first differing character, is the request read as one of
     vLLM's content formats: transformers' own render of that reading says so."""
-    from textbound.oracles.chat_oracle import PROJECT_CHATML, render, resolve
     from textbound.checks.chat import content_formats
+    from textbound.oracles.chat_oracle import PROJECT_CHATML, render, resolve
 
     template = resolve(PROJECT_CHATML, None)
     messages = [{"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}]
@@ -254,7 +254,7 @@ def test_only_one_class_merges_and_only_within_a_format(field_report, monkeypatc
     """Several classes reproducing an example say little of its cause, and an engine's tool parsers
     are one per format: neither merges signatures."""
     from textbound import mutants
-    from textbound import explanation
+    from textbound.triage import explanation
 
     def group(fmt: str | None, classes: str) -> dict:
         given = {"format": fmt, "classes": classes} if fmt else {"classes": classes}
@@ -280,7 +280,7 @@ def test_the_merge_ranks_reading_gives_llama_servers_ids_on_llama2():
     llama-server returned."""
     import tokenizers
 
-    from textbound.counterfactuals import LeftmostJoin
+    from textbound.naming.counterfactuals import LeftmostJoin
     folder = SHARED["llama2"]
     model = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))["model"]
     reading = LeftmostJoin(tokenizers.Tokenizer.from_file(str(folder / "tokenizer.json")), model)
@@ -294,7 +294,7 @@ def test_the_merge_ranks_reading_gives_llama_servers_ids_on_llama2():
 def test_a_root_cause_regrouped_from_its_one_example_keeps_its_class_name(field_report, monkeypatch):
     """A report regrouped from its examples has one example per root cause: the name it had stays."""
     from textbound import mutants
-    from textbound import explanation
+    from textbound.triage import explanation
     monkeypatch.setattr(explanation, "explaining_mutants", lambda record, folders: [mutants.BY_NAME["stops_within_delta"]])
     named = "stops/stream/explained by stops_within_delta"
     signatures = {"stops/stream/missed a stop": {"count": 9, "families": ["gpt2"], "formerly": [named], "example": {

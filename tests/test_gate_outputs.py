@@ -8,8 +8,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from textbound import progress
 from textbound.cli import EXIT_DIVERGED, main
+from textbound.run import progress
 
 SIGNATURE = "tokenizer/encode/ids: drops tokens at the end"
 

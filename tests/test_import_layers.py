@@ -143,3 +143,33 @@ def test_lower_layers_do_not_import_higher_ones(layer: str, forbidden: str) -> N
                  for module, targets in GRAPH.items()
                  if layer_of(module) == layer and not module.rpartition(".")[2].startswith("test_")}
     assert {module: targets for module, targets in offending.items() if targets} == {}
+
+
+# The harness's packages follow the data: plan → checks (naming) → run → records → triage. A package
+# may not import one its row names: checks name divergences but do not explain them, a report is
+# written without triage, and nothing below the run reaches up into it.
+HARNESS_FORBIDDEN = {
+    "textbound.naming": ("checks", "records", "run", "shrinking", "triage", "bench"),
+    "textbound.plan": ("checks", "records", "run", "shrinking", "triage", "bench"),
+    "textbound.checks": ("records", "run", "shrinking", "triage", "bench"),
+    "textbound.shrinking": ("records", "run", "triage", "bench"),
+    "textbound.records": ("run", "shrinking", "triage", "bench"),
+    "textbound.run": ("triage", "bench"),
+    "textbound.compare": ("triage", "bench"),
+}
+
+
+@pytest.mark.parametrize("package", sorted(HARNESS_FORBIDDEN))
+def test_harness_layers_run_one_way(package: str) -> None:
+    forbidden = tuple(f"textbound.{name}" for name in HARNESS_FORBIDDEN[package])
+    offending = {module: sorted(t for t in targets if t.startswith(forbidden))
+                 for module, targets in GRAPH.items() if module == package or module.startswith(package + ".")}
+    assert {module: targets for module, targets in offending.items() if targets} == {}
+
+
+def test_the_harness_top_level_is_a_few_modules_and_packages_that_say_their_place() -> None:
+    top = sorted(path.name for path in (ROOT / "textbound").glob("*.py"))
+    assert len(top) <= 8, top
+    for init in (ROOT / "textbound").glob("*/__init__.py"):
+        docstring = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) or ""
+        assert "import" in docstring.lower(), f"{init.parent.name}: say what it owns and what it may import"

@@ -11,9 +11,9 @@ import pytest
 from textbound.adapters.hf_jinja import JS_ENGINES_DIR
 from textbound.checks import Subject, run_check
 from textbound.cli import main
-from textbound.divergence import Case
-from textbound.implementation import Implementation
-from textbound.js_reproducer import HF_JINJA, JS_TOKENIZERS, PACKAGES, reference_answer, run_script
+from textbound.naming.divergence import Case
+from textbound.plan.implementation import Implementation
+from textbound.triage.js_reproducer import HF_JINJA, JS_TOKENIZERS, PACKAGES, reference_answer, run_script
 
 from .families import family_path
 
@@ -93,8 +93,8 @@ def test_a_js_tokenizer_bug_gets_a_script_on_a_minimized_tokenizer_json_that_exi
 
 @NEEDS_NODE
 def test_a_script_exits_0_where_the_engine_agrees_with_the_reference(tmp_path):
-    from textbound.js_reproducer import chat_script
-    from textbound.reproducer import Target
+    from textbound.triage.js_reproducer import chat_script
+    from textbound.triage.reproducer import Target
 
     source, context = "{{ messages[0]['content'].strip() }}!", {"messages": [{"role": "user", "content": " Hi\n"}]}
     target = Target(Case("chat", "render", "gpt2", {"template": "test:agrees"}), "chat/render/none", HF_JINJA)

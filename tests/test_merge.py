@@ -9,8 +9,8 @@ import pytest
 
 from textbound.cli import EXIT_DIVERGED, EXIT_SETUP, main
 from textbound.families import build_family
-from textbound.runner import Shard
-from textbound.triage import load_run
+from textbound.records.run_folder import load_run
+from textbound.run.runner import Shard
 
 SIGNATURE = "tokenizer/encode/ids: drops tokens at the end"
 
@@ -41,7 +41,7 @@ def comparable(summary: dict) -> dict:
 
 
 def test_a_sharded_run_merges_to_the_unsharded_run(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr("textbound.runner.CHUNK", 600)  # several chunks per component to share out
+    monkeypatch.setattr("textbound.run.runner.CHUNK", 600)  # several chunks per component to share out
     (tmp_path / "baseline.json").write_text(json.dumps({"entries": [
         {"signature": SIGNATURE, "family": "nowhere", "reason": "another family: still new here"},
         {"signature": "tokenizer/decode/text differs at Lo (impl end)", "family": "*", "reason": "long gone"},

@@ -6,9 +6,9 @@ import json
 from collections import Counter
 
 from textbound.cli import EXIT_DIVERGED, main
-from textbound.divergence import Case, Divergence
-from textbound.runner import CHUNK
-from textbound.pool import MINIMIZED_PER_SIGNATURE, NOT_MINIMIZED, MinimizingAllowance
+from textbound.naming.divergence import Case, Divergence
+from textbound.run.pool import MINIMIZED_PER_SIGNATURE, NOT_MINIMIZED, MinimizingAllowance
+from textbound.run.runner import CHUNK
 
 
 def _divergence(text: str) -> Divergence:
@@ -53,7 +53,7 @@ def test_a_candidate_the_check_raises_on_is_not_kept_and_the_divergence_is_minim
     """A reference crashing on a shrunk input (an oracle failure) must not end the chunk in a harness
     error: the candidate is passed over and the shrinking goes on."""
     from textbound.checks import registry
-    from textbound.minimize import minimize
+    from textbound.shrinking.minimize import minimize
 
     def check(subject, case):
         text = case.input["text"]

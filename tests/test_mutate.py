@@ -1,4 +1,4 @@
-"""The mutation machinery (textbound/mutate.py) on a handful of the catalogue's mutants.
+"""The mutation machinery (textbound/run/mutate.py) on a handful of the catalogue's mutants.
 
 Each mutant of a different component goes through the quick budget's cases on one embedded family
 and must be caught by a divergence impl does not have, with a minimized example. The whole
@@ -12,11 +12,11 @@ import json
 import pytest
 
 from textbound import impl
-from textbound.mutants import BY_NAME, CATALOGUE
 from textbound.checks import CHECKS
-from textbound.divergence import COMPONENTS
-from textbound.mutate import hunt, main, run_mutants
 from textbound.families import embedded_family
+from textbound.mutants import BY_NAME, CATALOGUE
+from textbound.naming.divergence import COMPONENTS
+from textbound.run.mutate import hunt, main, run_mutants
 
 # One per component the quick budget checks quickly on gpt2 (chat on the project's ChatML template).
 SAMPLE = ["tokenizer_added_after_digit", "tokenizer_byte_fallback_subparts", "detokenizer_per_token",
@@ -70,8 +70,8 @@ def test_run_mutants_in_workers_and_the_command(tmp_path, capsys):
 
 def test_an_exception_in_the_mutant_itself_is_no_catch():
     """impl changing under a mutant breaks the mutant's own code: that is reported, not counted."""
-    from textbound.divergence import Case, Divergence
-    from textbound.mutate import _raised_in_mutants
+    from textbound.naming.divergence import Case, Divergence
+    from textbound.run.mutate import _raised_in_mutants
     case = Case("tools", "stream", "gpt2", {})
     broken = Divergence(case, None, "AttributeError: no _text", "raised AttributeError",
                         {"where": "tools_tag_split_leaks.py:14"})

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from textbound.implementation import import_module
+from textbound.plan.implementation import import_module
 
 
 def test_impl_imports_as_textbound_impl_without_the_oracles() -> None:

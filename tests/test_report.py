@@ -5,17 +5,17 @@ import json
 
 import pytest
 
-from textbound.budget import BUDGETS
-from textbound.divergence import Case
 from textbound.families import Family, build_family
-from textbound.implementation import Implementation
-from textbound.minimize import ddmin
-from textbound.report import Recorder, RunInfo, ci_verdict
-from textbound.runner import Plan, run
+from textbound.naming.divergence import Case
+from textbound.plan.budget import BUDGETS
+from textbound.plan.implementation import Implementation
+from textbound.records.report import Recorder, RunInfo, ci_verdict
+from textbound.run.runner import Plan, run
+from textbound.shrinking.minimize import ddmin
 
 
 def test_interrupted_run_keeps_what_it_found(tmp_path, monkeypatch):
-    monkeypatch.setattr("textbound.runner.CHUNK", 2)
+    monkeypatch.setattr("textbound.run.runner.CHUNK", 2)
     family = Family("gpt2", build_family("gpt2"), "embedded")
     info = RunInfo("tests.broken_impl", "broken-1", {"tokenizer": "tokenizers"}, 0, "quick", {"gpt2": str(family.path)})
     recorder = Recorder(tmp_path, info)
@@ -80,7 +80,7 @@ def test_ddmin_finds_a_one_minimal_subsequence():
 def test_report_md_shows_every_json_value(tmp_path, expected, actual):
     from collections import Counter
 
-    from textbound.report import build_summary, markdown_report
+    from textbound.records.report import build_summary, markdown_report
     header = {"impl": "impl", "impl_version": "1", "oracles": {}, "seed": 0, "budget": "quick",
               "families": {"gpt2": str(build_family("gpt2"))}}
     record = {"family": "gpt2", "component": "tools", "property": "parse", "signature": "tools/parse/x",
@@ -94,9 +94,9 @@ def test_report_md_shows_every_json_value(tmp_path, expected, actual):
 def test_oracle_disagreements_are_reported_apart_and_never_fail_the_gate(tmp_path, monkeypatch):
     """Two references disagree on the texts with a digit and impl sides with one: recorded, listed in
     their own section and count, not minimized, not new, not matched against the baseline."""
-    from textbound.baseline import BaselineEntry
     from textbound.checks import CHECKS
-    from textbound.divergence import Divergence
+    from textbound.naming.baseline import BaselineEntry
+    from textbound.naming.divergence import Divergence
 
     tries = []
 
@@ -107,7 +107,7 @@ def test_oracle_disagreements_are_reported_apart_and_never_fail_the_gate(tmp_pat
         return None
 
     monkeypatch.setitem(CHECKS, ("tokenizer", "encode"), references_disagree)
-    monkeypatch.setattr("textbound.runner.CHUNK", 10)
+    monkeypatch.setattr("textbound.run.runner.CHUNK", 10)
     family = Family("gpt2", build_family("gpt2"), "embedded")
     recorder = Recorder(tmp_path, RunInfo("impl", "1", {}, 0, "quick", {"gpt2": str(family.path)}))
     texts = ["words", "abc 12 def", "x9 y"]
@@ -135,11 +135,11 @@ def test_oracle_disagreements_are_reported_apart_and_never_fail_the_gate(tmp_pat
 def test_oracle_disagreements_beyond_the_kept_ones_are_counted_not_written(tmp_path, monkeypatch):
     """A second oracle parting alike on every case writes DISAGREEMENTS_KEPT records per family and
     signature; summary.json, report.md and a merge of two such runs still count every one."""
-    from textbound.baseline import Verdict
-    from textbound.divergence import Divergence
-    from textbound.merge import merge
+    from textbound.naming.baseline import Verdict
+    from textbound.naming.divergence import Divergence
+    from textbound.records.merge import merge
 
-    monkeypatch.setattr("textbound.report.DISAGREEMENTS_KEPT", 3)
+    monkeypatch.setattr("textbound.records.report.DISAGREEMENTS_KEPT", 3)
     signature = "tokenizer/encode/oracle disagreement: B: control tokens"
     runs = []
     for shard, texts in enumerate([["a", "b", "c", "d", "e"], ["f", "g"]]):
@@ -163,7 +163,7 @@ def test_oracle_disagreements_beyond_the_kept_ones_are_counted_not_written(tmp_p
 def test_a_replayed_case_keeps_the_key_order_a_chat_template_saw(tmp_path):
     import shlex
 
-    from textbound.divergence import Divergence
+    from textbound.naming.divergence import Divergence
     messages = [{"role": "user", "content": "hi", "name": "z"}, {"role": "assistant", "tool_calls": []}]
     case = Case("chat", "render", "gpt2", {"template": "t", "messages": messages, "add_generation_prompt": False})
     recorder = Recorder(tmp_path, RunInfo("impl", "1", {}, 0, "quick", {"gpt2": "/x"}))
@@ -175,7 +175,7 @@ def test_a_replayed_case_keeps_the_key_order_a_chat_template_saw(tmp_path):
 
 
 def test_a_kind_holding_a_slash_is_still_an_oracle_disagreement():
-    from textbound.divergence import is_oracle_disagreement
+    from textbound.naming.divergence import is_oracle_disagreement
     kind = "oracle disagreement: outlines-core admits what anyOf/maximum forbids"
     assert is_oracle_disagreement(kind) and is_oracle_disagreement(f"structured/differential/{kind}")
     assert not is_oracle_disagreement("tokenizer/encode/ids differ at a/b")
@@ -187,7 +187,7 @@ def test_a_kind_holding_a_slash_is_still_an_oracle_disagreement():
     ("encode", "tokenizer.json: skips the normalizer", "tokenizer/tokenizer.json/skips the normalizer"),
 ])
 def test_a_file_reading_names_the_file_in_place_of_the_property(prop, kind, signature):
-    from textbound.divergence import kind_of, signature_of
+    from textbound.naming.divergence import kind_of, signature_of
     assert signature_of("tokenizer", prop, kind) == signature and kind_of(signature) == kind
 
 

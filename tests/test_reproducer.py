@@ -14,16 +14,17 @@ import subprocess
 import sys
 from pathlib import Path
 
-from textbound import impl
 import pytest
-from textbound.budget import BUDGETS
+
+from textbound import impl
 from textbound.checks import Subject, case_source, run_check
 from textbound.checks.tools import round_trip
 from textbound.cli import main
-from textbound.divergence import Case
 from textbound.families import embedded_family
-from textbound.impl_scripts.registry import in_docstring
-from textbound.implementation import Implementation
+from textbound.naming.divergence import Case
+from textbound.plan.budget import BUDGETS
+from textbound.plan.implementation import Implementation
+from textbound.triage.scripts.registry import in_docstring
 
 from .families import NEEDS_TEMPLATES, family_path
 from .test_js_reproducer import _run_folder

@@ -14,15 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from textbound.baseline import BaselineEntry
-from textbound.budget import BUDGETS
 from textbound.checks import MINIMIZED_FIELD
-from textbound.divergence import Case, Divergence
 from textbound.families import Family, build_family
-from textbound.implementation import Implementation
-from textbound.pool import Limits, retry_limits
-from textbound.report import Recorder, RunInfo
-from textbound.runner import Plan, run
+from textbound.naming.baseline import BaselineEntry
+from textbound.naming.divergence import Case, Divergence
+from textbound.plan.budget import BUDGETS
+from textbound.plan.implementation import Implementation
+from textbound.records.report import Recorder, RunInfo
+from textbound.run.pool import Limits, retry_limits
+from textbound.run.runner import Plan, run
 
 ROOT = Path(__file__).parent.parent
 TEXTS = ["plain words", "abc 12 def", "more words", "x9 y"]  # the second and the last misbehave
@@ -68,7 +68,7 @@ def test_a_hanging_case_times_out_is_minimized_and_the_run_goes_on(tmp_path):
 def test_a_silent_worker_starved_once_does_not_make_impls_hang_the_oracles(monkeypatch):
     """The oracle hangs on a case every time; a worker on a loaded machine misses its limit seldom
     twice: impl's hang stays impl's unless the silent implementation times out in each fresh worker."""
-    from textbound import pool as pool_module
+    from textbound.run import pool as pool_module
 
     family = Family("gpt2", build_family("gpt2"), "embedded")
     case = Case("tokenizer", "encode", "gpt2", {"text": "x9 y", "add_special_tokens": False})
@@ -161,7 +161,7 @@ def test_a_max_memory_no_worker_can_start_under_is_one_line_before_any_report(tm
 
 
 def test_after_too_many_stuck_cases_a_family_and_component_is_abandoned(tmp_path, monkeypatch):
-    monkeypatch.setattr("textbound.pool.MAX_STUCK_PER_GROUP", 1)
+    monkeypatch.setattr("textbound.run.pool.MAX_STUCK_PER_GROUP", 1)
     summary, records = run_impl(tmp_path, "tests.crashing_impl", FAST)
     assert [r["input"]["text"] for r in records] == ["abc 12 def"]
     assert summary["counts"][0]["cases"] == 2  # up to the crash; the rest was not checked
@@ -204,7 +204,7 @@ def test_a_hanging_case_without_the_minimized_field_is_recorded_whole(tmp_path, 
 def test_a_run_interrupted_before_its_cases_come_back_says_so_and_lists_nothing_as_checked(tmp_path, monkeypatch):
     """Ctrl-C while the first chunk is still out: summary.md says interrupted, not passed; nothing is
     listed as checked (no row has its cases), and no baseline entry is called fixed."""
-    monkeypatch.setattr("textbound.runner.CHUNK", 1)
+    monkeypatch.setattr("textbound.run.runner.CHUNK", 1)
 
     def interrupted_source(family, component, budget, seed):
         yield Case("tokenizer", "encode", family.name, {"text": "plain words", "add_special_tokens": False})
@@ -250,7 +250,7 @@ def test_an_oracle_that_hangs_is_an_oracle_failure_apart_never_impls_divergence(
     assert not verdict.failed and not summary["harness_errors"]
     assert summary["oracle_disagreement_signatures"] == {"chat/render/oracle failure: timed out": 1}
     record = json.loads((tmp_path / "report" / "divergences.jsonl").read_text())
-    assert record["first_difference"]["without impl"] == "timed out as well, with textbound.silent_impl"
+    assert record["first_difference"]["without impl"] == "timed out as well, with textbound.run.silent_impl"
     assert "## Oracle disagreements and failures" in (tmp_path / "report" / "report.md").read_text()
 
 
@@ -276,7 +276,7 @@ def test_retry_limits_are_ten_times_the_slowest_answered_case_within_the_case_ti
 def test_a_component_abandoned_because_the_oracle_hangs_fails_the_run(tmp_path, monkeypatch):
     """The oracle hanging on case after case is never impl's divergence, but the cases after the
     abandonment were not checked: a gate that checked nothing of chat must not pass."""
-    monkeypatch.setattr("textbound.pool.MAX_STUCK_PER_GROUP", 1)
+    monkeypatch.setattr("textbound.run.pool.MAX_STUCK_PER_GROUP", 1)
     verdict, summary = run_on_a_looping_template(tmp_path, ("hi", "ho"))
     assert verdict.new == [] and verdict.failed
     assert [e["message"] for e in summary["harness_errors"]] == [

@@ -6,14 +6,14 @@ import json
 
 import pytest
 
-from textbound.oracles.disagreements import SecondOracleComparison
-from textbound.oracles.tiktoken_oracle import NotExpressible, TiktokenOracle, TiktokenVocabulary, token_bytes_of
-from textbound.oracles.tokenizers_oracle import TokenizersOracle
-from textbound.budget import BUDGETS
 from textbound.checks import Subject, case_source, run_check
 from textbound.checks.tokenizer_cases import corpus_snippets
 from textbound.families import Family, build_family
-from textbound.implementation import Implementation
+from textbound.oracles.disagreements import SecondOracleComparison
+from textbound.oracles.tiktoken_oracle import NotExpressible, TiktokenOracle, TiktokenVocabulary, token_bytes_of
+from textbound.oracles.tokenizers_oracle import TokenizersOracle
+from textbound.plan.budget import BUDGETS
+from textbound.plan.implementation import Implementation
 
 from .families import SHARED, shared
 

@@ -9,12 +9,12 @@ import sys
 import pytest
 
 from tests.fake_vllm_server import FakeVllmServer
-from textbound.budget import BUDGETS
 from textbound.checks import Subject, case_source, run_check
 from textbound.cli import EXIT_SETUP, main
-from textbound.divergence import Case
 from textbound.families import Family, build_family
-from textbound.implementation import Implementation, ImplementationError
+from textbound.naming.divergence import Case
+from textbound.plan.budget import BUDGETS
+from textbound.plan.implementation import Implementation, ImplementationError
 from textbound.server.dialect import NotProvided, ServerError
 
 ADAPTER = "textbound.adapters.server"

@@ -11,15 +11,15 @@ import sys
 import pytest
 
 from tests.fake_vllm_server import MISBEHAVIOUR_BUGS, OUTPUT_BUGS, FakeVllmServer
-from textbound.budget import BUDGETS
 from textbound.checks import Subject, case_source, run_check
 from textbound.checks.server_output import assembled_calls, schema_problem
 from textbound.cli import EXIT_DIVERGED, EXIT_OK, EXIT_SETUP, _parser, main
-from textbound.divergence import Case
 from textbound.families import Family, build_family
-from textbound.implementation import SERVER, Implementation
-from textbound.minimize import minimize
+from textbound.naming.divergence import Case
+from textbound.plan.budget import BUDGETS
+from textbound.plan.implementation import SERVER, Implementation
 from textbound.server.dialect import Chunk, Generation
+from textbound.shrinking.minimize import minimize
 
 ADAPTER = "textbound.adapters.server"
 FAMILY = "llama3"  # embedded, with a chat template of its own and characters split across byte tokens

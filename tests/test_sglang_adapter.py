@@ -8,10 +8,10 @@ import types
 
 import pytest
 
+from tests.parser_engines import assert_encodes_and_decodes_as_tokenizers, assert_reads_a_hermes_call_whole_and_streamed
 from textbound.adapters import EngineMissing
 from textbound.adapters import sglang as sglang_adapter
-from tests.parser_engines import assert_encodes_and_decodes_as_tokenizers, assert_reads_a_hermes_call_whole_and_streamed
-from textbound.implementation import Implementation
+from textbound.plan.implementation import Implementation
 
 SGLANG = pytest.mark.skipif(not sglang_adapter.os.environ.get(sglang_adapter.PYTHON_ENV),
                             reason=f"SGLang runs in an environment of its own (${sglang_adapter.PYTHON_ENV} is not set)")

@@ -10,15 +10,15 @@ import functools
 
 import pytest
 
-from textbound.budget import BUDGETS
 from textbound.checks import Subject, case_source, run_check
 from textbound.checks.detokenizer import premature_kind
 from textbound.checks.stops import _other_stop_kind, _probed_kind, _released_kind, outcome_kind
 from textbound.checks.tokenizer import _shared_neighbour
-from textbound.counterfactuals import added_tokens_read_as_text, plain_ids, text_readings
 from textbound.families import build_family, embedded_family
-from textbound.implementation import Implementation
-from textbound.shape import Named, Vocabulary, ids_shape, stream_shape, text_shape
+from textbound.naming.counterfactuals import added_tokens_read_as_text, plain_ids, text_readings
+from textbound.naming.shape import Named, Vocabulary, ids_shape, stream_shape, text_shape
+from textbound.plan.budget import BUDGETS
+from textbound.plan.implementation import Implementation
 
 
 @pytest.mark.parametrize(("expected", "actual", "shape"), [

@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from textbound.budget import BUDGETS
 from textbound.checks import FAMILY_INDEPENDENT, case_source
-from textbound.divergence import Case
 from textbound.families import resolve
-from textbound.implementation import Implementation
-from textbound.report import Recorder, RunInfo
-from textbound.runner import Plan, SharedCases, run
+from textbound.naming.divergence import Case
+from textbound.plan.budget import BUDGETS
+from textbound.plan.implementation import Implementation
+from textbound.records.report import Recorder, RunInfo
+from textbound.run.runner import Plan, SharedCases, run
 
 CALL = '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
 
@@ -39,8 +39,8 @@ def test_a_shared_input_is_checked_once_and_the_report_says_so(tmp_path):
     # gpt2's copy of bert's whole-parse case is not checked again; its own text and the tokens are.
     assert cases == {("bert", "whole"): 2, ("bert", "tokens"): 1, ("gpt2", "whole"): 1, ("gpt2", "tokens"): 1}
     assert records == []
-    assert any(note.startswith("tools/whole: 1 cases on 1 family were inputs an earlier family") and
-               "checked once" in note for note in summary["notes"]), summary["notes"]
+    shared = [note for note in summary["notes"] if note.startswith("inputs an earlier family of the run had too")]
+    assert len(shared) == 1 and shared[0].endswith(": tools/whole 1 case on 1 family"), summary["notes"]
 
 
 def test_a_divergence_on_a_shared_input_is_found_on_the_family_that_checks_it(tmp_path):

@@ -12,13 +12,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from textbound.checks import Subject, run_check
+from textbound.families import build_family
 from textbound.impl.streaming.stops import StopChecker
+from textbound.naming.divergence import Case
 from textbound.oracles.stop_reference import apply_stops, held_back_reference, stop_outcome
 from textbound.oracles.tokenizers_oracle import TokenizersOracle
-from textbound.checks import Subject, run_check
-from textbound.divergence import Case
-from textbound.families import build_family
-from textbound.implementation import Implementation
+from textbound.plan.implementation import Implementation
 
 # Few distinct pieces, so stops really occur; with newlines, multi-code-point emoji and
 # special-token text.

@@ -10,14 +10,14 @@ import unicodedata
 
 import pytest
 
-from textbound.corpora.character_strata import CONTEXTS, GENERAL_CATEGORIES, SPECIAL_CLASSES, character_strata
-from textbound.oracles.chat_oracle import templates_dir
-from textbound.properties.conversations import request_strata
-from textbound.budget import BUDGETS
 from textbound.checks import Subject, case_source, run_check
-from textbound.divergence import COMPONENTS, STRATUM_FIELD
+from textbound.corpora.character_strata import CONTEXTS, GENERAL_CATEGORIES, SPECIAL_CLASSES, character_strata
 from textbound.families import embedded_family
-from textbound.implementation import Implementation
+from textbound.naming.divergence import COMPONENTS, STRATUM_FIELD
+from textbound.oracles.chat_oracle import templates_dir
+from textbound.plan.budget import BUDGETS
+from textbound.plan.implementation import Implementation
+from textbound.properties.conversations import request_strata
 
 FAMILY = "gpt2"
 STRATIFIED = [c for c in COMPONENTS if c != "structured"]  # structured's cases are another module's
@@ -88,7 +88,7 @@ def test_empty_tools_as_none_is_caught_by_the_empty_list_stratum():
 
 def test_a_minimized_example_keeps_its_stratum_name():
     from textbound.mutants import BY_NAME
-    from textbound.mutate import hunt
+    from textbound.run.mutate import hunt
     verdict = hunt(BY_NAME["stops_wrong_stop_string"], [embedded_family(FAMILY)], examples=1, time_limit=120)
     assert verdict.outcome == "caught", verdict.error
     assert verdict.example[STRATUM_FIELD].startswith("stops ending together"), verdict.example

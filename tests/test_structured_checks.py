@@ -8,15 +8,15 @@ import random
 import jsonschema
 import pytest
 
-from textbound.oracles.structured_oracles import broken_keyword, byte_vocabulary, dumps_forms, mask_ids, schema_errors
-from textbound.properties.schemas import draw_examples, in_key_policy, instances, schemas, tool_corpus, tool_schemas
 from tests import broken_structured_impl
 from tests.families import family_path, implementation
 from textbound.checks import Subject, run_check
 from textbound.checks.structured import viable
 from textbound.checks.structured_cases import UNSUPPORTED, _unsupported_variant
-from textbound.divergence import Case
-from textbound.implementation import Implementation
+from textbound.naming.divergence import Case
+from textbound.oracles.structured_oracles import broken_keyword, byte_vocabulary, dumps_forms, mask_ids, schema_errors
+from textbound.plan.implementation import Implementation
+from textbound.properties.schemas import draw_examples, in_key_policy, instances, schemas, tool_corpus, tool_schemas
 
 # Keywords the corpus may use: impl's supported subset and the annotation "description".
 CORPUS_KEYWORDS = {"type", "enum", "const", "properties", "required", "items", "minItems", "maxItems", "minLength",

@@ -16,14 +16,14 @@ import jsonschema
 import pytest
 import regex
 
+from tests.families import NEEDS_MODELS, SHARED, family_path
 from textbound import impl
+from textbound.bench.schemas import suite_violations
 from textbound.impl import Constraint, Tokenizer, json_schema_to_regex, regex_escape, tool_call_pattern
 from textbound.impl.structured import REF_DEPTH
 from textbound.impl.structured.automaton import DEAD, ByteDFA
 from textbound.properties import regex_samples
 from textbound.properties import schemas as instance_strategies
-from tests.families import NEEDS_MODELS, SHARED, family_path
-from textbound.bench_schemas import suite_violations
 
 WEATHER = {
     "type": "object",

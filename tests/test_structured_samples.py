@@ -8,15 +8,15 @@ import re
 import sys
 import types
 
+from tests.families import family_path
 from textbound import impl
+from textbound.checks import Subject, run_check
+from textbound.naming.divergence import Case
 from textbound.oracles.structured_oracles import schema_errors
+from textbound.plan.implementation import Implementation
 from textbound.properties.instance_samples import sample_instances
 from textbound.properties.regex_samples import pattern_texts
 from textbound.properties.schemas import draw_examples, in_key_policy, schemas, tool_schemas
-from tests.families import family_path
-from textbound.checks import Subject, run_check
-from textbound.divergence import Case
-from textbound.implementation import Implementation
 
 RECURSIVE = {"$ref": "#/$defs/node", "$defs": {"node": {"type": "object", "required": ["children"], "properties": {
     "children": {"type": "array", "items": {"$ref": "#/$defs/node"}}}}}}

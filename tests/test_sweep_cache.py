@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import tokenizers
 
-from textbound.properties import sweeps
-from textbound import sweep_cache
 from textbound.families.cache import CACHE_ENV
+from textbound.plan import sweep_cache
+from textbound.properties import sweeps
 
 STEP = 4096  # every 4096th code point: a probe of a fraction of a second
 

@@ -3,12 +3,12 @@ cause it, still valid Jinja that transformers renders, and the minimized case re
 from __future__ import annotations
 
 import tests.broken_chat_impl as broken
-from textbound.oracles.chat_oracle import render, resolve, shared_templates
 from textbound.checks import Subject, run_check
-from textbound.divergence import Case
-from textbound.implementation import Implementation
-from textbound.minimize import minimize
-from textbound.template_shrink import compiles, parse, shrink_template, source_of
+from textbound.naming.divergence import Case
+from textbound.oracles.chat_oracle import render, resolve, shared_templates
+from textbound.plan.implementation import Implementation
+from textbound.shrinking.minimize import minimize
+from textbound.shrinking.template_shrink import compiles, parse, shrink_template, source_of
 
 from .families import NEEDS_TEMPLATES, family_path
 

@@ -11,7 +11,7 @@ import pytest
 
 from textbound.cli import EXIT_DIVERGED, EXIT_OK, EXIT_SETUP, main
 from textbound.families import embedded_family
-from textbound.time_limit import NoAnswer, time_limit
+from textbound.run.time_limit import NoAnswer, time_limit
 
 FAMILY = "gpt2"
 # About 10**10 steps: rendered, it would run for hours, in transformers and in impl alike.

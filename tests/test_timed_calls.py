@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from textbound.timed_calls import CallClock
+from textbound.run.timed_calls import CallClock
 
 
 def busy(seconds: float) -> None:

@@ -10,18 +10,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from textbound.oracles import tool_reference, transformers_response
-from textbound.properties.model_outputs import ROUND_TRIP_TEMPLATES, TOOLS, assistant_messages, model_outputs
+import tests.broken_tools_impl  # noqa: F401  (registers the variants as modules)
+from textbound import impl
 from textbound.checks import Subject, run_check
 from textbound.checks.tools import assistant_part, message_difference, same_json, shared_template, well_formed
-from textbound.divergence import Case, is_oracle_disagreement
-from textbound.implementation import Implementation
+from textbound.naming.divergence import Case, is_oracle_disagreement
+from textbound.oracles import tool_reference, transformers_response
+from textbound.plan.implementation import Implementation
+from textbound.properties.model_outputs import ROUND_TRIP_TEMPLATES, TOOLS, assistant_messages, model_outputs
 
 from .families import NEEDS_TEMPLATES, family_path, impl_subject
 from .test_shape import component_signatures
-
-from textbound import impl
-import tests.broken_tools_impl  # noqa: F401  (registers the variants as modules)
 
 FAMILY = "gpt2"
 SETTINGS = settings(max_examples=25, deadline=None, database=None, suppress_health_check=list(HealthCheck))

@@ -13,8 +13,8 @@ import pytest
 from textbound.adapters import jsonl_engine as protocol
 from textbound.adapters import vllm as vllm_adapter
 from textbound.checks import run_check, tools_vllm
-from textbound.divergence import Case
-from textbound.pool import _loaded
+from textbound.naming.divergence import Case
+from textbound.run.pool import _loaded
 
 from .families import family_path, impl_subject
 from .parser_engines import HERMES_CALL, WEATHER

@@ -8,8 +8,10 @@ import pytest
 
 from textbound.cli import EXIT_DIVERGED, EXIT_OK, main
 from textbound.families import build_family
-from textbound.triage import (Vocabulary, align, diff_runs, load_run, record_alignment, render_alignment,
-                              triage_text)
+from textbound.records.alignment import align, record_alignment, render_alignment
+from textbound.records.run_folder import load_run
+from textbound.naming.shape import Vocabulary
+from textbound.triage.causes import diff_runs, triage_text
 
 FAMILY = "gpt2"
 
@@ -70,7 +72,7 @@ def test_a_record_whose_alignment_fails_is_shown_plainly(monkeypatch):
     def broken_align(*args):
         raise TypeError("unhashable type: 'dict'")
 
-    monkeypatch.setattr("textbound.triage.align", broken_align)
+    monkeypatch.setattr("textbound.records.alignment.align", broken_align)
     record = {"family": FAMILY, "expected": [{"name": "f"}], "actual": []}
     lines = render_alignment(record_alignment(record, {}))
     assert any("[{'name': 'f'}]" in line for line in lines)

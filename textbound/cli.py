@@ -6,10 +6,10 @@ its range, a --report-dir that is a file, --server beside --impl), 128 + the sig
 interrupted (130 for Ctrl-C, 143 for SIGTERM; the report is written first).
 ``--server URL [--server-dialect D] [--model NAME]`` is ``--impl textbound.adapters.server`` with its
 environment (SERVER_ENV) set for the run, so every worker process reaches the same server.
-``diff`` exits 1 when NEW has signatures OLD had not. ``mutate`` (textbound.mutate) exits 0 when
+``diff`` exits 1 when NEW has signatures OLD had not. ``mutate`` (textbound.run.mutate) exits 0 when
 every mutant of mutants/ is caught, 1 when some are missed, 2 when the run could not be set up.
 ``compare`` (textbound.compare) exits 0 when nothing changed beyond --allow, 1 on changes, 2 on bad input;
-``explain`` (textbound.explain) 0 when impl agrees with the oracle, 1 when it differs, 2 on bad input.
+``explain`` (textbound.triage.explain) 0 when impl agrees with the oracle, 1 when it differs, 2 on bad input.
 """
 from __future__ import annotations
 
@@ -23,21 +23,22 @@ from contextlib import contextmanager
 from pathlib import Path
 from unittest.mock import patch
 
-from .baseline import BaselineError, load_baseline
-from .budget import BUDGETS
-from .divergence import COMPONENTS, Case, Divergence
-from .files import InputFileError
-from .implementation import SERVER, Implementation, ImplementationError
-from .merge import MergeError
-from .one_line import one_line
-from .mutate import add_arguments as add_mutate_arguments, run_command as run_mutate
-from .pool import DEFAULT_CASE_TIMEOUT, LimitError
-from .report import setup_failure_markdown
-from .runner import Shard
 from .families import FamilyError, fuzz_families, resolve
+from .files import InputFileError
+from .naming.baseline import BaselineError, load_baseline
+from .naming.divergence import COMPONENTS, Case, Divergence
+from .one_line import one_line
+from .plan.budget import BUDGETS
+from .plan.implementation import SERVER, Implementation, ImplementationError
+from .records.merge import MergeError
+from .records.report import setup_failure_markdown
+from .records.run_folder import RunFolderError
+from .run.mutate import add_arguments as add_mutate_arguments
+from .run.mutate import run_command as run_mutate
+from .run.pool import DEFAULT_CASE_TIMEOUT, LimitError
+from .run.runner import Shard
+from .run.time_limit import NoAnswer, time_limit
 from .server.dialect import DIALECTS
-from .time_limit import NoAnswer, time_limit
-from .triage import TriageError
 
 EXIT_OK, EXIT_DIVERGED, EXIT_SETUP = 0, 1, 2
 DEFAULT_IMPL = "textbound.impl"
@@ -134,7 +135,7 @@ def _parser() -> argparse.ArgumentParser:
     mutate = commands.add_parser("mutate", help="mutation score: each mutant of mutants/ checked at the quick budget")
     add_mutate_arguments(mutate)
     _add_compare_command(commands)
-    from .explain import add_arguments as add_explain_arguments
+    from .triage.explain import add_arguments as add_explain_arguments
     explain = commands.add_parser("explain", help="one tokenizer or chat mismatch, stage by stage, explained")
     add_explain_arguments(explain)
     _add_case_timeout(explain, "each side's render of --conversation may take this long; an oracle that takes "
@@ -249,25 +250,25 @@ def _run_command(args) -> int:
                   file=sys.stderr)
             return EXIT_SETUP
         if args.schema_suite is not None:
-            from .bench_schemas import suite_report
+            from .bench.schemas import suite_report
             return suite_report(impl, args.schema_suite)
         if args.schemas is not None:
-            from .bench_schemas import schema_coverage
+            from .bench.schemas import schema_coverage
             return schema_coverage(impl, args.schemas)
         families = resolve(args.family, args.model_dir, args.hub)
         if args.overhead:
-            from .bench_overhead import run_overhead_bench
+            from .bench.overhead import run_overhead_bench
             from .checks import checked_components
             run_overhead_bench(impl, families[0], checked_components(), BUDGETS["default"])
             return EXIT_OK
         if args.scaling:
-            from .bench_harness import run_scaling_bench
+            from .bench.harness import run_scaling_bench
             from .checks import checked_components
             run_scaling_bench(impl, families[0], checked_components(), BUDGETS["default"], args.scaling)
             return EXIT_OK
-        from .bench import run_bench
+        from .bench.command import run_bench
         return run_bench(impl, families, args.seconds)
-    except (ImplementationError, FamilyError, BaselineError, TriageError, MergeError, InputFileError,
+    except (ImplementationError, FamilyError, BaselineError, RunFolderError, MergeError, InputFileError,
             LimitError) as exc:
         print(f"textbound: {one_line(exc)}", file=sys.stderr)
         markdown = getattr(args, "markdown", None)
@@ -288,20 +289,22 @@ def _implementation(args) -> Implementation:
 
 
 def _triage(args) -> int:
-    from .triage import load_run, triage_text
+    from .records.run_folder import load_run
+    from .triage.causes import triage_text
     if args.reproducers is not None and (problem := _unusable_report_dir(args.reproducers)):
         print(f"textbound: --reproducers {problem.removeprefix('--report-dir ')}", file=sys.stderr)
         return EXIT_SETUP
     run = load_run(args.report_dir)
     print(triage_text(run, explain=not args.no_explain), end="")
     if args.reproducers is not None:
-        from .reproducer import write_reproducers
+        from .triage.reproducer import write_reproducers
         print("reproducers:", *write_reproducers(run, args.reproducers), sep="\n  ")
     return EXIT_OK
 
 
 def _diff(args) -> int:
-    from .triage import diff_text, load_run
+    from .records.run_folder import load_run
+    from .triage.causes import diff_text
     new = load_run(args.new)
     text, result = diff_text(load_run(args.old), new)
     print(text, end="")
@@ -311,9 +314,10 @@ def _diff(args) -> int:
 
 def _baseline(args) -> int:
     import json
-    from .baseline import baseline_of
-    from .report import write_atomically
-    from .triage import load_run
+
+    from .naming.baseline import baseline_of
+    from .records.report import write_atomically
+    from .records.run_folder import load_run
     run = load_run(args.run_dir)
     if args.reason is not None and not args.reason.strip():
         print("textbound: --reason must not be empty: a baseline entry says why it is known", file=sys.stderr)
@@ -331,7 +335,7 @@ def _baseline(args) -> int:
 
 
 def _merge(args) -> int:
-    from .merge import merge
+    from .records.merge import merge
     summary = merge(args.out, args.shard_dirs)
     print(f"textbound: merged {len(args.shard_dirs)} report(s): {sum(c['cases'] for c in summary['counts'])} cases, "
           f"{len(summary['signatures'])} signature(s), new: {len(summary['new'])}; report: {args.out / 'report.md'}")
@@ -357,7 +361,7 @@ def _compare(args) -> int:
 
 
 def _explain(args) -> int:
-    from .explain import run_command
+    from .triage.explain import run_command
     return run_command(args)
 
 
@@ -369,9 +373,9 @@ REPORT_COMMANDS = {"triage": _triage, "diff": _diff, "baseline": _baseline, "mer
 
 def _check(args, impl: Implementation) -> int:
     from .checks import checked_components
-    from .report import FUZZED, Recorder, RunInfo, failed_requests, keep_earlier_report
-    from .pool import Limits, refuse_unusable
-    from .runner import Plan, run
+    from .records.report import FUZZED, Recorder, RunInfo, failed_requests, keep_earlier_report
+    from .run.pool import Limits, refuse_unusable
+    from .run.runner import Plan, run
 
     budget = BUDGETS[args.budget]
     baseline = load_baseline(args.baseline)
@@ -443,7 +447,7 @@ def _server_options(args) -> tuple[str, ...]:
 def _checked_alone(impl: Implementation, family, case: Case, seconds: float) -> Divergence | None:
     """``case`` checked as check does one that hangs or crashes: alone in a worker under the case
     timeout; when it hangs or crashes without impl as well, it is the oracle's failure."""
-    from .pool import Limits, Pool, Stuck, hangs_without_impl, oracle_failure
+    from .run.pool import Limits, Pool, Stuck, hangs_without_impl, oracle_failure
     pool = Pool(impl.name, 1, Limits(case_timeout=seconds))
     try:
         found = pool.check_alone(family, case)

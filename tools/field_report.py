@@ -24,7 +24,7 @@ engine's own words, not run. Then it writes
   without one is marked untriaged. At its end: the engine-bug signatures whose triage names no
   reproducer, with their counts.
 
-Signatures are computed afresh from the records (textbound.triage.rekinded), so a run recorded
+Signatures are computed afresh from the records (textbound.triage.causes.rekinded), so a run recorded
 under an older wording of kinds is grouped as today's checks group it, tools kinds led by the
 format (an engine's tool parsers are one per format: ``engine_kind``); each signature lists the
 recorded signatures it was made of (``formerly``); then each is put to the mutation catalogue, and
@@ -54,11 +54,11 @@ from unittest import mock
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from textbound.mutants import BY_NAME  # noqa: E402
-from textbound.divergence import is_oracle_disagreement, signature_of  # noqa: E402
 from textbound.families import build_family, embedded_family_names, folder_families, models_dir  # noqa: E402
-from textbound.implementation import Implementation  # noqa: E402
-from textbound.triage import rekinded  # noqa: E402
+from textbound.mutants import BY_NAME  # noqa: E402
+from textbound.naming.divergence import is_oracle_disagreement, signature_of  # noqa: E402
+from textbound.plan.implementation import Implementation  # noqa: E402
+from textbound.triage.causes import rekinded  # noqa: E402
 
 FIELD_DIR = ROOT / "reports" / "field"
 TRIAGE_FILE = FIELD_DIR / "triage.json"
@@ -207,7 +207,7 @@ def engine_kind(record: dict, kind: str) -> str:
 
 
 def group_signatures(records: list[dict], folders: dict[str, str]) -> dict[str, dict]:
-    """Records grouped by the signature today's checks give them (textbound.triage.rekinded): per
+    """Records grouped by the signature today's checks give them (textbound.triage.causes.rekinded): per
     signature its count, families, smallest example and, where they differ from it, the recorded
     signatures it was made of. A record may stand for several (``weight``, ``families``: a recorded
     signature's smallest example standing for its group)."""
@@ -234,7 +234,7 @@ def group_signatures(records: list[dict], folders: dict[str, str]) -> dict[str, 
 
 
 def explained_signatures(signatures: dict[str, dict], folders: dict[str, str]) -> dict[str, dict]:
-    """``signatures`` put to the mutation catalogue (textbound.explanation): each gets the classes
+    """``signatures`` put to the mutation catalogue (textbound.triage.explanation): each gets the classes
     whose output on its smallest example is the engine's (``explained_by``), and the signatures of
     one component and property that the same classes reproduce are one, named by them (one bug, one
     signature): llama-server's seven ``tokenizer/encode/ids: splits ...`` signatures on llama2 are
@@ -243,7 +243,7 @@ def explained_signatures(signatures: dict[str, dict], folders: dict[str, str]) -
     rejecting an instance reproduces a rejection), and only within a format where the engine's
     parsers are one per format (PER_FORMAT_COMPONENTS). Oracle disagreements and properties an
     engine lacks are not put to it."""
-    from textbound.explanation import explaining_mutants
+    from textbound.triage.explanation import explaining_mutants
 
     by_cause: dict[tuple, list[str]] = {}
     for signature, group in signatures.items():

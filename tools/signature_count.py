@@ -18,12 +18,12 @@ import argparse
 import sys
 from dataclasses import dataclass, field
 
-from textbound.mutants import CATALOGUE
-from textbound.budget import BUDGETS
 from textbound.checks import Subject, case_source, run_check
 from textbound.families import build_family, embedded_family
 from textbound.families.embedded import embedded_family_names
-from textbound.implementation import Implementation
+from textbound.mutants import CATALOGUE
+from textbound.plan.budget import BUDGETS
+from textbound.plan.implementation import Implementation
 
 MOST_SIGNATURES = 2  # one bug, one signature, two at most (issue 18)
 ONE_BUG_PACKAGE = "tests.one_bug"

@@ -1,7 +1,7 @@
 """Adapters: engines people run, made ``--impl`` modules, and the protocol they all follow.
 
 ``textbound check --impl MODULE`` reaches the implementation under test only through the public
-names of MODULE (textbound.implementation: REQUIRED_NAMES per component, PROPERTY_NAMES for
+names of MODULE (textbound.plan.implementation: REQUIRED_NAMES per component, PROPERTY_NAMES for
 properties needing more). An adapter is a module exposing some of these names around an engine; a
 component whose names it lacks is reported "not provided", never passed.
 
@@ -61,6 +61,9 @@ The adapters here
 An adapter's engine is an optional dependency (the ``engines`` extra): without it the module
 raises ``EngineMissing`` (an ImportError naming the package and the extra) when imported, and
 ``--impl`` reports it as a run that cannot be set up.
+
+Imports ``families``, ``server`` and ``naming`` (and impl and the oracles an adapter wraps); nothing of the
+run, its records or triage.
 """
 from __future__ import annotations
 

@@ -23,12 +23,13 @@ engine: it must report nothing.
 from __future__ import annotations
 
 import functools
+
 from . import engine_version, require
 
 require("tokenizers")
 from textbound.oracles.tokenizers_oracle import TokenizersOracle  # noqa: E402
 
-from ..divergence import REPLACEMENT_CHARACTER  # noqa: E402
+from ..naming.divergence import REPLACEMENT_CHARACTER  # noqa: E402
 
 __version__ = engine_version("tokenizers")
 

@@ -2,6 +2,9 @@
 
 ``registry`` is the leaf that holds them; each component module registers its checks there when it
 is imported, and this package imports every one of them by name.
+
+Imports ``plan``, ``naming``, ``families``, ``server`` and ``adapters`` (and impl, the oracles and the
+properties' generators); never ``run``, ``records``, ``shrinking`` or ``triage``.
 """
 from . import (chat, chat_cases, detokenizer, server_cases, server_output, stops, stream_cases, structured,
                structured_cases, tokenizer, tokenizer_cases, tools, tools_cases)

@@ -39,11 +39,19 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from itertools import chain
 
-from textbound.oracles.chat_oracle import (ChatRequest, ChatTemplate, FamilyChatOracle, Raised, frozen_clock, outcome, render,
-                                 resolve)
+from textbound.oracles.chat_oracle import (
+    ChatRequest,
+    ChatTemplate,
+    FamilyChatOracle,
+    Raised,
+    frozen_clock,
+    outcome,
+    render,
+    resolve,
+)
 
-from ..divergence import Case, Divergence, first_index
-from ..shape import describe, first_change
+from ..naming.divergence import Case, Divergence, first_index
+from ..naming.shape import describe, first_change
 from .registry import Subject, check, ids_divergence, impl_outcome, text_divergence
 
 TOKENIZER_PROPERTIES = {"ids": False, "sanitized_ids": True}  # property -> sanitize_control_tokens

@@ -26,13 +26,21 @@ import functools
 import hashlib
 from collections.abc import Iterator
 
-from textbound.oracles.chat_oracle import (ChatRequest, ChatTemplate, FamilyChatOracle, frozen_clock, outcome, render,
-                                 shared_templates, templates_for)
+from textbound.oracles.chat_oracle import (
+    ChatRequest,
+    ChatTemplate,
+    FamilyChatOracle,
+    frozen_clock,
+    outcome,
+    render,
+    shared_templates,
+    templates_for,
+)
 from textbound.properties.conversations import STRATUM_BASE, request_strata
 
-from ..budget import Budget
-from ..divergence import STRATUM_FIELD, Case
 from ..families import Family
+from ..naming.divergence import STRATUM_FIELD, Case
+from ..plan.budget import Budget
 from .chat import TOKENIZER_PROPERTIES
 from .registry import Subject, cases
 

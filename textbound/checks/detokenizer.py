@@ -20,10 +20,10 @@ whole decode and its DecodeStream.
 """
 from __future__ import annotations
 
-from ..divergence import REPLACEMENT_CHARACTER, Case, Divergence, first_index
-from ..shape import NOTHING_NAMED, REPEATS, Named, stream_shape, whitespace_apart
+from ..naming.divergence import REPLACEMENT_CHARACTER, Case, Divergence, first_index
+from ..naming.shape import NOTHING_NAMED, REPEATS, Named, stream_shape, whitespace_apart
 from .registry import Subject, check, family_vocabulary, impl_call, oracle_call, text_window
-from .streaming import StreamInput, Streamed, decode_stream_shown, stream_impl, stream_reading, vocabulary_survey
+from .streaming import Streamed, StreamInput, decode_stream_shown, stream_impl, stream_reading, vocabulary_survey
 
 
 def premature_kind(expected: str, shown: str, decode: str = "the whole decode", named: Named = NOTHING_NAMED) -> str:

@@ -12,7 +12,7 @@ a divergence is, and either can replay what the other found.
     @cases("stops")                                  # CASE_BUILDERS["library", "stops"] = fn
     def stop_cases(family, budget, seed, subject): ...  # -> Iterator[Case]
 
-Case builders are keyed by the source of the implementation's answers (textbound.implementation:
+Case builders are keyed by the source of the implementation's answers (textbound.plan.implementation:
 LIBRARY for impl's names, SERVER for a running server's wire): ``@cases("stops", source=SERVER)``.
 """
 from __future__ import annotations
@@ -26,12 +26,12 @@ from pathlib import Path
 from textbound.oracles.chat_oracle import Raised
 from textbound.oracles.tokenizers_oracle import TokenizersOracle
 
-from ..budget import Budget
-from ..divergence import COMPONENTS, SERVER_ERROR, Case, Divergence, first_index
-from ..implementation import LIBRARY, Implementation
-from ..server.dialect import NotProvided, ServerError
 from ..families import Family
-from ..shape import NOTHING_NAMED, Named, Vocabulary, ids_shape, text_shape
+from ..naming.divergence import COMPONENTS, SERVER_ERROR, Case, Divergence, first_index
+from ..naming.shape import NOTHING_NAMED, Named, Vocabulary, ids_shape, text_shape
+from ..plan.budget import Budget
+from ..plan.implementation import LIBRARY, Implementation
+from ..server.dialect import NotProvided, ServerError
 
 PIECE_WINDOW = 3  # token pieces shown on each side of where two id lists part
 TEXT_WINDOW = 8  # characters shown on each side of where two texts part
@@ -185,7 +185,7 @@ def text_window(text: str, index: int) -> str:
 
 
 def family_vocabulary(subject: Subject) -> Vocabulary:
-    """The family's vocabulary (textbound.shape), read once per subject."""
+    """The family's vocabulary (textbound.naming.shape), read once per subject."""
     return subject.cached("vocabulary", lambda: Vocabulary(subject.path))
 
 

@@ -31,10 +31,10 @@ from collections.abc import Iterator
 from textbound.oracles.chat_oracle import ChatRequest, FamilyChatOracle, outcome
 from textbound.properties.schemas import tool_corpus
 
-from ..budget import Budget
-from ..divergence import Case
 from ..families import Family
-from ..implementation import SERVER
+from ..naming.divergence import Case
+from ..plan.budget import Budget
+from ..plan.implementation import SERVER
 from .chat_cases import chat_cases
 from .registry import Subject, cases
 from .streaming import vocabulary_survey

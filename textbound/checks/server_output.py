@@ -29,7 +29,7 @@ import jsonschema
 
 from textbound.oracles.stop_reference import stop_outcome
 
-from ..divergence import REPLACEMENT_CHARACTER, Case, Divergence, first_index
+from ..naming.divergence import REPLACEMENT_CHARACTER, Case, Divergence, first_index
 from ..server.dialect import Generation, GenerationRequest
 from ..server.features import probe
 from .detokenizer import premature_kind

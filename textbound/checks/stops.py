@@ -22,8 +22,8 @@ from collections.abc import Callable, Iterator
 
 from textbound.oracles.stop_reference import held_back_reference, stop_outcome
 
-from ..divergence import Case, Divergence, first_index
-from ..shape import Named, text_shape
+from ..naming.divergence import Case, Divergence, first_index
+from ..naming.shape import Named, text_shape
 from .registry import Subject, check, impl_call, oracle_call, text_window
 from .streaming import StreamInput, chunks
 

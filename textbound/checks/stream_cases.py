@@ -14,9 +14,9 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator
 
-from ..budget import Budget
-from ..divergence import STRATUM_FIELD, Case
 from ..families import Family
+from ..naming.divergence import STRATUM_FIELD, Case
+from ..plan.budget import Budget
 from .registry import Subject, cases
 from .streaming import VocabularySurvey, random_splits, vocabulary_survey
 from .tokenizer_cases import corpus_snippets

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from textbound.properties.vocabulary import VocabularySurvey
 
-from ..divergence import REPLACEMENT_CHARACTER, Case
+from ..naming.divergence import REPLACEMENT_CHARACTER, Case
 from .registry import Subject, oracle_call
 
 

@@ -34,13 +34,22 @@ from functools import lru_cache
 
 import regex
 
-from textbound.oracles.structured_oracles import (DUMPS_SETTINGS, OutlinesMask, TokenVocabulary, dumps_forms, broken_keyword,
-                                        failing_keywords, regex_masks, schema_acceptors, schema_errors)
+from textbound.oracles.structured_oracles import (
+    DUMPS_SETTINGS,
+    OutlinesMask,
+    TokenVocabulary,
+    broken_keyword,
+    dumps_forms,
+    failing_keywords,
+    regex_masks,
+    schema_acceptors,
+    schema_errors,
+)
 from textbound.properties.instance_samples import sample_instances
 from textbound.properties.regex_samples import pattern_texts
 from textbound.properties.schemas import in_key_policy
 
-from ..divergence import ORACLE_DISAGREEMENT, Case, Divergence
+from ..naming.divergence import ORACLE_DISAGREEMENT, Case, Divergence
 from .registry import Subject, check, impl_call, oracle_call
 
 # A decoded token ending in the middle of a character is completed with these continuation bytes

@@ -19,9 +19,9 @@ from collections.abc import Iterator
 from textbound.oracles.structured_oracles import outlines_can_build
 from textbound.properties.schemas import draw_examples, schemas, tool_corpus, tool_schemas
 
-from ..budget import Budget
-from ..divergence import Case
 from ..families import Family
+from ..naming.divergence import Case
+from ..plan.budget import Budget
 from .registry import Subject, cases
 
 # The tool-call formats a forced call is written in (impl.structured.tool_call's), taken in turn.

@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 
 from textbound.oracles.disagreements import SecondOracleComparison, second_oracles
 
-from ..counterfactuals import AddedTokenReadings, TextReading, added_tokens_read_as_text, text_readings
-from ..divergence import FILE_READING, ORACLE_DISAGREEMENT, Case, Divergence, first_index
-from ..shape import Vocabulary
+from ..naming.counterfactuals import AddedTokenReadings, TextReading, added_tokens_read_as_text, text_readings
+from ..naming.divergence import FILE_READING, ORACLE_DISAGREEMENT, Case, Divergence, first_index
+from ..naming.shape import Vocabulary
 from .registry import Subject, check, family_vocabulary, ids_divergence, impl_call, text_divergence
 from .tokenizer_cases import CHARACTER_CLASSES, added_token_neighbourhoods
 

@@ -14,10 +14,10 @@ from collections.abc import Iterator
 from textbound.corpora import text_cases
 from textbound.corpora.character_strata import character_strata
 
-from ..budget import Budget
-from ..divergence import STRATUM_FIELD, Case
 from ..families import Family
-from ..sweep_cache import disputed_code_points
+from ..naming.divergence import STRATUM_FIELD, Case
+from ..plan.budget import Budget
+from ..plan.sweep_cache import disputed_code_points
 from .registry import Subject, cases
 from .streaming import vocabulary_survey
 

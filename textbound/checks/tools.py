@@ -55,10 +55,10 @@ from textbound.oracles import tool_reference, transformers_response
 from textbound.oracles.chat_oracle import TEMPLATES_ENV, TemplateNotFound, render, templates_dir
 from textbound.oracles.tool_reference_core import FALLBACK, Parsed
 
-from ..divergence import ORACLE_DISAGREEMENT, Case, Divergence
+from ..naming.divergence import ORACLE_DISAGREEMENT, Case, Divergence
+from . import tools_vllm
 from .registry import Subject, check, impl_call, oracle_call
 from .streaming import chunks
-from . import tools_vllm
 
 REASONING_OPEN = {"mistral": "[THINK]", "gpt_oss": "<|channel|>analysis<|message|>", "llama3_json": None}
 # What ends an assistant turn in the round-trip templates: a stop token, not model output.

@@ -23,13 +23,19 @@ from collections.abc import Iterator
 
 from textbound.oracles.chat_oracle import templates_dir
 from textbound.oracles.tool_reference import TOOL_CALL_FORMATS
-from textbound.properties.model_outputs import (ROUND_TRIP_TEMPLATES, TOOLS, assistant_messages, hard_outputs, model_outputs,
-                                     option_strata)
+from textbound.properties.model_outputs import (
+    ROUND_TRIP_TEMPLATES,
+    TOOLS,
+    assistant_messages,
+    hard_outputs,
+    model_outputs,
+    option_strata,
+)
 from textbound.properties.strategies import DRAW_CHUNK, draw_examples
 
-from ..budget import Budget
-from ..divergence import STRATUM_FIELD, Case
 from ..families import Family
+from ..naming.divergence import STRATUM_FIELD, Case
+from ..plan.budget import Budget
 from .registry import Subject, cases, oracle_call
 from .streaming import random_splits
 from .tools import assistant_part, shared_template

@@ -26,7 +26,7 @@ from collections.abc import Callable
 
 from ..adapters import jsonl_engine as protocol
 from ..adapters import vllm as vllm_adapter
-from ..divergence import ORACLE_DISAGREEMENT, ORACLE_FAILURE, Case, Divergence
+from ..naming.divergence import ORACLE_DISAGREEMENT, ORACLE_FAILURE, Case, Divergence
 from .registry import WORKER_SETUP
 
 PYTHON_ENV = "TEXTBOUND_VLLM_ORACLE_PYTHON"

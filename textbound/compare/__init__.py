@@ -8,10 +8,13 @@ transformers, never impl, and lists every behaviour change, minimized and groupe
 post-processor and other pipeline stages, the ids of the same texts, decoded text, the EOS set,
 chat templates and what they render, prefix stability, and the tool-call format.
 
-    >>> from textbound.budget import BUDGETS
+    >>> from textbound.plan.budget import BUDGETS
     >>> old = load_version("old", "models/llama2")            # doctest: +SKIP
     >>> compare(old, old, BUDGETS["quick"], 0, ["tokenizer"]).changes  # doctest: +SKIP
     []
+
+Imports ``checks``, ``families``, ``files``, ``naming``, ``plan``, ``records`` and ``shrinking``; never
+``run`` or ``triage``.
 """
 from .changes import Change
 from .gate import COMPARED_COMPONENTS, Comparison, compare

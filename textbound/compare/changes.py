@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..baseline import BaselineEntry
-from ..minimize import MAX_TRIES
+from ..naming.baseline import BaselineEntry
+from ..shrinking.minimize import MAX_TRIES
 
 # Minimized examples kept per change; the other cases that show it are counted.
 EXAMPLES_KEPT = 3

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import difflib
 
-from ..minimize import shrink
+from ..shrinking.minimize import shrink
 from .changes import Change, Changes, within_tries
 from .rendering import Rendered, render
 from .version import FamilyVersion

@@ -12,13 +12,13 @@ from pathlib import Path
 
 from textbound.oracles.remote import RemoteOracleError, RemoteOracles
 
-from ..baseline import BaselineError, load_baseline
-from ..budget import BUDGETS
+from ..naming.baseline import BaselineError, load_baseline
 from ..one_line import one_line
+from ..plan.budget import BUDGETS
 from .changes import apply_allow
 from .gate import COMPARED_COMPONENTS, compare
-from .report import build_summary, write_reports
 from .oracle_versions import OverlayError, overlay, parse_sides
+from .report import build_summary, write_reports
 from .version import CompareError, FamilyVersion, load_version
 
 EXIT_SAME, EXIT_CHANGED, EXIT_BAD_INPUT = 0, 1, 2

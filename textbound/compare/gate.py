@@ -10,10 +10,16 @@ from dataclasses import dataclass, field
 
 from textbound.oracles.chat_oracle import frozen_clock, shared_templates
 
-from ..budget import Budget
+from ..plan.budget import Budget
 from .changes import Change, Changes
-from .chat_changes import (chat_requests, rendering_changes, template_changes, templates_of, tool_call_requests,
-                           tool_format_changes)
+from .chat_changes import (
+    chat_requests,
+    rendering_changes,
+    template_changes,
+    templates_of,
+    tool_call_requests,
+    tool_format_changes,
+)
 from .prefix import PrefixResult, prefix_stability
 from .tokenizer_changes import tokenizer_changes
 from .version import FamilyVersion

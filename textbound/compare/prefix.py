@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..minimize import shrink
+from ..shrinking.minimize import shrink
 from .changes import within_tries
 from .rendering import render
 from .version import FamilyVersion

@@ -1,7 +1,7 @@
 """compare's reports: summary.json, report.md, and the JUnit XML and HTML page ``check`` writes.
 
 Each change becomes a record shaped like a divergence's (OLD's value as "expected", NEW's as
-"actual", the minimized example as the input), so textbound.junit and textbound.html_report
+"actual", the minimized example as the input), so textbound.records.junit and textbound.records.html_report
 render it: one JUnit test case per component × property, failing on changes --allow does not
 accept. report.md lists every change by signature, each with its example and both sides aligned,
 then prefix stability per template.
@@ -12,8 +12,8 @@ import json
 import shlex
 from pathlib import Path
 
-from ..report import cell, write_atomically
-from ..triage import align, render_alignment
+from ..records.alignment import align, render_alignment
+from ..records.report import cell, write_atomically
 from .gate import Comparison
 from .version import FamilyVersion
 
@@ -135,7 +135,7 @@ def _prefix_section(prefix: dict) -> list[str]:
 
 
 def write_reports(report_dir: Path, summary: dict, command: list[str]) -> None:
-    from .. import html_report, junit
+    from ..records import html_report, junit
 
     report_dir.mkdir(parents=True, exist_ok=True)
     shaped = records(summary, command)

@@ -17,9 +17,9 @@ from collections.abc import Callable, Iterable
 
 from textbound.properties.sweeps import sweep_texts
 
-from ..budget import Budget
 from ..checks.tokenizer_cases import added_token_texts, corpus_snippets
-from ..minimize import ddmin
+from ..plan.budget import Budget
+from ..shrinking.minimize import ddmin
 from .changes import Change, Changes
 from .version import FamilyVersion
 

@@ -10,6 +10,9 @@ pipelines are reached by their own functions.
 
     >>> [family.origin for family in resolve(["gpt2"], [], [])]
     ['embedded']
+
+Imports ``files`` (and the oracles, corpora and properties that build families); nothing else of the
+harness.
 """
 from . import cache, embedded, folders, fuzzed, gguf, hub, mistral, validate
 from .embedded import build_family, embedded_family, embedded_family_names, load_spec

@@ -2,6 +2,8 @@
 
     >>> read_json(Path("baseline.json"), dict)    # doctest: +SKIP
     {'entries': [...]}
+
+A leaf: imports nothing of the harness.
 """
 from .jsonl import jsonl_line
 from .reading import (MAX_FILE_BYTES, InputFileError, is_present, json_type_name, parse_json, read_json,

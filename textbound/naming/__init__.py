@@ -1,0 +1,10 @@
+"""What a divergence is and how it is named: ``divergence`` (the record of a case where the
+implementation and the oracle disagree, its components and fields), ``shape`` (the kind of a
+difference: what was inserted, dropped or replaced, by character class), ``counterfactuals``
+(readings of a tokenizer.json or a request under which the implementation's answer is the oracle's,
+so that a divergence is named by its cause), and ``baseline`` (known divergences by signature, and
+the verdict of a gate).
+
+Naming is part of checking: the checks import this package. It imports only ``files``; never
+``checks``, ``records`` or ``triage``.
+"""
