@@ -1,14 +1,19 @@
 """tools/field_report.py: a field report's signatures are re-derived from its records under today's
 kinds, triage verdicts follow the divergences to their new signatures, and a server engine's
-per-family reports make one row."""
+per-family reports make one row. The committed site (an index, a page per engine, matrix.html) is
+what field.json and triage.json render, every link in it resolves, and matrix.html, drawn by a real
+browser (Debian's chromium), colours each cell as its signatures' triage says."""
 from __future__ import annotations
 
 import copy
 import importlib.util
 import json
 import re
+import subprocess
 import sys
+from html.parser import HTMLParser
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 import pytest
 
@@ -17,6 +22,8 @@ from textbound.plan.implementation import Implementation
 from textbound.triage.causes import rekinded
 
 from .families import NEEDS_MODELS, SHARED
+from .test_html_report import CHROMIUM, FLAGS
+from .test_html_report import pytestmark as NEEDS_CHROMIUM
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -301,3 +308,211 @@ def test_a_root_cause_regrouped_from_its_one_example_keeps_its_class_name(field_
         "size": 1, "family": "gpt2", "property": "stream", "input": {}, "expected": None, "actual": None}}}
     assert list(field_report.explained_signatures(signatures, {})) == [named]
     assert signatures[named]["count"] == 9 and signatures[named]["formerly"] == ["stops/stream/missed a stop"]
+
+
+FIELD = ROOT / "reports" / "field"
+INDEX_LINES = 300  # the index stays an index: the signatures are on the engine pages
+
+
+@pytest.fixture(scope="module")
+def committed(field_report):
+    """field.json and triage.json as committed, and the site they render."""
+    field = json.loads((FIELD / "field.json").read_text(encoding="utf-8"))
+    triage = json.loads((FIELD / "triage.json").read_text(encoding="utf-8"))
+    return field, triage, field_report.site(field, triage)
+
+
+class MatrixCells(HTMLParser):
+    """The cells of matrix.html's table: each ``td`` with a finding, its attributes and the link in it."""
+
+    def __init__(self):
+        super().__init__()
+        self.cells: list[dict] = []
+        self._in_cell = False
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "td" and "data-engine" in attrs:
+            self.cells.append({**attrs, "href": None})
+            self._in_cell = True
+        elif tag == "a" and self._in_cell:
+            self.cells[-1]["href"] = attrs["href"]
+
+    def handle_endtag(self, tag):
+        if tag == "td":
+            self._in_cell = False
+
+
+def parsed_cells(text: str) -> list[dict]:
+    parser = MatrixCells()
+    parser.feed(text)
+    return parser.cells
+
+
+def unresolved(page: Path, target: str) -> str | None:
+    """Why ``target``, a link on ``page`` (a path under FIELD, a fragment or both), does not resolve."""
+    parts = urlsplit(target)
+    if parts.scheme or parts.netloc:
+        return None  # the web: not checked here
+    path = (page.parent / unquote(parts.path)).resolve() if parts.path else page
+    if not path.exists():
+        return f"{target}: no {path}"
+    if parts.fragment and f'id="{parts.fragment}"' not in path.read_text(encoding="utf-8"):
+        return f"{target}: no id {parts.fragment!r} in {path.name}"
+    return None
+
+
+def site_links(page: Path) -> list[str]:
+    text = page.read_text(encoding="utf-8")
+    return re.findall(r'href="([^"]+)"', text) if page.suffix == ".html" else re.findall(r"\]\(([^)\s]+)\)", text)
+
+
+def test_the_committed_site_is_what_field_json_and_the_triage_render(committed):
+    """Regenerating (tools/field_report.py --write-only) gives the same bytes, and no page is left over."""
+    _, _, files = committed
+    written = {str(path.relative_to(FIELD)) for path in (FIELD / "engines").glob("*")} | {"README.md", "matrix.html"}
+    assert written == set(files)
+    stale = [path for path, text in files.items() if (FIELD / path).read_bytes() != text.encode("utf-8")]
+    assert stale == [], "run python tools/field_report.py --write-only"
+
+
+def test_the_index_is_short_and_links_every_engine_to_its_page(committed):
+    field, _, _ = committed
+    lines = (FIELD / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) < INDEX_LINES
+    for name in field["engines"]:
+        rows = [line for line in lines if line.startswith(f"| [{name}](")]
+        assert rows, name
+        for row in rows:
+            page = re.match(r"\| \[[^]]+\]\(([^)]+)\)", row).group(1)
+            assert (FIELD / page).is_file() and (FIELD / page).read_text(encoding="utf-8").startswith(f"# {name}\n")
+
+
+def test_every_link_of_the_site_resolves(committed):
+    _, _, files = committed
+    broken = [why for path in files for target in site_links(FIELD / path) if (why := unresolved(FIELD / path, target))]
+    assert broken == []
+
+
+def test_every_matrix_cell_links_to_its_component_on_its_engines_page(field_report, committed):
+    field, _, _ = committed
+    cells = parsed_cells((FIELD / "matrix.html").read_text(encoding="utf-8"))
+    assert {(c["data-engine"], c["data-component"]) for c in cells} == {
+        (name, component) for name in field["engines"] for component in field_report.field_components(field)}
+    for found in cells:
+        if found["data-finding"] == field_report.NOT_CHECKED:
+            assert found["href"] is None
+            continue
+        assert found["href"] == f"engines/{found['data-engine']}.md#{found['data-component']}"
+        assert unresolved(FIELD / "matrix.html", found["href"]) is None
+
+
+def test_every_signature_is_on_its_engines_page_with_its_example_and_triage(field_report, committed):
+    """Nothing the single README had is lost: each signature keeps its count, example, replay and triage."""
+    field, triage, _ = committed
+    for name, entry in field["engines"].items():
+        page = (FIELD / "engines" / f"{name}.md").read_text(encoding="utf-8")
+        for signature, group in entry["signatures"].items():
+            heading = f'### <a id="{field_report.signature_anchor(signature)}"></a>`{signature}`\n'
+            assert page.count(heading) == 1, (name, signature)
+            section = page.split(heading, 1)[1].split("\n### ", 1)[0]
+            example = group["example"]
+            assert section.startswith(f"\n{group['count']} divergences on {', '.join(group['families'])}. ")
+            assert field_report.triage_line(triage, name, signature, "../") in section
+            assert f"input:    {field_report._clip(example['input'])}\n" in section
+            assert not example.get("reproduce") or f"```sh\n{example['reproduce']}\n```" in section
+        assert set(entry["not_applicable"]) <= set(re.findall(r"^- ([^:\s]+): ", page, re.M))
+
+
+def entry_of(counts: dict[str, tuple[int, int]], signatures: tuple[str, ...], **more) -> dict:
+    return {"components": sorted(counts), "signatures": {s: {"count": 1} for s in signatures}, **more,
+            "counts": [{"family": "f", "component": c, "cases": n, "divergences": d} for c, (n, d) in counts.items()]}
+
+
+def test_a_components_finding_is_the_most_pressing_verdict_of_its_signatures(field_report):
+    entry = entry_of({"tokenizer": (10, 3), "chat": (5, 0), "tools": (4, 2), "stops": (6, 1)},
+                     ("tokenizer/encode/a", "tokenizer/decode/b", "stops/stream/c"))
+    triage = {"e | tokenizer/encode/a": {"verdict": "policy", "note": "n"},
+              "e | tokenizer/decode/*": {"verdict": "engine bug", "note": "m"}}
+
+    def finding(component, given=entry, triaged=triage):
+        return field_report.component_findings("e", given, component, triaged).finding
+
+    assert [finding(c) for c in ("tokenizer", "chat", "stops", "structured")] == [
+        "engine bug", "no divergence", "untriaged", "not checked"]
+    assert finding("tokenizer", triaged={k: {**v, "verdict": "policy"} for k, v in triage.items()}) == "policy"
+    assert finding("tools") == "untriaged"  # divergences whose records were not kept: nobody looked at them
+    assert finding("chat", {**entry, "missing": "ImportError: x", "counts": []}) == "not run"
+    found = field_report.component_findings("e", entry, "tokenizer", triage)
+    assert found.numbers() == "3 / 10" and found.verdicts == {"tokenizer/encode/a": "policy",
+                                                               "tokenizer/decode/b": "engine bug"}
+
+
+def test_a_root_cause_is_one_per_report_and_keeps_the_links_named_for_it_alone(field_report, tmp_path, monkeypatch):
+    monkeypatch.setattr(field_report, "FIELD_DIR", tmp_path)
+    (tmp_path / "upstream").mkdir()
+    (tmp_path / "upstream" / "one.md").write_text("# One bug\n\nbody\n")
+    (tmp_path / "upstream" / "two.md").write_text("# Two bug\n")
+    triage = {"e | a/b/x": {"verdict": "engine bug", "note": "n", "report": "upstream/one.md", "reproducer": "r1.py"},
+              "e | a/b/y": {"verdict": "engine bug", "note": "n", "report": ["upstream/one.md", "upstream/two.md"],
+                            "reproducer": ["r1.py", "r2.py"]},
+              "f | a/b/*": {"verdict": "engine bug", "note": "Found by hand. More words."},
+              "f | a/c/z": {"verdict": "policy", "note": "not a cause"}}
+    field = {"engines": {"e": {"signatures": {"a/b/x": {"count": 2}, "a/b/y": {"count": 3}}},
+                         "f": {"signatures": {"a/b/w": {"count": 5}, "a/c/z": {"count": 7}}}}}
+    causes = field_report.root_causes(field, triage)
+    assert [(c.name, c.signatures) for c in causes] == [
+        ("One bug", {"e": [("a/b/x", 2), ("a/b/y", 3)]}), ("Two bug", {"e": [("a/b/y", 3)]}),
+        ("Found by hand", {"f": [("a/b/w", 5)]})]
+    assert causes[0].links() == {"report": "upstream/one.md", "reproducer": "r1.py"}
+    assert causes[1].links()["reproducer"] == ["r1.py", "r2.py"]  # named only with the other: both
+
+
+def test_writing_the_site_removes_the_page_of_an_engine_gone_from_field_json(field_report, tmp_path, monkeypatch):
+    monkeypatch.setattr(field_report, "FIELD_DIR", tmp_path)
+    (tmp_path / "engines").mkdir()
+    (tmp_path / "engines" / "gone.md").write_text("# gone\n")
+    field = {"budget": "quick", "engines": {"e": {
+        "module": "m", "version": "1", "oracles": {}, **entry_of({"tokenizer": (4, 0)}, ())}}}
+    field_report.write_site(field, {})
+    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file()) == [
+        "README.md", "engines/e.md", "matrix.html"]
+    assert 'data-finding="no divergence"' in (tmp_path / "matrix.html").read_text()
+
+
+def rgb(colour: str) -> str:
+    """``rgb("#ff0080") == "rgb(255, 0, 128)"``, as getComputedStyle gives a colour."""
+    return "rgb({}, {}, {})".format(*(int(colour[i:i + 2], 16) for i in (1, 3, 5)))
+
+
+@NEEDS_CHROMIUM
+def test_the_matrix_drawn_by_chromium_colours_each_cell_as_its_triage_says(field_report, committed, tmp_path):
+    """Each cell's expected finding is read here from field.json and triage.json: an engine bug
+    among the component's signatures is red, a component with no divergence green, one the engine
+    lacks blank; the colour is the one the browser computed for the cell."""
+    field, triage, _ = committed
+    rendered = subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom",
+                               (FIELD / "matrix.html").as_uri()], capture_output=True, text=True, timeout=120)
+    assert rendered.returncode == 0, rendered.stderr[-2000:]
+    cells = parsed_cells(rendered.stdout)
+    assert len(cells) == len(field["engines"]) * len(field_report.field_components(field))
+    for found in cells:
+        entry = field["engines"][found["data-engine"]]
+        component = found["data-component"]
+        verdicts = {(field_report.triage_entry(triage, found["data-engine"], s) or {"verdict": "untriaged"})["verdict"]
+                    for s in entry["signatures"] if s.startswith(f"{component}/")}
+        divergences = sum(c["divergences"] for c in entry["counts"] if c["component"] == component)
+        if component not in entry["components"]:
+            expected = "not checked"
+        elif "engine bug" in verdicts:
+            expected = "engine bug"
+        elif not divergences:
+            expected = "no divergence"
+        else:
+            expected = found["data-finding"]
+            assert expected in verdicts | {"untriaged"}, found  # which is most pressing is tested above
+        assert found["data-finding"] == expected, found
+        assert found["data-shown-colour"] == rgb(field_report.FINDING_COLOURS[expected]), found
+        assert found["href"] is None or unresolved(FIELD / "matrix.html", found["href"]) is None
+    shown = {found["data-finding"] for found in cells}
+    assert {"engine bug", "no divergence", "not checked", "policy"} <= shown  # the field has each today

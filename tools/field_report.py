@@ -2,7 +2,7 @@
 
     python tools/field_report.py                      # run every engine, then write the report
     python tools/field_report.py --engines minijinja  # rerun one engine, keep the others' runs
-    python tools/field_report.py --write-only         # rewrite README.md from the runs and triage.json
+    python tools/field_report.py --write-only         # render again from field.json, the runs and triage.json
     python tools/field_report.py --write-only --rekind  # re-triage the recorded signatures under today's kinds
 
 For each engine it runs ``textbound check --impl MODULE --component ...`` once over the embedded
@@ -14,15 +14,24 @@ engine's own words, not run. Then it writes
 
 - reports/field/field.json: per engine its version, and per family × component the cases and
   divergences; per root-cause signature its count, families and smallest example;
-- reports/field/README.md: the same as tables, each signature with its minimized example, the
+- reports/field/README.md, an index: per engine its totals, the engines × components table (each
+  cell's divergences of cases and its finding: the most pressing verdict of its signatures), the
+  signatures per verdict, the root causes (one per upstream report: the engine bugs, references
+  changed and textbound bugs) and the engine bugs without a reproducer, each linking to
+- reports/field/engines/ENGINE.md, one page per engine: its runs per family and component, each
+  signature (an anchor per component and per signature) with its minimized example, the
   replay command and its triage line from reports/field/triage.json (keyed ``ENGINE | SIGNATURE``:
   ``{"verdict": "engine bug" | "reference changed" | "policy" | "not applicable" | "textbound bug",
   "note": ..., "upstream": URL, "reproducer": "reproducers/FILE", "report": "upstream/ENGINE/SLUG.md"}``
   (reproducer and report: a path under reports/field/, or a list of them; a path that does not
   exist stops the report); a key may be a glob, ``mistral-common | tokenizer/decode/*``, for one root
   cause behind several signatures), written by hand and kept across regenerations. A signature
-  without one is marked untriaged. At its end: the engine-bug signatures whose triage names no
-  reproducer, with their counts.
+  without one is marked untriaged;
+- reports/field/matrix.html: the engines × components table as one self-contained page (no
+  network), each cell coloured by its finding and linking to the component on the engine's page.
+
+``--write-only`` with no run folder under --work-dir (they are not committed) runs no engine: it
+renders these files again from field.json and triage.json alone, byte for byte what site() gives.
 
 Signatures are computed afresh from the records (textbound.triage.causes.rekinded), so a run recorded
 under an older wording of kinds is grouped as today's checks group it, tools kinds led by the
@@ -42,8 +51,11 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
+import hashlib
+import html
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -56,13 +68,13 @@ sys.path.insert(0, str(ROOT))
 
 from textbound.families import build_family, embedded_family_names, folder_families, models_dir  # noqa: E402
 from textbound.mutants import BY_NAME  # noqa: E402
-from textbound.naming.divergence import is_oracle_disagreement, signature_of  # noqa: E402
+from textbound.naming.divergence import COMPONENTS, is_oracle_disagreement, signature_of  # noqa: E402
 from textbound.plan.implementation import Implementation  # noqa: E402
 from textbound.triage.causes import rekinded  # noqa: E402
 
 FIELD_DIR = ROOT / "reports" / "field"
 TRIAGE_FILE = FIELD_DIR / "triage.json"
-EXAMPLE_CHARS = 400  # of a minimized input, expected or actual value quoted in the README
+EXAMPLE_CHARS = 400  # of a minimized input, expected or actual value quoted on an engine's page
 NOT_PROVIDED = "not provided"  # the kind of a property whose names the engine lacks
 EXPLAINED = "explained by "  # the kind of the signatures the same catalogue classes reproduce, made one
 SETUP_FILE = "field_setup.json"  # in an engine's run folder: the families not run, and why
@@ -352,12 +364,16 @@ def dangling_links(triage: dict) -> dict[str, list[str]]:
     return {key: paths for key, paths in missing.items() if paths}
 
 
-def triage_line(triage: dict, engine: str, signature: str) -> str:
+def triage_line(triage: dict, engine: str, signature: str, to_field: str = "") -> str:
+    """A signature's triage as a line of markdown, its links reached from a page ``to_field`` away
+    from FIELD_DIR: ``triage_line({"e | a/b/c": {"verdict": "policy", "note": "n", "reproducer":
+    "reproducers/r.py"}}, "e", "a/b/c", "../") == "**policy**: n ([reproducer: r.py](../reproducers/r.py))"``."""
     entry = triage_entry(triage, engine, signature)
     if not entry:
-        return "**untriaged**"
+        return f"**{UNTRIAGED}**"
     links = [f"[upstream]({entry['upstream']})"] if entry.get("upstream") else []
-    links += [f"[{field}: {Path(path).name}]({path})" for field in LINKS for path in linked_paths(entry, field)]
+    links += [f"[{field}: {Path(path).name}]({to_field}{path})"
+              for field in LINKS for path in linked_paths(entry, field)]
     return f"**{entry['verdict']}**: {entry['note']}" + (f" ({', '.join(links)})" if links else "")
 
 
@@ -380,7 +396,9 @@ def _gap_section(field: dict, triage: dict) -> list[str]:
              "have no standalone reproducer in `reproducers/` yet:" if total else
              "Every engine-bug signature has a standalone reproducer.", ""]
     for name, found in gaps.items():
-        lines += [f"- {name}: " + "; ".join(f"`{cell(signature)}` ({count})" for signature, count in found)]
+        lines += [f"- [{name}]({page_of(name)}): " + "; ".join(
+            f"[`{cell(signature)}`]({page_of(name)}#{signature_anchor(signature)}) ({count})"
+            for signature, count in found)]
     return lines + ([""] if total else [])
 
 
@@ -388,20 +406,159 @@ def cell(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def markdown(field: dict, triage: dict) -> str:
+# The site: README.md, an index; one page per engine under engines/; matrix.html, engines × components.
+INDEX_FILE = "README.md"
+MATRIX_FILE = "matrix.html"
+ENGINE_PAGES = "engines"  # the folder of the engine pages, under FIELD_DIR
+ANCHOR_WORDS = 60  # characters of a signature's words in its anchor
+UNTRIAGED = "untriaged"  # the verdict of a signature triage.json does not name
+NO_DIVERGENCE = "no divergence"
+NOT_CHECKED = "not checked"  # a component the engine does not have
+NOT_RUN = "not run"  # a component of the engine with no case run: not installed, or no family applicable
+# A component's finding: the first of these its signatures' verdicts hold (most pressing first),
+# else why it has none; each drawn in matrix.html in its colour.
+FINDING_COLOURS = {
+    "engine bug": "#f28b82", "textbound bug": "#d7aefb", UNTRIAGED: "#fdbd5c", "reference changed": "#aecbfa",
+    "policy": "#fff1a8", "not applicable": "#e8eaed", NO_DIVERGENCE: "#a8dab5", NOT_RUN: "#bdc1c6",
+    NOT_CHECKED: "#ffffff",
+}
+ROOT_CAUSE_VERDICTS = ("engine bug", "reference changed", "textbound bug")  # a cause in an engine or a reference
+
+
+def page_of(engine: str) -> str:
+    """An engine's page, relative to FIELD_DIR: ``page_of("llama.cpp") == "engines/llama.cpp.md"``."""
+    return f"{ENGINE_PAGES}/{engine}.md"
+
+
+def signature_anchor(signature: str) -> str:
+    """The id of a signature's heading on its engine's page: its words, then a digest of it that keeps
+    signatures apart whose words are alike: ``signature_anchor("chat/render/text: drops '\\n'") ==
+    "chat-render-text-drops-n-052259"``."""
+    words = re.sub(r"[^a-z0-9]+", "-", signature.lower()).strip("-")[:ANCHOR_WORDS].rstrip("-")
+    return f"{words}-{hashlib.sha256(signature.encode('utf-8')).hexdigest()[:6]}"
+
+
+def engine_components(entry: dict) -> list[str]:
+    """The components an engine was checked on, in COMPONENTS' order: those it names and any its
+    counts or signatures hold: ``engine_components({"components": ["tools", "stops"], "counts": [],
+    "signatures": {}}) == ["stops", "tools"]``."""
+    named = ({*entry["components"]} | {c["component"] for c in entry["counts"]}
+             | {signature.split("/", 1)[0] for signature in entry["signatures"]})
+    return [c for c in COMPONENTS if c in named] + sorted(named - set(COMPONENTS))
+
+
+@dataclass(frozen=True)
+class ComponentFindings:
+    """What an engine's run found on one component: a cell of the matrix, a section of its page."""
+    engine: str
+    component: str
+    finding: str  # a key of FINDING_COLOURS
+    cases: int | None  # None: a run that ended before counting them
+    divergences: int
+    verdicts: dict[str, str]  # per signature, its triage verdict or UNTRIAGED
+
+    def numbers(self) -> str:
+        """``"118 / 1320"``: divergences of cases."""
+        return f"{self.divergences} / {'unknown' if self.cases is None else self.cases}"
+
+
+def component_findings(name: str, entry: dict, component: str, triage: dict) -> ComponentFindings:
+    """The engine's counts and signatures on ``component`` and its finding: minijinja's chat, 118
+    divergences in 1320 cases whose signatures are engine bugs and policies, is an ``engine bug``; a
+    component with divergences but no signature (records not kept) is ``untriaged``."""
+    counts = [c for c in entry["counts"] if c["component"] == component]
+    cases = None if any(c["cases"] is None for c in counts) else sum(c["cases"] for c in counts)
+    divergences = sum(c["divergences"] for c in counts)
+    verdicts = {signature: found["verdict"] if (found := triage_entry(triage, name, signature)) else UNTRIAGED
+                for signature in entry["signatures"] if signature.split("/", 1)[0] == component}
+    if component not in engine_components(entry):
+        finding = NOT_CHECKED
+    elif entry.get("missing") or not counts:
+        finding = NOT_RUN
+    else:
+        found = {*verdicts.values(), *([UNTRIAGED] if divergences and not verdicts else [])}
+        finding = next((f for f in FINDING_COLOURS if f in found), NO_DIVERGENCE)
+    return ComponentFindings(name, component, finding, cases, divergences, verdicts)
+
+
+def field_components(field: dict) -> list[str]:
+    """The matrix's columns: every component some engine was checked on, in COMPONENTS' order."""
+    found = {c for entry in field["engines"].values() for c in engine_components(entry)}
+    return [c for c in COMPONENTS if c in found] + sorted(found - set(COMPONENTS))
+
+
+def matrix(field: dict, triage: dict) -> dict[str, list[ComponentFindings]]:
+    """Per engine, its findings on each of the field's components (field_components)."""
+    columns = field_components(field)
+    return {name: [component_findings(name, entry, component, triage) for component in columns]
+            for name, entry in field["engines"].items()}
+
+
+@dataclass
+class RootCause:
+    """A cause the triage names in an engine or a reference, and the signatures it is behind."""
+    name: str  # the upstream report's title, else the reproducer's file, else the triage note
+    key: str  # the report or reproducer path under FIELD_DIR, else the triage note
+    triaged: list[tuple[dict, bool]]  # each triage entry naming it, and whether it names it alone
+    signatures: dict[str, list[tuple[str, int]]]  # per engine, its signatures behind it and their counts
+
+    def links(self) -> dict:
+        """Its reports, reproducers and upstream link: those of the entries naming it alone, where
+        any does (an entry naming two causes names both causes' files)."""
+        return _links([entry for entry, alone in self.triaged if alone] or [entry for entry, _ in self.triaged])
+
+    def verdict(self) -> str:
+        return " / ".join(dict.fromkeys(entry["verdict"] for entry, _ in self.triaged))
+
+
+def root_causes(field: dict, triage: dict) -> list[RootCause]:
+    """The causes in an engine or a reference (ROOT_CAUSE_VERDICTS) triage.json names: one per upstream
+    report, else per reproducer, else per note; a signature whose triage names two reports is behind
+    both. In the order the engines and their signatures come."""
+    causes: dict[str, RootCause] = {}
+    for name, entry in field["engines"].items():
+        for signature, group in entry["signatures"].items():
+            found = triage_entry(triage, name, signature)
+            if not found or found["verdict"] not in ROOT_CAUSE_VERDICTS:
+                continue
+            keys = linked_paths(found, "report") or linked_paths(found, "reproducer") or [found["note"]]
+            for key in keys:
+                cause = causes.setdefault(key, RootCause(_cause_name(key), key, [], {}))
+                if (found, len(keys) == 1) not in cause.triaged:
+                    cause.triaged.append((found, len(keys) == 1))
+                cause.signatures.setdefault(name, []).append((signature, group["count"]))
+    return list(causes.values())
+
+
+def _cause_name(key: str) -> str:
+    """A report's title (its first line), a reproducer's file name, or a note's first sentence."""
+    path = FIELD_DIR / key
+    if key.endswith(".md") and path.is_file():
+        return path.read_text(encoding="utf-8").split("\n", 1)[0].lstrip("# ").strip()
+    if path.is_file():
+        return f"`{path.name}`"
+    return _clip(key.split(". ", 1)[0])
+
+
+def _index(field: dict, triage: dict) -> str:
     lines = ["# Engines in the field", "",
              "Every adapter in `textbound/adapters` checked with `textbound check --impl MODULE` on every "
              "family it applies to (embedded, shared under `$TEXTBOUND_MODELS`, and the Mistral families). "
-             "Regenerate with `nox -s field` (`python tools/field_report.py`); triage lines come from "
-             "`triage.json`, written by hand.", "",
+             "Regenerate with `nox -s field` (`python tools/field_report.py`; `--write-only` renders these pages "
+             "again from `field.json`, the run folders and `triage.json`, running no engine); triage lines come "
+             "from `triage.json`, written by hand. Each engine's page (linked below) holds its runs per family, "
+             "every signature with its minimized example, replay command and triage; "
+             f"[{MATRIX_FILE}]({MATRIX_FILE}) draws the engines × components table coloured by findings; "
+             "[FINDINGS.md](FINDINGS.md) says what was found in words.", "",
              "Divergences of kind `not provided` are properties whose names the engine lacks (e.g. chat ids "
              "for a template engine): counted apart.", "",
              "| engine | version | components | families run | cases | divergences | not provided | signatures "
              "| untriaged |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for name, entry in field["engines"].items():
+        link = f"[{name}]({page_of(name)})"
         if entry.get("missing"):
-            lines.append(f"| {name} | not installed | {', '.join(entry['components'])} | skipped: "
+            lines.append(f"| {link} | not installed | {', '.join(entry['components'])} | skipped: "
                          f"{cell(entry['missing'])} | | | | | |")
             continue
         known = all(c["cases"] is not None for c in entry["counts"])
@@ -410,51 +567,200 @@ def markdown(field: dict, triage: dict) -> str:
         families = sorted({c["family"] for c in entry["counts"]})
         absent = sum(g["count"] for s, g in entry["signatures"].items() if s.split("/", 2)[2].startswith(NOT_PROVIDED))
         untriaged = sum(1 for s in entry["signatures"] if triage_entry(triage, name, s) is None)
-        lines.append(f"| {name} | {entry['version']} | {', '.join(entry['components'])} | {len(families)} | {cases} | "
+        lines.append(f"| {link} | {entry['version']} | {', '.join(entry['components'])} | {len(families)} | {cases} | "
                      f"{divergences - absent} | {absent} | {len(entry['signatures'])} | {untriaged} |")
     lines += ["", f"Budget `{field['budget']}`, seed 0.", ""]
-    for name, entry in field["engines"].items():
-        lines += _engine_section(name, entry, triage)
+    lines += _matrix_section(field, triage) + _verdict_section(field, triage) + _cause_section(field, triage)
     lines += _gap_section(field, triage)
     return "\n".join(lines) + "\n"
 
 
-def _engine_section(name: str, entry: dict, triage: dict) -> list[str]:
+def _matrix_section(field: dict, triage: dict) -> list[str]:
+    columns = field_components(field)
+    lines = ["## Engines × components", "",
+             "Divergences of cases, and the cell's finding: the most pressing verdict its signatures have "
+             f"({', '.join(f for f in FINDING_COLOURS if f not in (NO_DIVERGENCE, NOT_RUN, NOT_CHECKED))}), "
+             f"else `{NO_DIVERGENCE}`; `·`: {NOT_CHECKED}. Each links to the component on the engine's page.", "",
+             "| engine | " + " | ".join(columns) + " |", "| --- |" + " --- |" * len(columns)]
+    for name, row in matrix(field, triage).items():
+        lines.append(f"| [{name}]({page_of(name)}) | " + " | ".join(
+            "·" if found.finding == NOT_CHECKED else
+            f"[{found.numbers()}: {found.finding}]({page_of(name)}#{found.component})" for found in row) + " |")
+    return lines + [""]
+
+
+def _verdict_section(field: dict, triage: dict) -> list[str]:
+    verdicts = [*VERDICTS, UNTRIAGED]
+    lines = ["## Signatures by verdict", "", "| engine | " + " | ".join(verdicts) + " |",
+             "| --- |" + " --- |" * len(verdicts)]
+    for name, row in matrix(field, triage).items():
+        found = [verdict for findings in row for verdict in findings.verdicts.values()]
+        lines.append(f"| [{name}]({page_of(name)}) | " + " | ".join(str(found.count(v)) for v in verdicts) + " |")
+    return lines + [""]
+
+
+def _cause_section(field: dict, triage: dict) -> list[str]:
+    causes = root_causes(field, triage)
+    lines = ["## Root causes", "",
+             f"{len(causes)} causes triaged as {', '.join(ROOT_CAUSE_VERDICTS)}, one per upstream report (else "
+             "reproducer): the engines whose signatures it is behind, each signature linked on the engine's page.", ""]
+    for cause in causes:
+        links = cause.links()
+        named = [f"[upstream]({links['upstream']})"] if links.get("upstream") else []
+        named += [f"[{field}: {Path(path).name}]({path})" for field in LINKS for path in linked_paths(links, field)]
+        behind = "; ".join(
+            f"{name}: {_counted(len(found), 'signature')}, {_counted(sum(count for _, count in found), 'divergence')} ("
+            + ", ".join(f"[{number}]({page_of(name)}#{signature_anchor(signature)})"
+                        for number, (signature, _) in enumerate(found, 1)) + ")"
+            for name, found in cause.signatures.items())
+        lines.append(f"- **{cause.verdict()}**: {cause.name}" + (f" ({', '.join(named)})" if named else "")
+                     + f". {behind}.")
+    return lines + [""]
+
+
+def _counted(number: int, noun: str) -> str:
+    """``_counted(1, "signature") == "1 signature"``, ``_counted(2, "signature") == "2 signatures"``."""
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+def _engine_page(name: str, entry: dict, triage: dict, findings: list[ComponentFindings]) -> str:
     oracles = ", ".join(f"{component}: {version}" for component, version in (entry.get("oracles") or {}).items())
-    lines = [f"## {name}", "", f"`--impl {entry['module']}`, version {entry.get('version')}; oracles: {oracles}.", ""]
+    lines = [f"# {name}", "", f"[Field report](../{INDEX_FILE}) · [engines × components](../{MATRIX_FILE})", "",
+             f"`--impl {entry['module']}`, version {entry.get('version')}; oracles: {oracles}.", ""]
     if entry.get("missing"):
-        return lines + [f"Not run: {entry['missing']}", ""]
+        lines += [f"Not run: {entry['missing']}", ""]
     if not entry.get("completed", True):
         lines += ["**The run did not complete**; counts are what it checked.", ""]
     if entry.get("harness_errors"):
         lines += [f"Harness errors: {cell(json.dumps(entry['harness_errors'], ensure_ascii=False)[:EXAMPLE_CHARS])}", ""]
-    lines += ["| family | component | cases | divergences |", "| --- | --- | --- | --- |"]
-    lines += [f"| {c['family']} | {c['component']} | {c['cases'] if c['cases'] is not None else 'unknown'} | "
-              f"{c['divergences']} |" for c in entry["counts"]]
-    for family, reason in sorted(entry.get("not_applicable", {}).items()):
-        lines.append(f"| {family} | {', '.join(entry['components'])} | not applicable | {cell(reason)} |")
-    lines.append("")
-    if not entry["signatures"]:
-        return lines + ["No divergence.", ""]
-    lines += ["### Root causes", ""]
+    if entry.get("not_applicable"):
+        lines += [f"Not applicable ({', '.join(entry['components'])} not run):", ""]
+        lines += [f"- {family}: {reason}" for family, reason in sorted(entry["not_applicable"].items())] + [""]
     if entry.get("regrouped_from_examples"):
         lines += ["Regrouped under today's kinds from each recorded signature's smallest example (the run folder "
                   "was not kept): a recorded signature's divergences all count under its example's new signature.", ""]
-    for signature, group in entry["signatures"].items():
+    shown = [found for found in findings if found.finding != NOT_CHECKED]
+    lines += ["| component | divergences / cases | signatures | finding |", "| --- | --- | --- | --- |"]
+    lines += [f"| [{found.component}](#{found.component}) | {found.numbers()} | {len(found.verdicts)} | "
+              f"{found.finding} |" for found in shown]
+    lines.append("")
+    for found in shown:
+        lines += _component_section(name, entry, triage, found)
+    return "\n".join(lines) + "\n"
+
+
+def _component_section(name: str, entry: dict, triage: dict, found: ComponentFindings) -> list[str]:
+    lines = [f'## <a id="{found.component}"></a>{found.component}', ""]
+    counts = [c for c in entry["counts"] if c["component"] == found.component]
+    if counts:
+        lines += ["| family | cases | divergences |", "| --- | --- | --- |"]
+        lines += [f"| {c['family']} | {c['cases'] if c['cases'] is not None else 'unknown'} | {c['divergences']} |"
+                  for c in counts] + [""]
+    if found.finding == NOT_RUN:
+        return lines + ["Not run.", ""]
+    if not found.verdicts:
+        return lines + (["No divergence.", ""] if not found.divergences else
+                        ["Its divergences' records were not kept: no signature.", ""])
+    for signature in found.verdicts:
+        group = entry["signatures"][signature]
         example = group["example"]
         formerly = f" Recorded as {', '.join(f'`{cell(old)}`' for old in group['formerly'])}." if group.get("formerly") else ""
         explained = (" Reproduced exactly by the mutation catalogue's " + " or ".join(
             f"`{mutant}` ({BY_NAME[mutant].bug})" for mutant in group["explained_by"] if mutant in BY_NAME) + "."
             if group.get("explained_by") else "")
-        lines += [f"#### `{signature}`", "",
+        lines += [f'### <a id="{signature_anchor(signature)}"></a>`{signature}`', "",
                   f"{group['count']} divergences on {', '.join(group['families'])}. "
-                  f"Triage: {triage_line(triage, name, signature)}{formerly}{explained}", "",
+                  f"Triage: {triage_line(triage, name, signature, '../')}{formerly}{explained}", "",
                   "```", f"family:   {example['family']}", f"input:    {_clip(example['input'])}",
                   f"expected: {_clip(example['expected'])}", f"actual:   {_clip(example['actual'])}",
                   f"first difference: {_clip(example['first_difference'] or {})}", "```", ""]
         if example.get("reproduce"):
             lines += ["Replay:", "", "```sh", example["reproduce"], "```", ""]
     return lines
+
+
+MATRIX_STYLE = """
+body { font: 14px/1.4 system-ui, sans-serif; margin: 2em; color: #222; }
+table { border-collapse: collapse; margin: 1em 0; }
+th, td { border: 1px solid #999; padding: 4px 10px; text-align: left; vertical-align: top; }
+td.cell { text-align: right; font-variant-numeric: tabular-nums; min-width: 7em; }
+td.cell a { color: inherit; text-decoration: none; display: block; }
+td.cell a:hover { text-decoration: underline; }
+td.finding-not-checked { text-align: center; color: #888; }
+small { color: #444; }
+"""
+# The colour each cell is drawn in, read back from the browser into the cell, so that a test can
+# compare what is shown with the cell's finding.
+MATRIX_SCRIPT = """
+for (const cell of document.querySelectorAll("td[data-finding]")) {
+  cell.dataset.shownColour = getComputedStyle(cell).backgroundColor;
+}
+"""
+
+
+def _finding_class(finding: str) -> str:
+    """``_finding_class("engine bug") == "finding-engine-bug"``."""
+    return "finding-" + finding.replace(" ", "-")
+
+
+def _matrix_html(field: dict, triage: dict) -> str:
+    e = html.escape
+    columns = field_components(field)
+    style = MATRIX_STYLE + "".join(f"td.{_finding_class(f)} {{ background: {colour}; }}\n"
+                                   for f, colour in FINDING_COLOURS.items())
+    rows = []
+    for name, row in matrix(field, triage).items():
+        entry = field["engines"][name]
+        cells = []
+        for found in row:
+            attributes = (f'class="cell {_finding_class(found.finding)}" data-engine="{e(name)}" '
+                          f'data-component="{e(found.component)}" data-finding="{e(found.finding)}"')
+            if found.finding == NOT_CHECKED:
+                cells.append(f"<td {attributes}>·</td>")
+                continue
+            verdicts = ", ".join(f"{sum(1 for v in found.verdicts.values() if v == verdict)} {verdict}"
+                                 for verdict in dict.fromkeys(found.verdicts.values()))
+            title = f"{name} on {found.component}: {found.numbers()} divergences / cases" + (
+                f"; signatures: {verdicts}" if verdicts else "")
+            cells.append(f'<td {attributes} data-divergences="{found.divergences}" title="{e(title)}">'
+                         f'<a href="{e(page_of(name))}#{e(found.component)}">{found.divergences}'
+                         f'<small> / {"unknown" if found.cases is None else found.cases}</small><br>'
+                         f"<small>{e(found.finding)}</small></a></td>")
+        rows.append(f'<tr data-engine="{e(name)}"><th><a href="{e(page_of(name))}">{e(name)}</a><br>'
+                    f"<small>{e(str(entry.get('version') or 'not installed'))}</small></th>{''.join(cells)}</tr>")
+    legend = "".join(f'<tr><td class="cell {_finding_class(f)}"></td><td>{e(f)}</td></tr>' for f in FINDING_COLOURS)
+    return "\n".join([
+        "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>textbound: engines × components</title><style>{style}</style></head><body>",
+        "<h1>Engines × components</h1>",
+        f"<p>Every engine's divergences of cases per component, budget <code>{e(field['budget'])}</code>, seed 0; "
+        "a cell is coloured by the most pressing verdict its signatures have (the legend's order) and links to "
+        f'the component on the engine\'s page. The index: <a href="{INDEX_FILE}">{INDEX_FILE}</a>.</p>',
+        '<table id="matrix"><thead><tr><th>engine</th>'
+        + "".join(f"<th>{e(c)}</th>" for c in columns) + "</tr></thead><tbody>",
+        *rows, "</tbody></table>",
+        f'<table id="legend"><thead><tr><th colspan="2">finding</th></tr></thead><tbody>{legend}</tbody></table>',
+        f"<script>{MATRIX_SCRIPT}</script></body></html>", ""])
+
+
+def site(field: dict, triage: dict) -> dict[str, str]:
+    """The field report's files, by path under FIELD_DIR: README.md (the index), matrix.html, and
+    ``engines/NAME.md`` per engine: ``site(field, triage)["engines/minijinja.md"]`` starts
+    ``"# minijinja"``."""
+    found = matrix(field, triage)
+    pages = {page_of(name): _engine_page(name, entry, triage, found[name]) for name, entry in field["engines"].items()}
+    return {INDEX_FILE: _index(field, triage), MATRIX_FILE: _matrix_html(field, triage), **pages}
+
+
+def write_site(field: dict, triage: dict) -> None:
+    """Writes site() under FIELD_DIR, removing the page of an engine no longer in ``field``."""
+    files = site(field, triage)
+    (FIELD_DIR / ENGINE_PAGES).mkdir(parents=True, exist_ok=True)
+    for stale in (FIELD_DIR / ENGINE_PAGES).glob("*.md"):
+        if f"{ENGINE_PAGES}/{stale.name}" not in files:
+            stale.unlink()
+    for path, text in files.items():
+        (FIELD_DIR / path).write_text(text, encoding="utf-8")
 
 
 def _links(entries: list[dict]) -> dict:
@@ -500,7 +806,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budget", default="quick", choices=["quick", "default"])
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--work-dir", type=Path, default=ROOT / "reports" / "runs" / "field")
-    parser.add_argument("--write-only", action="store_true", help="rewrite the report from the runs already made")
+    parser.add_argument("--write-only", action="store_true", help="render the report again from field.json "
+                        "and the runs already made, running no engine")
     parser.add_argument("--rekind", action="store_true", help="re-triage the signatures of engines without a run "
                         "folder from their examples, and carry triage.json's verdicts over to the new signatures")
     options = parser.parse_args(argv)
@@ -546,8 +853,9 @@ def main(argv: list[str] | None = None) -> int:
         TRIAGE_FILE.write_text(json.dumps(triage, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     FIELD_DIR.mkdir(parents=True, exist_ok=True)
     field_file.write_text(json.dumps(field, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    (FIELD_DIR / "README.md").write_text(markdown(field, triage), encoding="utf-8")
-    print(f"field: wrote {FIELD_DIR / 'README.md'}", flush=True)
+    write_site(field, triage)
+    print(f"field: wrote {FIELD_DIR / INDEX_FILE}, {FIELD_DIR / MATRIX_FILE} and {len(field['engines'])} engine pages "
+          f"under {FIELD_DIR / ENGINE_PAGES}", flush=True)
     return 0
 
 
