@@ -196,7 +196,7 @@ def test_a_link_to_a_missing_file_is_dangling_and_a_bug_without_a_reproducer_is_
 
 def test_every_file_findings_links_exists(field_report):
     findings = (field_report.FIELD_DIR / "FINDINGS.md").read_text(encoding="utf-8")
-    links = re.findall(r"\]\(((?:reproducers|upstream|llama-server)/[^)]*)\)", findings)
+    links = re.findall(r"\]\(((?:reproducers|upstream|llama-server|engines)/[^)]*)\)", findings)
     assert links and [link for link in links if not (field_report.FIELD_DIR / link).exists()] == []
 
 
