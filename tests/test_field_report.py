@@ -516,3 +516,18 @@ def test_the_matrix_drawn_by_chromium_colours_each_cell_as_its_triage_says(field
         assert found["href"] is None or unresolved(FIELD / "matrix.html", found["href"]) is None
     shown = {found["data-finding"] for found in cells}
     assert {"engine bug", "no divergence", "not checked", "policy"} <= shown  # the field has each today
+
+
+@pytest.mark.parametrize("broken", ["field.json", "triage.json"])
+def test_rendering_from_a_file_that_is_not_json_is_one_line_and_exit_2(field_report, tmp_path, monkeypatch, capsys,
+                                                                      broken):
+    monkeypatch.setattr(field_report, "FIELD_DIR", tmp_path)
+    monkeypatch.setattr(field_report, "TRIAGE_FILE", tmp_path / "triage.json")
+    monkeypatch.setattr(field_report, "field_families", lambda: [])
+    (tmp_path / broken).write_text('{"engines": ')
+    with pytest.raises(SystemExit) as exited:
+        field_report.main(["--write-only", "--work-dir", str(tmp_path / "runs"), "--engines", "tokenizers"])
+    assert exited.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1].endswith(f"{tmp_path / broken}: not JSON "
+                                                             "(Expecting value: line 1 column 13 (char 12))")
+    assert not (tmp_path / "README.md").exists()

@@ -799,6 +799,16 @@ def carried_triage(triage: dict, field: dict) -> dict:
     return kept
 
 
+def _read_json(parser: argparse.ArgumentParser, path: Path, absent: dict) -> dict:
+    """``path``'s JSON, ``absent`` when there is no such file; one line and exit 2 when it is not JSON."""
+    if not path.is_file():
+        return absent
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        parser.error(f"{path}: not JSON ({exc})")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--engines", help="comma-separated engine names (default: all): "
@@ -816,7 +826,7 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown engines {sorted(unknown)}")
     field_file = FIELD_DIR / "field.json"
-    previous = json.loads(field_file.read_text(encoding="utf-8")) if field_file.is_file() else {"engines": {}}
+    previous = _read_json(parser, field_file, {"engines": {}})
     families = field_families()
     folders = {family.name: str(family.path) for family in families}
     engines = {}
@@ -841,7 +851,7 @@ def main(argv: list[str] | None = None) -> int:
                 "missing": "not run (no run folder)", "not_applicable": {}}
         engines[engine.name] = collect(engine, options.work_dir, setup, folders)
     field = {"budget": options.budget, "engines": engines}
-    triage = json.loads(TRIAGE_FILE.read_text(encoding="utf-8")) if TRIAGE_FILE.is_file() else {}
+    triage = _read_json(parser, TRIAGE_FILE, {})
     bad = {key: entry.get("verdict") for key, entry in triage.items() if entry.get("verdict") not in VERDICTS}
     if bad:
         parser.error(f"{TRIAGE_FILE}: verdicts must be one of {VERDICTS}: {bad}")
