@@ -465,7 +465,7 @@ def test_a_root_cause_is_one_per_report_and_keeps_the_links_named_for_it_alone(f
         ("One bug", {"e": [("a/b/x", 2), ("a/b/y", 3)]}), ("Two bug", {"e": [("a/b/y", 3)]}),
         ("Found by hand", {"f": [("a/b/w", 5)]})]
     assert causes[0].links() == {"report": "upstream/one.md", "reproducer": "r1.py"}
-    assert causes[1].links()["reproducer"] == ["r1.py", "r2.py"]  # named only with the other: both
+    assert causes[1].links() == {"report": "upstream/two.md", "reproducer": ["r1.py", "r2.py"]}  # named with one
 
 
 def test_writing_the_site_removes_the_page_of_an_engine_gone_from_field_json(field_report, tmp_path, monkeypatch):

@@ -503,9 +503,11 @@ class RootCause:
     signatures: dict[str, list[tuple[str, int]]]  # per engine, its signatures behind it and their counts
 
     def links(self) -> dict:
-        """Its reports, reproducers and upstream link: those of the entries naming it alone, where
-        any does (an entry naming two causes names both causes' files)."""
-        return _links([entry for entry, alone in self.triaged if alone] or [entry for entry, _ in self.triaged])
+        """Its report (the one it is named by), reproducers and upstream link: those of the entries
+        naming it alone, where any does (an entry naming two causes names both causes' files)."""
+        links = _links([entry for entry, alone in self.triaged if alone] or [entry for entry, _ in self.triaged])
+        named_by_report = any(self.key in linked_paths(entry, "report") for entry, _ in self.triaged)
+        return {**links, "report": self.key} if named_by_report else links
 
     def verdict(self) -> str:
         return " / ".join(dict.fromkeys(entry["verdict"] for entry, _ in self.triaged))
