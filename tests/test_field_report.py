@@ -457,13 +457,17 @@ def test_a_root_cause_is_one_per_report_and_keeps_the_links_named_for_it_alone(f
               "e | a/b/y": {"verdict": "engine bug", "note": "n", "report": ["upstream/one.md", "upstream/two.md"],
                             "reproducer": ["r1.py", "r2.py"]},
               "f | a/b/*": {"verdict": "engine bug", "note": "Found by hand. More words."},
-              "f | a/c/z": {"verdict": "policy", "note": "not a cause"}}
+              "f | a/c/z": {"verdict": "policy", "note": "not a cause"},
+              "g | a/b/v": {"verdict": "reference changed", "note": "n", "reproducer": "reproducers/r3.py"}}
     field = {"engines": {"e": {"signatures": {"a/b/x": {"count": 2}, "a/b/y": {"count": 3}}},
-                         "f": {"signatures": {"a/b/w": {"count": 5}, "a/c/z": {"count": 7}}}}}
+                         "f": {"signatures": {"a/b/w": {"count": 5}, "a/c/z": {"count": 7}}},
+                         "g": {"signatures": {"a/b/v": {"count": 1}}}}}
     causes = field_report.root_causes(field, triage)
-    assert [(c.name, c.signatures) for c in causes] == [
-        ("One bug", {"e": [("a/b/x", 2), ("a/b/y", 3)]}), ("Two bug", {"e": [("a/b/y", 3)]}),
-        ("Found by hand", {"f": [("a/b/w", 5)]})]
+    assert [(c.name, c.verdict(), c.signatures) for c in causes] == [
+        ("One bug", "engine bug", {"e": [("a/b/x", 2), ("a/b/y", 3)]}),
+        ("Two bug", "engine bug", {"e": [("a/b/y", 3)]}),
+        ("Found by hand", "engine bug", {"f": [("a/b/w", 5)]}),
+        ("`r3.py`", "reference changed", {"g": [("a/b/v", 1)]})]
     assert causes[0].links() == {"report": "upstream/one.md", "reproducer": "r1.py"}
     assert causes[1].links() == {"report": "upstream/two.md", "reproducer": ["r1.py", "r2.py"]}  # named with one
 

@@ -525,20 +525,22 @@ def root_causes(field: dict, triage: dict) -> list[RootCause]:
                 continue
             keys = linked_paths(found, "report") or linked_paths(found, "reproducer") or [found["note"]]
             for key in keys:
-                cause = causes.setdefault(key, RootCause(_cause_name(key), key, [], {}))
+                if key not in causes:
+                    causes[key] = RootCause(_cause_name(key, found), key, [], {})
+                cause = causes[key]
                 if (found, len(keys) == 1) not in cause.triaged:
                     cause.triaged.append((found, len(keys) == 1))
                 cause.signatures.setdefault(name, []).append((signature, group["count"]))
     return list(causes.values())
 
 
-def _cause_name(key: str) -> str:
-    """A report's title (its first line), a reproducer's file name, or a note's first sentence."""
-    path = FIELD_DIR / key
-    if key.endswith(".md") and path.is_file():
-        return path.read_text(encoding="utf-8").split("\n", 1)[0].lstrip("# ").strip()
-    if path.is_file():
-        return f"`{path.name}`"
+def _cause_name(key: str, entry: dict) -> str:
+    """What ``entry`` names the cause ``key`` by: a report's title (its first line), a reproducer's
+    file name, or the note's first sentence."""
+    if key in linked_paths(entry, "report"):
+        return (FIELD_DIR / key).read_text(encoding="utf-8").split("\n", 1)[0].lstrip("# ").strip()
+    if key in linked_paths(entry, "reproducer"):
+        return f"`{Path(key).name}`"
     return _clip(key.split(". ", 1)[0])
 
 
