@@ -687,7 +687,7 @@ MATRIX_STYLE = """
 body { font: 14px/1.4 system-ui, sans-serif; margin: 2em; color: #222; }
 table { border-collapse: collapse; margin: 1em 0; }
 th, td { border: 1px solid #999; padding: 4px 10px; text-align: left; vertical-align: top; }
-td.cell { text-align: right; font-variant-numeric: tabular-nums; min-width: 7em; }
+td.cell { text-align: right; font-variant-numeric: tabular-nums; min-width: 7em; white-space: nowrap; }
 td.cell a { color: inherit; text-decoration: none; display: block; }
 td.cell a:hover { text-decoration: underline; }
 td.finding-not-checked { text-align: center; color: #888; }
