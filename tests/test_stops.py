@@ -7,6 +7,8 @@ part of a stop: the reference output once stopped, else all but the minimal held
 from __future__ import annotations
 
 import itertools
+import sys
+import types
 
 import pytest
 from hypothesis import given, settings
@@ -283,3 +285,14 @@ def test_bad_delta(delta: object):
 def test_bad_include_stop():
     with pytest.raises(TypeError, match="include_stop must be bool, found str"):
         StopChecker(["x"], include_stop="yes")  # type: ignore[arg-type]
+
+
+def test_a_module_with_only_a_stop_checker_is_checked_on_the_stream_and_its_pipeline_is_not_provided(monkeypatch):
+    """stops/pipeline feeds the checker what the implementation's own detokenizer streams: without one,
+    that property is reported not provided, never a divergence "raised AttributeError" on every case."""
+    module = types.ModuleType("stops_only")
+    module.StopChecker = StopChecker
+    monkeypatch.setitem(sys.modules, "stops_only", module)
+    impl = Implementation("stops_only")
+    assert impl.provides("stops") and impl.missing_for("stops", "stream") == []
+    assert impl.missing_for("stops", "pipeline") == ["Tokenizer", "IncrementalDetokenizer"]

@@ -1,5 +1,5 @@
-"""The commands that check one case in this process (``replay``, ``explain``) stop at the case
-timeout: a hostile template or a hanging implementation is a verdict, never a hang; a reference
+"""What checks cases in this process (``replay``, ``explain``, the pytest plugin's check_job) stops at
+the case timeout: a hostile template or a hanging implementation is a verdict, never a hang; a reference
 that hangs is the oracle's failure, as ``check`` records it."""
 from __future__ import annotations
 
@@ -10,7 +10,11 @@ import time
 import pytest
 
 from textbound.cli import EXIT_DIVERGED, EXIT_OK, EXIT_SETUP, main
+from textbound.checks import Subject
 from textbound.families import embedded_family
+from textbound.naming.divergence import Case
+from textbound.plan.implementation import Implementation
+from textbound.run.pool import MAX_STUCK_PER_GROUP, TIMED_OUT, JobRun, Limits, Task, check_job, loaded
 from textbound.run.time_limit import NoAnswer, time_limit
 
 FAMILY = "gpt2"
@@ -49,6 +53,21 @@ def test_a_limit_is_raised_again_when_a_caller_swallows_it():
                 while True:
                     pass
     assert limit.fired
+
+
+def test_cases_checked_without_a_worker_time_out_one_by_one_and_the_rest_is_abandoned():
+    """tests/hanging_impl.py spins on a text with a digit: each such case is a "timed out" divergence
+    after the case timeout, and after MAX_STUCK_PER_GROUP of them the job stops, saying so."""
+    family = embedded_family(FAMILY)
+    subject = loaded(Subject(family.name, family.path, Implementation("tests.hanging_impl")))
+    cases = [Case("tokenizer", "encode", FAMILY, {"text": f"a{n}"}) for n in range(MAX_STUCK_PER_GROUP + 3)]
+    sent = []
+    end, error, _ = check_job(subject, Task(family, "tokenizer", cases),
+                              JobRun(0, True, [0.0] * 4, sent.append, limits=Limits(case_timeout=0.1)))
+    assert [(kind, index, divergence.kind) for kind, index, divergence in sent] == \
+        [("stuck", index, TIMED_OUT) for index in range(MAX_STUCK_PER_GROUP)]
+    assert end == MAX_STUCK_PER_GROUP
+    assert error == f"abandoned after {MAX_STUCK_PER_GROUP} timed-out cases; the rest was not checked"
 
 
 def test_explain_of_a_template_the_oracle_loops_on_is_its_failure_in_one_line(capsys, tmp_path, looping_family):

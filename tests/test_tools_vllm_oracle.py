@@ -14,7 +14,7 @@ from textbound.adapters import jsonl_engine as protocol
 from textbound.adapters import vllm as vllm_adapter
 from textbound.checks import run_check, tools_vllm
 from textbound.naming.divergence import Case
-from textbound.run.pool import _loaded
+from textbound.run.pool import loaded
 
 from .families import family_path, impl_subject
 from .parser_engines import HERMES_CALL, WEATHER
@@ -73,7 +73,7 @@ def test_the_engine_starts_while_a_worker_loads_its_family(stand_in):
     """Outside any case's clock: vLLM's engine takes a minute to import."""
     stand_in()
     started = len(protocol._ENGINES)
-    _loaded(impl_subject(FAMILY))
+    loaded(impl_subject(FAMILY))
     assert len(protocol._ENGINES) == started + 1 and tools_vllm.engine().alive
 
 

@@ -104,7 +104,7 @@ def _parser() -> argparse.ArgumentParser:
 
     bench = commands.add_parser("bench", help="speed of impl as a ratio against the oracle")
     family_options(bench)
-    bench.add_argument("--seconds", type=_positive_seconds, default=2.0, help="time per measurement")
+    bench.add_argument("--seconds", type=positive_seconds, default=2.0, help="time per measurement")
     bench.add_argument("--schemas", type=Path, default=None, metavar="DIR",
                        help="only count the JSON Schemas in DIR each structured engine compiles")
     bench.add_argument("--schema-suite", type=Path, default=None, metavar="DIR",
@@ -145,9 +145,9 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _within(convert, accepts, expectation: str):
+def within(convert, accepts, expectation: str):
     """An argparse type: ``convert(value)`` when ``accepts`` it, else a usage error naming the range
-    (``_within(int, lambda n: n >= 1, "a whole number of 1 or more")("0")`` is refused)."""
+    (``within(int, lambda n: n >= 1, "a whole number of 1 or more")("0")`` is refused)."""
     def parse(value: str):
         try:
             number = convert(value)
@@ -159,14 +159,14 @@ def _within(convert, accepts, expectation: str):
     return parse
 
 
-_at_least_one = _within(int, lambda n: n >= 1, "a whole number of 1 or more")  # --jobs, --max-memory
+_at_least_one = within(int, lambda n: n >= 1, "a whole number of 1 or more")  # --jobs, --max-memory
 # --case-timeout: with 0 every case would time out; nan and inf are no limits either.
-_positive_seconds = _within(float, lambda s: 0 < s < float("inf"), "a number of seconds greater than 0")
+positive_seconds = within(float, lambda s: 0 < s < float("inf"), "a number of seconds greater than 0")
 
 
 def _add_case_timeout(parser: argparse.ArgumentParser, meaning: str) -> None:
     """--case-timeout of check, replay and explain, which say what it means to each."""
-    parser.add_argument("--case-timeout", type=_positive_seconds, default=DEFAULT_CASE_TIMEOUT, metavar="SECONDS",
+    parser.add_argument("--case-timeout", type=positive_seconds, default=DEFAULT_CASE_TIMEOUT, metavar="SECONDS",
                         help=f"{meaning} (default: {DEFAULT_CASE_TIMEOUT:g})")
 
 

@@ -52,7 +52,7 @@ from textbound.oracles.chat_oracle import (
 
 from ..naming.divergence import Case, Divergence, first_index
 from ..naming.shape import describe, first_change
-from .registry import Subject, check, ids_divergence, impl_outcome, text_divergence
+from .registry import EVERY_SOURCE, Subject, check, ids_divergence, impl_outcome, text_divergence
 
 TOKENIZER_PROPERTIES = {"ids": False, "sanitized_ids": True}  # property -> sanitize_control_tokens
 INLINE_TEMPLATE = "template_source"  # a case's template given as source (a minimized one), beside its name
@@ -309,7 +309,7 @@ def _named(template: ChatTemplate, divergence: Divergence | None) -> Divergence 
     return divergence
 
 
-@check("chat", "render", minimize="messages")
+@check("chat", "render", minimize="messages", sources=EVERY_SOURCE)
 def check_render(subject: Subject, case: Case) -> Divergence | None:
     template, request = case_template(subject, case), ChatRequest.of(case.input)
     messages = copy.deepcopy(request.messages)
@@ -336,8 +336,8 @@ def _chat_template_argument(template: ChatTemplate) -> str | None:
     return template.source
 
 
-@check("chat", "ids", minimize="messages")
-@check("chat", "sanitized_ids", minimize="messages")
+@check("chat", "ids", minimize="messages", sources=EVERY_SOURCE)
+@check("chat", "sanitized_ids", minimize="messages", sources=EVERY_SOURCE)
 def check_ids(subject: Subject, case: Case) -> Divergence | None:
     if not hasattr(getattr(subject.impl, "Tokenizer", None), "apply_chat_template"):
         return Divergence(case, None, None, "not provided: Tokenizer.apply_chat_template")

@@ -13,7 +13,9 @@ a divergence is, and either can replay what the other found.
     def stop_cases(family, budget, seed, subject): ...  # -> Iterator[Case]
 
 Case builders are keyed by the source of the implementation's answers (textbound.plan.implementation:
-LIBRARY for impl's names, SERVER for a running server's wire): ``@cases("stops", source=SERVER)``.
+LIBRARY for impl's names, SERVER for a running server's wire): ``@cases("stops", source=SERVER)``; a
+check names the sources whose builders make its cases (``@check(..., sources=(SERVER,))``), so that
+``properties`` lists what a run of either source checks before any case is built.
 """
 from __future__ import annotations
 
@@ -30,7 +32,7 @@ from ..families import Family
 from ..naming.divergence import COMPONENTS, SERVER_ERROR, Case, Divergence, first_index
 from ..naming.shape import NOTHING_NAMED, Named, Vocabulary, ids_shape, text_shape
 from ..plan.budget import Budget
-from ..plan.implementation import LIBRARY, Implementation
+from ..plan.implementation import LIBRARY, SERVER, Implementation
 from ..server.dialect import NotProvided, ServerError
 
 PIECE_WINDOW = 3  # token pieces shown on each side of where two id lists part
@@ -70,17 +72,23 @@ MINIMIZED_FIELD: dict[tuple[str, str], str] = {}
 # schema's regex, a tool-call parse): a run checks each such input once, whichever families share it.
 FAMILY_INDEPENDENT: set[tuple[str, str]] = set()
 CASE_BUILDERS: dict[tuple[str, str], CaseBuilder] = {}  # (source, component) -> builder
+# The sources whose case builders make cases of each check: LIBRARY alone unless the check says.
+CHECK_SOURCES: dict[tuple[str, str], tuple[str, ...]] = {}
+EVERY_SOURCE = (LIBRARY, SERVER)
 # What an oracle does once per worker process before its cases (starting an engine that takes a
 # minute): run while the worker loads a family, outside any case's clock.
 WORKER_SETUP: list[Callable[[], object]] = []
 
 
-def check(component: str, prop: str, minimize: str | None = None, family_independent: bool = False):
+def check(component: str, prop: str, minimize: str | None = None, family_independent: bool = False,
+          sources: tuple[str, ...] = (LIBRARY,)):
     """Registers a check of ``component``/``prop``; ``minimize`` names the input field to shrink;
     ``family_independent`` says that the check never reads the family (the subject's tokenizers,
-    files or name), so one input gets one answer on every family."""
+    files or name), so one input gets one answer on every family; ``sources`` are the sources whose
+    case builders make its cases."""
     def register(fn: Check) -> Check:
         CHECKS[(component, prop)] = fn
+        CHECK_SOURCES[(component, prop)] = sources
         if minimize:
             MINIMIZED_FIELD[(component, prop)] = minimize
         if family_independent:
@@ -100,6 +108,12 @@ def cases(component: str, source: str = LIBRARY):
 def checked_components() -> list[str]:
     """The components that have checks, in the order reports list components."""
     return [c for c in COMPONENTS if any(component == c for component, _ in CHECKS)]
+
+
+def properties(component: str, source: str = LIBRARY) -> list[str]:
+    """The properties of ``component`` whose cases the builders of ``source`` make, in the order their
+    checks registered: ``properties("stops") == ["stream", "pipeline"]``, ``properties("stops", SERVER) == ["server"]``."""
+    return [prop for (c, prop), sources in CHECK_SOURCES.items() if c == component and source in sources]
 
 
 def case_source(family: Family, component: str, budget: Budget, seed: int, source: str = LIBRARY) -> Iterator[Case]:

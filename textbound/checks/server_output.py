@@ -30,6 +30,7 @@ import jsonschema
 from textbound.oracles.stop_reference import stop_outcome
 
 from ..naming.divergence import REPLACEMENT_CHARACTER, Case, Divergence, first_index
+from ..plan.implementation import SERVER
 from ..server.dialect import Generation, GenerationRequest
 from ..server.features import probe
 from .detokenizer import premature_kind
@@ -81,8 +82,8 @@ def _decoded(subject: Subject, case: Case, generation: Generation) -> str:
     return whole[first_index(settled, whole):]
 
 
-@check("detokenizer", "server_stream", minimize="max_tokens")
-@check("detokenizer", "server_specials", minimize="max_tokens")
+@check("detokenizer", "server_stream", minimize="max_tokens", sources=(SERVER,))
+@check("detokenizer", "server_specials", minimize="max_tokens", sources=(SERVER,))
 def check_server_stream(subject: Subject, case: Case) -> Divergence | None:
     streamed, failure = _generated(subject, case, _completion(case, stream=True))
     if failure:
@@ -112,7 +113,7 @@ def _outcome(generation: Generation) -> dict:
             "finish_reason": generation.finish_reason}
 
 
-@check("detokenizer", "server_whole", minimize="max_tokens")
+@check("detokenizer", "server_whole", minimize="max_tokens", sources=(SERVER,))
 def check_server_whole(subject: Subject, case: Case) -> Divergence | None:
     whole, failure = _generated(subject, case, _text_request(subject, case, stream=False))
     streamed, failure = (None, failure) if failure else _generated(subject, case, _text_request(subject, case, stream=True))
@@ -159,7 +160,7 @@ def _stop_divergence(case: Case, expected: dict, actual: dict, detail: dict) -> 
     return Divergence(case, expected, actual, kind, detail)
 
 
-@check("stops", "server", minimize="stops")
+@check("stops", "server", minimize="stops", sources=(SERVER,))
 def check_server_stops(subject: Subject, case: Case) -> Divergence | None:
     unstopped, failure = _generated(subject, case, _text_request(subject, case, stream=True))
     if failure:
@@ -237,7 +238,7 @@ def schema_problem(text: str, schema: dict) -> str | None:
     return None if error is None else f"invalid for the schema ({error.validator})"
 
 
-@check("tools", "server", minimize="messages")
+@check("tools", "server", minimize="messages", sources=(SERVER,))
 def check_server_tools(subject: Subject, case: Case) -> Divergence | None:
     tools, choice = case.input["tools"], case.input["tool_choice"]
     pair, failure = _both(subject, case, tools=tools, tool_choice=choice)
@@ -264,7 +265,7 @@ def check_server_tools(subject: Subject, case: Case) -> Divergence | None:
     return None
 
 
-@check("structured", "server", minimize="messages")
+@check("structured", "server", minimize="messages", sources=(SERVER,))
 def check_server_structured(subject: Subject, case: Case) -> Divergence | None:
     schema = case.input["schema"]
     response_format = {"type": "json_schema",

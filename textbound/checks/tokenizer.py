@@ -13,7 +13,7 @@ from textbound.oracles.disagreements import SecondOracleComparison, second_oracl
 from ..naming.counterfactuals import AddedTokenReadings, TextReading, added_tokens_read_as_text, text_readings
 from ..naming.divergence import FILE_READING, ORACLE_DISAGREEMENT, Case, Divergence, first_index
 from ..naming.shape import Vocabulary
-from .registry import Subject, check, family_vocabulary, ids_divergence, impl_call, text_divergence
+from .registry import EVERY_SOURCE, Subject, check, family_vocabulary, ids_divergence, impl_call, text_divergence
 from .tokenizer_cases import CHARACTER_CLASSES, added_token_neighbourhoods
 
 
@@ -235,7 +235,7 @@ def _read_otherwise(subject: Subject, found: Divergence) -> Divergence:
     return found
 
 
-@check("tokenizer", "encode", minimize="text")
+@check("tokenizer", "encode", minimize="text", sources=EVERY_SOURCE)
 def check_encode(subject: Subject, case: Case) -> Divergence | None:
     text, special = case.input["text"], case.input.get("add_special_tokens", False)
     expected = subject.oracle.encode(text, special)
@@ -245,7 +245,7 @@ def check_encode(subject: Subject, case: Case) -> Divergence | None:
                      not special)
 
 
-@check("tokenizer", "decode", minimize="ids")
+@check("tokenizer", "decode", minimize="ids", sources=EVERY_SOURCE)
 def check_decode(subject: Subject, case: Case) -> Divergence | None:
     ids, skip = case.input["ids"], case.input.get("skip_special_tokens", False)
     expected = subject.oracle.decode(ids, skip)
@@ -255,7 +255,7 @@ def check_decode(subject: Subject, case: Case) -> Divergence | None:
                      lambda actual: _read_otherwise(subject, text_divergence(case, expected, actual, added)), not skip)
 
 
-@check("tokenizer", "vocab", minimize="ids")
+@check("tokenizer", "vocab", minimize="ids", sources=EVERY_SOURCE)
 def check_vocab(subject: Subject, case: Case) -> Divergence | None:
     """id_to_token and token_to_id agree for these ids, and the vocabulary sizes agree."""
     ids = case.input["ids"]

@@ -100,6 +100,30 @@ class HarnessError:
         return f"{self.component} on {self.family}: harness error {self.message}"
 
 
+def reproduce_command(divergence: Divergence, info: RunInfo) -> str:
+    """The command that replays the divergence's smallest case: ``textbound replay --impl textbound.impl
+    --model-dir /path/to/gpt2 '{"component": "tokenizer", ...}'``."""
+    case = divergence.smallest
+    return shlex.join(["textbound", "replay", *(info.impl_options or ("--impl", info.impl)),
+                       "--model-dir", info.families.get(case.family, case.family), case.to_json()])
+
+
+def record_line(divergence: Divergence, info: RunInfo) -> str:
+    """The line of divergences.jsonl recording ``divergence`` (its JSON, as ``json.loads`` gives a
+    reader the record: ``{"component": "stops", "family": "gpt2", ..., "reproduce": "textbound replay
+    ...", "digest": "..."}``)."""
+    case = divergence.case
+    return jsonl_line({
+        "component": case.component, "family": case.family, "property": case.property,
+        "signature": divergence.signature, "input": case.input,
+        "minimized_input": divergence.smallest.input, "expected": divergence.expected,
+        "actual": divergence.actual, "first_difference": divergence.first_difference,
+        "oracle_version": info.oracle_versions.get(case.component, ""),
+        "impl": info.impl, "impl_version": info.impl_version, "seed": info.seed,
+        "reproduce": reproduce_command(divergence, info), "digest": divergence.digest(),
+    })
+
+
 class Recorder:
     def __init__(self, report_dir: Path, info: RunInfo):
         self.dir = Path(report_dir)
@@ -140,11 +164,6 @@ class Recorder:
     def oracle_disagreements(self) -> int:
         return len(split_records(self.records)[1]) + sum(self.unwritten_disagreements.values())
 
-    def reproduce_command(self, divergence: Divergence) -> str:
-        case = divergence.smallest
-        return shlex.join(["textbound", "replay", *(self.info.impl_options or ("--impl", self.info.impl)),
-                           "--model-dir", self.info.families.get(case.family, case.family), case.to_json()])
-
     def record(self, divergence: Divergence) -> bool:
         """Appends the divergence unless this exact one is recorded already; True when new."""
         digest = divergence.digest()
@@ -157,16 +176,7 @@ class Recorder:
                 self.unwritten_disagreements[(case.family, case.component, case.property, divergence.signature)] += 1
                 return False
             self.kept_disagreements[(case.family, divergence.signature)] += 1
-        line = {
-            "component": case.component, "family": case.family, "property": case.property,
-            "signature": divergence.signature, "input": case.input,
-            "minimized_input": divergence.smallest.input, "expected": divergence.expected,
-            "actual": divergence.actual, "first_difference": divergence.first_difference,
-            "oracle_version": self.info.oracle_versions.get(case.component, ""),
-            "impl": self.info.impl, "impl_version": self.info.impl_version, "seed": self.info.seed,
-            "reproduce": self.reproduce_command(divergence), "digest": digest,
-        }
-        text = jsonl_line(line)
+        text = record_line(divergence, self.info)
         self._stream.write(text + "\n")
         self._stream.flush()
         os.fsync(self._stream.fileno())

@@ -20,6 +20,11 @@ every try bounded.
 Each worker has up to ``JOBS_IN_FLIGHT`` chunks sent to it, so it goes on checking while the parent
 generates the next chunk; a thread in the worker receives them, so the parent never blocks on a
 full pipe.
+
+``check_job`` is also what checks cases without a worker (the pytest plugin, one property per test
+item): there no parent watches the clock, so each case runs under ``time_limit`` (SIGALRM) and each
+minimizing under the minimizing limit, and ``judged_stuck`` settles a case that timed out in a
+worker of its own, as the run settles its stuck cases.
 """
 from __future__ import annotations
 
@@ -40,6 +45,7 @@ from multiprocessing.connection import wait
 from ..families import Family
 from ..naming.divergence import ORACLE_FAILURE, Case, Divergence
 from ..plan.implementation import Implementation
+from .time_limit import NoAnswer, time_limit
 
 # Seconds. The slowest case seen in a default run took 13.9 s (a chat template rendered on a machine
 # loaded seven times over); report.md names each run's slowest case.
@@ -147,7 +153,7 @@ def _worker_main(impl_name: str, conn, slot, max_memory_mb: int | None) -> None:
         slot[JOB], slot[INDEX] = number, first
         if (key := str(task.family.path)) not in subjects:
             slot[PHASE], slot[STARTED] = LOADING, time.monotonic()
-            subjects[key] = _loaded(Subject(task.family.name, task.family.path, impl))
+            subjects[key] = loaded(Subject(task.family.name, task.family.path, impl))
         conn.send(("done", *check_job(subjects[key], task, JobRun(first, minimizing, slot, conn.send))))
 
 
@@ -209,45 +215,53 @@ class MinimizingAllowance:
 @dataclass
 class JobRun:
     """How a worker checks one job: from case ``first``, minimizing or not, writing its clock into
-    ``slot`` and its messages through ``send``."""
+    ``slot`` and its messages through ``send``. ``limits`` only where no parent watches the clock
+    (cases checked in this process): each case and each minimizing is then timed here."""
 
     first: int
     minimizing: bool
     slot: object  # the RawArray the parent reads (a list of four floats where no parent watches)
     send: Callable[[tuple], None]
     allowance: MinimizingAllowance = field(default_factory=MinimizingAllowance)  # the job's own
+    limits: Limits | None = None
 
 
 def check_job(subject, task: Task, run: JobRun) -> tuple[int, str | None, tuple[float, int]]:
     """Checks ``task.cases[run.first:]`` on ``subject`` as a worker does; returns the index after the
     last case checked, the error that stopped it (or None) and (seconds, index) of its slowest case.
 
-    Sends ("found", i, divergence) before minimizing case i and ("divergence", i, divergence) after.
+    Sends ("found", i, divergence) before minimizing case i and ("divergence", i, divergence) after;
+    with ``run.limits``, a case past the case timeout is sent as ("stuck", i, divergence), and after
+    MAX_STUCK_PER_GROUP of them the rest is left, the error saying so.
 
         >>> check_job(subject, Task(family, "tokenizer", [agreeing_case]), JobRun(0, True, [0.0] * 4, print))
         (1, None, (0.00012, 0))
     """
-    from ..checks import run_check
-    from ..shrinking.minimize import minimize
-
     slot, send = run.slot, run.send
-    index, error, slowest = run.first, None, (0.0, run.first)
+    index, error, slowest, stuck = run.first, None, (0.0, run.first), 0
     try:
         for index in range(run.first, len(task.cases)):
             slot[INDEX], slot[PHASE], slot[STARTED] = index, CHECKING, time.monotonic()
-            found = run_check(subject, task.cases[index])
+            found = _checked(subject, task.cases[index], run.limits)
             slowest = max(slowest, (time.monotonic() - slot[STARTED], index))
             if found is None:
+                continue
+            if found.kind == TIMED_OUT:
+                send(("stuck", index, found))
+                if (stuck := stuck + 1) == MAX_STUCK_PER_GROUP:
+                    error, index = f"abandoned after {stuck} timed-out cases; the rest was not checked", index + 1
+                    break
                 continue
             # An oracle disagreement is about the references, not impl: not worth minimizing.
             if (run.minimizing and minimized_field(found.case) and not found.is_oracle_disagreement
                     and run.allowance.grants(found)):
                 send(("found", index, _memory_named(found)))
                 slot[PHASE], slot[STARTED] = MINIMIZING, time.monotonic()
-                found = minimize(subject, found, seconds=run.allowance.left(found))
+                found = _minimized(subject, found, run)
                 run.allowance.took(found, time.monotonic() - slot[STARTED])
             send(("divergence", index, _memory_named(found)))
-        index = len(task.cases)
+        else:
+            index = len(task.cases)
     except BaseException as exc:  # noqa: BLE001 - tokenizers' Rust panics are BaseExceptions
         # An oracle or harness failure on this family: report it and go on with other chunks.
         error, index = f"{type(exc).__name__}: {exc}", index + 1
@@ -255,7 +269,41 @@ def check_job(subject, task: Task, run: JobRun) -> tuple[int, str | None, tuple[
     return index, error, slowest
 
 
-def _loaded(subject):
+def _checked(subject, case: Case, limits: Limits | None) -> Divergence | None:
+    """``run_check`` of ``case``; with ``limits``, under the case timeout, past which the case is a
+    TIMED_OUT divergence (whatever the check made of the limit's exception)."""
+    from ..checks import run_check
+
+    if limits is None:
+        return run_check(subject, case)
+    try:
+        with time_limit(limits.case_timeout) as limit:
+            found = run_check(subject, case)
+    except NoAnswer:  # raised outside impl's call (in the oracle): the check did not end
+        found = None
+    return stuck_divergence(case, TIMED_OUT, limits) if limit.fired else found
+
+
+def _minimized(subject, found: Divergence, run: JobRun) -> Divergence:
+    """``found`` minimized for what the allowance leaves; with ``run.limits``, within the minimizing
+    limit, past which ``found`` is kept as it was found (as a worker killed while minimizing keeps it)."""
+    from ..shrinking.minimize import minimize
+
+    if run.limits is None:
+        return minimize(subject, found, seconds=run.allowance.left(found))
+    kept = replace(found, first_difference=dict(found.first_difference))
+    try:
+        with time_limit(run.limits.minimize_timeout) as limit:
+            smallest = minimize(subject, found, seconds=run.allowance.left(found))
+    except NoAnswer:
+        smallest = None
+    if limit.fired or smallest is None:
+        kept.first_difference["minimization"] = TIMED_OUT
+        return kept
+    return smallest
+
+
+def loaded(subject):
     """The subject with both tokenizers loaded and the oracles' WORKER_SETUP done, outside any case's
     clock (loading a large vocabulary in pure Python takes seconds, starting an engine a minute); a
     failure is left for the checks to report per case."""
@@ -535,6 +583,21 @@ def oracle_failure(divergence: Divergence) -> Divergence:
     return replace(divergence, expected="an answer from the oracle", kind=f"{ORACLE_FAILURE} {divergence.kind}",
                    first_difference={**divergence.first_difference,
                                      "without impl": f"{divergence.kind} as well, with {SILENT_IMPL}"})
+
+
+def judged_stuck(pool: Pool, family: Family, divergence: Divergence, minimized: set[tuple[str, str]]) -> Divergence:
+    """A timed-out or crashed case as the run records it: checked again alone in a fresh worker; if it
+    hangs or crashes so alone and without impl as well, the oracle's failure; else, if it does so alone,
+    minimized when its (family, signature) is not in ``minimized`` yet (then added: the first of each
+    is). ``pool.retry`` bounds every try (retry_limits)."""
+    key = (family.name, divergence.signature)
+    alone = recheck_alone(pool, family, divergence)
+    if alone and hangs_without_impl(pool, family, divergence):
+        return oracle_failure(divergence)
+    if alone and key not in minimized:
+        minimized.add(key)
+        return minimize_stuck(pool, family, divergence)
+    return divergence
 
 
 def minimize_stuck(pool: Pool, family: Family, divergence: Divergence) -> Divergence:

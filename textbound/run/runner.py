@@ -36,10 +36,7 @@ from .pool import (
     Pool,
     Stuck,
     Task,
-    hangs_without_impl,
-    minimize_stuck,
-    oracle_failure,
-    recheck_alone,
+    judged_stuck,
     retry_limits,
 )
 from .progress import Progress
@@ -320,15 +317,7 @@ class Schedule:
         self.pool.retry = retry_limits(self.pool.limits, self.slowest["seconds"])
         minimized: set[tuple[str, str]] = set()
         while self.stuck:
-            divergence, family = self.stuck[0], by_name[self.stuck[0].case.family]
-            key = (family.name, divergence.signature)
-            alone = recheck_alone(self.pool, family, divergence)
-            if alone and hangs_without_impl(self.pool, family, divergence):
-                divergence = oracle_failure(divergence)
-            elif alone and key not in minimized:
-                minimized.add(key)
-                divergence = minimize_stuck(self.pool, family, divergence)
-            self.keep(divergence)
+            self.keep(judged_stuck(self.pool, by_name[self.stuck[0].case.family], self.stuck[0], minimized))
             self.stuck.pop(0)
 
     def keep_unfinished(self) -> None:

@@ -5,5 +5,5 @@ stage by stage, with the counterfactual readings), ``reproducer``, ``js_reproduc
 ``scripts`` (standalone scripts, written by the oracle, that exit 1 while the bug is there).
 
 The top of the harness below the command line: may import every other package; nothing but
-``cli`` imports it.
+``cli`` and ``pytest_plugin`` (a failing item names its root cause) imports it.
 """
