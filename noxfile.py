@@ -43,7 +43,7 @@ def _shared_names() -> list[str]:
 
 
 def _install(session: nox.Session) -> None:
-    session.install("-e", ".")
+    session.install("-e", ".[oracles]")
 
 
 @nox.session
@@ -103,7 +103,7 @@ def mutants(session: nox.Session) -> None:
 @nox.session
 def field(session: nox.Session) -> None:
     """reports/field/: every adapter on every family it applies to; triage.json is kept."""
-    session.install("-e", ".[engines]")
+    session.install("-e", ".[oracles,engines]")
     session.run("python", "tools/field_report.py", *session.posargs, env=_shared_env())
 
 
@@ -143,7 +143,7 @@ def engines_js(session: nox.Session) -> None:
 @nox.session
 def engine_llama_cpp(session: nox.Session) -> None:
     """llama.cpp's tokenizer through llama-cpp-python, built from its sdist (minutes)."""
-    session.install("-e", ".[llama-cpp]")
+    session.install("-e", ".[oracles,llama-cpp]")
     _engine_checks(session, "engine_llama_cpp", {"textbound.adapters.llama_cpp_adapter": "tokenizer,detokenizer"},
                    {**_shared_env(), "TEXTBOUND_ENGINE_TESTS": "llama_cpp"})
 
