@@ -27,8 +27,6 @@ from textbound.oracles import SUPPORTED_VERSIONS, unsupported
 from textbound.plan.implementation import JSONL_ADAPTER, SERVED_IMPL_ENV, Implementation, ImplementationError
 from textbound.plan.oracle_env import ENVIRONMENTS, ORACLE_PYTHON_ENV
 
-from .test_adapters import some_cases, verdict
-
 ROOT = Path(__file__).resolve().parent.parent
 ENGINE_PINS = {"tokenizers": "0.22.2", "transformers": "5.20.2"}  # vLLM 0.33's side
 BUGGY = "tests.one_bug.decode_drops_leading_space"  # a decode bug every gpt2 tokenizer run finds
@@ -58,7 +56,7 @@ def test_the_oracles_extra_asks_for_the_supported_versions():
     assert not [r for r in project["dependencies"] if r.split(">")[0].split("=")[0] in SUPPORTED_VERSIONS]
 
 
-# -- serve.py: any module over the JSON-lines protocol ------------------------------------------
+# -- serve.py: any module over the JSON-lines protocol (test_adapters checks impl served, as echo_engine)
 
 @pytest.fixture
 def served(monkeypatch):
@@ -77,15 +75,6 @@ def test_serving_needs_only_the_core_of_textbound():
     assert done.stdout.strip() == "[]"
 
 
-@pytest.mark.parametrize("component,count", [("tokenizer", 30), ("detokenizer", 20), ("stops", 20),
-                                             ("chat", 4), ("tools", 12)])
-def test_a_served_module_gets_the_verdicts_it_gets_in_process(served, component, count):
-    path, cases = build_family("gpt2"), some_cases("gpt2", component, count)
-    direct = Subject("gpt2", path, Implementation("textbound.impl"))
-    through = Subject("gpt2", path, served("textbound.impl"))
-    assert [verdict(through, case) for case in cases] == [verdict(direct, case) for case in cases]
-
-
 def test_a_served_module_keeps_its_bug(served):
     engine = served(BUGGY)
     assert engine.version == f"{BUGGY} unversioned"
@@ -93,9 +82,21 @@ def test_a_served_module_keeps_its_bug(served):
     assert run_check(Subject("gpt2", build_family("gpt2"), engine), case) is not None
 
 
+def test_a_served_module_provides_the_names_it_has_and_no_more(served):
+    engine = served("tests.render_chat_only_impl")
+    assert engine.provides("chat") and engine.missing_for("chat", "ids") == ["Tokenizer"]
+    assert engine.missing("tokenizer") == ["Tokenizer"] and engine.missing("stops") == ["StopChecker"]
+
+
 def test_a_module_that_does_not_import_fails_the_setup_naming_it(served):
     with pytest.raises(ImplementationError, match="ModuleNotFoundError: No module named 'no_such_module'"):
         served("no_such_module")
+
+
+def test_a_served_module_does_not_see_what_serves_it(served):
+    """jsonl_engine itself, served, finds no engine command: it is not served again, and again."""
+    with pytest.raises(ImplementationError, match="EngineMissing: textbound.adapters.jsonl_engine needs the engine's"):
+        served(JSONL_ADAPTER)
 
 
 def test_what_a_served_module_prints_does_not_break_the_protocol(served, tmp_path, monkeypatch):
@@ -171,7 +172,7 @@ def test_without_registry_or_cache_one_line_says_how_to_provide_the_oracles(engi
     assert building.startswith("textbound: tokenizers 0.22.2 and transformers 5.20.2 here: the oracles judge at")
     assert "no environment of theirs is cached nor could be built (pip install " in failed and "No matching distribution" in failed
     pins = " ".join(f"{name}=={v}" for name, v in SUPPORTED_VERSIONS.items())
-    assert failed.endswith(f"{pins}) and name its python in ${ORACLE_PYTHON_ENV}")
+    assert failed.endswith(f"{pins}) and name its python, ENV/bin/python, in ${ORACLE_PYTHON_ENV}")
     assert list((tmp_path / "cache" / ENVIRONMENTS).iterdir()) == []  # nothing half-built is kept
     assert not (tmp_path / "run").exists()
 

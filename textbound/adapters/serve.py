@@ -244,6 +244,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("module", help="a module name or .py file exposing impl's public names")
     options = parser.parse_args(argv)
+    for variable in served_environment(options.module):  # what served it: a module reading them would serve itself
+        os.environ.pop(variable, None)
     answers = protocol_stdout()
     try:
         engine: Served | Exception = Served(import_module(options.module), options.module)

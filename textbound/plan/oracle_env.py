@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -176,8 +177,8 @@ def _cached_environment(here: list[str]) -> Path:
     except (PipError, subprocess.SubprocessError) as exc:
         raise OracleEnvError(f"{' and '.join(here)} here: {_supported()}, and no environment of theirs is cached "
                              f"nor could be built ({exc}); build one where a registry is reachable (python3 -m venv "
-                             f"ENV && ENV/bin/pip install {packages}) and name its python in ${ORACLE_PYTHON_ENV}"
-                             ) from None
+                             f"ENV && {shlex.join(['ENV/bin/pip', 'install', *build.packages])}) and name its python, "
+                             f"ENV/bin/python, in ${ORACLE_PYTHON_ENV}") from None
     return build.python
 
 
