@@ -3,7 +3,8 @@ committed baseline), bench, mutants (the harness's own mutation score), field (t
 every adapter), and the engines that need
 heavy optional installs: engines_js (node packages), engine_llama_cpp (a source build),
 server_llama_cpp (a llama-server build, checked over HTTP), engine_vllm and engine_sglang (vllm and
-sglang, each in an environment of its own).
+sglang, each in an environment of its own); oracle_env (textbound installed beside an engine's older
+oracle pins, judged in the oracle environment it builds).
 
 The shared models and templates are found through $TEXTBOUND_MODELS and $TEXTBOUND_TEMPLATES; when
 they are unset, the folders beside the repository (../shared) are used if they exist.
@@ -43,7 +44,7 @@ def _shared_names() -> list[str]:
 
 
 def _install(session: nox.Session) -> None:
-    session.install("-e", ".")
+    session.install("-e", ".[oracles]")
 
 
 @nox.session
@@ -103,7 +104,7 @@ def mutants(session: nox.Session) -> None:
 @nox.session
 def field(session: nox.Session) -> None:
     """reports/field/: every adapter on every family it applies to; triage.json is kept."""
-    session.install("-e", ".[engines]")
+    session.install("-e", ".[oracles,engines]")
     session.run("python", "tools/field_report.py", *session.posargs, env=_shared_env())
 
 
@@ -117,6 +118,47 @@ def oracle_upgrade(session: nox.Session) -> None:
     _install(session)
     session.run("textbound", "compare", family, "--oracle-versions", sides,
                 "--report-dir", "reports/runs/oracle-upgrade", *options, env=_shared_env())
+
+
+# vLLM 0.33's side of the clash, installed in this order: pip refuses the two together (transformers
+# 5.20.2 asks for tokenizers 0.23.1 or newer), and an engine's environment holds them so all the same.
+ENGINE_PINS = ("transformers==5.20.2", "tokenizers==0.22.2")
+# Run by the engine environment's python after its check: the pins kept, the run complete without
+# a harness error, and judged by the supported oracles.
+KEPT_AND_JUDGED = """
+import json, sys
+from importlib.metadata import version
+from textbound.oracles import SUPPORTED_VERSIONS
+report, *pins = sys.argv[1:]
+kept = {pin: version(pin.partition("==")[0]) for pin in pins}
+assert all(pin.endswith("==" + found) for pin, found in kept.items()), f"pins not kept: {kept}"
+summary = json.load(open(f"{report}/summary.json", encoding="utf-8"))
+assert summary["completed"] and not summary["errors"], {key: summary[key] for key in ("completed", "errors")}
+judged = summary["oracles"]["tokenizer"]
+assert judged == f"tokenizers {SUPPORTED_VERSIONS['tokenizers']}", f"judged by {judged}"
+print(f"pins kept: {kept}; judged by: {summary['oracles']}")
+"""
+
+
+@nox.session
+def oracle_env(session: nox.Session) -> None:
+    """textbound installed (not editable) in an environment holding ENGINE_PINS keeps them, and
+    `textbound check --impl mymod` of a module wrapping impl runs to a verdict judged in the oracle
+    environment it builds under $TEXTBOUND_CACHE (the registry, 430 MB, the first time)."""
+    engine_env = ROOT / ".nox" / "oracle_env-engine"
+    python = engine_env / "bin" / "python"
+    session.run("python", "-m", "venv", "--clear", str(engine_env))
+    for pin in ENGINE_PINS:
+        session.run(str(python), "-m", "pip", "install", "-q", pin, external=True)
+    session.run(str(python), "-m", "pip", "install", "-q", str(ROOT), external=True)
+    work, report = Path(session.create_tmp()), ROOT / "reports" / "runs" / "nox-oracle_env"
+    (work / "mymod.py").write_text("from textbound.impl import *  # noqa: F403\n"
+                                   "from textbound.impl import __version__  # noqa: F401\n", encoding="utf-8")
+    session.chdir(work)
+    session.run(str(engine_env / "bin" / "textbound"), "check", "--impl", "mymod", "--budget", "quick", "--jobs", "1",
+                "--report-dir", str(report), *session.posargs, env=_shared_env(), external=True,
+                success_codes=[0, 1])  # impl's divergences are findings; KEPT_AND_JUDGED checks the run
+    session.run(str(python), "-c", KEPT_AND_JUDGED, str(report), *ENGINE_PINS, external=True)
 
 
 JS_ENGINES = ROOT / "engines" / "js"
@@ -143,7 +185,7 @@ def engines_js(session: nox.Session) -> None:
 @nox.session
 def engine_llama_cpp(session: nox.Session) -> None:
     """llama.cpp's tokenizer through llama-cpp-python, built from its sdist (minutes)."""
-    session.install("-e", ".[llama-cpp]")
+    session.install("-e", ".[oracles,llama-cpp]")
     _engine_checks(session, "engine_llama_cpp", {"textbound.adapters.llama_cpp_adapter": "tokenizer,detokenizer"},
                    {**_shared_env(), "TEXTBOUND_ENGINE_TESTS": "llama_cpp"})
 

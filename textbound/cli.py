@@ -4,6 +4,9 @@ Exit codes of ``check``: 0 no divergence beyond the baseline, 1 new divergences,
 not be set up (unknown family or component, unimportable --impl, unreadable baseline, an option out of
 its range, a --report-dir that is a file, --server beside --impl), 128 + the signal's number when
 interrupted (130 for Ctrl-C, 143 for SIGTERM; the report is written first).
+``check`` and ``replay`` judge with the oracle libraries installed here when they are the supported
+versions; older ones (an engine's pins) judge nothing: the command runs again in an oracle
+environment, the --impl served from here (textbound.plan.oracle_env), and exits as it does there.
 ``--server URL [--server-dialect D] [--model NAME]`` is ``--impl textbound.adapters.server`` with its
 environment (SERVER_ENV) set for the run, so every worker process reaches the same server.
 ``diff`` exits 1 when NEW has signatures OLD had not. ``mutate`` (textbound.run.mutate) exits 0 when
@@ -29,7 +32,8 @@ from .naming.baseline import BaselineError, load_baseline
 from .naming.divergence import COMPONENTS, Case, Divergence
 from .one_line import one_line
 from .plan.budget import BUDGETS
-from .plan.implementation import SERVER, Implementation, ImplementationError
+from .plan.implementation import JSONL_ADAPTER, SERVER, Implementation, ImplementationError
+from .plan.oracle_env import OracleEnvError, judge_apart, oracles_apart
 from .records.merge import MergeError
 from .records.report import setup_failure_markdown
 from .records.run_folder import RunFolderError
@@ -220,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
         print("textbound: --server checks the server at its URL: drop --impl", file=sys.stderr)
         return EXIT_SETUP
     with _server_environment(args):
-        return _run_command(args)
+        return _run_command(args, sys.argv[1:] if argv is None else argv)
 
 
 @contextmanager
@@ -236,10 +240,12 @@ def _server_environment(args):
         yield
 
 
-def _run_command(args) -> int:
+def _run_command(args, argv: list[str]) -> int:
     try:
         if args.command in REPORT_COMMANDS:
             return REPORT_COMMANDS[args.command](args)
+        if args.command in JUDGED_COMMANDS and (status := _judged_apart(args, argv)) is not None:
+            return status
         impl = _implementation(args)
         if args.command == "check":
             return _check(args, impl)
@@ -269,12 +275,29 @@ def _run_command(args) -> int:
         from .bench.command import run_bench
         return run_bench(impl, families, args.seconds)
     except (ImplementationError, FamilyError, BaselineError, RunFolderError, MergeError, InputFileError,
-            LimitError) as exc:
+            LimitError, OracleEnvError) as exc:
         print(f"textbound: {one_line(exc)}", file=sys.stderr)
         markdown = getattr(args, "markdown", None)
         if markdown and not _unusable_output("--markdown", markdown):  # the CI step summary says so too
             _append_markdown(markdown, setup_failure_markdown(str(exc)))
         return EXIT_SETUP
+
+
+def _judged_apart(args, argv: list[str]) -> int | None:
+    """The exit status of the command run in the oracle environment when the oracle libraries here
+    are older than the supported ones (else None: they judge here). A library --impl stays here,
+    served to it; a server, or an engine already reached over JSON lines, is reached from there."""
+    from .adapters.serve import served_environment
+    environment = oracles_apart()
+    if environment is None:
+        return None
+    name = args.impl or DEFAULT_IMPL
+    served = {} if args.impl in (SERVER_ADAPTER, JSONL_ADAPTER) else served_environment(name)
+    versions = ", ".join(f"{package} {version}" for package, version in environment.versions.items())
+    print(f"textbound: {' and '.join(environment.unsupported_here)} here do not judge: the oracles of "
+          f"{environment.python} do ({versions})" + (f"; --impl {name} is served from here" if served else ""),
+          file=sys.stderr)
+    return judge_apart(environment, argv, served)
 
 
 def _implementation(args) -> Implementation:
@@ -365,6 +388,8 @@ def _explain(args) -> int:
     return run_command(args)
 
 
+# Commands judged by the oracles, which run where the supported oracle libraries are (_judged_apart).
+JUDGED_COMMANDS = ("check", "replay")
 # Commands that need no --impl of their own (mutate loads each mutant itself, compare runs oracles only,
 # explain loads its --impl itself to name a failure as bad input).
 REPORT_COMMANDS = {"triage": _triage, "diff": _diff, "baseline": _baseline, "merge": _merge, "mutate": run_mutate, "compare": _compare,

@@ -50,6 +50,9 @@ The adapters here
 -----------------
 - ``textbound.adapters.jsonl_engine``: any engine, in any language, speaking JSON lines on its stdin
   and stdout (the engine command in ``$TEXTBOUND_ENGINE_CMD``; see that module).
+- ``textbound.adapters.serve``: the other end, any ``--impl`` module served over those JSON lines
+  (``python -m textbound.adapters.serve MODULE``), so that a harness in another Python environment
+  checks it: ``check`` does so when the oracles here are older than the supported ones.
 - ``textbound.adapters.tokenizers_adapter``: Hugging Face ``tokenizers`` itself (must find nothing).
 - ``textbound.adapters.minijinja_adapter``: chat templates rendered by ``minijinja``.
 - ``textbound.adapters.mistral_common_adapter``: mistral-common's tokenization of chat requests.
@@ -62,8 +65,8 @@ An adapter's engine is an optional dependency (the ``engines`` extra): without i
 raises ``EngineMissing`` (an ImportError naming the package and the extra) when imported, and
 ``--impl`` reports it as a run that cannot be set up.
 
-Imports ``families``, ``server`` and ``naming`` (and impl and the oracles an adapter wraps); nothing of the
-run, its records or triage.
+Imports ``families``, ``server``, ``naming`` and ``plan.implementation`` (serve loads an ``--impl`` as
+check does), and impl and the oracles an adapter wraps; nothing of the run, its records or triage.
 """
 from __future__ import annotations
 

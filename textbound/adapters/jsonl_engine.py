@@ -68,7 +68,7 @@ Handles (``h``) are ints naming engine-side objects; the harness releases them i
 ``variables`` holds render_chat's extra keyword arguments (``bos_token``, ``enable_thinking``...);
 ``now`` is the harness's local time (ISO 8601, "2025-03-14T09:26:53"): a template's ``strftime_now``
 reads it, not the engine's clock (the checks freeze the harness's clock, not the engine's).
-tests/engines/echo_engine.py is a complete engine (impl behind every op) to copy from.
+textbound.adapters.serve is a complete engine in Python (any --impl module behind every op) to copy from.
 """
 from __future__ import annotations
 

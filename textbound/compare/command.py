@@ -15,9 +15,10 @@ from textbound.oracles.remote import RemoteOracleError, RemoteOracles
 from ..naming.baseline import BaselineError, load_baseline
 from ..one_line import one_line
 from ..plan.budget import BUDGETS
+from ..plan.oracle_env import PipError
 from .changes import apply_allow
 from .gate import COMPARED_COMPONENTS, compare
-from .oracle_versions import OverlayError, overlay, parse_sides
+from .oracle_versions import overlay, parse_sides
 from .report import build_summary, write_reports
 from .version import CompareError, FamilyVersion, load_version
 
@@ -66,7 +67,7 @@ def run_command(args: argparse.Namespace, argv: list[str]) -> int:
             old, new = load_version("old", args.old, remotes[0]), load_version("new", args.old, remotes[1])
         else:
             old, new = load_version("old", args.old), load_version("new", args.new)
-    except (CompareError, BaselineError, OverlayError, RemoteOracleError) as exc:
+    except (CompareError, BaselineError, PipError, RemoteOracleError) as exc:
         print(f"textbound compare: {one_line(exc)}", file=sys.stderr)
         _close(remotes)
         return EXIT_BAD_INPUT

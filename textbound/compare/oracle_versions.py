@@ -7,7 +7,7 @@ whose packages come first from an *overlay*: a folder holding just the pinned pa
 once with ``pip install --no-deps --target`` and cached by the pins. A side whose pins are the
 installed versions needs none. The rest of the environment (numpy, huggingface_hub...) is the
 harness's own, so a pin that needs other versions of those fails that side's setup, with pip's or
-the import's words.
+the import's words (textbound.plan.oracle_env.pip_install's PipError).
 
     >>> parse_sides("tokenizers==0.22.1,tokenizers==0.23.3")
     [('tokenizers==0.22.1',), ('tokenizers==0.23.3',)]
@@ -15,21 +15,13 @@ the import's words.
 from __future__ import annotations
 
 import argparse
-import subprocess
-import sys
 from importlib.metadata import version
 from pathlib import Path
 
 from textbound.oracles.remote import PACKAGES
 
 from ..families.cache import default_cache_dir, publish_built
-
-PIP_TIMEOUT_SECONDS = 600
-ERROR_LINES = 3  # of pip's stderr kept in the error
-
-
-class OverlayError(Exception):
-    """A side's pinned packages could not be installed; the message gives pip's words."""
+from ..plan.oracle_env import pip_install
 
 
 def parse_sides(value: str) -> list[tuple[str, ...]]:
@@ -54,14 +46,5 @@ def overlay(pins: tuple[str, ...]) -> Path | None:
     if target.is_dir():
         return target
 
-    def install(staging: Path) -> None:
-        try:
-            done = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target",
-                                   str(staging), *wanted], capture_output=True, text=True, timeout=PIP_TIMEOUT_SECONDS)
-        except subprocess.TimeoutExpired:
-            raise OverlayError(f"pip install {' '.join(wanted)}: no answer within {PIP_TIMEOUT_SECONDS} s") from None
-        if done.returncode != 0:
-            words = " | ".join(done.stderr.strip().splitlines()[-ERROR_LINES:]) or f"exit {done.returncode}"
-            raise OverlayError(f"pip install {' '.join(wanted)}: {words}")
-    publish_built(target, install)
+    publish_built(target, lambda staging: pip_install(wanted, "--no-deps", "--target", str(staging)))
     return target

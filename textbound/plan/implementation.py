@@ -8,6 +8,11 @@ lacks is reported as not provided and skipped, never counted as passing.
 A module exposing ``dialect()`` (textbound.adapters.server) is a running server: its cases come from
 the server's case builders (``source == SERVER``), its components need the names of SERVER_NAMES,
 and a property whose server feature (textbound.server.features) the dialect lacks is not provided.
+
+A module named by ``$TEXTBOUND_SERVED_IMPL`` (SERVED_IMPL_ENV) lives in another Python environment:
+it is reached through textbound.adapters.jsonl_engine, whose engine command serves it there
+(textbound.adapters.serve; textbound.plan.oracle_env runs a check so when the oracles are elsewhere).
+Its records still name it, so that replay and triage name what the user checked.
 """
 from __future__ import annotations
 
@@ -22,6 +27,8 @@ from types import ModuleType
 from ..server.features import SERVER_FEATURES, missing_features
 
 LIBRARY, SERVER = "library", "server"  # where a run's cases come from: impl's names, or a server's wire
+SERVED_IMPL_ENV = "TEXTBOUND_SERVED_IMPL"
+JSONL_ADAPTER = "textbound.adapters.jsonl_engine"  # reaches an engine of any language, or a served module
 
 # The public names each component needs from the implementation.
 REQUIRED_NAMES: dict[str, tuple[str, ...]] = {
@@ -105,8 +112,9 @@ def _import_file(path: Path) -> ModuleType:
 
 class Implementation:
     def __init__(self, module_name: str):
+        served = module_name == os.environ.get(SERVED_IMPL_ENV)
         try:
-            self.module: ModuleType = import_module(module_name)
+            self.module: ModuleType = import_module(JSONL_ADAPTER if served else module_name)
             # An engine adapter starts its engine to answer this: a broken engine fails the setup too.
             self.version = getattr(self.module, "__version__", "unversioned")
         except Exception as exc:  # any failure here means the run cannot be set up
