@@ -40,6 +40,11 @@ PROPERTY_NAMES: dict[tuple[str, str], tuple[str, ...]] = {
     ("chat", "sanitized_ids"): ("Tokenizer",),
     # The parser fed what the implementation's own detokenizer streams of the oracle's ids.
     ("tools", "tokens"): ("Tokenizer", "IncrementalDetokenizer"),
+    # The stop checker fed what the implementation's own detokenizer streams.
+    ("stops", "pipeline"): ("Tokenizer", "IncrementalDetokenizer"),
+    # Masks are compared over the tokenizer's vocab_bytes; a guided run's text is read back as a call.
+    ("structured", "mask"): ("Tokenizer",),
+    ("structured", "guarantee"): ("Tokenizer", "parse_response"),
 }
 # A running server: the prompt side through its Tokenizer and render_chat, the output side through
 # its dialect; chat needs no name of its own, each of its properties needs one (PROPERTY_NAMES).
