@@ -21,6 +21,9 @@ from types import ModuleType
 
 from ..server.features import SERVER_FEATURES, missing_features
 
+# The module attribute listing the environment variables an --impl module is configured by.
+REPLAY_ENVIRONMENT = "REPLAY_ENVIRONMENT"
+DEFAULT_IMPL = "textbound.impl"  # what --impl is when not given: the project's own implementation
 LIBRARY, SERVER = "library", "server"  # where a run's cases come from: impl's names, or a server's wire
 
 # The public names each component needs from the implementation.
@@ -117,6 +120,13 @@ class Implementation:
         self.name = module_name
         self.source = SERVER if hasattr(self.module, "dialect") else LIBRARY
         self.probed: dict[str, str | None] = {}  # each server feature asked about: None where provided, else why not
+
+    def replay_environment(self) -> tuple[tuple[str, str], ...]:
+        """The variables the module is configured by that are set now (the names its
+        ``REPLAY_ENVIRONMENT`` lists), which a record's replay command sets as the run had them:
+        ``(("TEXTBOUND_ENGINE_CMD", "python engine.py"),)`` for textbound.adapters.jsonl_engine."""
+        names = getattr(self.module, REPLAY_ENVIRONMENT, ())
+        return tuple((name, os.environ[name]) for name in names if name in os.environ)
 
     def provides(self, component: str) -> bool:
         return not self.missing(component)
