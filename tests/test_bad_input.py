@@ -291,9 +291,9 @@ def test_merge_into_a_folder_holding_a_report_is_refused_and_it_is_kept(tmp_path
 
 
 @pytest.mark.parametrize(("case", "message"), [
-    ('{"component": "tokenizer", "property": "encode", "fam', "CASE_JSON: not valid JSON: line 1 column 50: Unterminated string starting at"),
-    ("", "CASE_JSON: empty, expected JSON"),
-    ("[1, 2]", "CASE_JSON: $: expected an object, found an array"),
+    ('{"component": "tokenizer", "property": "encode", "fam', "CASE: not valid JSON: line 1 column 50: Unterminated string starting at"),
+    ("", "CASE: empty, expected JSON"),
+    ("[1, 2]", "CASE: $: expected an object, found an array"),
     ('{"component": "tokenizer", "property": "encode", "family": "gpt2", "input": "a"}',
      "$.input: expected an object, found a string"),
     ('{"component": "tokenizer", "family": "gpt2", "input": {}}', "$.property: expected a string, found nothing"),

@@ -126,6 +126,25 @@ def test_properties_needing_names_the_impl_lacks_are_reported_not_provided(tmp_p
     assert '<testcase classname="textbound.gpt2.chat" name="ids"' in (tmp_path / "junit.xml").read_text()
 
 
+@pytest.mark.parametrize(("component", "names", "lacking"), [
+    ("stops", "StopChecker", {"pipeline": "Tokenizer, IncrementalDetokenizer"}),
+    ("structured", "json_schema_to_regex, tool_call_pattern, Constraint",
+     {"mask": "Tokenizer", "guarantee": "Tokenizer, parse_response"}),
+])
+def test_a_property_calling_names_beyond_its_component_is_not_provided_without_them(tmp_path, component, names,
+                                                                                    lacking):
+    """stops/pipeline streams through the module's own detokenizer, structured/mask and guarantee
+    build its Constraint over its Tokenizer: without those names they are not provided, never a
+    divergence "raised AttributeError" nor a harness error."""
+    module = tmp_path / f"only_{component}_impl.py"
+    module.write_text(f"from textbound.impl import {names}\n")
+    code = run_cli("check", "--impl", str(module), "--component", component, "--family", FAMILY,
+                   "--budget", "quick", "--jobs", "1", "--report-dir", str(tmp_path / "report"))
+    summary = json.loads((tmp_path / "report" / "summary.json").read_text())
+    assert code == EXIT_OK and summary["errors"] == [], (tmp_path / "report" / "report.md").read_text()
+    assert {s["property"]: s["reason"].split("(missing ")[1].rstrip(")") for s in summary["skipped"]} == lacking
+
+
 @pytest.mark.parametrize(("option", "value", "message"), [
     ("--jobs", "0", "expected a whole number of 1 or more"),
     ("--jobs", "-3", "expected a whole number of 1 or more"),

@@ -1,4 +1,8 @@
-"""The ``textbound`` command: check, replay, bench, triage, diff, merge, mutate, compare, explain.
+"""The textbound command: an LLM server's text boundary checked against Hugging Face's references.
+
+Commands: check, replay, families, init, bench, triage, diff, baseline, merge, mutate, compare,
+explain; ``textbound --version`` names textbound's version and the oracles'; ``python -m textbound``
+is the same command. docs/cli.md holds every command's ``--help``, written by tools/cli_docs.py.
 
 Exit codes of ``check``: 0 no divergence beyond the baseline, 1 new divergences, 2 the run could
 not be set up (unknown family or component, unimportable --impl, unreadable baseline, an option out of
@@ -13,6 +17,8 @@ environment (SERVER_ENV) set for the run, so every worker process reaches the sa
 every mutant of mutants/ is caught, 1 when some are missed, 2 when the run could not be set up.
 ``compare`` (textbound.compare) exits 0 when nothing changed beyond --allow, 1 on changes, 2 on bad input;
 ``explain`` (textbound.triage.explain) 0 when impl agrees with the oracle, 1 when it differs, 2 on bad input.
+``replay`` (textbound.run.replay) 0 when impl agrees, 1 when it diverges, 2 when the case or its family
+cannot be used. ``init`` (textbound.adapters.skeleton) 2 when its file exists already.
 """
 from __future__ import annotations
 
@@ -29,10 +35,10 @@ from unittest.mock import patch
 from .families import FamilyError, fuzz_families, resolve
 from .files import InputFileError
 from .naming.baseline import BaselineError, load_baseline
-from .naming.divergence import COMPONENTS, Case, Divergence
+from .naming.divergence import COMPONENTS
 from .one_line import one_line
-from .plan.budget import BUDGETS
-from .plan.implementation import JSONL_ADAPTER, SERVER, Implementation, ImplementationError
+from .plan.budget import BUDGETS, add_budget_option
+from .plan.implementation import DEFAULT_IMPL, JSONL_ADAPTER, SERVER, Implementation, ImplementationError
 from .plan.oracle_env import OracleEnvError, judge_apart, oracles_apart
 from .records.merge import MergeError
 from .records.report import setup_failure_markdown
@@ -41,11 +47,9 @@ from .run.mutate import add_arguments as add_mutate_arguments
 from .run.mutate import run_command as run_mutate
 from .run.pool import DEFAULT_CASE_TIMEOUT, LimitError
 from .run.runner import Shard
-from .run.time_limit import NoAnswer, time_limit
 from .server.dialect import DIALECTS
 
 EXIT_OK, EXIT_DIVERGED, EXIT_SETUP = 0, 1, 2
-DEFAULT_IMPL = "textbound.impl"
 SERVER_ADAPTER = "textbound.adapters.server"
 # What textbound.adapters.server reads, by the option that sets it.
 SERVER_ENV = {"server": "TEXTBOUND_SERVER_URL", "server_dialect": "TEXTBOUND_SERVER_DIALECT",
@@ -60,82 +64,122 @@ def _components(value: str) -> list[str]:
     return names
 
 
+# What a run checks when it names no family, as check's and bench's --help say.
+EVERY_FAMILY = "every embedded family and each one under $TEXTBOUND_MODELS"
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="textbound", description=__doc__.splitlines()[0], allow_abbrev=False)
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument("--version", action=_Version)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    def family_options(sub: argparse.ArgumentParser) -> None:
-        sub.add_argument("--impl", default=None,
+    def family_options(sub: argparse.ArgumentParser, without: str) -> None:
+        """--impl, --server and the family options; ``without`` says what is checked when no family is named."""
+        sub.add_argument("--impl", default=None, metavar="MODULE",
                          help=f"module (or .py file) exposing impl's public names (default: {DEFAULT_IMPL})")
         sub.add_argument("--server", default=None, metavar="URL",
-                         help=f"check the running server at URL instead (--impl {SERVER_ADAPTER})")
-        sub.add_argument("--server-dialect", choices=DIALECTS, default="vllm", help="the API --server speaks")
+                         help=f"check the running server at URL instead (--impl {SERVER_ADAPTER}; default: none)")
+        sub.add_argument("--server-dialect", choices=DIALECTS, default="vllm",
+                         help="the API --server speaks (default: %(default)s)")
         sub.add_argument("--model", default=None, metavar="NAME", help="the model --server serves (default: its only one)")
         sub.add_argument("--family", action="append", default=[], metavar="NAME",
-                         help="an embedded family, or a folder name under $TEXTBOUND_MODELS (repeatable)")
+                         help="a family textbound knows by name: textbound families lists them (repeatable; "
+                              f"default, with no --model-dir nor --hub either: {without})")
         sub.add_argument("--model-dir", action="append", default=[], metavar="DIR",
-                         help="a folder with tokenizer.json (+ tokenizer_config.json) (repeatable)")
+                         help="a folder with tokenizer.json (+ tokenizer_config.json), or a GGUF file (repeatable; "
+                              "default: none)")
         sub.add_argument("--hub", action="append", default=[], metavar="REPO",
-                         help="a Hugging Face hub repo id whose tokenizer files to fetch (repeatable)")
+                         help="a Hugging Face hub repo id whose tokenizer files to fetch (repeatable; default: none)")
 
     check = commands.add_parser("check", help="check an implementation against the oracles")
-    family_options(check)
+    family_options(check, f"{EVERY_FAMILY}, and the budget's fuzzed pipelines")
     check.add_argument("--component", type=_components, default=None, metavar="LIST",
                        help=f"comma-separated components of {', '.join(COMPONENTS)} (default: every one with checks)")
-    check.add_argument("--budget", choices=sorted(BUDGETS), default="default")
-    check.add_argument("--seed", type=int, default=0)
-    check.add_argument("--jobs", type=_at_least_one, default=os.cpu_count() or 1)
-    check.add_argument("--report-dir", type=Path, default=None,
+    check.add_argument("--property", action="append", default=[], metavar="PATTERN",
+                       help="check only the properties whose component/property name the glob matches, such as "
+                            "stops/* or chat/ids, or whose property name it matches when it holds no / (repeatable; "
+                            "default: every property of the components)")
+    add_budget_option(check, "default")
+    check.add_argument("--seed", type=int, default=0, metavar="N",
+                       help="the seed of every random case and fuzzed pipeline (default: %(default)s)")
+    check.add_argument("--jobs", type=_at_least_one, default=os.cpu_count() or 1, metavar="N",
+                       help="worker processes checking cases (default: the number of CPUs)")
+    check.add_argument("--report-dir", type=Path, default=None, metavar="DIR",
                        help="where to write the report (default: reports/runs/<time>)")
-    check.add_argument("--baseline", type=Path, default=None, help="known divergences (JSON)")
+    check.add_argument("--baseline", type=Path, default=None, metavar="FILE",
+                       help="known divergences (JSON), which do not fail the run (default: none)")
     _add_case_timeout(check, "a case running longer is recorded as 'timed out'")
     check.add_argument("--max-memory", type=_at_least_one, default=None, metavar="MB",
                        help="data size limit of each worker process (default: none)")
     check.add_argument("--shard", type=_shard, default=None, metavar="K/N",
-                       help="check only the K-th of N deterministic parts of the cases (combine with merge)")
+                       help="check only the K-th of N deterministic parts of the cases, to combine with merge "
+                            "(default: every part)")
     check.add_argument("--fuzzed-only", action="store_true",
-                       help="check only the budget's fuzzed pipelines (a CI matrix runs each family on its own)")
+                       help="check only the budget's fuzzed pipelines, as a CI matrix runs each family on its own "
+                            "(default: off)")
     check.add_argument("--junit", type=Path, default=None, metavar="PATH",
-                       help="also write the JUnit XML here (always written as junit.xml in the report folder)")
+                       help="also write the JUnit XML here (default: only junit.xml in the report folder)")
     check.add_argument("--markdown", type=Path, default=None, metavar="PATH",
-                       help="append the Markdown summary here, e.g. $GITHUB_STEP_SUMMARY (always summary.md)")
+                       help="also append the Markdown summary here, e.g. $GITHUB_STEP_SUMMARY (default: only "
+                            "summary.md in the report folder)")
 
     replay = commands.add_parser("replay", help="re-run one recorded case")
-    family_options(replay)
-    replay.add_argument("case", help="the case as JSON (the 'reproduce' command of a record has it)")
+    family_options(replay, "the case's own")
+    replay.add_argument("case", metavar="CASE",
+                        help="the case: its JSON, as a record's reproduce command holds it, or a file holding one "
+                             "case or one record of divergences.jsonl (its minimized input is replayed)")
     _add_case_timeout(replay, "past this, the case is checked as check checks one that hangs: alone in a worker, "
                               "then without impl to tell the oracle's failure")
 
+    families = commands.add_parser("families", help="the families a run can check, with their model types")
+    add_budget_option(families, "default")
+    families.add_argument("--seed", type=int, default=0, metavar="N",
+                          help="the seed of the fuzzed pipelines listed (default: %(default)s)")
+
+    init = commands.add_parser("init", help="write an adapter skeleton that passes textbound check at once")
+    init.add_argument("--components", type=_components, default=None, metavar="LIST",
+                      help=f"comma-separated components of {', '.join(COMPONENTS)} the adapter provides "
+                           "(default: every one with checks)")
+    init.add_argument("--jsonl", action="store_true",
+                      help="a JSON-lines engine script, run by --impl textbound.adapters.jsonl_engine, instead of a "
+                           "Python module (default: off)")
+    init.add_argument("--out", type=Path, default=Path("."), metavar="DIR",
+                      help="the folder to write it in, made if missing (default: the current folder)")
+
     bench = commands.add_parser("bench", help="speed of impl as a ratio against the oracle")
-    family_options(bench)
-    bench.add_argument("--seconds", type=positive_seconds, default=2.0, help="time per measurement")
+    family_options(bench, EVERY_FAMILY)
+    bench.add_argument("--seconds", type=positive_seconds, default=2.0,
+                       help="time per measurement (default: %(default)g)")
     bench.add_argument("--schemas", type=Path, default=None, metavar="DIR",
-                       help="only count the JSON Schemas in DIR each structured engine compiles")
+                       help="only count the JSON Schemas in DIR each structured engine compiles (default: none)")
     bench.add_argument("--schema-suite", type=Path, default=None, metavar="DIR",
-                       help="only check impl on a JSON Schema Test Suite draft folder: no invalid instance admitted")
+                       help="only check impl on a JSON Schema Test Suite draft folder: no invalid instance admitted "
+                            "(default: none)")
     bench.add_argument("--scaling", type=_jobs_list, default=None, metavar="JOBS",
                        help="instead: cases per second per component through the runner with each --jobs "
-                            "count of a comma-separated list (e.g. 1,2), on the first family")
+                            "count of a comma-separated list (e.g. 1,2), on the first family (default: none)")
     bench.add_argument("--overhead", action="store_true",
                        help="instead: the harness's time per case over the time of the same impl and oracle "
-                            "calls alone, per component, on the first family")
+                            "calls alone, per component, on the first family (default: off)")
 
     triage = commands.add_parser("triage", help="a report's divergences by root cause, aligned")
-    triage.add_argument("report_dir", type=Path)
+    triage.add_argument("report_dir", type=Path, metavar="REPORT_DIR", help="the report folder of a run")
     triage.add_argument("--no-explain", action="store_true",
-                        help="do not put each signature's smallest example to the mutation catalogue")
+                        help="do not put each signature's smallest example to the mutation catalogue (default: off)")
     triage.add_argument("--reproducers", type=Path, default=None, metavar="OUT",
-                        help="also write a standalone script per signature here (each seen to fail)")
+                        help="also write a standalone script per signature here, each seen to fail (default: none)")
     diff = commands.add_parser("diff", help="signatures new, fixed and unchanged between two reports")
-    diff.add_argument("old", type=Path)
-    diff.add_argument("new", type=Path)
+    diff.add_argument("old", type=Path, metavar="OLD", help="the report folder of the earlier run")
+    diff.add_argument("new", type=Path, metavar="NEW", help="the report folder of the later run")
     baseline = commands.add_parser("baseline", help="a baseline of a run's signatures")
-    baseline.add_argument("--from", dest="run_dir", type=Path, required=True, metavar="RUN_DIR")
-    baseline.add_argument("--reason", default=None, help="the reason of every entry (default: where each was seen)")
-    baseline.add_argument("--out", type=Path, default=None, metavar="PATH", help="write it here (default: stdout)")
+    baseline.add_argument("--from", dest="run_dir", type=Path, required=True, metavar="RUN_DIR",
+                          help="the report folder of the run")
+    baseline.add_argument("--reason", default=None, metavar="TEXT",
+                          help="the reason of every entry (default: where each was seen)")
+    baseline.add_argument("--out", type=Path, default=None, metavar="FILE", help="write it here (default: stdout)")
     merge = commands.add_parser("merge", help="combine the reports of --shard runs into one")
-    merge.add_argument("out", type=Path)
-    merge.add_argument("shard_dirs", type=Path, nargs="+")
+    merge.add_argument("out", type=Path, metavar="OUT", help="the folder of the merged report")
+    merge.add_argument("shard_dirs", type=Path, nargs="+", metavar="SHARD_DIR", help="the report folder of each shard")
     mutate = commands.add_parser("mutate", help="mutation score: each mutant of mutants/ checked at the quick budget")
     add_mutate_arguments(mutate)
     _add_compare_command(commands)
@@ -147,6 +191,34 @@ def _parser() -> argparse.ArgumentParser:
     for command in commands.choices.values():  # "--model" must never be read as "--model-dir"
         command.allow_abbrev = False
     return parser
+
+
+class _Version(argparse.Action):
+    """``--version``: textbound's version, the oracle each component is checked against (as every
+    record is stamped) and impl's, then exit: ``textbound 0.1.0``, ``  tokenizer    tokenizers 0.23.3``, ..."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                         help="print textbound's version and the oracles' it checks against, and exit")
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(version_text(), end="")
+        parser.exit()
+
+
+def version_text() -> str:
+    """textbound's version, then the oracle of each component and the default implementation's."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from textbound import impl
+    try:
+        own = version("textbound")
+    except PackageNotFoundError:
+        own = "(not installed: pip install -e .)"
+    oracles = _oracle_versions()
+    width = max(map(len, oracles))
+    return "\n".join([f"textbound {own}", "oracles:", *(f"  {c:{width}}  {v}" for c, v in oracles.items()),
+                      f"default --impl: {DEFAULT_IMPL} {impl.__version__}"]) + "\n"
 
 
 def within(convert, accepts, expectation: str):
@@ -242,15 +314,16 @@ def _server_environment(args):
 
 def _run_command(args, argv: list[str]) -> int:
     try:
-        if args.command in REPORT_COMMANDS:
-            return REPORT_COMMANDS[args.command](args)
+        if args.command in COMMANDS_WITHOUT_IMPL:
+            return COMMANDS_WITHOUT_IMPL[args.command](args)
         if args.command in JUDGED_COMMANDS and (status := _judged_apart(args, argv)) is not None:
             return status
         impl = _implementation(args)
         if args.command == "check":
             return _check(args, impl)
         if args.command == "replay":
-            return _replay(args, impl)
+            from .run.replay import run_command as run_replay
+            return run_replay(args, impl)
         if impl.source == SERVER:
             print("textbound: bench measures a library against its oracle; a server is checked: textbound check",
                   file=sys.stderr)
@@ -390,10 +463,33 @@ def _explain(args) -> int:
 
 # Commands judged by the oracles, which run where the supported oracle libraries are (_judged_apart).
 JUDGED_COMMANDS = ("check", "replay")
+
+
+def _families(args) -> int:
+    from .families.listing import listing, listing_text
+    print(listing_text(listing(args.seed, BUDGETS[args.budget].fuzz_pipelines)), end="")
+    return EXIT_OK
+
+
+def _init(args) -> int:
+    from .adapters.skeleton import Skeleton, SkeletonError, write_skeleton
+    from .checks import checked_components
+    skeleton = Skeleton(tuple(args.components or checked_components()), args.jsonl, args.out)
+    try:
+        path = write_skeleton(skeleton)
+    except SkeletonError as exc:
+        print(f"textbound: {exc}", file=sys.stderr)
+        return EXIT_SETUP
+    kind = "a JSON-lines engine" if args.jsonl else "an adapter module"
+    print(f"textbound: wrote {path}: {kind} of {', '.join(skeleton.names)}, each delegating to {DEFAULT_IMPL} "
+          f"(the lines to change are marked '# ENGINE'); check it with:\n{skeleton.check_command()}")
+    return EXIT_OK
+
+
 # Commands that need no --impl of their own (mutate loads each mutant itself, compare runs oracles only,
-# explain loads its --impl itself to name a failure as bad input).
-REPORT_COMMANDS = {"triage": _triage, "diff": _diff, "baseline": _baseline, "merge": _merge, "mutate": run_mutate, "compare": _compare,
-                   "explain": _explain}
+# explain loads its --impl itself to name a failure as bad input; families and init check nothing).
+COMMANDS_WITHOUT_IMPL = {"triage": _triage, "diff": _diff, "baseline": _baseline, "merge": _merge, "mutate": run_mutate,
+                         "compare": _compare, "explain": _explain, "families": _families, "init": _init}
 
 
 def _check(args, impl: Implementation) -> int:
@@ -424,6 +520,16 @@ def _check(args, impl: Implementation) -> int:
               file=sys.stderr)
         return EXIT_SETUP
     components = args.component or checked
+    if args.property:
+        from .checks import UnknownProperty, selected_properties
+        try:
+            properties = selected_properties(args.property, components)
+        except UnknownProperty as exc:
+            print(f"textbound: {exc}", file=sys.stderr)
+            return EXIT_SETUP
+        components = [c for c in components if any(name.startswith(f"{c}/") for name in properties)]
+    else:
+        properties = []
     if not any(map(impl.provides, components)):  # a run that checks nothing must not pass as a gate
         lacking = "; ".join(f"{c} (missing {', '.join(impl.missing(c))})" for c in components)
         print(f"textbound: --impl {impl.name} provides none of the components checked: {lacking}", file=sys.stderr)
@@ -431,14 +537,15 @@ def _check(args, impl: Implementation) -> int:
     oracles = {c: v for c, v in _oracle_versions().items() if c in components}
     info = RunInfo(impl=impl.name, impl_version=impl.version, oracle_versions=oracles,
                    seed=args.seed, budget=budget.name, families={f.name: str(f.path) for f in families},
-                   impl_options=_server_options(args))
+                   impl_options=_server_options(args), impl_environment=impl.replay_environment(),
+                   selected_properties=tuple(properties))
     limits = Limits(case_timeout=args.case_timeout, max_memory_mb=args.max_memory)
     refuse_unusable(limits)  # before a report is begun: no case could be checked under it
     if (kept := keep_earlier_report(report_dir)) is not None:
         print(f"textbound: --report-dir {report_dir} held an earlier run's report: it is kept in {kept}",
               file=sys.stderr)
     recorder = Recorder(report_dir, info)
-    plan = Plan(impl, families, components, budget, args.seed, args.shard, baseline)
+    plan = Plan(impl, families, components, budget, args.seed, args.shard, baseline, properties)
     try:
         verdict = run(plan, recorder, jobs=args.jobs, limits=limits)
     except KeyboardInterrupt as exc:
@@ -459,6 +566,10 @@ def _check(args, impl: Implementation) -> int:
         print(f"  FIXED (remove from baseline) {entry['signature']} on {entry['family']}")
     for note in recorder.notes:
         print(f"  note: {note}")
+    if properties and not recorder.cases:  # nothing was checked: a gate that would pass on nothing
+        print(f"textbound: --property {' '.join(args.property)}: no case of {', '.join(properties)} was checked",
+              file=sys.stderr)
+        return EXIT_SETUP
     return EXIT_DIVERGED if verdict.failed else EXIT_OK
 
 
@@ -467,21 +578,6 @@ def _server_options(args) -> tuple[str, ...]:
     if not args.server:
         return ()
     return ("--server", args.server, "--server-dialect", args.server_dialect, *(("--model", args.model) if args.model else ()))
-
-
-def _checked_alone(impl: Implementation, family, case: Case, seconds: float) -> Divergence | None:
-    """``case`` checked as check does one that hangs or crashes: alone in a worker under the case
-    timeout; when it hangs or crashes without impl as well, it is the oracle's failure."""
-    from .run.pool import Limits, Pool, Stuck, hangs_without_impl, oracle_failure
-    pool = Pool(impl.name, 1, Limits(case_timeout=seconds))
-    try:
-        found = pool.check_alone(family, case)
-        if isinstance(found, Stuck):
-            stuck = found.divergence
-            found = oracle_failure(stuck) if hangs_without_impl(pool, family, stuck) else stuck
-        return found
-    finally:
-        pool.close()
 
 
 def _copy_gate_outputs(report_dir: Path, junit: Path | None, markdown: Path | None) -> None:
@@ -502,44 +598,6 @@ def _append_markdown(markdown: Path, text: str) -> None:
 def _oracle_versions() -> dict[str, str]:
     from textbound.oracles import versions
     return versions()
-
-
-def _replay(args, impl: Implementation) -> int:
-    from .checks import Subject, UnknownCheck, run_check
-    families = resolve(args.family, args.model_dir, args.hub)
-    if len(families) != 1:
-        raise FamilyError("replay needs exactly one --family, --model-dir or --hub")
-    try:
-        case = Case.from_json(args.case)
-    except (ValueError, KeyError, TypeError) as exc:
-        print(f"textbound: the case is not valid: {one_line(exc)}", file=sys.stderr)
-        return EXIT_SETUP
-    try:
-        with time_limit(args.case_timeout) as limit:
-            divergence = run_check(Subject(families[0].name, families[0].path, impl), case)
-    except NoAnswer:  # the limit's own exception, not the case's: the worker below gives the verdict
-        divergence = None
-    except KeyError as exc:  # the implementation's own failures are divergences: this is the case's input
-        print(f"textbound: the case is not valid: {case.component}/{case.property} reads the field {exc} "
-              f"of its input, which it lacks", file=sys.stderr)
-        return EXIT_SETUP
-    except UnknownCheck as exc:
-        print(f"textbound: the case is not valid: {one_line(exc)}", file=sys.stderr)
-        return EXIT_SETUP
-    except (TypeError, ValueError, AttributeError) as exc:  # a field of the wrong type or value, refused
-        print(f"textbound: the case is not valid: {case.component}/{case.property} cannot take its input: "
-              f"{type(exc).__name__}: {one_line(exc)}", file=sys.stderr)
-        return EXIT_SETUP
-    if limit.fired:  # what check makes of a case that hangs, whoever hangs
-        divergence = _checked_alone(impl, families[0], case, args.case_timeout)
-    if divergence is None:
-        print("no divergence: impl agrees with the oracle on this case")
-        return EXIT_OK
-    if divergence.is_oracle_disagreement:  # the references disagree; impl sides with one: not impl's
-        print(f"oracle disagreement, not impl's divergence: {divergence.describe()}")
-        return EXIT_OK
-    print(divergence.describe())
-    return EXIT_DIVERGED
 
 
 if __name__ == "__main__":

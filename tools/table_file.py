@@ -1,6 +1,6 @@
 """What the generators of impl's Unicode tables share: where the tables live, the code points they
 sweep, how a set of code points is written down, and the command line (write the file, or check it
-is current).
+is current), which every generator of tools/ uses (cli_docs.py too).
 
     >>> ranges([0x41, 0x42, 0x43, 0x61])
     [(65, 67), (97, 97)]

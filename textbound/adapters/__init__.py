@@ -61,12 +61,20 @@ The adapters here
   preparation (text and ids) and tool parsers, run by the python of an environment of its own
   (``$TEXTBOUND_VLLM_PYTHON``; nox -s engine_vllm).
 
+An adapter configured by environment variables lists their names in ``REPLAY_ENVIRONMENT``
+(textbound.plan.implementation), so that the replay command of each record sets them as the run had
+them: ``TEXTBOUND_ENGINE_CMD='node e.js' textbound replay --impl textbound.adapters.jsonl_engine ...``.
+
 An adapter's engine is an optional dependency (the ``engines`` extra): without it the module
 raises ``EngineMissing`` (an ImportError naming the package and the extra) when imported, and
 ``--impl`` reports it as a run that cannot be set up.
 
-Imports ``families``, ``server``, ``naming`` and ``plan.implementation`` (serve loads an ``--impl`` as
-check does), and impl and the oracles an adapter wraps; nothing of the run, its records or triage.
+``textbound.adapters.skeleton`` is no adapter but where one starts: ``textbound init`` writes a module
+(or a JSON-lines engine) exposing the names of the components asked, each delegating to impl.
+
+Imports ``families``, ``server``, ``naming`` and ``plan`` (the names each component needs, for the
+skeleton; ``plan.implementation``, as serve loads an ``--impl`` as check does), and impl and the
+oracles an adapter wraps; nothing of the run, its records or triage.
 """
 from __future__ import annotations
 

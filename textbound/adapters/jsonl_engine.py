@@ -89,6 +89,7 @@ from pathlib import Path
 from . import EngineMissing
 
 ENGINE_CMD_ENV = "TEXTBOUND_ENGINE_CMD"
+REPLAY_ENVIRONMENT = (ENGINE_CMD_ENV,)  # set in the replay commands of a run's records
 PROTOCOL = 1
 HANDSHAKE_SECONDS = 120.0  # hello and load: an engine that never answers them fails the run's setup
 RELEASE_BATCH = 64  # handles of collected objects sent back to the engine together

@@ -32,6 +32,7 @@ from . import EngineMissing
 from . import jsonl_engine as protocol
 
 PYTHON_ENV = "TEXTBOUND_SGLANG_PYTHON"
+REPLAY_ENVIRONMENT = (PYTHON_ENV,)  # set in the replay commands of a run's records
 ENGINE_SCRIPT = Path(__file__).resolve().parents[2] / "engines" / "sglang" / "engine.py"
 
 

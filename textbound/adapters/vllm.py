@@ -41,6 +41,7 @@ from . import jsonl_engine as protocol
 PYTHON_ENV = "TEXTBOUND_VLLM_PYTHON"
 DETOKENIZER_ENV = "TEXTBOUND_VLLM_DETOKENIZER"
 TOOLS_TOKENIZER_ENV = "TEXTBOUND_VLLM_TOOLS_TOKENIZER"
+REPLAY_ENVIRONMENT = (PYTHON_ENV, DETOKENIZER_ENV, TOOLS_TOKENIZER_ENV)  # set in the replay commands of a run's records
 DETOKENIZERS = ("fast", "slow")
 TOOLS_FAMILY = "qwen"
 ENGINE_SCRIPT = Path(__file__).resolve().parents[2] / "engines" / "vllm" / "engine.py"

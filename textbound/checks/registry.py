@@ -20,6 +20,7 @@ check names the sources whose builders make its cases (``@check(..., sources=(SE
 from __future__ import annotations
 
 import traceback
+from fnmatch import fnmatchcase
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -114,6 +115,27 @@ def properties(component: str, source: str = LIBRARY) -> list[str]:
     """The properties of ``component`` whose cases the builders of ``source`` make, in the order their
     checks registered: ``properties("stops") == ["stream", "pipeline"]``, ``properties("stops", SERVER) == ["server"]``."""
     return [prop for (c, prop), sources in CHECK_SOURCES.items() if c == component and source in sources]
+
+
+class UnknownProperty(ValueError):
+    """A ``--property`` pattern matches no property of the components checked."""
+
+
+def selected_properties(patterns: list[str], components: list[str]) -> list[str]:
+    """The properties of ``components`` that ``--property`` patterns select, as ``component/property``
+    in registry order: each pattern is a glob over that name (``stops/*``, ``chat/ids``, ``*/server*``),
+    or over the property alone when it holds no ``/`` (``encode``). A pattern selecting none raises
+    UnknownProperty naming the properties there are:
+    ``selected_properties(["stops/*"], ["stops"]) == ["stops/pipeline", "stops/server", "stops/stream"]``."""
+    names = [f"{component}/{prop}" for component, prop in sorted(CHECKS) if component in components]
+    selected: set[str] = set()
+    for pattern in patterns:
+        matching = {name for name in names if fnmatchcase(name if "/" in pattern else name.split("/")[1], pattern)}
+        if not matching:
+            raise UnknownProperty(f"--property {pattern}: no property of {', '.join(components)} matches it "
+                                  f"(properties: {', '.join(names)})")
+        selected |= matching
+    return [name for name in names if name in selected]
 
 
 def case_source(family: Family, component: str, budget: Budget, seed: int, source: str = LIBRARY) -> Iterator[Case]:

@@ -14,7 +14,7 @@ from textbound.oracles.remote import RemoteOracleError, RemoteOracles
 
 from ..naming.baseline import BaselineError, load_baseline
 from ..one_line import one_line
-from ..plan.budget import BUDGETS
+from ..plan.budget import BUDGETS, add_budget_option
 from ..plan.oracle_env import PipError
 from .changes import apply_allow
 from .gate import COMPARED_COMPONENTS, compare
@@ -35,22 +35,24 @@ def _components(value: str) -> list[str]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("old", type=Path, help="the family folder users have now")
-    parser.add_argument("new", type=Path, nargs="?", default=None,
+    parser.add_argument("old", type=Path, metavar="OLD", help="the family folder users have now")
+    parser.add_argument("new", type=Path, nargs="?", default=None, metavar="NEW",
                         help="the family folder they would get (none with --oracle-versions)")
     parser.add_argument("--component", type=_components, default=list(COMPARED_COMPONENTS), metavar="LIST",
                         help=f"comma-separated components of {', '.join(COMPARED_COMPONENTS)} (default: all)")
-    parser.add_argument("--budget", choices=sorted(BUDGETS), default="default")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--jobs", type=int, default=1,
-                        help="accepted as check takes it; compare runs its cases in one process")
-    parser.add_argument("--report-dir", type=Path, default=None,
+    add_budget_option(parser, "default")
+    parser.add_argument("--seed", type=int, default=0, metavar="N", help="the seed of the cases (default: %(default)s)")
+    parser.add_argument("--jobs", type=int, default=1, metavar="N",
+                        help="accepted as check takes it; compare runs its cases in one process (default: %(default)s)")
+    parser.add_argument("--report-dir", type=Path, default=None, metavar="DIR",
                         help="where to write the report (default: reports/compare/<time>)")
     parser.add_argument("--oracle-versions", type=parse_sides, default=None, metavar="A,B",
                         help="compare OLD under two versions of the oracle libraries, e.g. "
-                             "tokenizers==0.22.1,tokenizers==0.23.3 (a side may join pins with +)")
+                             "tokenizers==0.22.1,tokenizers==0.23.3 (a side may join pins with +; default: none, "
+                             "OLD and NEW under the installed ones)")
     parser.add_argument("--allow", type=Path, default=None, metavar="FILE",
-                        help='changes accepted, each with a reason: {"entries": [{"signature", "reason"[, "family"]}]}')
+                        help='changes accepted, each with a reason: {"entries": [{"signature", "reason"[, "family"]}]} '
+                             '(default: none)')
 
 
 def run_command(args: argparse.Namespace, argv: list[str]) -> int:

@@ -85,7 +85,13 @@ def embedded_family(name: str) -> Family:
     return Family(name, build_family(name), "embedded")
 
 
-named_families(NamedFamilies("embedded", embedded_family_names, embedded_family, in_default_run=True))
+def spec_model_type(name: str) -> str:
+    """``spec_model_type("gpt2") == "BPE"``: the model type of an embedded family's spec, untrained."""
+    return load_spec(name)["model"]["type"]
+
+
+named_families(NamedFamilies("embedded", embedded_family_names, embedded_family, in_default_run=True,
+                             model_type=spec_model_type))
 
 
 def build_family(name: str, cache_dir: Path | None = None) -> Path:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..files import is_present
+from ..files import InputFileError, is_present, read_json
 from .family import Family, FamilyError, NamedFamilies, named_families
 from .gguf import gguf_family, is_gguf
 
@@ -54,5 +54,16 @@ def _models_hint() -> str | None:
     return None if models_dir() else f"set ${MODELS_ENV} to reach a models folder"
 
 
+def folder_model_type(folder: Path) -> str:
+    """The model type the family folder's tokenizer.json names (``"BPE"``); a file that cannot say is
+    named with what is wrong (``"unreadable: llama2/tokenizer.json: no such file"``), as a listing shows it."""
+    try:
+        model = read_json(Path(folder) / "tokenizer.json").get("model")
+    except InputFileError as exc:
+        return f"unreadable: {exc}"
+    kind = model.get("type") if isinstance(model, dict) else None
+    return kind if isinstance(kind, str) else "unreadable: tokenizer.json: $.model.type: expected a string"
+
+
 named_families(NamedFamilies(f"in ${MODELS_ENV}", models_family_names, models_family, in_default_run=True,
-                             hint=_models_hint))
+                             model_type=lambda name: folder_model_type(models_dir() / name), hint=_models_hint))

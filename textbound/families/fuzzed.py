@@ -17,11 +17,14 @@ from .family import Family
 
 def fuzz_families(seed: int, count: int, out_dir: Path) -> list[Family]:
     """``count`` fuzzed families, the same ones for the same seed, each in a folder of ``out_dir``."""
-    families = []
-    for index, spec in enumerate(draw_examples(fuzz_specs(), count, seed)):
-        name = f"fuzz-{seed}-{index}"
-        families.append(Family(name, write_family(spec, Path(out_dir) / name), "fuzz"))
-    return families
+    return [Family(name, write_family(spec, Path(out_dir) / name), "fuzz")
+            for name, spec in fuzz_family_specs(seed, count).items()]
+
+
+def fuzz_family_specs(seed: int, count: int) -> dict[str, dict]:
+    """The specs of ``fuzz_families(seed, count, ...)`` by name, untrained:
+    ``list(fuzz_family_specs(7, 2)) == ["fuzz-7-0", "fuzz-7-1"]``."""
+    return {f"fuzz-{seed}-{index}": spec for index, spec in enumerate(draw_examples(fuzz_specs(), count, seed))}
 
 
 def write_family(spec: dict, folder: Path) -> Path:

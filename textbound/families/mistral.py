@@ -89,8 +89,29 @@ def mistral_family(name: str, cache_dir: Path | None = None) -> Family:
     return Family(name, build_mistral_family(name, cache_dir), "mistral")
 
 
+# The tokenizer.json model transformers' SpmConverter writes for each SentencePiece model type
+# (sentencepiece_model.proto's TrainerSpec.ModelType); it converts no other.
+SENTENCEPIECE_MODELS = {1: "Unigram", 2: "BPE"}
+
+
+def mistral_model_type(name: str) -> str:
+    """The model type the family's tokenizer.json will have, read from its shipped file without
+    converting it: ``mistral_model_type("mistral-v3") == "BPE"`` (its SentencePiece model's type),
+    ``mistral_model_type("mistral-tekken-240911") == "BPE"`` (MistralConverter's byte-level BPE)."""
+    source = _sources()[name]
+    if source_kind(source) == TEKKEN:
+        return "BPE"
+    from sentencepiece import sentencepiece_model_pb2
+
+    model = sentencepiece_model_pb2.ModelProto()
+    model.ParseFromString(source.read_bytes())
+    kind = model.trainer_spec.model_type
+    return SENTENCEPIECE_MODELS.get(kind, f"SentencePiece {sentencepiece_model_pb2.TrainerSpec.ModelType.Name(kind)}")
+
+
 # Converted on first use, which takes seconds each: named only, never in the run without arguments.
-named_families(NamedFamilies("from mistral-common", mistral_family_names, mistral_family, in_default_run=False))
+named_families(NamedFamilies("from mistral-common", mistral_family_names, mistral_family, in_default_run=False,
+                             model_type=mistral_model_type))
 
 
 def build_mistral_family(name: str, cache_dir: Path | None = None) -> Path:

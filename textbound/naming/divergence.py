@@ -78,10 +78,14 @@ class Case:
         return json.dumps(asdict(self), ensure_ascii=False)
 
     @classmethod
-    def from_json(cls, text: str) -> "Case":
-        """The case ``to_json`` wrote; any other text raises ValueError naming what is wrong:
+    def from_json(cls, text: str, where: str = "CASE") -> "Case":
+        """The case ``to_json`` wrote, or the smallest case of a record of divergences.jsonl (its
+        ``minimized_input``); any other text raises ValueError naming what is wrong, and ``where``
+        (the replay command's usage names it CASE):
         ``Case.from_json('{"component": "tokenizer"}')`` raises ``$.property: expected a string, found nothing``."""
-        data = parse_json(text, "CASE_JSON")  # as the replay command's usage names it
+        data = parse_json(text, where)
+        if "minimized_input" in data:  # a record: replayed as its reproduce command replays it
+            data = {**data, "input": data["minimized_input"]}
         if data.get("component") not in COMPONENTS:
             raise ValueError(f"unknown component {data.get('component')!r} (known: {', '.join(COMPONENTS)})")
         for name, kind in (("property", str), ("family", str), ("input", dict)):

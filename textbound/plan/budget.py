@@ -20,3 +20,11 @@ BUDGETS = {
     "default": Budget("default", corpus_snippets=None, sweep_stride=1, random_id_sequences=1000, fuzz_pipelines=12, stream_splits=4, generated_cases=300),
     "deep": Budget("deep", corpus_snippets=None, sweep_stride=1, random_id_sequences=10000, fuzz_pipelines=80, stream_splits=16, generated_cases=3000),
 }
+
+
+def add_budget_option(parser, default: str) -> None:
+    """``--budget`` of check, compare and mutate, each with its own default: ``add_budget_option(check,
+    "default")`` lists quick, default and deep in that order, says what each checks and names the default."""
+    parser.add_argument("--budget", choices=list(BUDGETS), default=default,
+                        help="quick: samples, in seconds (the tests); default: every corpus snippet and the full "
+                             f"sweeps (the CI gate); deep: more random cases and fuzzed pipelines (default: {default})")

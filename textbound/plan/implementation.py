@@ -26,6 +26,9 @@ from types import ModuleType
 
 from ..server.features import SERVER_FEATURES, missing_features
 
+# The module attribute listing the environment variables an --impl module is configured by.
+REPLAY_ENVIRONMENT = "REPLAY_ENVIRONMENT"
+DEFAULT_IMPL = "textbound.impl"  # what --impl is when not given: the project's own implementation
 LIBRARY, SERVER = "library", "server"  # where a run's cases come from: impl's names, or a server's wire
 SERVED_IMPL_ENV = "TEXTBOUND_SERVED_IMPL"
 JSONL_ADAPTER = "textbound.adapters.jsonl_engine"  # reaches an engine of any language, or a served module
@@ -49,6 +52,9 @@ PROPERTY_NAMES: dict[tuple[str, str], tuple[str, ...]] = {
     ("tools", "tokens"): ("Tokenizer", "IncrementalDetokenizer"),
     # The stop checker fed what the implementation's own detokenizer streams.
     ("stops", "pipeline"): ("Tokenizer", "IncrementalDetokenizer"),
+    # Masks are compared over the tokenizer's vocab_bytes; a guided run's text is read back as a call.
+    ("structured", "mask"): ("Tokenizer",),
+    ("structured", "guarantee"): ("Tokenizer", "parse_response"),
 }
 # A running server: the prompt side through its Tokenizer and render_chat, the output side through
 # its dialect; chat needs no name of its own, each of its properties needs one (PROPERTY_NAMES).
@@ -122,6 +128,13 @@ class Implementation:
         self.name = module_name
         self.source = SERVER if hasattr(self.module, "dialect") else LIBRARY
         self.probed: dict[str, str | None] = {}  # each server feature asked about: None where provided, else why not
+
+    def replay_environment(self) -> tuple[tuple[str, str], ...]:
+        """The variables the module is configured by that are set now (the names its
+        ``REPLAY_ENVIRONMENT`` lists), which a record's replay command sets as the run had them:
+        ``(("TEXTBOUND_ENGINE_CMD", "python engine.py"),)`` for textbound.adapters.jsonl_engine."""
+        names = getattr(self.module, REPLAY_ENVIRONMENT, ())
+        return tuple((name, os.environ[name]) for name in names if name in os.environ)
 
     def provides(self, component: str) -> bool:
         return not self.missing(component)

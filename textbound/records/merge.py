@@ -21,7 +21,7 @@ from ..naming.baseline import BaselineEntry, Verdict, checked_by
 from ..records.run_folder import Run, holds_report, load_run
 from .report import build_summary, write_outputs
 
-HEADER = ("impl", "impl_version", "oracles", "seed", "budget")
+HEADER = ("impl", "impl_version", "oracles", "seed", "budget", "selected_properties")
 
 
 class MergeError(Exception):
@@ -133,7 +133,7 @@ def merge(out: Path, shard_dirs: list[Path]) -> dict:
                                        key=lambda case: case["seconds"]))
     problems = [f"{run.dir}: {run.summary.get('interrupted')}" for run in runs if not run.summary.get("completed", True)]
     problems += _missing_shards(runs)
-    header = {k: runs[0].summary[k] for k in HEADER}
+    header = {k: runs[0].summary.get(k) for k in HEADER}  # selected_properties: absent before --property
     header["families"] = {name: moved.get(folder, folder) for run in runs
                           for name, folder in run.summary.get("families", {}).items()}
     state = {"completed": not problems, "interrupted": "; ".join(problems) or None, "shard": None,

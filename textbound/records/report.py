@@ -81,6 +81,9 @@ class RunInfo:
     families: dict[str, str]  # name -> folder, so every record can be reproduced
     # How replay names the implementation when not by --impl alone: ("--server", URL, "--server-dialect", "vllm").
     impl_options: tuple[str, ...] = ()
+    # What the implementation reads from the environment, set before replay: (("TEXTBOUND_ENGINE_CMD", "node e.js"),).
+    impl_environment: tuple[tuple[str, str], ...] = ()
+    selected_properties: tuple[str, ...] = ()  # --property's "component/property" names; () for every one
 
 
 @dataclass(frozen=True)
@@ -101,11 +104,14 @@ class HarnessError:
 
 
 def reproduce_command(divergence: Divergence, info: RunInfo) -> str:
-    """The command that replays the divergence's smallest case: ``textbound replay --impl textbound.impl
-    --model-dir /path/to/gpt2 '{"component": "tokenizer", ...}'``."""
+    """The shell command that replays the divergence's smallest case, as it runs when pasted:
+    ``textbound replay --impl textbound.impl --model-dir /path/to/gpt2 '{"component": "tokenizer", ...}'``,
+    or ``TEXTBOUND_ENGINE_CMD='node e.js' textbound replay --impl textbound.adapters.jsonl_engine ...``."""
     case = divergence.smallest
-    return shlex.join(["textbound", "replay", *(info.impl_options or ("--impl", info.impl)),
-                       "--model-dir", info.families.get(case.family, case.family), case.to_json()])
+    command = shlex.join(["textbound", "replay", *(info.impl_options or ("--impl", info.impl)),
+                          "--model-dir", info.families.get(case.family, case.family), case.to_json()])
+    # NAME='value' is an assignment to the shell; 'NAME=value', as shlex.join would quote it, a command name.
+    return " ".join([*(f"{name}={shlex.quote(value)}" for name, value in info.impl_environment), command])
 
 
 def record_line(divergence: Divergence, info: RunInfo) -> str:
@@ -191,7 +197,7 @@ class Recorder:
                       limits: dict | None = None) -> None:
         header = {"impl": self.info.impl, "impl_version": self.info.impl_version,
                   "oracles": self.info.oracle_versions, "seed": self.info.seed, "budget": self.info.budget,
-                  "families": self.info.families}
+                  "selected_properties": list(self.info.selected_properties) or None, "families": self.info.families}
         run = {"completed": completed, "interrupted": interrupted, "shard": shard, "limits": limits or {},
                "checked": sorted(map(list, checked)),
                "skipped": self.skipped, "harness_errors": [asdict(error) for error in self.harness_errors],
@@ -320,7 +326,8 @@ def markdown_report(summary: dict, records: list[dict]) -> str:
         f"- run: {run_state(summary)}" + (f" (shard {summary['shard']})" if summary.get("shard") else ""),
         f"- implementation: `{summary['impl']}` ({summary['impl_version']})",
         *(f"- oracle for {c}: {v}" for c, v in sorted(summary["oracles"].items())),
-        f"- budget: {summary['budget']}, seed: {summary['seed']}",
+        f"- budget: {summary['budget']}, seed: {summary['seed']}"
+        + (f", properties: {', '.join(summary['selected_properties'])} only" if summary.get("selected_properties") else ""),
         f"- {slowest_case(summary)}",
         f"- new divergences: {len(summary.get('new', []))}, baselined: {len(summary.get('known', []))}, "
         f"fixed baseline entries: {len(summary.get('fixed', []))}, "

@@ -36,8 +36,8 @@ from textbound.mutants import BY_NAME, CATALOGUE, Mutant
 from ..families import Family, FamilyError, fuzz_families, resolve
 from ..naming.divergence import STRATUM_FIELD, Case, Divergence, plain_json
 from ..one_line import one_line
-from ..plan.budget import BUDGETS, Budget
-from ..plan.implementation import Implementation, ImplementationError
+from ..plan.budget import BUDGETS, Budget, add_budget_option
+from ..plan.implementation import DEFAULT_IMPL, Implementation, ImplementationError
 
 EXIT_OK, EXIT_MISSED, EXIT_SETUP = 0, 1, 2
 MUTANT_FILES = frozenset(path.name for path in Path(mutants.__file__).parent.glob("*.py"))
@@ -115,7 +115,7 @@ def _base_subject(base: Implementation, family: Family):
 
 
 def hunt(mutant: Mutant, families: list[Family], budget: Budget = BUDGETS["quick"], seed: int = 0,
-         base: str = "textbound.impl", examples: int = DEFAULT_EXAMPLES, time_limit: float | None = DEFAULT_TIME_LIMIT) -> MutantVerdict:
+         base: str = DEFAULT_IMPL, examples: int = DEFAULT_EXAMPLES, time_limit: float | None = DEFAULT_TIME_LIMIT) -> MutantVerdict:
     """Checks ``mutant`` family by family until a family gives divergences that ``base`` does not
     have; returns the smallest of up to ``examples`` of them, minimized."""
     from ..checks import Subject, run_check
@@ -212,7 +212,7 @@ def _hunt_in_worker(arguments: tuple) -> dict:
 
 
 def run_mutants(mutants: Iterable[Mutant], families: list[Family], budget: Budget = BUDGETS["quick"],
-                seed: int = 0, jobs: int = 1, base: str = "textbound.impl", examples: int = DEFAULT_EXAMPLES,
+                seed: int = 0, jobs: int = 1, base: str = DEFAULT_IMPL, examples: int = DEFAULT_EXAMPLES,
                 time_limit: float | None = DEFAULT_TIME_LIMIT, on_verdict=None) -> list[MutantVerdict]:
     """Each mutant's verdict, in catalogue order; with ``jobs`` > 1 checked in that many worker
     processes (started fresh, so no mutant's imports reach another run). ``on_verdict`` is called
@@ -252,21 +252,23 @@ def _parser() -> argparse.ArgumentParser:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``textbound mutate`` (also what cli.py's subcommand adds)."""
     parser.add_argument("--mutant", action="append", default=[], metavar="NAME",
-                        help="a mutant of the catalogue (repeatable; with neither this nor --component: all)")
+                        help="a mutant of the catalogue (repeatable; default: with neither this nor --component, all)")
     parser.add_argument("--component", action="append", default=[], metavar="NAME",
-                        help="every mutant of this component too (repeatable)")
+                        help="every mutant of this component too (repeatable; default: none)")
     parser.add_argument("--family", action="append", default=[], metavar="NAME",
                         help="check on these families only (default: every family of a quick check)")
-    parser.add_argument("--budget", choices=sorted(BUDGETS), default="quick")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--jobs", type=int, default=1, help="mutants checked at once, each in a worker process")
-    parser.add_argument("--base", default="textbound.impl", help="the implementation the mutants break (default: textbound.impl)")
-    parser.add_argument("--examples", type=int, default=DEFAULT_EXAMPLES,
+    add_budget_option(parser, "quick")
+    parser.add_argument("--seed", type=int, default=0, metavar="N", help="the seed of the cases (default: %(default)s)")
+    parser.add_argument("--jobs", type=int, default=1, metavar="N",
+                        help="mutants checked at once, each in a worker process (default: %(default)s)")
+    parser.add_argument("--base", default=DEFAULT_IMPL, metavar="MODULE",
+                        help=f"the implementation the mutants break (default: {DEFAULT_IMPL})")
+    parser.add_argument("--examples", type=int, default=DEFAULT_EXAMPLES, metavar="N",
                         help=f"divergences minimized per mutant, the smallest shown (default: {DEFAULT_EXAMPLES})")
     parser.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT, metavar="SECONDS",
                         help=f"per mutant, after which it is reported undecided (default: {DEFAULT_TIME_LIMIT:g})")
-    parser.add_argument("--report", type=Path, default=None, metavar="PATH", help="also write the verdicts as JSON")
-    parser.add_argument("--list", action="store_true", help="print the catalogue and exit")
+    parser.add_argument("--report", type=Path, default=None, metavar="PATH", help="also write the verdicts as JSON here (default: none)")
+    parser.add_argument("--list", action="store_true", help="print the catalogue and exit (default: off)")
 
 
 def families_for(names: list[str], budget: Budget, seed: int, fuzz_dir: Path) -> list[Family]:

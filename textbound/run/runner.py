@@ -207,10 +207,21 @@ class Plan:
     seed: int = 0
     shard: Shard | None = None
     baseline: tuple[BaselineEntry, ...] = ()
+    properties: tuple[str, ...] = ()  # ``--property``: the "component/property" names checked; () for all
 
     def __post_init__(self):
-        for name in ("families", "components", "baseline"):  # a frozen plan holds no list to change
+        for name in ("families", "components", "baseline", "properties"):  # a frozen plan holds no list to change
             object.__setattr__(self, name, tuple(getattr(self, name)))
+
+    def selects(self, case: Case) -> bool:
+        """Whether the run checks ``case``: every case of its components, unless ``properties`` names some."""
+        return not self.properties or f"{case.component}/{case.property}" in self.properties
+
+    def checks_whole(self, component: str) -> bool:
+        """Whether every property of ``component`` is checked, so a baseline entry of it that matched
+        nothing is fixed (a run of ``--property stops/stream`` cannot tell of stops/pipeline's)."""
+        from ..checks import CHECKS
+        return all(f"{c}/{p}" in self.properties for c, p in CHECKS if c == component) if self.properties else True
 
 
 CaseSource = Callable[[Family, str, Budget, int], Iterable[Case]]
@@ -241,6 +252,7 @@ class Schedule:
         self.slowest: dict = {"seconds": 0.0}  # the slowest case checked, to choose --case-timeout by
         self.unminimized: set[tuple[str, str]] = set()  # (family, signature): some recorded as found
         self.shared = SharedCases()
+        self.built: set[str] = set()  # "component/property" of each case handed out
 
     def tasks(self) -> Iterator[Task]:
         """Generated as the workers consume them, so checking starts at once and memory stays flat."""
@@ -252,8 +264,8 @@ class Schedule:
                     self.recorder.skip(family.name, component, f"not provided by {impl.name} "
                                                                f"(missing {', '.join(impl.missing(component))})")
                     continue
-                cases = self.shared.first_seen(provided_cases(
-                    impl, self.recorder, self.case_source(family, component, plan.budget, plan.seed)))
+                selected = self.selected(self.case_source(family, component, plan.budget, plan.seed))
+                cases = self.shared.first_seen(provided_cases(impl, self.recorder, selected))
                 for index, task in enumerate(chunks(family, component, cases)):
                     if self.pool.abandoned(key):
                         break
@@ -263,6 +275,19 @@ class Schedule:
                         yield task
                 self.groups[key].generated = True
                 self._finish_if_done(key)
+
+    def selected(self, cases: Iterable[Case]) -> Iterator[Case]:
+        """The cases of the plan's properties, each property built noted (``unbuilt_notes``)."""
+        for case in cases:
+            if self.plan.selects(case):
+                self.built.add(f"{case.component}/{case.property}")
+                yield case
+
+    def unbuilt_notes(self) -> list[str]:
+        """A line for each property ``--property`` selects of which no case was built on any family."""
+        return [f"{name}: selected by --property, but no case of it was built on these families for "
+                f"{self.plan.impl.name}" + (" (a server's properties are built for --server only)" if "server" in name else "")
+                for name in self.plan.properties if name not in self.built]
 
     def take(self, event: Checked | Found | Stuck) -> None:
         """One event of the pool: a divergence found, a case stuck, or cases checked."""
@@ -360,9 +385,11 @@ def run(plan: Plan, recorder: Recorder, *, jobs: int = 1, limits: Limits = Limit
         raise
     finally:
         schedule.keep_unfinished()
+        if interrupted is None:
+            recorder.notes.extend(schedule.unbuilt_notes())
         progress.close()
         # An incomplete run may not have reached an entry's divergence: it calls no entry fixed.
-        reached = schedule.checked if interrupted is None else set()
+        reached = {key for key in schedule.checked if plan.checks_whole(key[1])} if interrupted is None else set()
         verdict = replace(judge(list(plan.baseline), schedule.found, reached,
                                 [error.note for error in recorder.harness_errors]),
                           seconds=round(time.monotonic() - started, 1), slowest_case=schedule.slowest)

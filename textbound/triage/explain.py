@@ -44,7 +44,7 @@ from pathlib import Path
 
 from ..families import Family, FamilyError, resolve
 from ..one_line import one_line
-from ..plan.implementation import Implementation, ImplementationError
+from ..plan.implementation import DEFAULT_IMPL, Implementation, ImplementationError
 from ..run.pool import DEFAULT_CASE_TIMEOUT
 from .stages import TIMED_OUT, Stage, difference, impl_stages, oracle_stages
 
@@ -57,13 +57,14 @@ class BadInput(Exception):
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``textbound explain``."""
-    parser.add_argument("--impl", default="textbound.impl", help="module exposing impl's public names (default: textbound.impl)")
+    parser.add_argument("--impl", default=DEFAULT_IMPL, metavar="MODULE",
+                        help=f"module exposing impl's public names (default: {DEFAULT_IMPL})")
     where = parser.add_mutually_exclusive_group(required=True)
-    where.add_argument("--family", help="an embedded family, or a folder name under $TEXTBOUND_MODELS")
-    where.add_argument("--model-dir", help="a folder with tokenizer.json")
+    where.add_argument("--family", metavar="NAME", help="an embedded family, or a folder name under $TEXTBOUND_MODELS")
+    where.add_argument("--model-dir", metavar="DIR", help="a folder with tokenizer.json")
     given = parser.add_mutually_exclusive_group(required=True)
     given.add_argument("--text", help="a text to encode")
-    given.add_argument("--ids", help="token ids to decode, as a JSON list such as [1, 2]")
+    given.add_argument("--ids", metavar="JSON", help="token ids to decode, as a JSON list such as [1, 2]")
     given.add_argument("--conversation", metavar="FILE",
                        help="a chat request to render: a JSON list of messages, or an object with messages "
                             "and apply_chat_template's options (tools, documents, add_generation_prompt, "

@@ -34,6 +34,7 @@ from pathlib import Path
 
 from ..naming.counterfactuals import SEQUENCE_MEMBERS, STAGES
 from ..naming.divergence import Case, is_oracle_disagreement
+from ..plan.implementation import DEFAULT_IMPL
 from .explanation import recorded_case
 from .js_reproducer import HF_JINJA, JS_TOKENIZERS, origin
 from .scripts import SCRIPTED, ScriptPlan, Unscripted, script_text
@@ -216,7 +217,7 @@ def write_reproducers(run, out: Path) -> list[str]:
     from ..naming.signatures import signature_groups, split_records
 
     out.mkdir(parents=True, exist_ok=True)
-    impl, families = run.summary.get("impl", "textbound.impl"), run.summary.get("families", {})
+    impl, families = run.summary.get("impl", DEFAULT_IMPL), run.summary.get("families", {})
     lines = []
     groups = [g for g in signature_groups(split_records(run.records)[0])
               if _listed(impl, g.smallest["component"]) and not is_oracle_disagreement(g.signature)]

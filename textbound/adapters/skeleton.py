@@ -1,0 +1,456 @@
+"""``textbound init``: the skeleton of an adapter, written where a user starts wrapping an engine.
+
+Two kinds, each for the components asked (``--components``; every checked one by default):
+
+- a Python module (``textbound_adapter.py``) exposing the public names those components need
+  (textbound.plan.implementation: REQUIRED_NAMES, and PROPERTY_NAMES for their properties), checked
+  with ``--impl ./textbound_adapter.py``;
+- with ``--jsonl``, a standalone engine script (``textbound_engine.py``) answering the ops of those
+  names over JSON lines (textbound.adapters.jsonl_engine's protocol), checked with
+  ``--impl textbound.adapters.jsonl_engine`` and ``$TEXTBOUND_ENGINE_CMD`` running the script.
+
+Every name (every op) delegates to textbound.impl, so the printed check passes at once; each line
+where the engine's own call goes is marked ``# ENGINE:``. An existing file is never overwritten.
+
+    >>> skeleton = Skeleton(("stops",), jsonl=False, out=Path("."))
+    >>> skeleton.names
+    ['Tokenizer', 'IncrementalDetokenizer', 'StopChecker']
+    >>> skeleton.check_command()
+    'textbound check --impl ./textbound_adapter.py --component stops --family gpt2 --budget quick'
+"""
+from __future__ import annotations
+
+import shlex
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..plan.implementation import PROPERTY_NAMES, REQUIRED_NAMES
+from .jsonl_engine import ENGINE_CMD_ENV, NAME_OPS
+
+MODULE_FILE = "textbound_adapter.py"
+ENGINE_FILE = "textbound_engine.py"
+JSONL_ADAPTER = "textbound.adapters.jsonl_engine"
+FIRST_FAMILY = "gpt2"  # a small embedded family: the printed check takes seconds
+CHAT_IDS_OP = "apply_chat_template"  # the op that makes the engine's Tokenizer answer chat ids too
+MARK = "# ENGINE"  # marks where the engine's own call replaces textbound.impl's
+
+
+class SkeletonError(Exception):
+    """The skeleton cannot be written (its file exists already)."""
+
+
+@dataclass(frozen=True)
+class Skeleton:
+    """An adapter skeleton for ``components``: a Python module, or with ``jsonl`` an engine script, in ``out``."""
+
+    components: tuple[str, ...]
+    jsonl: bool
+    out: Path
+
+    @property
+    def names(self) -> list[str]:
+        """The public names the components need, in the adapter protocol's order (NAME_OPS')."""
+        needed = {name for component in self.components for name in REQUIRED_NAMES[component]}
+        needed |= {name for (component, _), names in PROPERTY_NAMES.items() if component in self.components
+                   for name in names}
+        return [name for name in NAME_OPS if name in needed]
+
+    @property
+    def ops(self) -> list[str]:
+        """The JSON-lines ops of those names (with apply_chat_template where chat is asked), in NAME_OPS' order."""
+        ops = [op for name in self.names for op in NAME_OPS[name]]
+        if "chat" in self.components:
+            ops.append(CHAT_IDS_OP)
+        return list(dict.fromkeys(ops))
+
+    @property
+    def path(self) -> Path:
+        return self.out / (ENGINE_FILE if self.jsonl else MODULE_FILE)
+
+    @property
+    def shown(self) -> str:
+        """The file as a command names it from the current folder: ``./textbound_adapter.py``, ``out/textbound_engine.py``."""
+        return str(self.path) if self.path.is_absolute() or self.path.parent != Path(".") else f"./{self.path.name}"
+
+    def check_command(self) -> str:
+        """The quick check of the skeleton, as a shell runs it from the current folder."""
+        shown = self.shown
+        impl = JSONL_ADAPTER if self.jsonl else shown
+        command = shlex.join(["textbound", "check", "--impl", impl, "--component", ",".join(self.components),
+                              "--family", FIRST_FAMILY, "--budget", "quick"])
+        if not self.jsonl:
+            return command
+        return f"{ENGINE_CMD_ENV}={shlex.quote(shlex.join([sys.executable, shown]))} {command}"
+
+    def text(self) -> str:
+        return _engine_text(self) if self.jsonl else _module_text(self)
+
+
+def write_skeleton(skeleton: Skeleton) -> Path:
+    """Writes the skeleton's file (its folder made if missing) and returns its path; SkeletonError
+    when the file, or a file where its folder should be, exists."""
+    path = skeleton.path
+    if path.exists() or path.is_symlink():
+        raise SkeletonError(f"{path} exists already: init never overwrites a file (remove it, or give --out)")
+    blocking = next((place for place in path.parents if place.exists() and not place.is_dir()), None)
+    if blocking is not None:
+        raise SkeletonError(f"--out {skeleton.out}: {blocking} is a file, not a folder")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(skeleton.text(), encoding="utf-8")
+    return path
+
+
+# -- the Python module ------------------------------------------------------------------------------
+
+MODULE_HEADER = '''"""An engine's text boundary as the public names textbound checks: {components}.
+
+Generated by `textbound init`. Each name delegates to textbound.impl, so this check passes at once:
+
+    {command}
+
+Replace each line marked "{mark}" with your engine's call (`grep -n "{mark}"` lists them), and
+run the check again; without --family and --budget it checks every family at the default budget.
+What each name must do: the adapter protocol in textbound.adapters' docstring, and textbound.impl's
+docstrings. A name this module lacks is reported "not provided", never passed.
+"""
+from textbound import impl
+
+__version__ = "my-engine 0.0 (delegating to textbound.impl)"  {mark}: the engine and its version
+'''
+
+TOKENIZER = '''
+
+class Tokenizer:
+    """A family's tokenizer: ``Tokenizer.from_dir(folder).encode("Hi", add_special_tokens=False)`` -> its ids."""
+
+    def __init__(self, engine):
+        self.engine = engine
+
+    @classmethod
+    def from_dir(cls, path):
+        """The tokenizer of a folder holding tokenizer.json (and tokenizer_config.json)."""
+        return cls(impl.Tokenizer.from_dir(path))  {mark}: load the folder
+
+    def encode(self, text, add_special_tokens=True):
+        return self.engine.encode(text, add_special_tokens=add_special_tokens)  {mark}: a list of ids
+
+    def decode(self, ids, skip_special_tokens=False):
+        return self.engine.decode(ids, skip_special_tokens=skip_special_tokens)  {mark}: a str
+
+    def token_to_id(self, token):
+        return self.engine.token_to_id(token)  {mark}: an id, or None
+
+    def id_to_token(self, token_id):
+        return self.engine.id_to_token(token_id)  {mark}: a token, or None
+
+    @property
+    def vocab_size(self):
+        return self.engine.vocab_size  {mark}: added tokens included
+'''
+
+TOKENIZER_CHAT_IDS = '''
+    def apply_chat_template(self, conversation, **options):
+        """The ids of a rendered chat (chat_template, tokenize=True, sanitize_control_tokens, tools, ...)."""
+        return self.engine.apply_chat_template(conversation, **options)  {mark}: a list of ids
+'''
+
+TOKENIZER_VOCAB_BYTES = '''
+    def vocab_bytes(self):
+        """The bytes each id adds mid-sequence (b"" for ids the vocabulary lacks): structured's masks."""
+        return self.engine.vocab_bytes()  {mark}: a list of bytes per id
+'''
+
+MODULE_NAMES = {
+    "IncrementalDetokenizer": '''
+
+class IncrementalDetokenizer:
+    """Streamed decode: ``add(ids)`` returns the newly settled text, ``flush()`` the rest; after it
+    ``prompt_text + text == tokenizer.decode(prompt_ids + ids)``."""
+
+    def __init__(self, tokenizer, skip_special_tokens=True, prompt_ids=None):
+        self.engine = impl.IncrementalDetokenizer(tokenizer.engine, skip_special_tokens=skip_special_tokens,
+                                                  prompt_ids=prompt_ids)  {mark}: a streaming decoder
+
+    def add(self, ids):
+        return self.engine.add(ids)  {mark}: the text newly settled
+
+    def flush(self):
+        return self.engine.flush()  {mark}: the text held back
+
+    @property
+    def text(self):
+        return self.engine.text  {mark}: every delta so far
+
+    @property
+    def prompt_text(self):
+        return self.engine.prompt_text  {mark}: what streaming prompt_ids showed
+''',
+    "StopChecker": '''
+
+class StopChecker:
+    """Stop strings over streamed text: ``StopChecker(["END"]).add("abEND")`` releases ``"ab"`` and
+    sets ``stopped`` and ``stop_string``; ``finish()`` returns the text held back at the end."""
+
+    def __init__(self, stops, include_stop=False):
+        self.engine = impl.StopChecker(stops, include_stop=include_stop)  {mark}: a stop checker
+
+    def add(self, delta):
+        return self.engine.add(delta)  {mark}: the text released
+
+    def finish(self):
+        return self.engine.finish()  {mark}: the text held back
+
+    @property
+    def stopped(self):
+        return self.engine.stopped  {mark}: whether a stop string was reached
+
+    @property
+    def stop_string(self):
+        return self.engine.stop_string  {mark}: which one, or None
+''',
+    "render_chat": '''
+
+def render_chat(template, messages, *, tools=None, documents=None, add_generation_prompt=False,
+                continue_final_message=False, **variables):
+    """The prompt a chat template renders, as transformers' apply_chat_template(..., tokenize=False)
+    does, or an exception of the same class."""
+    return impl.render_chat(template, messages, tools=tools, documents=documents,  {mark}: a str
+                            add_generation_prompt=add_generation_prompt,
+                            continue_final_message=continue_final_message, **variables)
+''',
+    "OutputParser": '''
+
+class OutputParser:
+    """Tool calls and reasoning in streamed model output: ``feed(text, final=False)`` returns OpenAI
+    chat-completion deltas."""
+
+    def __init__(self, format="hermes", *, tools=None, reasoning=True, starts_in_reasoning=False):
+        self.engine = impl.OutputParser(format, tools=tools, reasoning=reasoning,  {mark}: a streaming parser
+                                        starts_in_reasoning=starts_in_reasoning)
+
+    def feed(self, text, final=False):
+        return self.engine.feed(text, final=final)  {mark}: a list of deltas
+''',
+    "parse_response": '''
+
+def parse_response(text, format="hermes", *, tools=None, reasoning=True, starts_in_reasoning=False):
+    """The whole message (content, reasoning, tool calls) of a model's output."""
+    return impl.parse_response(text, format, tools=tools, reasoning=reasoning,  {mark}: a message dict
+                               starts_in_reasoning=starts_in_reasoning)
+''',
+    "assemble": '''
+
+def assemble(deltas):
+    """The message a list of deltas adds up to."""
+    return impl.assemble(deltas)  {mark}: a message dict
+''',
+    "json_schema_to_regex": '''
+
+def json_schema_to_regex(schema):
+    """A regex every JSON text valid against ``schema`` matches, and no other."""
+    return impl.json_schema_to_regex(schema)  {mark}: a str
+''',
+    "tool_call_pattern": '''
+
+def tool_call_pattern(tools, name=None, format="hermes"):
+    """A regex of a call (of ``name``, or of any of ``tools``) written in ``format``."""
+    return impl.tool_call_pattern(tools, name=name, format=format)  {mark}: a str
+''',
+    "Constraint": '''
+
+class Constraint:
+    """The tokens a pattern allows after each prefix: states are hashable values."""
+
+    def __init__(self, pattern, tokenizer):
+        self.engine = impl.Constraint(pattern, tokenizer.engine)  {mark}: a token mask over the vocabulary
+
+    def start(self):
+        return self.engine.start()  {mark}: the first state
+
+    def advance(self, state, token_id):
+        return self.engine.advance(state, token_id)  {mark}: the state after the token
+
+    def allowed_tokens(self, state):
+        return self.engine.allowed_tokens(state)  {mark}: a set of ids
+
+    def is_complete(self, state):
+        return self.engine.is_complete(state)  {mark}: whether the text may end here
+''',
+}
+
+
+def _module_text(skeleton: Skeleton) -> str:
+    parts = [MODULE_HEADER.format(components=", ".join(skeleton.components), command=skeleton.check_command(),
+                                  mark=MARK)]
+    for name in skeleton.names:
+        if name != "Tokenizer":
+            parts.append(MODULE_NAMES[name].replace("{mark}", MARK))
+            continue
+        parts.append(TOKENIZER.replace("{mark}", MARK))
+        if "chat" in skeleton.components:
+            parts.append(TOKENIZER_CHAT_IDS.replace("{mark}", MARK))
+        if "Constraint" in skeleton.names:
+            parts.append(TOKENIZER_VOCAB_BYTES.replace("{mark}", MARK))
+    return "".join(parts)
+
+
+# -- the JSON-lines engine --------------------------------------------------------------------------
+
+ENGINE_HEADER = '''#!/usr/bin/env python3
+"""An engine speaking textbound's JSON-lines protocol on stdin and stdout: {components}.
+
+Generated by `textbound init --jsonl`. Each op answers through textbound.impl, so this check passes
+at once:
+
+    {command}
+
+Replace each line marked "{mark}" with your engine's call (`grep -n "{mark}"` lists them), or
+write this loop in your engine's language: one JSON request a line in, one answer a line out, as
+textbound.adapters.jsonl_engine's docstring specifies. An op missing from OPS is announced missing
+in hello, and the names needing it are reported "not provided", never passed.
+"""
+'''
+
+# The engine script's imports, each written when the code below it uses it (the text on the right).
+ENGINE_IMPORTS = (
+    ("import base64\n", "base64."),
+    ("import itertools\n", "itertools."),
+    ("import json\n", "json."),
+    ("import sys\n", "sys."),
+    ("from datetime import datetime\n", "datetime."),
+    ("\nfrom textbound import impl\n", "impl."),
+    ("from textbound.impl.chat.environment import frozen_clock\n", "frozen_clock("),
+)
+
+ENGINE_VERSION = '''
+ENGINE, VERSION = "my-engine", "0.0 (delegating to textbound.impl)"  {mark}: the engine and its version
+'''
+
+# The engine script's helpers, each written when the ops written, or another helper written, use it
+# (any text of the right), in this order.
+ENGINE_HELPERS = (
+    ('''objects = {}  # handle -> an engine-side object (a decoder, a stop checker, a parser, a constraint)
+handles = itertools.count(1)
+
+
+def keep(made):
+    """A handle for ``made``, which later requests name."""
+    handle = next(handles)
+    objects[handle] = made
+    return handle
+''', ("keep(", "objects[")),
+    ('''family = {}  # "tokenizer": the family's, once "load" has been asked (one process per family folder)
+
+
+def tokenizer():
+    if "tokenizer" not in family:
+        raise ValueError("no family loaded: this request needs a family's process")
+    return family["tokenizer"]
+''', ("tokenizer()", "family[")),
+    ('''def load(request):
+    family["tokenizer"] = impl.Tokenizer.from_dir(request["path"])  {mark}: load the family folder
+''', (": load,",)),
+    ('''def with_clock(request, render):
+    """``render()`` with the templates' clock (strftime_now) at the harness's ``now``."""
+    with frozen_clock(datetime.fromisoformat(request["now"])):
+        return render()
+''', ("with_clock(",)),
+    ('''def detokenizer_new(request):
+    made = impl.IncrementalDetokenizer(tokenizer(), skip_special_tokens=request["skip_special_tokens"],  {mark}
+                                       prompt_ids=request["prompt_ids"])
+    return {"handle": keep(made), "prompt_text": made.prompt_text}
+''', (": detokenizer_new,",)),
+    ('''def stops_add(request):
+    checker = objects[request["handle"]]
+    text = checker.add(request["delta"])  {mark}: the text released
+    return {"text": text, "stopped": checker.stopped, "stop_string": checker.stop_string}
+''', (": stops_add,",)),
+    ('''def release(request):
+    for handle in request["handles"]:
+        objects.pop(handle, None)
+''', (": release,",)),
+)
+
+# Each op's entry in OPS, answering the request ``r``.
+OP_LINES = {
+    "load": '"load": load,',
+    "encode": '"encode": lambda r: tokenizer().encode(r["text"], add_special_tokens=r["add_special_tokens"]),  {mark}',
+    "decode": '"decode": lambda r: tokenizer().decode(r["ids"], skip_special_tokens=r["skip_special_tokens"]),  {mark}',
+    "token_to_id": '"token_to_id": lambda r: tokenizer().token_to_id(r["token"]),  {mark}',
+    "id_to_token": '"id_to_token": lambda r: tokenizer().id_to_token(r["token_id"]),  {mark}',
+    "vocab_size": '"vocab_size": lambda r: tokenizer().vocab_size,  {mark}',
+    "vocab_bytes": '"vocab_bytes": lambda r: [base64.b64encode(data).decode("ascii") for data in tokenizer().vocab_bytes()],  {mark}',
+    "apply_chat_template": '''"apply_chat_template": lambda r: with_clock(r, lambda: tokenizer().apply_chat_template(  {mark}
+        r["conversation"], chat_template=r["chat_template"], tokenize=True, return_dict=False,
+        sanitize_control_tokens=r["sanitize_control_tokens"], tools=r["tools"], documents=r["documents"],
+        add_generation_prompt=r["add_generation_prompt"], continue_final_message=r["continue_final_message"],
+        **r["variables"])),''',
+    "detokenizer_new": '"detokenizer_new": detokenizer_new,',
+    "detokenizer_add": '"detokenizer_add": lambda r: objects[r["handle"]].add(r["ids"]),  {mark}',
+    "detokenizer_flush": '"detokenizer_flush": lambda r: objects[r["handle"]].flush(),  {mark}',
+    "detokenizer_text": '"detokenizer_text": lambda r: objects[r["handle"]].text,  {mark}',
+    "stops_new": '"stops_new": lambda r: keep(impl.StopChecker(r["stops"], include_stop=r["include_stop"])),  {mark}',
+    "stops_add": '"stops_add": stops_add,',
+    "stops_finish": '"stops_finish": lambda r: objects[r["handle"]].finish(),  {mark}',
+    "render_chat": '''"render_chat": lambda r: with_clock(r, lambda: impl.render_chat(  {mark}
+        r["template"], r["messages"], tools=r["tools"], documents=r["documents"],
+        add_generation_prompt=r["add_generation_prompt"], continue_final_message=r["continue_final_message"],
+        **r["variables"])),''',
+    "parser_new": '''"parser_new": lambda r: keep(impl.OutputParser(  {mark}
+        r["format"], tools=r["tools"], reasoning=r["reasoning"], starts_in_reasoning=r["starts_in_reasoning"])),''',
+    "parser_feed": '"parser_feed": lambda r: objects[r["handle"]].feed(r["text"], r["final"]),  {mark}',
+    "parse_response": '''"parse_response": lambda r: impl.parse_response(  {mark}
+        r["text"], r["format"], tools=r["tools"], reasoning=r["reasoning"], starts_in_reasoning=r["starts_in_reasoning"]),''',
+    "assemble": '"assemble": lambda r: impl.assemble(r["deltas"]),  {mark}',
+    "json_schema_to_regex": '"json_schema_to_regex": lambda r: impl.json_schema_to_regex(r["schema"]),  {mark}',
+    "tool_call_pattern": '"tool_call_pattern": lambda r: impl.tool_call_pattern(r["tools"], name=r["name"], format=r["format"]),  {mark}',
+    "constraint_new": '"constraint_new": lambda r: keep(impl.Constraint(r["pattern"], tokenizer())),  {mark}',
+    "constraint_start": '"constraint_start": lambda r: objects[r["handle"]].start(),  {mark}',
+    "constraint_advance": '"constraint_advance": lambda r: objects[r["handle"]].advance(r["state"], r["token"]),  {mark}',
+    "constraint_allowed": '"constraint_allowed": lambda r: sorted(objects[r["handle"]].allowed_tokens(r["state"])),  {mark}',
+    "constraint_complete": '"constraint_complete": lambda r: objects[r["handle"]].is_complete(r["state"]),  {mark}',
+    "release": '"release": release,',  # every engine's: the harness sends back the handles it no longer uses
+}
+
+ENGINE_FOOTER = '''
+
+def error_type(exc):
+    """The class the protocol reports: a builtin's bare name, any other module-qualified."""
+    kind = type(exc)
+    return kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+
+
+def main():
+    for line in sys.stdin:
+        request = json.loads(line)
+        try:
+            if request["op"] == "hello":
+                result = {"engine": ENGINE, "version": VERSION, "ops": sorted(OPS)}
+            else:
+                result = OPS[request["op"]](request)
+            answer = {"id": request["id"], "result": result}
+        except Exception as exc:  # every failure goes back to the harness as the protocol's error
+            answer = {"id": request["id"], "error": {"type": error_type(exc), "message": str(exc)}}
+        sys.stdout.write(json.dumps(answer, ensure_ascii=False, default=list) + "\\n")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def _engine_text(skeleton: Skeleton) -> str:
+    ops = "OPS = {\n" + "".join(f"    {OP_LINES[op]}\n" for op in [*skeleton.ops, "release"]) + "}\n"
+    helpers: list[str] = []
+    while True:  # the helpers the ops use, then those the helpers use, until no more are needed
+        used = ops + "".join(helpers)
+        more = [text for text, uses in ENGINE_HELPERS if text not in helpers and any(use in used for use in uses)]
+        if not more:
+            break
+        helpers = [text for text, _ in ENGINE_HELPERS if text in helpers or text in more]
+    code = "\n\n".join([ENGINE_VERSION, *helpers, ops]) + ENGINE_FOOTER
+    imports = "".join(line for line, use in ENGINE_IMPORTS if use in code)
+    header = ENGINE_HEADER.format(components=", ".join(skeleton.components), command=skeleton.check_command(), mark=MARK)
+    return (header + imports + code).replace("{mark}", MARK)
