@@ -179,7 +179,7 @@ def _varied(**changes) -> dict:
 def request_strata() -> dict[str, dict]:
     """Every request shape servers send, one change from a plain one-question request each (tools
     absent, None, an empty list, one, many; documents; chat_template_kwargs; content as a string, as
-    parts, None), by stratum name:
+    parts, None, with Unicode spaces at its ends), by stratum name:
 
     >>> request_strata()["tools: an empty list"]["tools"]
     []
@@ -200,6 +200,8 @@ def request_strata() -> dict[str, dict]:
                                                            "custom_instructions": "Answer briefly."}),
         "content: parts": _varied(messages=[{"role": "user", "content": parts}]),
         "content: one part": _varied(messages=[{"role": "user", "content": parts[:1]}]),
+        # what a template's trim strips: Jinja2's str.strip takes any Unicode space, a C engine's isspace ASCII's
+        "content: Unicode spaces at its ends": _varied(messages=[{"role": "user", "content": f"\u00a0{QUESTION}\u3000"}]),
         "content: None": _varied(messages=[{"role": "user", "content": QUESTION},
                                            {"role": "assistant", "content": None}], add_generation_prompt=False),
         "system message": _varied(messages=[{"role": "system", "content": "Be brief."}, *STRATUM_BASE["messages"]]),

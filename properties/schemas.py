@@ -17,10 +17,10 @@ from __future__ import annotations
 import json
 import math
 from functools import cache
-from importlib.resources import files
 
 from hypothesis import strategies as st
 
+from textbound.corpora import corpus_dir
 from textbound.oracles.structured_oracles import schema_errors
 from textbound.properties.strategies import draw_examples
 
@@ -239,9 +239,9 @@ def schemas(draw) -> dict:
 
 @cache
 def _corpus_text() -> tuple[tuple[str, str], ...]:
-    folder = files("textbound.corpora") / "tool_schemas"
-    return tuple((entry.name.removesuffix(".json"), entry.read_text(encoding="utf-8"))
-                 for entry in sorted(folder.iterdir(), key=lambda e: e.name) if entry.name.endswith(".json"))
+    # The package's own folder, not the top-level name "corpora": installed, only textbound.corpora exists.
+    return tuple((path.stem, path.read_text(encoding="utf-8"))
+                 for path in sorted((corpus_dir() / "tool_schemas").glob("*.json")))
 
 
 def tool_corpus() -> dict[str, list[dict]]:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import string
 import unicodedata
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
@@ -134,10 +135,42 @@ def draw_examples(strategy: st.SearchStrategy, n: int, seed_value: int) -> list:
     Not for use inside a Hypothesis test.
     """
     drawn: list = []
-    for chunk in range(-(-n // DRAW_CHUNK)):
-        drawn += _second_example(st.lists(strategy, min_size=DRAW_CHUNK, max_size=DRAW_CHUNK),
-                                 seed_value * 1_000_003 + chunk)
+    with _without_local_constants():
+        for chunk in range(-(-n // DRAW_CHUNK)):
+            drawn += _second_example(st.lists(strategy, min_size=DRAW_CHUNK, max_size=DRAW_CHUNK),
+                                     seed_value * 1_000_003 + chunk)
     return drawn[:n]
+
+
+@contextmanager
+def _without_local_constants() -> Iterator[None]:
+    """Hypothesis draws its examples from the seed alone while inside.
+
+    Outside, Hypothesis mixes into its draws the literals of every imported module it takes for the
+    user's own code (any not under site-packages: the whole checkout for an editable install, nothing
+    for a wheel, more after any edit), so one seed drew other cases per install, working directory
+    and source edit. No setting turns that off (none up to 6.170), so the private function gathering
+    them (``providers._get_local_constants``, since 6.131.1) answers "none" here, and the cache of
+    constants it fed is emptied on the way in and out. Without that function (a Hypothesis outside
+    pyproject's range) the draw goes on as Hypothesis does it, and tests/test_draws.py fails.
+    Draws are made in one thread per process (workers are forked), so swapping a module's function
+    races with nothing.
+    """
+    try:
+        from hypothesis.internal.conjecture import providers
+        from hypothesis.internal.constants_ast import Constants
+        gather, cache = providers._get_local_constants, providers.CONSTANTS_CACHE.cache
+    except (ImportError, AttributeError):
+        yield
+        return
+    none = Constants()
+    providers._get_local_constants = lambda: none
+    cache.clear()
+    try:
+        yield
+    finally:
+        providers._get_local_constants = gather
+        cache.clear()
 
 
 def _second_example(strategy: st.SearchStrategy, seed_value: int):

@@ -74,7 +74,7 @@ def test_the_page_rendered_by_chromium_shows_the_numbers_of_summary_json(report,
     page.feed(rendered.stdout)
     shown = [{"family": r["data-family"], "component": r["data-component"], "cases": int(r["data-cases"]),
               "divergences": int(r["data-divergences"]), "new": int(r["data-new"])} for r in page.rows]
-    assert shown == summary["counts"]
+    assert shown == [{k: v for k, v in count.items() if k != "cases_digest"} for count in summary["counts"]]
     # the totals are computed by the page's script: the browser ran it
     for name in ("cases", "divergences", "new"):
         assert int(page.by_id[f"total-{name}"].replace(",", "")) == sum(c[name] for c in summary["counts"]), name

@@ -160,6 +160,34 @@ def test_oracle_disagreements_beyond_the_kept_ones_are_counted_not_written(tmp_p
     assert merged["oracle_disagreements"] == 7 and merged["signatures"] == {}
 
 
+def test_the_cases_digest_names_the_cases_counted_not_the_order_they_came_back_in(tmp_path):
+    """summary.json's cases_digest per family × component and per property: the same cases in any
+    order (as chunks come back from the workers) give the same digest, one case changed another, and
+    a summary.json without digests merged in gives none rather than a wrong one."""
+    from textbound.records.report import Tally, build_summary
+
+    def case(prop, text):
+        return Case("tokenizer", prop, "gpt2", {"text": text, "add_special_tokens": False})
+
+    def counted(folder, *chunks):
+        recorder = Recorder(tmp_path / folder, RunInfo("impl", "1", {}, 0, "quick", {"gpt2": "/x"}))
+        for chunk in chunks:
+            recorder.count("gpt2", "tokenizer", chunk)
+        return build_summary({}, recorder.tallies, [], {}, [], {})
+
+    forward = counted("forward", [case("encode", "a"), case("encode", "b")], [case("decode", "c")])
+    backward = counted("backward", [case("decode", "c")], [case("encode", "b"), case("encode", "a")])
+    changed = counted("changed", [case("encode", "a"), case("encode", "B")], [case("decode", "c")])
+    assert forward["counts"] == backward["counts"] and forward["properties"] == backward["properties"]
+    (count,) = forward["counts"]
+    assert count["cases"] == 3 and len(count["cases_digest"]) == 32
+    assert count["cases_digest"] == (Tally.of_summary(forward["properties"][0])
+                                     + Tally.of_summary(forward["properties"][1])).summary()["cases_digest"]
+    assert changed["counts"][0]["cases"] == 3 and changed["counts"][0]["cases_digest"] != count["cases_digest"]
+    assert changed["properties"][0] == forward["properties"][0]  # decode: the same case
+    assert (Tally.of_summary({"cases": 2}) + Tally.of_summary(count)).summary() == {"cases": 5, "cases_digest": None}
+
+
 def test_a_replayed_case_keeps_the_key_order_a_chat_template_saw(tmp_path):
     import shlex
 

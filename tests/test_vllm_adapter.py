@@ -73,6 +73,24 @@ def test_an_unknown_detokenizer_is_refused_by_name(monkeypatch, tmp_path):
         vllm_adapter.engine_command()
 
 
+def test_the_engines_folder_is_the_checkouts_or_textbound_engines_and_a_missing_script_says_so(monkeypatch, tmp_path):
+    """Installed from a wheel there is no engines/ beside textbound/: the adapter's setup names the
+    script it looked for and $TEXTBOUND_ENGINES, instead of starting python on a missing file."""
+    from textbound.adapters import CHECKOUT_ENGINES, ENGINES_ENV, engines_folder
+    monkeypatch.delenv(ENGINES_ENV, raising=False)
+    assert engines_folder() == CHECKOUT_ENGINES and vllm_adapter.ENGINE_SCRIPT.is_file()
+    monkeypatch.setenv(ENGINES_ENV, str(tmp_path))
+    assert engines_folder() == tmp_path.resolve()
+
+    python = tmp_path / "python"
+    python.write_text("")
+    monkeypatch.setenv(vllm_adapter.PYTHON_ENV, str(python))
+    monkeypatch.setattr(vllm_adapter, "ENGINE_SCRIPT", engines_folder() / "vllm" / "engine.py")
+    with pytest.raises(EngineMissing, match=rf"^{tmp_path.resolve()}/vllm/engine.py: no such file "
+                                            rf"\(\$TEXTBOUND_ENGINES={tmp_path}\); set \$TEXTBOUND_ENGINES to "):
+        vllm_adapter.engine_command()
+
+
 def test_the_detokenizer_and_the_tools_tokenizer_are_passed_to_the_engine(monkeypatch, tmp_path):
     python = tmp_path / "python"
     python.write_text("")

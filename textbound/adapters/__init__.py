@@ -67,7 +67,10 @@ them: ``TEXTBOUND_ENGINE_CMD='node e.js' textbound replay --impl textbound.adapt
 
 An adapter's engine is an optional dependency (the ``engines`` extra): without it the module
 raises ``EngineMissing`` (an ImportError naming the package and the extra) when imported, and
-``--impl`` reports it as a run that cannot be set up.
+``--impl`` reports it as a run that cannot be set up. The engines that run in environments of their
+own (node's, vLLM's, SGLang's scripts) live in a checkout's ``engines/`` folder, which a wheel does
+not hold: ``engines_folder`` finds it (``$TEXTBOUND_ENGINES``, else the checkout textbound runs from),
+and a script that is not there is ``EngineMissing`` too.
 
 ``textbound.adapters.skeleton`` is no adapter but where one starts: ``textbound init`` writes a module
 (or a JSON-lines engine) exposing the names of the components asked, each delegating to impl.
@@ -79,8 +82,12 @@ oracles an adapter wraps; nothing of the run, its records or triage.
 from __future__ import annotations
 
 import importlib
+import os
+from pathlib import Path
 
 ENGINES_EXTRA = "engines"
+ENGINES_ENV = "TEXTBOUND_ENGINES"
+CHECKOUT_ENGINES = Path(__file__).resolve().parents[2] / "engines"  # beside textbound/ in a checkout
 
 
 class EngineMissing(ImportError):
@@ -99,6 +106,29 @@ def require(package: str, module: str | None = None):
     except ImportError as exc:
         raise EngineMissing(f"this adapter needs the {package!r} package ({exc}); install it with "
                             f"pip install -e '.[{ENGINES_EXTRA}]'") from exc
+
+
+def engines_folder() -> Path:
+    """The folder of the engines run in environments of their own: ``$TEXTBOUND_ENGINES`` when set,
+    else the ``engines/`` of the checkout textbound is imported from (an editable install). Installed
+    from a wheel, textbound has none beside it: name a checkout's, as in
+    ``TEXTBOUND_ENGINES=~/textbound/engines`` (then ``npm ci --prefix ~/textbound/engines/js`` for node's)."""
+    named = os.environ.get(ENGINES_ENV, "").strip()
+    return Path(named).expanduser().resolve() if named else CHECKOUT_ENGINES
+
+
+def engine_path(path: Path) -> Path:
+    """``path`` (a script or folder under ``engines_folder()``) when it exists; else EngineMissing
+    saying where the engines were looked for and how to name them: in a wheel,
+    ``engine_path(engines_folder() / "vllm" / "engine.py")`` raises "…/site-packages/engines/vllm/engine.py:
+    no such file ($TEXTBOUND_ENGINES unset: the engines/ beside textbound/); set $TEXTBOUND_ENGINES to
+    the engines folder of a textbound checkout (an installed wheel holds none)"."""
+    if path.exists():
+        return path
+    named = os.environ.get(ENGINES_ENV, "").strip()
+    where = f"${ENGINES_ENV}={named}" if named else f"${ENGINES_ENV} unset: the engines/ beside textbound/"
+    raise EngineMissing(f"{path}: no such file ({where}); set ${ENGINES_ENV} to the engines folder of a "
+                        "textbound checkout (an installed wheel holds none)")
 
 
 def engine_version(distribution: str) -> str:

@@ -30,22 +30,23 @@ import shutil
 from datetime import datetime
 from pathlib import Path
 
-from . import EngineMissing, render_chat_through
+from . import EngineMissing, engine_path, engines_folder, render_chat_through
 from . import jsonl_engine as protocol
 
-JS_ENGINES_DIR = Path(__file__).resolve().parents[2] / "engines" / "js"
+JS_ENGINES_DIR = engines_folder() / "js"  # $TEXTBOUND_ENGINES/js, read at import
 CHAT_ENGINE = "chat_engine.mjs"
 CHAT_PACKAGE = "@huggingface/jinja"
 
 
 def node_command(script: str, package: str) -> list[str]:
-    """``node engines/js/SCRIPT``; EngineMissing when node or the npm package is not installed."""
+    """``node engines/js/SCRIPT``; EngineMissing when node, the script or the npm package is not there."""
     node = shutil.which("node")
     if node is None:
         raise EngineMissing(f"the JavaScript engines need node on the PATH (to run {script})")
+    path = engine_path(JS_ENGINES_DIR / script)
     if not (JS_ENGINES_DIR / "node_modules" / package / "package.json").is_file():
         raise EngineMissing(f"{package} is not installed in {JS_ENGINES_DIR}: run npm ci --prefix {JS_ENGINES_DIR}")
-    return [node, str(JS_ENGINES_DIR / script)]
+    return [node, str(path)]
 
 
 def node_engine(script: str, package: str, family: Path | None = None) -> protocol.EngineProcess:

@@ -28,12 +28,12 @@ from pathlib import Path
 
 from textbound.impl.tools import assemble
 
-from . import EngineMissing
+from . import EngineMissing, engine_path, engines_folder
 from . import jsonl_engine as protocol
 
 PYTHON_ENV = "TEXTBOUND_SGLANG_PYTHON"
 REPLAY_ENVIRONMENT = (PYTHON_ENV,)  # set in the replay commands of a run's records
-ENGINE_SCRIPT = Path(__file__).resolve().parents[2] / "engines" / "sglang" / "engine.py"
+ENGINE_SCRIPT = engines_folder() / "sglang" / "engine.py"  # under $TEXTBOUND_ENGINES, read at import
 
 
 def engine(family: Path | None = None) -> protocol.EngineProcess:
@@ -43,7 +43,7 @@ def engine(family: Path | None = None) -> protocol.EngineProcess:
     if not python or not Path(python).is_file():
         raise EngineMissing(f"textbound.adapters.sglang needs the python of an environment holding sglang in "
                             f"${PYTHON_ENV} (found {python!r}): see this module's docstring")
-    return protocol.engine(family, command=[python, str(ENGINE_SCRIPT)], one_family=True)
+    return protocol.engine(family, command=[python, str(engine_path(ENGINE_SCRIPT))], one_family=True)
 
 
 def __getattr__(name: str):

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from textbound.impl.tools import assemble
 
-from . import EngineMissing
+from . import EngineMissing, engine_path, engines_folder
 from . import jsonl_engine as protocol
 
 PYTHON_ENV = "TEXTBOUND_VLLM_PYTHON"
@@ -44,7 +44,7 @@ TOOLS_TOKENIZER_ENV = "TEXTBOUND_VLLM_TOOLS_TOKENIZER"
 REPLAY_ENVIRONMENT = (PYTHON_ENV, DETOKENIZER_ENV, TOOLS_TOKENIZER_ENV)  # set in the replay commands of a run's records
 DETOKENIZERS = ("fast", "slow")
 TOOLS_FAMILY = "qwen"
-ENGINE_SCRIPT = Path(__file__).resolve().parents[2] / "engines" / "vllm" / "engine.py"
+ENGINE_SCRIPT = engines_folder() / "vllm" / "engine.py"  # under $TEXTBOUND_ENGINES, read at import
 VLLM_VERSION = "0.33.0"  # the version nox -s engine_vllm installs
 
 
@@ -61,7 +61,7 @@ def engine_command() -> list[str]:
     detokenizer = os.environ.get(DETOKENIZER_ENV, "fast").strip()
     if detokenizer not in DETOKENIZERS:
         raise ValueError(f"${DETOKENIZER_ENV}={detokenizer!r}: expected one of {', '.join(DETOKENIZERS)}")
-    return [python, str(ENGINE_SCRIPT), "--detokenizer", detokenizer, "--tools-base", str(tools_family())]
+    return [python, str(engine_path(ENGINE_SCRIPT)), "--detokenizer", detokenizer, "--tools-base", str(tools_family())]
 
 
 def tools_family() -> Path:

@@ -13,7 +13,8 @@ is not a call: it is left out of the comparison, and its name must stand in the 
 its block went.
 
 - tools/whole: parse_response equals the reference, in OpenAI's shape (content null beside tool calls
-  when there is no text, a string otherwise). Where transformers answers (on well-formed
+  when there is no text, a string otherwise). A message that is the reference's for the output read
+  as starting on the other side of reasoning is named so, whatever field shows it. Where transformers answers (on well-formed
   output: see ``judged``) and differs from the reference, the case is an *oracle disagreement* (kind
   ``oracle disagreement: ...``, naming which side impl took and the template's known limits), not an
   impl divergence: reports list those apart.
@@ -49,7 +50,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from textbound.oracles import tool_reference, transformers_response
 from textbound.oracles.chat_oracle import TEMPLATES_ENV, TemplateNotFound, render, templates_dir
@@ -169,6 +170,21 @@ def read_otherwise(expected: dict, actual: dict, difference: dict) -> str:
     return f"{field} differs"
 
 
+def reasoning_start_misread(given: ToolInput, expected: dict, actual: dict) -> str | None:
+    """The kind of a parse that is the reference's with ``starts_in_reasoning`` read the other way
+    (an output whose ``<think>`` the prompt opened read as starting outside reasoning, or the
+    reverse): one cause, whatever the text then lands in (reasoning in the content, a call written
+    in the reasoning read as a call), so one signature. None for any other difference.
+
+    starts_in_reasoning=True, "hm</think>Hi" parsed to content "hm</think>Hi" →
+    "reads the output as starting outside reasoning"
+    """
+    flipped = replace(given, starts_in_reasoning=not given.starts_in_reasoning).reference().message()
+    if flipped == expected or message_difference(flipped, actual) is not None:
+        return None
+    return f"reads the output as starting {'outside' if given.starts_in_reasoning else 'in'} reasoning"
+
+
 def well_formed(reference: Parsed) -> bool:
     """Whether the reference read all the markup (no malformed block, no stray section tag)."""
     return all(span.kind != FALLBACK for span in reference.spans)
@@ -198,7 +214,8 @@ def judged(case: Case, given: ToolInput, reference: Parsed, actual: dict,
                           {**where, **oracle_vs_reference, "impl_sides_with": sided, "template": answer.template,
                            "transformers_limits": list(answer.limits)})
     if impl_vs_reference:
-        kind = read_otherwise(expected, actual, impl_vs_reference) if by_parts else f"{impl_vs_reference['field']} differs"
+        kind = reasoning_start_misread(given, expected, actual) or (
+            read_otherwise(expected, actual, impl_vs_reference) if by_parts else f"{impl_vs_reference['field']} differs")
         return Divergence(case, expected, actual, what + kind, {**where, **impl_vs_reference})
     return None
 

@@ -24,6 +24,7 @@ import json
 import os
 from collections.abc import Callable
 
+from ..adapters import EngineMissing, engine_path
 from ..adapters import jsonl_engine as protocol
 from ..adapters import vllm as vllm_adapter
 from ..naming.divergence import ORACLE_DISAGREEMENT, ORACLE_FAILURE, Case, Divergence
@@ -39,7 +40,7 @@ def engine() -> protocol.EngineProcess | None:
     python = os.environ.get(PYTHON_ENV, "").strip()
     if not python:
         return None
-    return protocol.engine(None, command=[python, str(vllm_adapter.ENGINE_SCRIPT), "--tools-base",
+    return protocol.engine(None, command=[python, str(engine_path(vllm_adapter.ENGINE_SCRIPT)), "--tools-base",
                                           str(vllm_adapter.tools_family())])
 
 
@@ -103,7 +104,7 @@ def second_opinion(case: Case, given, expected: dict, read: Callable, difference
         if process is None:
             return None
         answer = read(process, given)
-    except protocol.EngineFailure as exc:
+    except (protocol.EngineFailure, EngineMissing) as exc:  # missing: no engines folder (textbound from a wheel)
         return Divergence(case, expected, str(exc), f"{ORACLE_FAILURE} vllm {given.format}: {what}engine failed",
                           {"format": given.format, "oracle": "vllm"})
     except Exception as exc:  # vLLM's own answer: its parser raised

@@ -1,8 +1,8 @@
 """``textbound merge OUT SHARD_DIR...``: the reports of ``--shard K/N`` runs as one report.
 
-Cases are counted once in exactly one shard, so counts add up; divergences are de-duplicated by
-digest, as one run's recorder does, so a sharded run merges to the same signatures and counts as
-the unsharded run. A baseline entry is fixed when no shard matched it and some shard checked where
+Cases are counted once in exactly one shard, so counts and the digests of the cases add up;
+divergences are de-duplicated by digest, as one run's recorder does, so a sharded run merges to the
+same signatures, counts and cases digests as the unsharded run. A baseline entry is fixed when no shard matched it and some shard checked where
 it applies. Family folders a shard wrote into its own report (fuzzed pipelines) are copied into
 OUT, and the replay commands of the records point there.
 
@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections import Counter
+from collections import defaultdict
 from pathlib import Path
 
 from ..files import jsonl_line
 from ..naming.baseline import BaselineEntry, Verdict, checked_by
 from ..records.run_folder import Run, holds_report, load_run
-from .report import build_summary, write_outputs
+from .report import Tally, build_summary, write_outputs
 
 HEADER = ("impl", "impl_version", "oracles", "seed", "budget", "selected_properties")
 
@@ -120,10 +120,10 @@ def merge(out: Path, shard_dirs: list[Path]) -> dict:
                 for old, new in moved.items():
                     record["reproduce"] = record["reproduce"].replace(old, new)
                 records.append(record)
-    case_counts: Counter = Counter()
+    tallies: defaultdict[tuple[str, str, str], Tally] = defaultdict(Tally)
     for run in runs:
         for entry in run.summary.get("properties", []):
-            case_counts[(entry["family"], entry["component"], entry["property"])] += entry["cases"]
+            tallies[(entry["family"], entry["component"], entry["property"])] += Tally.of_summary(entry)
     new_in = sorted(_unique([p for run in runs for p in run.summary.get("new_in", [])]))
     known_in = sorted(_unique([p for run in runs for p in run.summary.get("known_in", [])]))
     verdict = Verdict(new_in=new_in, known_in=known_in, fixed=_fixed(runs),
@@ -144,7 +144,7 @@ def merge(out: Path, shard_dirs: list[Path]) -> dict:
              "oracle_disagreements_unwritten": [u for run in runs
                                                 for u in run.summary.get("oracle_disagreements_unwritten", [])]}
     notes = _unique([n for run in runs for n in run.summary.get("notes", [])])
-    summary = build_summary(header, case_counts, records, verdict.summary_fields(), notes, state)
+    summary = build_summary(header, tallies, records, verdict.summary_fields(), notes, state)
     (out / "divergences.jsonl").write_text("".join(jsonl_line(r) + "\n" for r in records),
                                            encoding="utf-8")
     write_outputs(out, summary, records)

@@ -5,8 +5,8 @@ keeps everything it found. The other files are functions of summary.json and the
 ``textbound merge`` writes the same ones for shards put together; each is rewritten whole through a
 temporary file and a rename, so a reader never sees half of one:
 
-- summary.json: counts per family × component (and per property), signatures, the verdict against
-  the baseline, and whether the run completed;
+- summary.json: counts per family × component (and per property) with a digest of the cases
+  counted, signatures, the verdict against the baseline, and whether the run completed;
 - report.md: the counts and one entry per root-cause signature with its smallest example;
 - summary.md: a short Markdown summary for a CI step summary;
 - junit.xml: one test case per family × component × property;
@@ -14,14 +14,15 @@ temporary file and a rename, so a reader never sees half of one:
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shlex
 import signal
 import sys
 import time
-from collections import Counter
-from collections.abc import Iterable
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -42,6 +43,54 @@ def write_atomically(path: Path, text: str) -> None:
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     temporary.write_text(text, encoding="utf-8")
     os.replace(temporary, path)
+
+
+CASES_DIGEST_BYTES = 16  # a case's digest, and their sum modulo 2**128: the cases_digest of summary.json
+CASES_DIGEST_MODULUS = 2 ** (8 * CASES_DIGEST_BYTES)
+
+
+def case_digest(case: Case) -> int:
+    """A number standing for the case as replayed (component, property, family and input, key order
+    kept); the same case gives the same number on any machine and install."""
+    text = case.to_json().encode("utf-8", "surrogatepass")  # a decode may hand back a lone surrogate
+    return int.from_bytes(hashlib.blake2b(text, digest_size=CASES_DIGEST_BYTES).digest(), "big")
+
+
+@dataclass
+class Tally:
+    """The cases checked of one family × component (× property): how many, and the sum of their
+    ``case_digest`` modulo 2**128, so that the digest does not depend on the order cases came back
+    in, and the shards of a run add up to the digest of the run unsharded. None where a part of the
+    tally had no digest (a summary.json written before there was one).
+
+        >>> tally = Tally(); tally.add(Case("tokenizer", "encode", "gpt2", {"text": "a"})); tally.cases
+        1
+        >>> (Tally(1, 3) + Tally(2, 2**128 - 1)).summary()
+        {'cases': 3, 'cases_digest': '00000000000000000000000000000002'}
+    """
+
+    cases: int = 0
+    digest: int | None = 0
+
+    def add(self, case: Case) -> None:
+        self.cases += 1
+        if self.digest is not None:
+            self.digest = (self.digest + case_digest(case)) % CASES_DIGEST_MODULUS
+
+    def __add__(self, other: "Tally") -> "Tally":
+        known = self.digest is not None and other.digest is not None
+        return Tally(self.cases + other.cases, (self.digest + other.digest) % CASES_DIGEST_MODULUS if known else None)
+
+    def summary(self) -> dict:
+        """Its fields in summary.json: two runs with equal ones checked the same cases."""
+        digest = None if self.digest is None else f"{self.digest:0{2 * CASES_DIGEST_BYTES}x}"
+        return {"cases": self.cases, "cases_digest": digest}
+
+    @classmethod
+    def of_summary(cls, entry: dict) -> "Tally":
+        """The tally a summary.json's entry (of "counts" or "properties") holds."""
+        digest = entry.get("cases_digest")
+        return cls(entry["cases"], None if digest is None else int(digest, 16))
 
 
 EARLIER = "earlier"  # the folder of a report folder where the reports of earlier runs into it are kept
@@ -137,7 +186,7 @@ class Recorder:
         self.info = info
         self.jsonl = self.dir / "divergences.jsonl"
         self._stream = self.jsonl.open("a", encoding="utf-8")
-        self.case_counts: Counter[tuple[str, str, str]] = Counter()  # (family, component, property)
+        self.tallies: defaultdict[tuple[str, str, str], Tally] = defaultdict(Tally)  # (family, component, property)
         self.records: list[dict] = []
         self.seen: set[str] = set()
         self.notes: list[str] = []  # components not provided, families skipped, and why
@@ -160,11 +209,11 @@ class Recorder:
 
     def count(self, family: str, component: str, cases: Iterable[Case]) -> None:
         for case in cases:
-            self.case_counts[(family, component, case.property)] += 1
+            self.tallies[(family, component, case.property)].add(case)
 
     @property
     def cases(self) -> int:
-        return sum(self.case_counts.values())
+        return sum(tally.cases for tally in self.tallies.values())
 
     @property
     def oracle_disagreements(self) -> int:
@@ -204,13 +253,14 @@ class Recorder:
                "oracle_disagreements_unwritten": [
                    {"family": family, "component": component, "property": prop, "signature": signature, "count": count}
                    for (family, component, prop, signature), count in sorted(self.unwritten_disagreements.items())]}
-        summary = build_summary(header, self.case_counts, self.records, verdict.summary_fields(), self.notes, run)
+        summary = build_summary(header, self.tallies, self.records, verdict.summary_fields(), self.notes, run)
         write_outputs(self.dir, summary, self.records)
 
 
-def build_summary(header: dict, case_counts: Counter, records: list[dict], verdict: dict, notes: list[str],
-                  run: dict) -> dict:
-    """summary.json: the run's header, counts per family × component and per property, signatures,
+def build_summary(header: dict, tallies: Mapping[tuple[str, str, str], Tally], records: list[dict], verdict: dict,
+                  notes: list[str], run: dict) -> dict:
+    """summary.json: the run's header, counts per family × component and per property (with the
+    digest of the cases counted: ``Tally``), signatures,
     the verdict (new, known, fixed, new_in, known_in, seconds, errors) and the run's state. Oracle
     disagreements are counted apart from impl's divergences ("oracle_disagreements")."""
     new_in = {tuple(pair) for pair in verdict.get("new_in", [])}
@@ -220,10 +270,10 @@ def build_summary(header: dict, case_counts: Counter, records: list[dict], verdi
         + [((u["family"], u["component"], u["property"]), u["signature"], u["count"])
            for u in run.get("oracle_disagreements_unwritten", [])]
     properties: dict[tuple[str, str, str], dict] = {}
-    for key in sorted(set(case_counts) | {(r["family"], r["component"], r["property"]) for r in divergences}
+    for key in sorted(set(tallies) | {(r["family"], r["component"], r["property"]) for r in divergences}
                       | {key for key, _, _ in disagreement_counts}):
         properties[key] = {"family": key[0], "component": key[1], "property": key[2],
-                           "cases": case_counts.get(key, 0), "divergences": 0, "new": 0, "oracle_disagreements": 0}
+                           **tallies.get(key, Tally()).summary(), "divergences": 0, "new": 0, "oracle_disagreements": 0}
     for record in divergences:
         entry = properties[(record["family"], record["component"], record["property"])]
         entry["divergences"] += 1
@@ -234,9 +284,10 @@ def build_summary(header: dict, case_counts: Counter, records: list[dict], verdi
         disagreement_signatures[signature] += count
     counts: dict[tuple[str, str], dict] = {}
     for (family, component, _), entry in properties.items():
-        total = counts.setdefault((family, component), {"family": family, "component": component, "cases": 0,
-                                                        "divergences": 0, "new": 0})
-        for name in ("cases", "divergences", "new"):
+        total = counts.setdefault((family, component), {"family": family, "component": component,
+                                                        **Tally().summary(), "divergences": 0, "new": 0})
+        total.update((Tally.of_summary(total) + Tally.of_summary(entry)).summary())
+        for name in ("divergences", "new"):
             total[name] += entry[name]
     signatures = Counter(r["signature"] for r in divergences)
     return {**header, "counts": list(counts.values()), "properties": list(properties.values()),
