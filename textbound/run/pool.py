@@ -415,7 +415,8 @@ class Pool:
                             break
                         if not worker.jobs and not worker.process.is_alive():  # died idle: no case to blame
                             worker.stop()
-                            worker = self.workers[self.workers.index(worker)] = self._new_worker()
+                            place = self.workers.index(worker)  # before the name is bound to the new one
+                            worker = self.workers[place] = self._new_worker()
                         self._send(worker, job)
             busy = [w for w in self.workers if w.jobs]
             if not busy:
