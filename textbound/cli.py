@@ -1,9 +1,10 @@
 """The ``textbound`` command: check, replay, bench, triage, diff, merge, mutate, compare, explain.
 
 Exit codes of ``check``: 0 no divergence beyond the baseline, 1 new divergences, 2 the run could
-not be set up (unknown family or component, unimportable --impl, unreadable baseline, an option out of
-its range, a --report-dir that is a file, --server beside --impl), 128 + the signal's number when
-interrupted (130 for Ctrl-C, 143 for SIGTERM; the report is written first).
+not be set up (unknown family or component, unimportable --impl or one that cannot load a family,
+unreadable baseline, an option out of its range, a --report-dir that is a file, --server beside
+--impl), 128 + the signal's number when interrupted (130 for Ctrl-C, 143 for SIGTERM; the report is
+written first).
 ``--server URL [--server-dialect D] [--model NAME]`` is ``--impl textbound.adapters.server`` with its
 environment (SERVER_ENV) set for the run, so every worker process reaches the same server.
 ``diff`` exits 1 when NEW has signatures OLD had not. ``mutate`` (textbound.run.mutate) exits 0 when
@@ -29,7 +30,7 @@ from .naming.baseline import BaselineError, load_baseline
 from .naming.divergence import COMPONENTS, Case, Divergence
 from .one_line import one_line
 from .plan.budget import BUDGETS
-from .plan.implementation import SERVER, Implementation, ImplementationError
+from .plan.implementation import SERVER, FamilyUnloadable, Implementation, ImplementationError
 from .records.merge import MergeError
 from .records.report import setup_failure_markdown
 from .records.run_folder import RunFolderError
@@ -416,6 +417,9 @@ def _check(args, impl: Implementation) -> int:
     plan = Plan(impl, families, components, budget, args.seed, args.shard, baseline)
     try:
         verdict = run(plan, recorder, jobs=args.jobs, limits=limits)
+    except FamilyUnloadable as exc:  # the report's summary says so too (its run stopped on it)
+        print(f"textbound: {one_line(exc)}", file=sys.stderr)
+        return EXIT_SETUP
     except KeyboardInterrupt as exc:
         signum = getattr(exc, "signum", signal.SIGINT)
         print(f"textbound: interrupted ({signal.Signals(signum).name}); the report of what was checked: "
