@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from pathlib import Path
 
 from textbound.cli import EXIT_DIVERGED, main
 from textbound.naming.divergence import Case, Divergence
@@ -62,6 +63,7 @@ def test_a_candidate_the_check_raises_on_is_not_kept_and_the_divergence_is_minim
         return Divergence(case, [1], [2], "ids differ") if "x" in text else None
 
     monkeypatch.setitem(registry.CHECKS, ("tokenizer", "encode"), check)
-    found = minimize(None, check(None, Case("tokenizer", "encode", "gpt2", {"text": "aaaxaaaa"})))
+    oracle_only = registry.Subject("gpt2", Path("."), impl=None)  # the check asks nothing of either side
+    found = minimize(oracle_only, check(None, Case("tokenizer", "encode", "gpt2", {"text": "aaaxaaaa"})))
     assert found.minimized is not None and 3 <= len(found.minimized.input["text"]) < len("aaaxaaaa")
     assert "x" in found.minimized.input["text"]

@@ -19,7 +19,7 @@ from textbound.families import Family, build_family
 from textbound.naming.baseline import BaselineEntry
 from textbound.naming.divergence import Case, Divergence
 from textbound.plan.budget import BUDGETS
-from textbound.plan.implementation import Implementation
+from textbound.plan.implementation import FamilyUnloadable, Implementation
 from textbound.records.report import Recorder, RunInfo, Tally
 from textbound.run.pool import Limits, retry_limits
 from textbound.run.runner import Plan, run
@@ -106,18 +106,16 @@ def test_an_impl_raising_a_panic_or_sys_exit_is_its_divergence_not_a_harness_err
         "abc 12 def": "tokenizer/encode/raised SystemExit", "x9 y": "tokenizer/encode/raised PanicException"}
 
 
-def test_a_family_impl_cannot_load_is_its_divergence_in_every_property(tmp_path):
-    from textbound.checks import Subject, run_check
-    module = tmp_path / "unloadable_impl.py"
-    module.write_text("from textbound.impl import *\nfrom textbound.impl import Tokenizer as _Tokenizer\n\n\n"
-                      "class Tokenizer(_Tokenizer):\n    @classmethod\n    def from_dir(cls, path):\n"
-                      "        raise RuntimeError('cannot load')\n")
+def test_a_family_impl_cannot_load_stops_the_run_before_any_case(tmp_path):
+    """Not a divergence in every case: the run is not set up (tests/test_contract.py: one line, exit 2)."""
     family = Family("gpt2", build_family("gpt2"), "embedded")
-    subject = Subject(family.name, family.path, Implementation(str(module)))
-    cases = [Case("tokenizer", "encode", "gpt2", {"text": "a", "add_special_tokens": False}),
-             Case("tokenizer", "decode", "gpt2", {"ids": [1], "skip_special_tokens": False}),
-             Case("tokenizer", "vocab", "gpt2", {"ids": [1]})]
-    assert [run_check(subject, case).kind for case in cases] == ["raised RuntimeError"] * 3
+    impl = Implementation("tests.contract_engines.unloadable")
+    recorder = Recorder(tmp_path, RunInfo(impl.name, impl.version, {}, 0, "quick", {"gpt2": str(family.path)}))
+    with pytest.raises(FamilyUnloadable, match="cannot load family gpt2 .*: Tokenizer.from_dir raised RuntimeError"):
+        run(Plan(impl, [family], ["tokenizer"], BUDGETS["quick"]), recorder, limits=FAST, case_source=source)
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["completed"] is False and summary["interrupted"].startswith("FamilyUnloadable: ")
+    assert summary["counts"] == [] and summary["signatures"] == {}
 
 
 def test_a_runaway_allocation_under_max_memory_is_recorded(tmp_path):

@@ -4,7 +4,8 @@ response parser on well-formed output, and the models' templates on round trips.
 from __future__ import annotations
 
 import json
-from types import SimpleNamespace
+import sys
+from types import ModuleType, SimpleNamespace
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -30,6 +31,14 @@ CALL = '<tool_call>{"name": "search", "arguments": {"query": "%s"}}</tool_call>'
 def tool_case(prop: str, text: str, splits: list[int], fmt: str = "hermes", **flags) -> Case:
     return Case("tools", prop, FAMILY, {"format": fmt, "text": text, "tools": list(TOOLS), "reasoning": True,
                                        "starts_in_reasoning": False, "splits": splits, **flags})
+
+
+def module_subject(monkeypatch, name: str, **names) -> Subject:
+    """FAMILY checked on an --impl module holding ``names``."""
+    module = ModuleType(name)
+    module.__dict__.update(names)
+    monkeypatch.setitem(sys.modules, name, module)
+    return Subject(FAMILY, family_path(FAMILY), Implementation(name))
 
 
 def broken_subject(variant: str) -> Subject:
@@ -67,10 +76,10 @@ class IdRepeated:
         return deltas
 
 
-def test_an_id_repeated_in_a_later_delta_is_named_by_the_deltas():
+def test_an_id_repeated_in_a_later_delta_is_named_by_the_deltas(monkeypatch):
     case = tool_case("deltas", CALL % "x", [20, 40, 60])
-    subject = Subject(FAMILY, family_path(FAMILY), SimpleNamespace(
-        OutputParser=IdRepeated, parse_response=impl.parse_response, assemble=impl.assemble))
+    subject = module_subject(monkeypatch, "id_repeated", OutputParser=IdRepeated, parse_response=impl.parse_response,
+                             assemble=impl.assemble)
     assert run_check(impl_subject(FAMILY), case) is None
     assert run_check(subject, Case("tools", "stream", FAMILY, case.input)) is None
     found = run_check(subject, case)
@@ -176,8 +185,8 @@ def test_round_trip_expects_no_reasoning_where_the_template_drops_it(fmt):
     assert run_check(impl_subject(FAMILY), round_trip_case(fmt, ",")) is None
 
 
-def _reference_impl() -> SimpleNamespace:
-    """An implementation whose whole parse is the reference's, in impl's message shape."""
+def _reference_subject(monkeypatch) -> Subject:
+    """FAMILY on an implementation whose whole parse is the reference's, in impl's message shape."""
     def parse_response(text, format="hermes", **options):
         message = tool_reference.parse(text, format, **options).message()
         content = message["content"] or (None if message["calls"] else "")
@@ -185,30 +194,30 @@ def _reference_impl() -> SimpleNamespace:
                 "tool_calls": [{"id": f"call_{i}", "type": "function", "function": {
                     "name": call["name"], "arguments": json.dumps(call["arguments"])}}
                     for i, call in enumerate(message["calls"])]}
-    return SimpleNamespace(parse_response=parse_response)
+    return module_subject(monkeypatch, "reference_parse", parse_response=parse_response)
 
 
-def test_oracle_disagreements_are_recorded_apart():
+def test_oracle_disagreements_are_recorded_apart(monkeypatch):
     # transformers' glm45 template keeps the whitespace after a call's name; the reference strips it.
     text = "<tool_call>f </tool_call>"
     case = tool_case("whole", text, [], fmt="glm45")
     answer = transformers_response.parse(text, "glm45")
     assert answer.message is not None and message_difference(tool_reference.parse(text, "glm45").message(), answer.message)
-    found = run_check(Subject(FAMILY, family_path(FAMILY), _reference_impl()), case)
+    found = run_check(_reference_subject(monkeypatch), case)
     assert found.kind.startswith("oracle disagreement: glm45") and found.first_difference["impl_sides_with"] == "reference"
     assert found.first_difference["transformers_limits"]
 
 
-def test_malformed_output_is_the_references_alone():
+def test_malformed_output_is_the_references_alone(monkeypatch):
     # transformers reads what an unterminated region holds; the reference makes the broken block content.
     text = "<tool_call>f<"
     assert not well_formed(tool_reference.parse(text, "glm45"))
     assert transformers_response.parse(text, "glm45").message["calls"]
-    assert run_check(Subject(FAMILY, family_path(FAMILY), _reference_impl()), tool_case("whole", text, [], fmt="glm45")) is None
+    assert run_check(_reference_subject(monkeypatch), tool_case("whole", text, [], fmt="glm45")) is None
 
 
-def test_reference_implementation_passes_the_whole_check():
-    subject = Subject(FAMILY, family_path(FAMILY), _reference_impl())
+def test_reference_implementation_passes_the_whole_check(monkeypatch):
+    subject = _reference_subject(monkeypatch)
     assert run_check(subject, tool_case("whole", "<think>hm</think>Hi " + CALL % "x", [])) is None
 
 

@@ -5,9 +5,10 @@ explain; ``textbound --version`` names textbound's version and the oracles'; ``p
 is the same command. docs/cli.md holds every command's ``--help``, written by tools/cli_docs.py.
 
 Exit codes of ``check``: 0 no divergence beyond the baseline, 1 new divergences, 2 the run could
-not be set up (unknown family or component, unimportable --impl, unreadable baseline, an option out of
-its range, a --report-dir that is a file, --server beside --impl), 128 + the signal's number when
-interrupted (130 for Ctrl-C, 143 for SIGTERM; the report is written first).
+not be set up (unknown family or component, unimportable --impl or one that cannot load a family,
+unreadable baseline, an option out of its range, a --report-dir that is a file, --server beside
+--impl), 128 + the signal's number when interrupted (130 for Ctrl-C, 143 for SIGTERM; the report is
+written first).
 ``check`` and ``replay`` judge with the oracle libraries installed here when they are the supported
 versions; older ones (an engine's pins) judge nothing: the command runs again in an oracle
 environment, the --impl served from here (textbound.plan.oracle_env), and exits as it does there.
@@ -38,7 +39,7 @@ from .naming.baseline import BaselineError, load_baseline
 from .naming.divergence import COMPONENTS
 from .one_line import one_line
 from .plan.budget import BUDGETS, add_budget_option
-from .plan.implementation import DEFAULT_IMPL, JSONL_ADAPTER, SERVER, Implementation, ImplementationError
+from .plan.implementation import DEFAULT_IMPL, JSONL_ADAPTER, SERVER, FamilyUnloadable, Implementation, ImplementationError
 from .plan.oracle_env import OracleEnvError, judge_apart, oracles_apart
 from .records.merge import MergeError
 from .records.report import setup_failure_markdown
@@ -548,6 +549,9 @@ def _check(args, impl: Implementation) -> int:
     plan = Plan(impl, families, components, budget, args.seed, args.shard, baseline, properties)
     try:
         verdict = run(plan, recorder, jobs=args.jobs, limits=limits)
+    except FamilyUnloadable as exc:  # the report's summary says so too (its run stopped on it)
+        print(f"textbound: {one_line(exc)}", file=sys.stderr)
+        return EXIT_SETUP
     except KeyboardInterrupt as exc:
         signum = getattr(exc, "signum", signal.SIGINT)
         print(f"textbound: interrupted ({signal.Signals(signum).name}); the report of what was checked: "

@@ -1,50 +1,25 @@
-"""Adapters: engines people run, made ``--impl`` modules, and the protocol they all follow.
+"""Adapters: engines people run, made ``--impl`` modules, and the contract they all follow.
 
 ``textbound check --impl MODULE`` reaches the implementation under test only through the public
-names of MODULE (textbound.plan.implementation: REQUIRED_NAMES per component, PROPERTY_NAMES for
-properties needing more). An adapter is a module exposing some of these names around an engine; a
-component whose names it lacks is reported "not provided", never passed.
+names of MODULE. An adapter is a module exposing some of these names around an engine; a component
+or property whose names it lacks (textbound.plan.implementation.PROPERTY_NAMES: the names each
+property calls) is reported "not provided", never passed nor failed.
 
-The adapter protocol (impl/ is the reference of every name; its docstrings give the semantics)
---------------------------------------------------------------------------------------------
-tokenizer   ``Tokenizer.from_dir(path)`` -> a tokenizer of a family folder (tokenizer.json and
-            tokenizer_config.json), with
-            ``encode(text, add_special_tokens=True) -> list[int]`` (True by default, as in
-            tokenizers and transformers; the harness always passes it),
-            ``decode(ids, skip_special_tokens=False) -> str`` (impl's also takes ``strict=True``,
-            raising on an id the vocabulary lacks; the harness never passes it),
-            ``token_to_id(token) -> int | None``, ``id_to_token(id) -> str | None`` and the
-            property ``vocab_size`` (added tokens included). Optional: ``vocab_bytes() -> list[bytes]``
-            (the bytes each id adds mid-sequence, b"" for ids not in the vocabulary: the structured
-            component's masks are compared over them) and ``apply_chat_template`` (below).
-detokenizer ``IncrementalDetokenizer(tokenizer, skip_special_tokens=True, prompt_ids=None)`` with
-            ``add(ids) -> str`` (newly settled text), ``flush() -> str`` (the rest), and the
-            attributes ``text`` (all deltas) and ``prompt_text`` (what streaming the prompt showed).
-            After flush, ``prompt_text + text == decode(prompt_ids + ids)``; before it, what was
-            shown is a prefix of that for every continuation (impl/streaming/detokenizer.py).
-stops       ``StopChecker(stops, include_stop=False)`` with ``add(delta) -> str`` (text released),
-            ``finish() -> str`` (held text at the end), ``stopped`` and ``stop_string``.
-chat        ``render_chat(template, messages, *, tools=None, documents=None,
-            add_generation_prompt=False, continue_final_message=False, **variables) -> str``: the
-            text transformers' ``apply_chat_template(..., tokenize=False)`` renders, or an exception
-            of the same class (module-qualified: ``jinja2.exceptions.TemplateError``). With
-            ``Tokenizer.apply_chat_template(conversation, chat_template=None, tokenize=True,
-            return_dict=False, sanitize_control_tokens=False, tools=..., ...) -> list[int]`` the
-            ids properties run too (``chat_template``: None for the family's own, a name of one of
-            its named templates, or a template's source).
-tools       ``OutputParser(format, *, tools=None, reasoning=True, starts_in_reasoning=False)`` with
-            ``feed(text, final=False) -> list[dict]`` (OpenAI chat-completion deltas);
-            ``parse_response(text, format, *, tools=None, reasoning=True, starts_in_reasoning=False)
-            -> dict`` (the whole message); ``assemble(deltas) -> dict`` (impl/tools/__init__.py).
-structured  ``json_schema_to_regex(schema) -> str``; ``tool_call_pattern(tools, name=None,
-            format="hermes") -> str``; ``Constraint(pattern, tokenizer)`` with ``start()``,
-            ``advance(state, id)``, ``allowed_tokens(state) -> set[int]`` and ``is_complete(state)``
-            (states hashable; impl/structured/constraint.py). The guarantee property reads the
-            decoded text back with ``parse_response``.
+The contract: ``contract``
+--------------------------
+``textbound.adapters.contract`` is the one reference of every public name's signature and return
+type: a ``typing.Protocol`` per component of the names a module exposes (``TokenizerNames``,
+``DetokenizerNames``, ``StopsNames``, ``ChatNames``, ``ToolsNames``, ``StructuredNames``) and one per
+object they make (``Tokenizer``, ``IncrementalDetokenizer``, ``StopChecker``, ``OutputParser``,
+``Constraint``), with what each returns. impl/ implements all of it (its docstrings give the
+semantics). The checks call an engine only through it: a value of the wrong type, a member missing,
+or an exception where no check expects one is the engine's divergence of kind ``contract``
+(``contract: Tokenizer.decode returned bytes, expected str``), never a harness error; a
+``Tokenizer.from_dir`` that raises on a family is the run not set up (exit 2).
 
 Errors: bad input raises (ValueError, TypeError...) with a message naming what and where; the
-checks compare exception classes only where the oracle raises too (chat), else any exception is
-a divergence of kind "raised <class>".
+checks compare exception classes only where the oracle raises too (chat), else an exception where
+a check calls the engine is a divergence of kind "raised <class>".
 
 The adapters here
 -----------------

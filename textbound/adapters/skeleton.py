@@ -3,7 +3,7 @@
 Two kinds, each for the components asked (``--components``; every checked one by default):
 
 - a Python module (``textbound_adapter.py``) exposing the public names those components need
-  (textbound.plan.implementation: REQUIRED_NAMES, and PROPERTY_NAMES for their properties), checked
+  (textbound.plan.implementation's PROPERTY_NAMES for their properties), checked
   with ``--impl ./textbound_adapter.py``;
 - with ``--jsonl``, a standalone engine script (``textbound_engine.py``) answering the ops of those
   names over JSON lines (textbound.adapters.jsonl_engine's protocol), checked with
@@ -25,7 +25,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..plan.implementation import PROPERTY_NAMES, REQUIRED_NAMES
+from ..plan.implementation import PROPERTY_NAMES
 from .jsonl_engine import ENGINE_CMD_ENV, NAME_OPS
 
 MODULE_FILE = "textbound_adapter.py"
@@ -51,9 +51,9 @@ class Skeleton:
     @property
     def names(self) -> list[str]:
         """The public names the components need, in the adapter protocol's order (NAME_OPS')."""
-        needed = {name for component in self.components for name in REQUIRED_NAMES[component]}
-        needed |= {name for (component, _), names in PROPERTY_NAMES.items() if component in self.components
-                   for name in names}
+        # A member (Tokenizer.vocab_bytes) is needed through the name that holds it.
+        needed = {name.split(".")[0] for (component, _), names in PROPERTY_NAMES.items()
+                  if component in self.components for name in names}
         return [name for name in NAME_OPS if name in needed]
 
     @property

@@ -58,10 +58,10 @@ def run_bench(impl: Implementation, families: list[Family], seconds: float) -> i
         long = min(stop_benchmark(impl.StopChecker, 100_000, 16, seed=0) for _ in range(3))
         verdict = "ok" if long <= STOP_TARGET * short else f"OVER the {STOP_TARGET:g}x target"
         print(f"stops: 100,000 deltas with 16 stops took {long / short:.1f}x the time of 10,000 ({verdict})")
-    if impl.provides("chat"):
+    if not impl.missing_for("chat", "render"):
         from .chat import chat_benchmark
         chat_benchmark(impl)
-    if impl.provides("structured") and impl.provides("tokenizer") and families:
+    if not impl.missing_for("structured", "mask") and families:  # a schema's pattern, and its Constraint
         from .structured import structured_benchmark
         # The largest vocabulary is the one whose masks cost most (Qwen3's 151k when it is shared).
         largest = max(families, key=lambda f: TokenizersOracle.from_dir(f.path).vocab_size)

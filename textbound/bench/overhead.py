@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable
 from itertools import islice
 
+from ..adapters.contract import Tokenizer, checked_as, unchecked
 from ..families import Family
 from ..naming.divergence import Case
 from ..plan.budget import Budget
@@ -144,26 +145,40 @@ def component_overhead(subject, family: Family, component: str, cases: list[Case
     """{"component", "cases", "harness_seconds", "direct_seconds", "ratio", "calls"} for ``cases`` whose
     calls DIRECT_CALLS makes in a loop, the best of REPEATS interleaved runs of each."""
     calls = [DIRECT_CALLS[(case.component, case.property)] for case in cases]
+    bare = _bare(subject)
 
     def direct() -> float:
         times: list[float] = []
-        _timed(lambda: [call(subject, case) for call, case in zip(calls, cases)], times)
+        _timed(lambda: [call(bare, case) for call, case in zip(calls, cases)], times)
         return times[0]
 
     harness_seconds, direct_seconds = _best_of(_harness(subject, family, component, cases), direct)
     return _row(component, cases, harness_seconds, direct_seconds, "calls alone")
 
 
+def _bare(subject):
+    """The subject as the calls alone see it, sharing its loaded tokenizers and cache: the engine's own
+    objects, without the contract's checks (textbound.adapters.contract), which are the harness's work."""
+    from ..checks import Subject
+
+    bare = Subject(subject.family, subject.path, None, subject.cache)
+    bare.impl = unchecked(subject.impl)
+    bare.__dict__.update(oracle=subject.oracle, tokenizer=unchecked(subject.tokenizer))
+    return bare
+
+
 def interleaved_overhead(subject, family: Family, component: str, cases: list[Case]) -> dict:
     """component_overhead's dict for a component whose calls are timed where its checks make them:
     a second subject of the family, sharing the loaded tokenizers, answers through one CallClock
-    (what its checks cache is wrapped once, and keeps counting in every later pass)."""
+    (what its checks cache is wrapped once, and keeps counting in every later pass); the contract's
+    checks stand outside the clock, as the harness's work."""
     from ..checks import Subject, run_check
     from ..run.timed_calls import CallClock
 
     clock = CallClock()
-    clocked = Subject(subject.family, subject.path, clock.wrap(subject.impl))
-    clocked.__dict__.update(oracle=clock.wrap(subject.oracle), tokenizer=clock.wrap(subject.tokenizer))
+    clocked = Subject(subject.family, subject.path, clock.wrap(unchecked(subject.impl)))
+    clocked.__dict__.update(oracle=clock.wrap(subject.oracle),
+                            tokenizer=checked_as(clock.wrap(unchecked(subject.tokenizer)), Tokenizer))
     uncleared = list(ORACLE_CACHES.get(component, ()))
 
     def timed() -> float:

@@ -6,7 +6,7 @@ transformers' ``apply_chat_template`` (oracles/chat_oracle.py), dates frozen on 
   they were.
 - chat/ids, chat/sanitized_ids: ``Tokenizer.apply_chat_template(..., tokenize=True, return_dict=False)``
   gives transformers' ids, without and with ``sanitize_control_tokens``, errors compared the same way.
-  A module without ``Tokenizer`` gets a "not provided" divergence for these: never a pass.
+  A module whose Tokenizer lacks it has these reported as not provided: never a pass.
 
 A case names its template (``template``, resolved by ``oracles.chat_oracle.resolve`` with the digest
 it was made with) and holds the request (``ChatRequest``): for example
@@ -339,8 +339,6 @@ def _chat_template_argument(template: ChatTemplate) -> str | None:
 @check("chat", "ids", minimize="messages", sources=EVERY_SOURCE)
 @check("chat", "sanitized_ids", minimize="messages", sources=EVERY_SOURCE)
 def check_ids(subject: Subject, case: Case) -> Divergence | None:
-    if not hasattr(getattr(subject.impl, "Tokenizer", None), "apply_chat_template"):
-        return Divergence(case, None, None, "not provided: Tokenizer.apply_chat_template")
     template, request = case_template(subject, case), ChatRequest.of(case.input)
     sanitize = TOKENIZER_PROPERTIES[case.property]
     chat_template = _chat_template_argument(template)
@@ -378,7 +376,10 @@ def check_ids(subject: Subject, case: Case) -> Divergence | None:
 def _rendered_alike(subject: Subject, template: ChatTemplate, request: ChatRequest, theirs: str, mine: str) -> bool:
     """Whether render_chat, given the family's special tokens as the render case of the same request
     has them, renders the two texts the tokenizers did: then chat/render shows the difference, and
-    the ids, which follow the text, add nothing to it."""
+    the ids, which follow the text, add nothing to it. Never, without a render_chat (chat/render is
+    then not provided)."""
+    if subject.impl.missing_for("chat", "render"):
+        return False
     arguments = {**FamilyChatOracle.of(subject.path).special_token_variables(), **request.arguments()}
     with frozen_clock():
         oracle_text, _ = outcome(lambda: render(template.source, request.messages, **arguments))

@@ -29,25 +29,34 @@ from pathlib import Path
 from textbound.oracles.chat_oracle import Raised
 from textbound.oracles.tokenizers_oracle import TokenizersOracle
 
+from ..adapters.contract import ContractViolation, checked
 from ..families import Family
-from ..naming.divergence import COMPONENTS, SERVER_ERROR, Case, Divergence, first_index
+from ..naming.divergence import COMPONENTS, CONTRACT, SERVER_ERROR, Case, Divergence, first_index
 from ..naming.shape import NOTHING_NAMED, Named, Vocabulary, ids_shape, text_shape
 from ..plan.budget import Budget
-from ..plan.implementation import LIBRARY, SERVER, Implementation
+from ..plan.implementation import LIBRARY, SERVER, FamilyUnloadable, Implementation, PropertyNotProvided
 from ..server.dialect import NotProvided, ServerError
 
 PIECE_WINDOW = 3  # token pieces shown on each side of where two id lists part
 TEXT_WINDOW = 8  # characters shown on each side of where two texts part
+VALUE_SHOWN = 200  # characters of the repr of a value breaking the contract kept in its record
 
 
 @dataclass
 class Subject:
-    """One family as both sides see it: the implementation's tokenizer and the oracle's."""
+    """One family as both sides see it: the implementation's tokenizer and the oracle's. The
+    implementation is reached through its contract (textbound.adapters.contract.checked): what its
+    names and objects return is checked where the checks call them."""
 
     family: str
     path: Path
     impl: Implementation | None  # None where only the oracle is needed: generating cases
     cache: dict = field(default_factory=dict, repr=False)  # per-family facts checks compute once
+    ready: set = field(default_factory=set, repr=False)  # (component, property) provided and loaded (ready_for)
+
+    def __post_init__(self):
+        if self.impl is not None:
+            self.impl = checked(self.impl)
 
     @cached_property
     def oracle(self) -> TokenizersOracle:
@@ -56,6 +65,35 @@ class Subject:
     @cached_property
     def tokenizer(self):
         return self.impl.Tokenizer.from_dir(self.path)
+
+    def load_tokenizer(self) -> None:
+        """Loads the implementation's tokenizer of the family, once; FamilyUnloadable naming what
+        ``Tokenizer.from_dir`` raised (or returned) when it cannot: a run on a family the engine cannot
+        load is not set up, where every case would otherwise fail alike."""
+        if "tokenizer" in self.__dict__:
+            return
+        cannot = f"--impl {self.impl.name} cannot load family {self.family} ({self.path})"
+        try:
+            self.tokenizer
+        except KeyboardInterrupt:
+            raise
+        except ContractViolation as exc:
+            raise FamilyUnloadable(f"{cannot}: {exc}") from exc
+        except BaseException as exc:  # noqa: BLE001 - an engine may fail in any way: a panic, sys.exit()
+            raise FamilyUnloadable(f"{cannot}: Tokenizer.from_dir raised {type(exc).__name__}: {exc}") from exc
+
+    def ready_for(self, component: str, prop: str) -> None:
+        """Refuses a property the implementation does not provide (PropertyNotProvided), and loads the
+        tokenizer where the property calls it (load_tokenizer); once per property, a run asks per case.
+        A subject without an implementation (the oracle's side alone) has nothing to get ready."""
+        if self.impl is None or (component, prop) in self.ready:
+            return
+        if missing := self.impl.missing_for(component, prop):
+            raise PropertyNotProvided(f"--impl {self.impl.name} does not provide {component}/{prop} "
+                                      f"(missing {', '.join(missing)})")
+        if self.impl.loads_families(component, prop):
+            self.load_tokenizer()
+        self.ready.add((component, prop))
 
     def cached(self, key: str, compute: Callable[[], object]):
         """A per-family fact, computed once: ``subject.cached("survey", lambda: Survey.of(subject))``."""
@@ -151,17 +189,37 @@ class UnknownCheck(ValueError):
 
 
 def run_check(subject: Subject, case: Case) -> Divergence | None:
+    """The case checked on the subject: None, or the divergence. The implementation breaking its
+    contract (textbound.adapters.contract) anywhere in the check, a value of the wrong type, a member
+    missing or an exception no check expected, is its divergence of kind ``contract: ...``; a case of
+    a property the implementation does not provide (PropertyNotProvided) or of a family it cannot load
+    (FamilyUnloadable) is refused, since it cannot be checked at all."""
     try:
         fn = CHECKS[(case.component, case.property)]
     except KeyError:
         known = ", ".join(f"{c}/{p}" for c, p in sorted(CHECKS))
         raise UnknownCheck(f"no check {case.component}/{case.property} (known: {known})") from None
+    subject.ready_for(case.component, case.property)
     try:
         return fn(subject, case)
     except ServerError as exc:  # a check lets a misbehaving server through (impl_outcome): recorded, never a crash
         return server_error(case, None, exc)
     except NotProvided as exc:
         return not_provided(case, exc)
+    except ContractViolation as exc:
+        return contract_divergence(case, exc)
+    except BaseException as exc:  # an engine's exception that the check did not expect is its contract's breach
+        violation = ContractViolation.raised(exc)
+        if violation is None:
+            raise  # the harness's (or the oracle's): a harness error, or a replayed case that is not valid
+        return contract_divergence(case, violation)
+
+
+def contract_divergence(case: Case, violation: ContractViolation) -> Divergence:
+    """``contract: Tokenizer.apply_chat_template returned list, expected str``: one signature per
+    member and pair of types, whatever the case (textbound.naming.divergence.CONTRACT)."""
+    return Divergence(case, violation.expected, violation.actual or violation.what, f"{CONTRACT}: {violation}",
+                      {"member": violation.member, "value": repr(violation.value)[:VALUE_SHOWN]})
 
 
 def server_error(case: Case, expected, exc: ServerError) -> Divergence:
@@ -179,8 +237,8 @@ def impl_call(case: Case, expected, call: Callable):
         return None, server_error(case, expected, exc)
     except NotProvided as exc:
         return None, not_provided(case, exc)
-    except KeyboardInterrupt:
-        raise
+    except (KeyboardInterrupt, ContractViolation):
+        raise  # a breach of the contract is no answer to judge: run_check records it
     except BaseException as exc:  # noqa: BLE001 - impl may fail in any way: a Rust engine's panic, sys.exit()
         frame = traceback.extract_tb(exc.__traceback__)[-1]
         where = f"{Path(frame.filename).name}:{frame.lineno}"
@@ -198,7 +256,7 @@ def impl_outcome(call: Callable) -> tuple[object, Raised | None]:
     misbehaviour, or its lack of what was asked, is no such answer, so it goes up to run_check."""
     try:
         return call(), None
-    except (ServerError, NotProvided, KeyboardInterrupt):
+    except (ServerError, NotProvided, ContractViolation, KeyboardInterrupt):
         raise
     except BaseException as exc:  # noqa: BLE001 - impl may fail in any way (a panic, sys.exit()); its class is compared
         return None, Raised.of(exc)

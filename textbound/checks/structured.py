@@ -49,6 +49,7 @@ from textbound.properties.instance_samples import sample_instances
 from textbound.properties.regex_samples import pattern_texts
 from textbound.properties.schemas import in_key_policy
 
+from ..adapters.contract import ContractViolation
 from ..naming.divergence import ORACLE_DISAGREEMENT, Case, Divergence
 from .registry import Subject, check, impl_call, oracle_call
 
@@ -704,8 +705,8 @@ def check_errors(subject: Subject, case: Case) -> Divergence | None:
         if _names_all(str(exc), words):
             return None
         return Divergence(case, what, str(exc), "ValueError does not name what it should", {"expected_words": words})
-    except KeyboardInterrupt:
-        raise
+    except (KeyboardInterrupt, ContractViolation):
+        raise  # a breach of the contract is run_check's to record
     except BaseException as exc:  # noqa: BLE001 - impl may fail in any way: a Rust engine's panic, sys.exit()
         return Divergence(case, what, f"{type(exc).__name__}: {exc}", f"raised {type(exc).__name__}")
     return Divergence(case, what, "no error", "accepted what it should refuse")

@@ -27,15 +27,22 @@ REPLACEMENT_CHARACTER = "\ufffd"  # what a decode shows for bytes that are not a
 # added token's flag changes encode, decode and id_to_token alike), so its signature names it in
 # place of the property.
 FILE_READING = "tokenizer.json"
+# What a kind is led by where the implementation breaks the contract of its public names
+# (textbound.adapters.contract: a value of the wrong type, a member missing, an exception no check
+# expected): named by the member and the types, ``contract: Tokenizer.decode returned bytes, expected
+# str``, one cause for every property that calls the member, so its signature names it in place of the
+# property too.
+CONTRACT = "contract"
+COMPONENT_WIDE = (FILE_READING, CONTRACT)  # what leads a kind whose signature names it in place of the property
 
 
 def signature_of(component: str, prop: str, kind: str) -> str:
     """The signature of a divergence: ``signature_of("tokenizer", "decode", "text: drops ' ' at the start")
-    == "tokenizer/decode/text: drops ' ' at the start"``; a kind led by FILE_READING stands for the
-    component whatever the property: ``signature_of("tokenizer", "decode", "tokenizer.json: skips the
-    normalizer") == "tokenizer/tokenizer.json/skips the normalizer"``."""
-    reading = kind.removeprefix(f"{FILE_READING}: ")
-    return f"{component}/{FILE_READING if reading != kind else prop}/{reading}"
+    == "tokenizer/decode/text: drops ' ' at the start"``; a kind led by FILE_READING or CONTRACT stands
+    for the component whatever the property: ``signature_of("tokenizer", "decode", "tokenizer.json: skips
+    the normalizer") == "tokenizer/tokenizer.json/skips the normalizer"``."""
+    lead = next((lead for lead in COMPONENT_WIDE if kind.startswith(f"{lead}: ")), None)
+    return f"{component}/{lead}/{kind[len(lead) + 2:]}" if lead else f"{component}/{prop}/{kind}"
 
 
 def kind_of(signature: str) -> str:
@@ -43,7 +50,7 @@ def kind_of(signature: str) -> str:
     normalizer") == "tokenizer.json: skips the normalizer"``, ``kind_of("stops/stream/missed a stop") ==
     "missed a stop"``."""
     _, prop, kind = signature.split("/", 2)
-    return f"{FILE_READING}: {kind}" if prop == FILE_READING else kind
+    return f"{prop}: {kind}" if prop in COMPONENT_WIDE else kind
 
 
 def is_oracle_disagreement(signature: str) -> bool:

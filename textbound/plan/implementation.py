@@ -2,8 +2,10 @@
 
 ``--impl MODULE`` names any importable module exposing impl's public names, or a Python file
 (``--impl ./mymod.py``, ``--impl tests/broken_impl.py``); a module in the current folder is found
-also when the ``textbound`` script's own path lacks that folder. A component whose names the module
-lacks is reported as not provided and skipped, never counted as passing.
+also when the ``textbound`` script's own path lacks that folder. A property whose names the module
+lacks (PROPERTY_NAMES) is reported as not provided and skipped, never counted as passing nor failed,
+and a component so when none of its properties is provided. What the names must answer is
+textbound.adapters.contract's.
 
 A module exposing ``dialect()`` (textbound.adapters.server) is a running server: its cases come from
 the server's case builders (``source == SERVER``), its components need the names of SERVER_NAMES,
@@ -33,36 +35,45 @@ LIBRARY, SERVER = "library", "server"  # where a run's cases come from: impl's n
 SERVED_IMPL_ENV = "TEXTBOUND_SERVED_IMPL"
 JSONL_ADAPTER = "textbound.adapters.jsonl_engine"  # reaches an engine of any language, or a served module
 
-# The public names each component needs from the implementation.
-REQUIRED_NAMES: dict[str, tuple[str, ...]] = {
-    "tokenizer": ("Tokenizer",),
-    "detokenizer": ("Tokenizer", "IncrementalDetokenizer"),
-    "stops": ("StopChecker",),
-    # Checks needing Tokenizer.apply_chat_template run only where Tokenizer is provided too.
-    "chat": ("render_chat",),
-    "tools": ("OutputParser", "parse_response", "assemble"),
-    "structured": ("json_schema_to_regex", "tool_call_pattern", "Constraint"),
-}
-# Properties that need more names than their component: a module with only render_chat is still
-# checked on rendered text, and its ids properties are reported as not provided.
+# The public names each property calls, all of them: a component is provided where one of its
+# properties is, and a property where the module has all its names ("Tokenizer.vocab_bytes": the
+# Tokenizer with that member). A module with only StopChecker is checked on stops/stream, and
+# stops/pipeline, which streams ids through the detokenizer first, is reported as not provided.
+# Signatures and return types: textbound.adapters.contract; tests/test_contract.py runs each property
+# on a module holding only its names.
+PATTERNS = ("json_schema_to_regex", "tool_call_pattern")  # a case's pattern: of its schema, or its tools' call
 PROPERTY_NAMES: dict[tuple[str, str], tuple[str, ...]] = {
-    ("chat", "ids"): ("Tokenizer",),
-    ("chat", "sanitized_ids"): ("Tokenizer",),
+    ("tokenizer", "encode"): ("Tokenizer",),
+    ("tokenizer", "decode"): ("Tokenizer",),
+    ("tokenizer", "vocab"): ("Tokenizer",),
+    ("detokenizer", "stream"): ("Tokenizer", "IncrementalDetokenizer"),
+    ("detokenizer", "decode_stream"): ("Tokenizer", "IncrementalDetokenizer"),
+    ("stops", "stream"): ("StopChecker",),
+    ("stops", "pipeline"): ("Tokenizer", "IncrementalDetokenizer", "StopChecker"),
+    ("chat", "render"): ("render_chat",),
+    ("chat", "ids"): ("Tokenizer.apply_chat_template",),
+    ("chat", "sanitized_ids"): ("Tokenizer.apply_chat_template",),
+    ("tools", "whole"): ("parse_response",),
+    ("tools", "stream"): ("OutputParser", "assemble", "parse_response"),
+    ("tools", "deltas"): ("OutputParser", "assemble"),
     # The parser fed what the implementation's own detokenizer streams of the oracle's ids.
-    ("tools", "tokens"): ("Tokenizer", "IncrementalDetokenizer"),
-    # The stop checker fed what the implementation's own detokenizer streams.
-    ("stops", "pipeline"): ("Tokenizer", "IncrementalDetokenizer"),
-    # Masks are compared over the tokenizer's vocab_bytes; a guided run's text is read back as a call.
-    ("structured", "mask"): ("Tokenizer",),
-    ("structured", "guarantee"): ("Tokenizer", "parse_response"),
+    ("tools", "tokens"): ("Tokenizer", "IncrementalDetokenizer", "OutputParser", "assemble"),
+    ("tools", "round_trip"): ("parse_response",),
+    ("structured", "sound"): ("json_schema_to_regex",),
+    ("structured", "complete"): ("json_schema_to_regex",),
+    ("structured", "differential"): ("json_schema_to_regex",),
+    ("structured", "errors"): PATTERNS,
+    ("structured", "mask"): (*PATTERNS, "Tokenizer.vocab_bytes", "Constraint"),
+    # a forced tool call, read back by the parser
+    ("structured", "guarantee"): ("tool_call_pattern", "Tokenizer.vocab_bytes", "Constraint", "parse_response"),
 }
-# A running server: the prompt side through its Tokenizer and render_chat, the output side through
-# its dialect; chat needs no name of its own, each of its properties needs one (PROPERTY_NAMES).
+# A running server: the prompt side through its Tokenizer and render_chat (as PROPERTY_NAMES says per
+# property), the output side through its dialect; chat needs no name of its own.
 SERVER_NAMES: dict[str, tuple[str, ...]] = {
     "tokenizer": ("Tokenizer",), "detokenizer": ("dialect",), "stops": ("dialect",), "chat": (),
     "tools": ("dialect",), "structured": ("dialect",),
 }
-SERVER_PROPERTY_NAMES = {**PROPERTY_NAMES, ("chat", "render"): ("render_chat",)}
+TOKENIZER = "Tokenizer"  # the name whose from_dir loads a family
 
 
 # Folders whose modules were imported by their own names (``--impl impl``, ``--impl mutants.NAME``)
@@ -72,6 +83,14 @@ RENAMED = ("impl", "mutants")
 
 class ImplementationError(Exception):
     """The --impl module could not be used at all."""
+
+
+class FamilyUnloadable(ImplementationError):
+    """The implementation cannot load a family (its ``Tokenizer.from_dir`` raised): the run is not set up."""
+
+
+class PropertyNotProvided(ImplementationError):
+    """A case of a property whose names the implementation lacks (a replayed case)."""
 
 
 def is_file_path(name: str) -> bool:
@@ -140,17 +159,40 @@ class Implementation:
         return not self.missing(component)
 
     def missing(self, component: str) -> list[str]:
-        names = SERVER_NAMES if self.source == SERVER else REQUIRED_NAMES
-        return [n for n in names[component] if not hasattr(self.module, n)]
+        """What the module lacks to be checked on ``component`` at all: for a library, the names lacking
+        for the property that lacks fewest (none where one property has all its names), so that
+        ``missing("stops") == ["StopChecker"]`` for a module with a tokenizer and a detokenizer."""
+        if self.source == SERVER:
+            return [n for n in SERVER_NAMES[component] if not hasattr(self.module, n)]
+        lacking = [self._lacking(names) for (c, _), names in PROPERTY_NAMES.items() if c == component]
+        return min(lacking, key=len, default=[])
 
     def missing_for(self, component: str, prop: str) -> list[str]:
-        """The names a property needs beyond its component's that the module lacks; for a server, also
-        the features the property needs that its dialect lacks (asked once each, then remembered)."""
-        names = SERVER_PROPERTY_NAMES if self.source == SERVER else PROPERTY_NAMES
-        missing = [n for n in names.get((component, prop), ()) if not hasattr(self.module, n)]
+        """The names a property calls (PROPERTY_NAMES) that the module lacks; for a server, also the
+        features the property needs that its dialect lacks (asked once each, then remembered)."""
+        missing = self._lacking(PROPERTY_NAMES.get((component, prop), ()))
         if missing or self.source != SERVER:
             return missing
         return missing_features(self.server_dialect, SERVER_FEATURES.get((component, prop), ()), self.probed)
+
+    def loads_families(self, component: str, prop: str | None = None) -> bool:
+        """Whether checking the property (or any property of the component) the module provides calls
+        ``Tokenizer.from_dir``."""
+        props = [prop] if prop else [p for c, p in PROPERTY_NAMES if c == component]
+        return any(TOKENIZER in (name.partition(".")[0] for name in PROPERTY_NAMES.get((component, p), ()))
+                   and not self._lacking(PROPERTY_NAMES[(component, p)]) for p in props)
+
+    def _lacking(self, names: tuple[str, ...]) -> list[str]:
+        """What the module lacks of ``names``: a name, or of ``Name.member`` the name where the module
+        lacks it, else the member (``["Tokenizer"]``, or ``["Tokenizer.vocab_bytes"]``)."""
+        lacking = []
+        for name in names:
+            owner, _, member = name.partition(".")
+            if not hasattr(self.module, owner):
+                lacking.append(owner)
+            elif member and not hasattr(getattr(self.module, owner), member):
+                lacking.append(name)
+        return list(dict.fromkeys(lacking))
 
     @cached_property
     def server_dialect(self):

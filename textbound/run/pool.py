@@ -44,7 +44,7 @@ from multiprocessing.connection import wait
 
 from ..families import Family
 from ..naming.divergence import ORACLE_FAILURE, Case, Divergence
-from ..plan.implementation import Implementation
+from ..plan.implementation import FamilyUnloadable, Implementation
 from .time_limit import NoAnswer, time_limit
 
 # Seconds. The slowest case seen in a default run took 13.9 s (a chat template rendered on a machine
@@ -69,6 +69,7 @@ SILENT_PROBES = 2  # an oracle that hangs does so every time; a worker the machi
 MINIMIZED_PER_SIGNATURE = 3
 MINIMIZING_SECONDS_PER_SIGNATURE = 60.0
 NOT_MINIMIZED = "not minimized"
+UNLOADABLE = "unloadable"  # a worker's message that the implementation cannot load a family: the run stops
 
 
 @dataclass(frozen=True)
@@ -125,7 +126,8 @@ def _worker_main(impl_name: str, conn, slot, max_memory_mb: int | None) -> None:
     """Runs jobs ``(number, task, first_index, minimize)`` sent by the parent until it sends None.
 
     Sends ("found", i, divergence) before minimizing case i, ("divergence", i, divergence) after,
-    and ("done", end_index, error, (seconds, i) of its slowest case) at the end of each job.
+    and ("done", end_index, error, (seconds, i) of its slowest case) at the end of each job; or
+    (UNLOADABLE, why) and ends, when the implementation cannot load the job's family.
     """
     from ..checks import Subject  # imported where used: `textbound triage` needs no oracle
 
@@ -151,9 +153,16 @@ def _worker_main(impl_name: str, conn, slot, max_memory_mb: int | None) -> None:
     while (job := inbox.get()) is not None:
         number, task, first, minimizing = job
         slot[JOB], slot[INDEX] = number, first
+        slot[PHASE], slot[STARTED] = LOADING, time.monotonic()
         if (key := str(task.family.path)) not in subjects:
             slot[PHASE], slot[STARTED] = LOADING, time.monotonic()
             subjects[key] = loaded(Subject(task.family.name, task.family.path, impl))
+        try:
+            if impl.loads_families(task.component):
+                subjects[key].load_tokenizer()
+        except FamilyUnloadable as exc:  # the run is not set up: the parent stops it
+            conn.send((UNLOADABLE, str(exc)))
+            return
         conn.send(("done", *check_job(subjects[key], task, JobRun(first, minimizing, slot, conn.send))))
 
 
@@ -304,14 +313,14 @@ def _minimized(subject, found: Divergence, run: JobRun) -> Divergence:
 
 
 def loaded(subject):
-    """The subject with both tokenizers loaded and the oracles' WORKER_SETUP done, outside any case's
-    clock (loading a large vocabulary in pure Python takes seconds, starting an engine a minute); a
-    failure is left for the checks to report per case."""
+    """The subject with the oracle's tokenizer loaded and the oracles' WORKER_SETUP done, outside any
+    case's clock (loading a large vocabulary takes seconds, starting an engine a minute); a failure is
+    left for the checks to report per case. The implementation's tokenizer is loaded for each job
+    that calls it (Subject.load_tokenizer), also outside the clock: a family it cannot load is no
+    case's divergence but the run's setup failing."""
     from ..checks.registry import WORKER_SETUP
     try:
         subject.oracle
-        if subject.impl.provides("tokenizer"):
-            subject.tokenizer
         for setup in WORKER_SETUP:
             setup()
     except Exception:  # noqa: BLE001 - the checks meet the same error and report it
@@ -463,7 +472,8 @@ class Pool:
                             break
                         if not worker.jobs and not worker.process.is_alive():  # died idle: no case to blame
                             worker.stop()
-                            worker = self.workers[self.workers.index(worker)] = self._new_worker()
+                            place = self.workers.index(worker)  # before the name is bound to the new one
+                            worker = self.workers[place] = self._new_worker()
                         self._send(worker, job)
             busy = [w for w in self.workers if w.jobs]
             if not busy:
@@ -476,6 +486,8 @@ class Pool:
     def _service(self, worker: Worker, retries: deque[Job]) -> Iterator[Checked | Found | Stuck]:
         for message in worker.messages():
             job = worker.jobs[0]
+            if message[0] == UNLOADABLE:
+                raise FamilyUnloadable(message[1])
             if message[0] == "found":
                 job.found[message[1]] = message[2]
             elif message[0] == "divergence":
@@ -518,6 +530,8 @@ class Pool:
         while True:
             wait([worker.conn, worker.process.sentinel], timeout=POLL_SECONDS)
             for message in worker.messages():
+                if message[0] == UNLOADABLE:
+                    raise FamilyUnloadable(message[1])
                 if message[0] == "divergence":
                     found = message[2]
                 elif message[0] == "done":
@@ -543,7 +557,7 @@ class Pool:
                 elif message[0] == "divergence":
                     worker.jobs[0].found.pop(message[1], None)
                     left.append(message[2])
-                else:
+                elif message[0] == "done":
                     worker.jobs.popleft()
             left += [divergence for job in worker.jobs for divergence in job.found.values()]
         for worker in [*self.workers, *([self.prober] if self.prober else [])]:

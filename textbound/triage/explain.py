@@ -330,7 +330,7 @@ def run_command(args: argparse.Namespace) -> int:
         if not impl.provides("tokenizer"):
             raise BadInput(f"--impl {args.impl}: provides no Tokenizer to explain")
         if conversation is not None:
-            if not impl.provides("chat") or not hasattr(impl.Tokenizer, "apply_chat_template"):
+            if impl.missing_for("chat", "render") or impl.missing_for("chat", "ids"):
                 raise BadInput(f"--impl {args.impl}: provides no render_chat and Tokenizer.apply_chat_template")
             found = explain_conversation(family, impl, conversation, args.case_timeout)
         else:
