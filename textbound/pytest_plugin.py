@@ -254,7 +254,7 @@ class PropertyResult:
 
 def _not_provided(impl, component: str, prop: str) -> str | None:
     """Why the implementation cannot be checked on ``prop`` (the names it lacks), or None."""
-    if missing := impl.missing(component) + impl.missing_for(component, prop):
+    if missing := list(dict.fromkeys(impl.missing(component) + impl.missing_for(component, prop))):
         return f"not provided by {impl.name} (missing {', '.join(missing)})"
     return None
 
