@@ -83,17 +83,20 @@ class BaselineEntry:
             return tuple(value) if isinstance(value, list) and value and all(isinstance(v, str) and v for v in value) \
                 else None
 
-        if not isinstance(entry, dict) or not isinstance(entry.get("reason"), str) or not entry["reason"]:
-            raise BaselineError(f"{where} needs a non-empty 'reason' and a 'signature' or 'root_cause'")
+        if not isinstance(entry, dict):
+            raise BaselineError(f"{where} needs a non-empty 'signature' and 'reason' (or 'root_cause', 'signatures' "
+                                f"and 'reason')")
+        reason = entry.get("reason") if isinstance(entry.get("reason"), str) and entry.get("reason") else None
         if "root_cause" in entry:
             signatures, families = strings("signatures"), strings("families") if "families" in entry else (ANY_FAMILY,)
-            if not isinstance(entry["root_cause"], str) or not entry["root_cause"] or signatures is None or families is None:
+            if not isinstance(entry["root_cause"], str) or not entry["root_cause"] or signatures is None \
+                    or families is None or reason is None:
                 raise BaselineError(f"{where}: a root-cause entry needs a non-empty 'root_cause', 'signatures' (a list "
-                                    f"of signatures) and, if given, 'families' (a list of family names)")
-            return cls("", ANY_FAMILY, entry["reason"], entry["root_cause"], signatures, families)
-        if not isinstance(entry.get("signature"), str) or not entry["signature"]:
+                                    f"of signatures), 'reason' and, if given, 'families' (a list of family names)")
+            return cls("", ANY_FAMILY, reason, entry["root_cause"], signatures, families)
+        if not isinstance(entry.get("signature"), str) or not entry["signature"] or reason is None:
             raise BaselineError(f"{where} needs a non-empty 'signature' and 'reason'")
-        return cls(entry["signature"], entry.get("family", ANY_FAMILY), entry["reason"])
+        return cls(entry["signature"], entry.get("family", ANY_FAMILY), reason)
 
 
 class BaselineError(ValueError):

@@ -10,7 +10,8 @@ For a signature's smallest example (minimized wherever one was):
   detokenizer got wrong, and the tokenizer's decode is tried before the detokenizer that calls it;
 - the **upstream** signature: the example's input put to the check of the culprit's own component
   (``UPSTREAM``: the ids of a ``stops/pipeline`` example streamed through ``detokenizer/stream``;
-  a chat request's ids rendered by ``chat/render``): the signature it gives there is the same bug;
+  a chat request's ids rendered by ``chat/render``, its rendered text encoded by ``tokenizer/encode``):
+  the signature it gives there is the same bug;
 - the **mutants** of the catalogue (textbound.mutants) that give the example's actual answer
   exactly, among those replacing the culprit's name (else those of the example's component);
 - a **timeline** of a streamed example (textbound.run.timeline).
@@ -64,6 +65,8 @@ SUSPECTS: dict[tuple[str, str], tuple[str, ...]] = {
     ("stops", "stream"): ("StopChecker",),
     ("stops", "pipeline"): ("StopChecker", "Tokenizer.decode", "IncrementalDetokenizer"),
     ("chat", "render"): ("render_chat",),
+    ("chat", "ids"): ("Tokenizer.encode",),
+    ("chat", "sanitized_ids"): ("Tokenizer.encode",),
     ("tools", "whole"): ("parse_response",),
     ("tools", "round_trip"): ("parse_response",),
     ("tools", "tokens"): ("Tokenizer.decode", "IncrementalDetokenizer"),
@@ -137,6 +140,20 @@ def _render_input(subject: Subject, case: Case, found: Divergence) -> dict:
     return {**case.input, "variables": {**specials, **(case.input.get("variables") or {})}}
 
 
+def _rendered_text_input(subject: Subject, case: Case, found: Divergence) -> dict:
+    """The text transformers renders for a chat ids example, as a tokenizer/encode case."""
+    from textbound.oracles.chat_oracle import ChatRequest, FamilyChatOracle, frozen_clock
+
+    from ..checks.chat import case_template, chat_template_argument
+
+    request = ChatRequest.of(case.input)
+    with frozen_clock():
+        text = FamilyChatOracle.of(subject.path).tokenizer.apply_chat_template(
+            request.messages, chat_template=chat_template_argument(case_template(subject, case)), tokenize=False,
+            **request.arguments())
+    return {"text": text, "add_special_tokens": False}
+
+
 def _render_explains_ids(subject: Subject, case: Case, found: Divergence, render: Divergence) -> bool:
     """Whether the implementation's render of a request explains its ids (an engine that cannot
     give the text of a tokenized request shows its ids alone): the two are named alike; or its
@@ -170,8 +187,10 @@ UPSTREAM: dict[tuple[str, str], tuple[Upstream, ...]] = {
     ("stops", "pipeline"): (Upstream("stops", "stream", "StopChecker", _pipeline_text_input),
                             Upstream("tokenizer", "decode", "Tokenizer.decode", _decode_input),
                             Upstream("detokenizer", "stream", "IncrementalDetokenizer", _pipeline_stream_input)),
-    ("chat", "ids"): (Upstream("chat", "render", None, _render_input, _render_explains_ids),),
-    ("chat", "sanitized_ids"): (Upstream("chat", "render", None, _render_input, _render_explains_ids),),
+    ("chat", "ids"): (Upstream("tokenizer", "encode", "Tokenizer.encode", _rendered_text_input),
+                      Upstream("chat", "render", None, _render_input, _render_explains_ids)),
+    ("chat", "sanitized_ids"): (Upstream("tokenizer", "encode", "Tokenizer.encode", _rendered_text_input),
+                                Upstream("chat", "render", None, _render_input, _render_explains_ids)),
     ("tools", "tokens"): (Upstream("tokenizer", "decode", "Tokenizer.decode", _tokens_decode_input),
                           Upstream("detokenizer", "stream", "IncrementalDetokenizer", _tokens_stream_input)),
 }

@@ -7,13 +7,15 @@ name (textbound.run.evidence, naming a root cause's ``culprit``).
     True
 
 ``Tokenizer.encode`` and ``Tokenizer.decode`` keep the implementation's tokenizer and answer that one
-method by the oracle (what an IncrementalDetokenizer built on it decodes then goes through the
+method by the oracle (a shallow copy whose instance attribute shadows the method, so what the
+tokenizer's own methods and an IncrementalDetokenizer built on it encode or decode goes through the
 oracle too); ``IncrementalDetokenizer`` is the tokenizers adapter's, over the oracle's own tokenizer;
 ``StopChecker`` streams by oracles.stop_reference; ``render_chat`` is transformers' render;
 ``parse_response`` oracles.tool_reference's parse in OpenAI's shape.
 """
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,16 +29,12 @@ SWAPPABLE = ("Tokenizer.encode", "Tokenizer.decode", "IncrementalDetokenizer", "
              "parse_response")
 
 
-class TokenizerWith:
-    """The implementation's tokenizer with some methods answered otherwise (keyword arguments: the
-    method's name and its stand-in); every other name is the tokenizer's own."""
-
-    def __init__(self, tokenizer, **methods: Callable):
-        self._tokenizer = tokenizer
-        self.__dict__.update(methods)
-
-    def __getattr__(self, name: str):
-        return getattr(self._tokenizer, name)
+def tokenizer_with(tokenizer, name: str, method: Callable):
+    """A shallow copy of the implementation's tokenizer whose method ``name`` is ``method``: its own
+    methods calling ``self.<name>`` call the stand-in too (``apply_chat_template`` encoding its text)."""
+    clone = copy.copy(tokenizer)
+    setattr(clone, name, method)
+    return clone
 
 
 class ReferenceStopChecker:
@@ -124,11 +122,11 @@ def swap(subject: Subject, name: str, oracle_tokenizer: OracleTokenizers) -> Sub
             return None
         oracle = subject.oracle
         if name == "Tokenizer.encode":
-            tokenizer = TokenizerWith(subject.tokenizer, encode=lambda text, add_special_tokens=True:
-                                      oracle.encode(text, add_special_tokens))
+            tokenizer = tokenizer_with(subject.tokenizer, "encode", lambda text, add_special_tokens=True:
+                                       oracle.encode(text, add_special_tokens))
         else:
-            tokenizer = TokenizerWith(subject.tokenizer, decode=lambda ids, skip_special_tokens=False:
-                                      oracle.decode(list(ids), skip_special_tokens))
+            tokenizer = tokenizer_with(subject.tokenizer, "decode", lambda ids, skip_special_tokens=False:
+                                       oracle.decode(list(ids), skip_special_tokens))
     elif name == "IncrementalDetokenizer":
         from textbound.adapters.tokenizers_adapter import IncrementalDetokenizer
 
