@@ -194,9 +194,9 @@ def well_formed(reference: Parsed) -> bool:
 def judged(case: Case, given: ToolInput, reference: Parsed, actual: dict,
            transformers: Callable[[], transformers_response.TransformersAnswer], what: str,
            by_parts: bool = False) -> Divergence | None:
-    """impl's ``actual`` against the reference's message (the kind told by a reasoning flag read
-    otherwise, ``flag_reading``, where one gives impl's message; else, ``by_parts``, by
-    ``read_otherwise``, else by the first differing field), with transformers' answer as the tie-breaker
+    """impl's ``actual`` against the reference's message (``by_parts``: the kind told by a reasoning
+    flag read otherwise, ``flag_reading``, where one gives impl's message, else by ``read_otherwise``;
+    else by the first differing field), with transformers' answer as the tie-breaker
     on well-formed output: where transformers answers and disagrees with the reference, the case is an
     oracle disagreement (unless impl agrees with neither), never silently passed nor blamed on impl.
     Malformed output is the reference's alone: transformers' parser has no fallback to content (it
@@ -216,8 +216,9 @@ def judged(case: Case, given: ToolInput, reference: Parsed, actual: dict,
                           {**where, **oracle_vs_reference, "impl_sides_with": sided, "template": answer.template,
                            "transformers_limits": list(answer.limits)})
     if impl_vs_reference:
-        kind = flag_reading(given, actual) or (read_otherwise(expected, actual, impl_vs_reference) if by_parts
-                                               else f"{impl_vs_reference['field']} differs")
+        # A stream's own bug is in how pieces meet: a flag read otherwise is its whole parse's to name.
+        kind = (flag_reading(given, actual) or read_otherwise(expected, actual, impl_vs_reference)) if by_parts \
+            else f"{impl_vs_reference['field']} differs"
         return Divergence(case, expected, actual, what + kind, {**where, **impl_vs_reference})
     return None
 
