@@ -32,12 +32,11 @@ from textbound.checks import Subject, case_source, run_check  # noqa: E402
 from textbound.families import build_family, embedded_family  # noqa: E402
 from textbound.families.embedded import embedded_family_names  # noqa: E402
 from textbound.mutants import CATALOGUE  # noqa: E402
-from textbound.naming.divergence import Divergence, plain_json  # noqa: E402
 from textbound.naming.root_causes import RootCause, root_causes  # noqa: E402
 from textbound.naming.signatures import signature_groups  # noqa: E402
 from textbound.plan.budget import BUDGETS  # noqa: E402
 from textbound.plan.implementation import Implementation  # noqa: E402
-from textbound.run.evidence import SUSPECTS, Gatherer, replaced_names  # noqa: E402
+from textbound.run.evidence import SUSPECTS, Gatherer, divergence_record, replaced_names  # noqa: E402
 
 MOST_ROOT_CAUSES = 2  # one bug, one root cause, two at most (issues 18 and 37)
 ONE_BUG_PACKAGE = "tests.one_bug"
@@ -96,13 +95,6 @@ class Bases:
         return self._cases[key], self._failing[key]
 
 
-def _record(divergence: Divergence) -> dict:
-    case = divergence.case
-    return {"signature": divergence.signature, "component": case.component, "property": case.property,
-            "family": case.family, "minimized_input": case.input, "actual": plain_json(divergence.actual),
-            "first_difference": {}}
-
-
 def diverging(target: Target, family: str, bases: Bases, properties: set[tuple[str, str]] | None) -> list[dict]:
     """The records of the target's divergences on the family: its own component's (``properties``
     None), or those of the given properties of other components."""
@@ -116,7 +108,7 @@ def diverging(target: Target, family: str, bases: Bases, properties: set[tuple[s
                 continue
             divergence = run_check(subject, case)
             if divergence is not None and not divergence.is_oracle_disagreement:
-                found.append(_record(divergence))
+                found.append(divergence_record(divergence))
     return found
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..files import InputFileError, read_json
-from .divergence import Divergence, is_oracle_disagreement
+from .divergence import Divergence
 from .root_causes import RootCause, cause_by_signature
 
 ANY_FAMILY = "*"

@@ -23,6 +23,7 @@ from ..naming.shape import Vocabulary
 
 WINDOW_BEFORE, WINDOW_AFTER = 6, 10  # aligned rows shown around the first difference
 MISSING = object()
+MISSING_TEXT = "(none)"  # a field one side of a labelled example lacks
 
 
 @cache
@@ -203,8 +204,6 @@ def labelled_example(record: dict) -> list[str]:
         lines += ["", "where they part:", *(f"  {key + ':':{width}} {_shown(value)}" for key, value in details)]
     return lines
 
-
-MISSING_TEXT = "(none)"
 
 
 def render_timeline(timeline: dict) -> list[str]:

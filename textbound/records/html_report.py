@@ -10,7 +10,6 @@ table, so a browser test can compare what the page shows with summary.json.
 from __future__ import annotations
 
 import html
-import json
 
 from ..naming.baseline import BaselineEntry
 from ..naming.root_causes import summary_root_causes
@@ -84,8 +83,9 @@ def _example(smallest: dict, summary: dict) -> str:
     view = _timeline(timeline) if timeline and timeline.get("input") == smallest.get("minimized_input") else \
         _alignment(record_alignment(smallest, summary.get("families", {})), summary.get("sides", SIDES))
     not_minimized = "" if is_minimized(smallest) else f" ({smallest['first_difference']['minimization']})"
+    labelled = "\n".join(labelled_example(smallest))
     return (f"<p>smallest example ({_e(smallest['family'])}, <code>{_e(smallest['signature'])}</code>)"
-            f"{_e(not_minimized)}:</p><pre>{_e(chr(10).join(labelled_example(smallest)))}</pre>{view}"
+            f"{_e(not_minimized)}:</p><pre>{_e(labelled)}</pre>{view}"
             f"<p>replay: <code>{_e(smallest['reproduce'])}</code></p>")
 
 

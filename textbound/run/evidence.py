@@ -32,7 +32,6 @@ import importlib
 import multiprocessing
 import resource
 import signal
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
@@ -50,9 +49,10 @@ from ..naming.divergence import (
     is_oracle_disagreement,
     plain_json,
 )
-from ..naming.root_causes import Evidence
+from ..naming.root_causes import Evidence, RootCause, root_causes
 from ..naming.signatures import signature_groups
 from ..plan.implementation import Implementation
+from .pool import DEFAULT_CASE_TIMEOUT, MINIMIZE_TIMEOUT_FACTOR
 from .stand_ins import OracleTokenizers, swap
 from .timeline import timeline
 
@@ -201,6 +201,15 @@ def recorded_case(record: dict) -> Case:
     return Case(record["component"], record["property"], record["family"], record["minimized_input"])
 
 
+def divergence_record(divergence: Divergence) -> dict:
+    """A divergence as the fields of a divergences.jsonl record that grouping reads (its smallest
+    case as the minimized input): ``divergence_record(found)["signature"] == found.signature``."""
+    case = divergence.smallest
+    return {"signature": divergence.signature, "component": case.component, "property": case.property,
+            "family": case.family, "minimized_input": case.input, "expected": plain_json(divergence.expected),
+            "actual": plain_json(divergence.actual), "first_difference": dict(divergence.first_difference)}
+
+
 def replaced_names(mutant: Mutant) -> frozenset[str]:
     """The public names a mutant replaces: ``replaced_names(BY_NAME["stops_within_delta"]) == {"StopChecker"}``."""
     return _replaced(mutant.module)
@@ -274,10 +283,7 @@ class Gatherer:
                                                 {m.name: m.bug for m in mutants},
                                                 timeline(subject, found, self.oracle_tokenizers(case.family)))}
         if found_upstream is not None and hops > 1:
-            upstream_record = {"component": found_upstream.case.component, "property": found_upstream.case.property,
-                               "family": case.family, "signature": found_upstream.signature,
-                               "minimized_input": found_upstream.case.input, "actual": plain_json(found_upstream.actual)}
-            result = {**self.evidence(upstream_record, hops - 1), **result}
+            result = {**self.evidence(divergence_record(found_upstream), hops - 1), **result}
         return result
 
     def culprit(self, subject: Subject, case: Case) -> str | None:
@@ -400,3 +406,16 @@ def gather(impl_name: str, families: dict[str, str], records: list[dict], second
                     found[signature] = Evidence.from_json(data)
         start = answered + 1  # past the example the process ended on, if it ended early
     return found
+
+
+def find_root_causes(records: list[dict], impl_name: str, families: dict[str, str],
+                     seconds: float = DEFAULT_CASE_TIMEOUT * MINIMIZE_TIMEOUT_FACTOR) -> list[RootCause]:
+    """The root causes of divergences found on ``impl_name`` (records as divergences.jsonl holds
+    them, or ``divergence_record`` of each Divergence; ``families`` maps their names to folders):
+    their examples re-run as a run's are, then grouped (naming.root_causes). The one call for
+    "which bug is this":
+
+        >>> [c.name for c in find_root_causes([divergence_record(d) for d in found], UNFINISHED, {"gpt2": folder})]
+        ['detokenizer_unfinished_released']
+    """
+    return root_causes(records, gather(impl_name, families, records, seconds))

@@ -25,7 +25,7 @@ from functools import cache
 from pathlib import Path
 
 from ..naming.divergence import is_oracle_disagreement, kind_of
-from ..naming.root_causes import evidence_of, root_causes, summary_root_causes
+from ..naming.root_causes import root_causes, summary_root_causes
 from ..naming.signatures import SignatureGroup, signature_groups, split_records
 from ..records.alignment import ids_only, labelled_example, vocabulary
 from ..records.report import example_sides, minimization_note
