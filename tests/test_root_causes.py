@@ -178,7 +178,7 @@ def test_every_field_of_an_example_is_labelled():
     assert "ids:          [136, 223]" in lines  # ids in one row
     assert "stopped:      expected True, actual False" in lines
     assert "stop_string:  expected '\u0301', actual None" in lines
-    assert "  after:        'add 1'" in lines
+    assert "  after:      'add 1'" in lines
 
 
 def test_a_streamed_divergence_reads_as_a_timeline(unfinished):

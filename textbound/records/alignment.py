@@ -197,11 +197,11 @@ def labelled_example(record: dict) -> list[str]:
         compared = [("expected", _shown(expected)), ("actual", _shown(actual))]
     details = [(key, value) for key, value in (record.get("first_difference") or {}).items()
                if isinstance(value, (str, int, float, bool)) or value is None]
-    width = max(len(key) for key in [*given, *(k for k, _ in compared), *(k for k, _ in details)]) + 1
+    width = max([len(key) + 1 for key in [*given, *(k for k, _ in compared)]] + [len(k) + 3 for k, _ in details])
     lines = [f"{key + ':':{width}} {json.dumps(value, ensure_ascii=False)}" for key, value in given.items()]
     lines += ["", *(f"{key + ':':{width}} {value}" for key, value in compared)]
     if details:
-        lines += ["", "where they part:", *(f"  {key + ':':{width}} {_shown(value)}" for key, value in details)]
+        lines += ["", "where they part:", *(f"  {key + ':':{width - 2}} {_shown(value)}" for key, value in details)]
     return lines
 
 
