@@ -98,14 +98,17 @@ class Bases:
 def diverging(target: Target, family: str, bases: Bases, properties: set[tuple[str, str]] | None) -> list[dict]:
     """The records of the target's divergences on the family: its own component's (``properties``
     None), or those of the given properties of other components."""
-    subject = Subject(family, build_family(family), Implementation(target.module))
+    impl = Implementation(target.module)
+    subject = Subject(family, build_family(family), impl)
     components = [target.component] if properties is None else sorted({c for c, _ in properties})
     found = []
     for component in components:
         cases, failing = bases.cases(family, component)
         for number, case in enumerate(cases):
-            if number in failing or (properties is not None and (component, case.property) not in properties):
-                continue
+            if number in failing or (properties is not None and (
+                    (component, case.property) not in properties or impl.missing_for(component, case.property)
+                    or not impl.provides(component))):
+                continue  # as a run skips a property the implementation does not provide
             divergence = run_check(subject, case)
             if divergence is not None and not divergence.is_oracle_disagreement:
                 found.append(divergence_record(divergence))

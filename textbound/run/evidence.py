@@ -154,6 +154,14 @@ def _rendered_text_input(subject: Subject, case: Case, found: Divergence) -> dic
     return {"text": text, "add_special_tokens": False}
 
 
+def _same_input(subject: Subject, case: Case, found: Divergence) -> dict:
+    return case.input
+
+
+def _same_kind(subject: Subject, case: Case, found: Divergence, there: Divergence) -> bool:
+    return there.kind == found.kind
+
+
 def _render_explains_ids(subject: Subject, case: Case, found: Divergence, render: Divergence) -> bool:
     """Whether the implementation's render of a request explains its ids (an engine that cannot
     give the text of a tokenized request shows its ids alone): the two are named alike; or its
@@ -189,8 +197,10 @@ UPSTREAM: dict[tuple[str, str], tuple[Upstream, ...]] = {
                             Upstream("detokenizer", "stream", "IncrementalDetokenizer", _pipeline_stream_input)),
     ("chat", "ids"): (Upstream("tokenizer", "encode", "Tokenizer.encode", _rendered_text_input),
                       Upstream("chat", "render", None, _render_input, _render_explains_ids)),
+    # The same request unsanitized, named alike: sanitizing may take another way to the same encoder.
     ("chat", "sanitized_ids"): (Upstream("tokenizer", "encode", "Tokenizer.encode", _rendered_text_input),
-                                Upstream("chat", "render", None, _render_input, _render_explains_ids)),
+                                Upstream("chat", "render", None, _render_input, _render_explains_ids),
+                                Upstream("chat", "ids", None, _same_input, _same_kind)),
     ("tools", "tokens"): (Upstream("tokenizer", "decode", "Tokenizer.decode", _tokens_decode_input),
                           Upstream("detokenizer", "stream", "IncrementalDetokenizer", _tokens_stream_input)),
 }
@@ -211,7 +221,9 @@ def divergence_record(divergence: Divergence) -> dict:
 
 
 def replaced_names(mutant: Mutant) -> frozenset[str]:
-    """The public names a mutant replaces: ``replaced_names(BY_NAME["stops_within_delta"]) == {"StopChecker"}``."""
+    """The public names a mutant (or any module with a ``module`` name) gives otherwise than impl; a
+    name it lacks is not provided, not replaced: ``replaced_names(BY_NAME["stops_within_delta"]) ==
+    {"StopChecker"}``."""
     return _replaced(mutant.module)
 
 
@@ -219,7 +231,8 @@ def replaced_names(mutant: Mutant) -> frozenset[str]:
 def _replaced(module: str) -> frozenset[str]:
     from textbound import impl
     loaded = importlib.import_module(module)
-    return frozenset(name for name in impl.__all__ if getattr(loaded, name, None) is not getattr(impl, name))
+    return frozenset(name for name in impl.__all__
+                     if hasattr(loaded, name) and getattr(loaded, name) is not getattr(impl, name))
 
 
 def suspected_mutants(component: str, culprit: str | None) -> list[Mutant]:
