@@ -1,4 +1,4 @@
-"""``textbound baseline --from RUN_DIR``: a run's signatures as a baseline the gate then passes;
+"""``textbound baseline --from RUN_DIR``: a run's root causes as a baseline the gate then passes;
 ``replay`` of an oracle disagreement says so and exits 0."""
 from __future__ import annotations
 
@@ -22,9 +22,10 @@ def test_a_baseline_of_a_run_passes_the_next_run(tmp_path, capsys):
     out = tmp_path / "baseline.json"
     assert main(["baseline", "--from", str(tmp_path / "first"), "--reason", "drops a token after digits",
                  "--out", str(out)]) == EXIT_OK
-    entries = load_baseline(out)
+    entries = load_baseline(out)  # one per root cause, with its signatures and families
     signatures = {r["signature"] for r in map(json.loads, (tmp_path / "first" / "divergences.jsonl").open())}
-    assert {e.signature for e in entries} == signatures and {e.family for e in entries} == {FAMILY}
+    assert all(e.root_cause for e in entries) and {s for e in entries for s in e.covered} == signatures
+    assert {f for e in entries for f in e.on} == {FAMILY}
     assert {e.reason for e in entries} == {"drops a token after digits"}
     assert check(tmp_path / "second", "--baseline", str(out)) == EXIT_OK
     capsys.readouterr()

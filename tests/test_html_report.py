@@ -1,5 +1,6 @@
 """report.html renders in a real headless browser (Debian's chromium), and what it shows equals
-summary.json: the counts per family × component, the totals its script computes, every signature."""
+summary.json: the counts per family × component, the totals its script computes, every root cause
+and signature."""
 from __future__ import annotations
 
 import json
@@ -27,7 +28,8 @@ class Page(HTMLParser):
     def __init__(self):
         super().__init__()
         self.rows: list[dict] = []  # data attributes of each counts row and its cells
-        self.sections: list[dict] = []
+        self.sections: list[dict] = []  # each root cause's
+        self.signatures: list[dict] = []
         self.by_id: dict[str, str] = {}
         self.attributes_by_id: dict[str, dict] = {}
         self._open_id: str | None = None
@@ -40,6 +42,8 @@ class Page(HTMLParser):
             self.rows[-1].update(attrs)
         elif tag == "section":
             self.sections.append(attrs)
+        if "data-signature" in attrs:
+            self.signatures.append(attrs)
         if "id" in attrs:
             self._open_id = attrs["id"]
             self.by_id[attrs["id"]] = ""
@@ -78,7 +82,9 @@ def test_the_page_rendered_by_chromium_shows_the_numbers_of_summary_json(report,
     # the totals are computed by the page's script: the browser ran it
     for name in ("cases", "divergences", "new"):
         assert int(page.by_id[f"total-{name}"].replace(",", "")) == sum(c[name] for c in summary["counts"]), name
-    assert {s["data-signature"]: int(s["data-count"]) for s in page.sections} == summary["signatures"]
+    assert {s["data-root-cause"]: int(s["data-count"]) for s in page.sections} == {
+        c["name"]: c["cases"] for c in summary["root_causes"]}
+    assert {s["data-signature"]: int(s["data-count"]) for s in page.signatures} == summary["signatures"]
     assert int(page.by_id["new-signatures"]) == len(summary["new"])
     assert page.attributes_by_id["run-state"]["data-completed"] == "true"
     assert "stops on gpt2: not provided by tests.broken_impl" in rendered.stdout

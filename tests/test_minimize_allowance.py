@@ -45,9 +45,12 @@ def test_a_broken_impl_minimizes_a_few_per_signature_and_the_report_counts_the_r
     chunks = -(-sum(c["cases"] for c in json.loads((tmp_path / "summary.json").read_text())["counts"]) // CHUNK)
     assert tried and max(tried.values()) <= MINIMIZED_PER_SIGNATURE * chunks
     summary = json.loads((tmp_path / "summary.json").read_text())
-    noted = {(r["family"], r["signature"]) for r in marked}
-    assert all(any(f"{signature} on {family}: divergences recorded as found, not minimized" in n
-                   for n in summary["notes"]) for family, signature in noted)
+    counted = Counter((r["family"], r["signature"]) for r in marked)
+    assert {(e["family"], e["signature"]): e["count"] for e in summary["not_minimized"]} == counted
+    report = (tmp_path / "report.md").read_text()  # counted as found, not as not checked
+    assert "## Found, not minimized" in report and not any("not minimized" in n for n in summary["notes"])
+    for (family, signature), count in counted.items():
+        assert f"- {signature} on {family}: {count}" in report
 
 
 def test_a_candidate_the_check_raises_on_is_not_kept_and_the_divergence_is_minimized(monkeypatch):

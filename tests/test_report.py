@@ -88,7 +88,8 @@ def test_report_md_shows_every_json_value(tmp_path, expected, actual):
               "first_difference": {}, "reproduce": "textbound replay ..."}
     summary = build_summary(header, Counter(), [record], {"new": ["tools/parse/x"]}, [], {})
     report = markdown_report(summary, [record])
-    assert "### `tools/parse/x`" in report and f"actual:   {actual!r}" in report
+    shown = json.dumps(actual) if isinstance(actual, (list, dict)) else repr(actual)
+    assert "### 1. `tools/parse/x` (new)" in report and f"\nactual:   {shown}\n" in report
 
 
 def test_oracle_disagreements_are_reported_apart_and_never_fail_the_gate(tmp_path, monkeypatch):

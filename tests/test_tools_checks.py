@@ -272,3 +272,27 @@ def test_hold_back_is_the_longest_tail_beginning_a_tag():
 def test_json_values_compare_numbers_by_value_but_not_booleans():
     assert same_json({"a": [1, 2.0]}, {"a": [1.0, 2]})
     assert not same_json({"a": 1}, {"a": True}) and not same_json([0], [False])
+
+
+def test_a_reasoning_flag_read_otherwise_names_the_whole_parse_whatever_part_differs_first():
+    """A parser ignoring starts_in_reasoning (reasoning lands in content, a call after it too): one
+    kind, whichever part of the message shows it first."""
+    from textbound.checks.tools import ToolInput, flag_reading, message_of
+
+    mutant = Implementation("textbound.mutants.tools_starts_in_reasoning_ignored")
+    for text in ("thinking</think>hello", "plan</think><tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>"):
+        given = ToolInput("hermes", text, None, True, True, [])
+        actual = message_of(mutant.parse_response(text, "hermes", **given.options))
+        assert flag_reading(given, actual) == "parses as if starts_in_reasoning were false"
+        assert flag_reading(given, message_of(impl.parse_response(text, "hermes", **given.options))) is None
+
+
+def test_a_call_read_into_reasoning_is_named_by_the_part_that_took_it():
+    from textbound.checks.tools import read_otherwise
+
+    call = {"name": "f", "arguments": {}}
+    expected = {"content": "a", "reasoning_content": "r", "calls": [call]}
+    actual = {"content": "", "reasoning_content": "r</think>a<tool_call>...</tool_call>", "calls": []}
+    assert read_otherwise(expected, actual, {"field": "content"}) == "reasoning_content differs: a call read as reasoning"
+    assert read_otherwise({**expected, "content": ""}, {**actual, "reasoning_content": "r", "content": "<tool_call>"},
+                          {"field": "content"}) == "content differs: a call read as content"

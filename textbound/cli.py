@@ -35,7 +35,7 @@ from unittest.mock import patch
 
 from .families import FamilyError, fuzz_families, resolve
 from .files import InputFileError
-from .naming.baseline import BaselineError, load_baseline
+from .naming.baseline import BaselineEntry, BaselineError, load_baseline
 from .naming.divergence import COMPONENTS
 from .one_line import one_line
 from .plan.budget import BUDGETS, add_budget_option
@@ -172,7 +172,7 @@ def _parser() -> argparse.ArgumentParser:
     diff = commands.add_parser("diff", help="signatures new, fixed and unchanged between two reports")
     diff.add_argument("old", type=Path, metavar="OLD", help="the report folder of the earlier run")
     diff.add_argument("new", type=Path, metavar="NEW", help="the report folder of the later run")
-    baseline = commands.add_parser("baseline", help="a baseline of a run's signatures")
+    baseline = commands.add_parser("baseline", help="a baseline of a run's root causes, one entry each")
     baseline.add_argument("--from", dest="run_dir", type=Path, required=True, metavar="RUN_DIR",
                           help="the report folder of the run")
     baseline.add_argument("--reason", default=None, metavar="TEXT",
@@ -413,13 +413,16 @@ def _baseline(args) -> int:
     import json
 
     from .naming.baseline import baseline_of
+    from .naming.root_causes import summary_root_causes
+    from .naming.signatures import split_records
     from .records.report import write_atomically
     from .records.run_folder import load_run
     run = load_run(args.run_dir)
     if args.reason is not None and not args.reason.strip():
         print("textbound: --reason must not be empty: a baseline entry says why it is known", file=sys.stderr)
         return EXIT_SETUP
-    text = json.dumps(baseline_of(run.records, str(args.run_dir), args.reason), ensure_ascii=False, indent=1) + "\n"
+    causes = summary_root_causes(run.summary, split_records(run.records)[0])  # one entry per root cause
+    text = json.dumps(baseline_of(causes, str(args.run_dir), args.reason), ensure_ascii=False, indent=1) + "\n"
     if args.out is None:
         print(text, end="")
         return EXIT_OK
@@ -567,7 +570,7 @@ def _check(args, impl: Implementation) -> int:
     for signature in verdict.new:
         print(f"  NEW {signature}")
     for entry in verdict.fixed:
-        print(f"  FIXED (remove from baseline) {entry['signature']} on {entry['family']}")
+        print(f"  FIXED (remove from baseline) {BaselineEntry.from_json(entry).label}")
     for note in recorder.notes:
         print(f"  note: {note}")
     if properties and not recorder.cases:  # nothing was checked: a gate that would pass on nothing

@@ -45,7 +45,7 @@ if TYPE_CHECKING:  # imported where used: pytest loads this module in every sess
     from .naming.divergence import Case, Divergence
     from .run.pool import Limits
     from .run.runner import Plan
-    from .triage.causes import RootCause
+    from .naming.root_causes import RootCause
 
 ITEM_PREFIX = "textbound"  # items are textbound[FAMILY-COMPONENT-PROPERTY]: -k textbound selects them
 DEFAULT_BUDGET = "default"  # as ``textbound check``
@@ -357,27 +357,18 @@ def judged(result: PropertyResult, baseline: tuple[BaselineEntry, ...], family: 
     return verdict
 
 
-def root_causes(records: list[dict], families: dict[str, str]) -> list[RootCause]:
+def root_causes(records: list[dict], families: dict[str, str], impl_name: str) -> list[RootCause]:
     """The root causes of one item's divergences (records as divergences.jsonl holds them), the most
-    frequent first: for now its signatures (textbound.naming.signatures), those whose smallest examples
-    the same catalogue mutant reproduces taken together and named by it (textbound.triage.causes). The
-    one function to swap for a finer grouping; each cause has ``records`` and ``mutants`` (the
-    explanation, empty where none reproduces it):
+    frequent first, grouped as a run groups them (textbound.run.evidence.find_root_causes: each
+    signature's smallest example re-run with the implementation's names swapped for the oracle's, and
+    on the catalogue); each cause has its ``name``, ``signatures``, ``records``, ``smallest`` example
+    and ``mutants`` (the catalogue's explanation, empty where none reproduces it):
 
-        >>> [(c.groups[0].signature, [m.name for m in c.mutants]) for c in root_causes(records, families)]
-        [('stops/stream/releases text that may begin a stop', ['stops_within_delta'])]
+        >>> [(c.signatures, list(c.mutants)) for c in root_causes(records, families, "textbound.mutants.stops_within_delta")]
+        [(['stops/stream/releases text that may begin a stop'], ['stops_within_delta'])]
     """
-    from .naming.signatures import signature_groups
-    from .triage.causes import root_causes as grouped_by_explanation
-    return grouped_by_explanation(signature_groups(records), families, explain=True)
-
-
-def _smallest_example(records: list[dict]) -> dict:
-    """The record to show: the smallest of those that were minimized (a record marked in
-    first_difference["minimization"] was not: one of many, or its minimizing timed out), else the
-    smallest of all."""
-    from .naming.signatures import input_size
-    return min(records, key=lambda record: ("minimization" in record["first_difference"], input_size(record)))
+    from .run.evidence import find_root_causes
+    return find_root_causes(records, impl_name, families)
 
 
 def _shown(value) -> str:
@@ -389,6 +380,8 @@ def _failure_report(checking: Checking, title: str, result: PropertyResult, verd
     """What a failing item says: how many cases diverged, each root cause with its explanation, its
     smallest example aligned and its replay command; the baseline's entries it matched or found
     fixed; and the harness error that stopped it."""
+    from textbound.mutants import BY_NAME
+
     from .records.report import RunInfo, record_line
     from .triage.explanation import explanation_line
 
@@ -396,14 +389,13 @@ def _failure_report(checking: Checking, title: str, result: PropertyResult, verd
     info = RunInfo(impl=plan.impl.name, impl_version=plan.impl.version, oracle_versions={}, seed=plan.seed,
                    budget=plan.budget.name, families=families)
     records = [json.loads(record_line(divergence, info)) for divergence in verdict.new]
-    causes = root_causes(records, families) if records else []
+    causes = root_causes(records, families, plan.impl.name) if records else []
     lines = [f"{title}: {len({r['digest'] for r in records})} of the {result.cases} case(s) checked diverge from "
              f"the oracle beyond the baseline, {len(causes)} root cause(s)" if records else f"{title}: no new divergence"]
     for number, cause in enumerate(causes, 1):
-        smallest = _smallest_example(cause.records)
-        signatures = sorted({record["signature"] for record in cause.records})
-        lines += ["", f"{number}. {' + '.join(signatures)} ({len(cause.records)} case(s))",
-                  f"   {explanation_line(list(cause.mutants))}",
+        smallest = cause.smallest
+        lines += ["", f"{number}. {' + '.join(cause.signatures)} ({cause.cases} case(s))",
+                  f"   {explanation_line([BY_NAME[name] for name in cause.mutants])}",
                   f"   smallest example{'' if 'minimization' in smallest['first_difference'] else ', minimized'} "
                   f"({smallest['signature']}): {_shown(smallest['minimized_input'])}",
                   f"   expected {_shown(smallest['expected'])}", f"   actual   {_shown(smallest['actual'])}",

@@ -8,6 +8,7 @@ triage must give each one signature, two at most, without knowing its class.
 COMPONENTS = {
     "ascii_letters": "tokenizer",
     "chat_bos_token_empty": "chat",
+    "chat_engine_bos_empty": "chat",
     "chat_none_content_as_text": "chat",
     "chat_render_stripped": "chat",
     "decode_drops_leading_space": "tokenizer",

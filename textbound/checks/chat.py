@@ -326,7 +326,7 @@ def check_render(subject: Subject, case: Case) -> Divergence | None:
     return _named(template, found)
 
 
-def _chat_template_argument(template: ChatTemplate) -> str | None:
+def chat_template_argument(template: ChatTemplate) -> str | None:
     """What apply_chat_template's ``chat_template=`` gets: nothing for the family's own template (the
     tokenizer selects it), the name of one of its named templates, else the source itself."""
     if template.name == "family":
@@ -341,7 +341,7 @@ def _chat_template_argument(template: ChatTemplate) -> str | None:
 def check_ids(subject: Subject, case: Case) -> Divergence | None:
     template, request = case_template(subject, case), ChatRequest.of(case.input)
     sanitize = TOKENIZER_PROPERTIES[case.property]
-    chat_template = _chat_template_argument(template)
+    chat_template = chat_template_argument(template)
     oracle = FamilyChatOracle.of(subject.path)
 
     def answer(asked: ChatRequest):

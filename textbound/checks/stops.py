@@ -46,6 +46,7 @@ HOLDS_MORE = "holds back more than may begin a stop"
 BY_LIST_ORDER = "stopped at a stop string by its place in the list"  # the reference's cut is the same in any order
 REPORTS_ANOTHER = "reports another stop string"  # where the reference stops
 PAST_STOP = "releases text after the stop string in its delta"  # having stopped at the reference's stop
+HELD_BACK = "characters held back"  # what a stream that has not stopped holds after a delta
 FILLER = "\ue000"  # a probe's text after a stop: the first character from this one (private use) no stop holds
 
 
@@ -177,8 +178,8 @@ def _step_fault(case: Case, expected_output: str, output: str, seen: str, step: 
     longest = max(map(len, stops), default=0)
     should_hold = held_back_reference(seen[-longest:], stops) if longest else 0
     held = len(seen) - len(output)
-    if held != should_hold:
-        return Divergence(case, should_hold, held, HOLDS_MORE if held > should_hold else RELEASES,
+    if held != should_hold:  # the counts labelled, so that a report says what they count
+        return Divergence(case, {HELD_BACK: should_hold}, {HELD_BACK: held}, HOLDS_MORE if held > should_hold else RELEASES,
                           {"after": f"add {step}", "seen": seen})
     return None
 

@@ -50,7 +50,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from textbound.oracles import tool_reference, transformers_response
 from textbound.oracles.chat_oracle import TEMPLATES_ENV, TemplateNotFound, render, templates_dir
@@ -165,24 +165,26 @@ def read_otherwise(expected: dict, actual: dict, difference: dict) -> str:
     """
     field = difference["field"]
     if field in TEXT_PARTS and len(actual["calls"]) != len(expected["calls"]):
-        fewer = len(actual["calls"]) < len(expected["calls"])
-        return f"{field} differs: " + (f"a call read as {TEXT_PARTS[field]}" if fewer else f"{TEXT_PARTS[field]} read as a call")
+        # Named by the part that took the call's text (or gave the call its text), which need not be
+        # the first that differs: a call read into reasoning changes the content before it too.
+        if len(actual["calls"]) < len(expected["calls"]):
+            took = next((name for name in TEXT_PARTS if len(actual[name]) > len(expected[name])), field)
+            return f"{took} differs: a call read as {TEXT_PARTS[took]}"
+        gave = next((name for name in TEXT_PARTS if len(actual[name]) < len(expected[name])), field)
+        return f"{gave} differs: {TEXT_PARTS[gave]} read as a call"
     return f"{field} differs"
 
 
-def reasoning_start_misread(given: ToolInput, expected: dict, actual: dict) -> str | None:
-    """The kind of a parse that is the reference's with ``starts_in_reasoning`` read the other way
-    (an output whose ``<think>`` the prompt opened read as starting outside reasoning, or the
-    reverse): one cause, whatever the text then lands in (reasoning in the content, a call written
-    in the reasoning read as a call), so one signature. None for any other difference.
-
-    starts_in_reasoning=True, "hm</think>Hi" parsed to content "hm</think>Hi" →
-    "reads the output as starting outside reasoning"
-    """
-    flipped = replace(given, starts_in_reasoning=not given.starts_in_reasoning).reference().message()
-    if flipped == expected or message_difference(flipped, actual) is not None:
-        return None
-    return f"reads the output as starting {'outside' if given.starts_in_reasoning else 'in'} reasoning"
+def flag_reading(given: "ToolInput", actual: dict) -> str | None:
+    """The request's reasoning flags read otherwise, where that gives the reference impl's message
+    (a reasoning state read wrong is one bug, whichever part of the message shows it first):
+    ``"parses as if starts_in_reasoning were false"``."""
+    for flag in ("starts_in_reasoning", "reasoning"):
+        flipped = {**given.options, flag: not given.options[flag]}
+        read, error = oracle_call(lambda: tool_reference.parse(given.text, given.format, **flipped).message())
+        if error is None and message_difference(read, actual) is None:
+            return f"parses as if {flag} were {json.dumps(flipped[flag])}"
+    return None
 
 
 def well_formed(reference: Parsed) -> bool:
@@ -193,8 +195,9 @@ def well_formed(reference: Parsed) -> bool:
 def judged(case: Case, given: ToolInput, reference: Parsed, actual: dict,
            transformers: Callable[[], transformers_response.TransformersAnswer], what: str,
            by_parts: bool = False) -> Divergence | None:
-    """impl's ``actual`` against the reference's message (``by_parts``: the kind told by
-    ``read_otherwise``, else by the first differing field), with transformers' answer as the tie-breaker
+    """impl's ``actual`` against the reference's message (``by_parts``: the kind told by a reasoning
+    flag read otherwise, ``flag_reading``, where one gives impl's message, else by ``read_otherwise``;
+    else by the first differing field), with transformers' answer as the tie-breaker
     on well-formed output: where transformers answers and disagrees with the reference, the case is an
     oracle disagreement (unless impl agrees with neither), never silently passed nor blamed on impl.
     Malformed output is the reference's alone: transformers' parser has no fallback to content (it
@@ -214,8 +217,9 @@ def judged(case: Case, given: ToolInput, reference: Parsed, actual: dict,
                           {**where, **oracle_vs_reference, "impl_sides_with": sided, "template": answer.template,
                            "transformers_limits": list(answer.limits)})
     if impl_vs_reference:
-        kind = reasoning_start_misread(given, expected, actual) or (
-            read_otherwise(expected, actual, impl_vs_reference) if by_parts else f"{impl_vs_reference['field']} differs")
+        # A stream's own bug is in how pieces meet: a flag read otherwise is its whole parse's to name.
+        kind = (flag_reading(given, actual) or read_otherwise(expected, actual, impl_vs_reference)) if by_parts \
+            else f"{impl_vs_reference['field']} differs"
         return Divergence(case, expected, actual, what + kind, {**where, **impl_vs_reference})
     return None
 

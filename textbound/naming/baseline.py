@@ -1,8 +1,18 @@
 """The baseline: known divergences, each with a reason.
 
-A divergence whose signature (and family, unless the entry says "*") is listed is known and does not
-fail the gate. An entry whose family and component were checked but which matched nothing is
-reported as fixed, so baselines get pruned instead of going silently stale.
+An entry names a root cause (``textbound baseline --from`` writes one per root cause of a run: its
+name, its signatures, the families it was seen on) or a single signature (as baselines were
+written before root causes; such entries still read). A divergence is known when an entry's
+families hold its family ("*" for any) and the entry covers its signature: a signature entry its
+own; a root-cause entry each of its signatures and every signature a run groups with them (the same
+bug seen by another property, or in another character class) or names as the same root cause.
+An entry whose family and component were checked but which matched nothing is reported as fixed,
+so baselines get pruned instead of going silently stale.
+
+    {"entries": [{"root_cause": "detokenizer_unfinished_released", "families": ["gpt2"],
+                  "signatures": ["detokenizer/stream/shown a byte run otherwise than the whole decode"],
+                  "reason": "vLLM's streams show U+FFFD for emoji (vllm#1234)"},
+                 {"signature": "tokenizer/encode/ids: drops tokens at the end", "family": "*", "reason": "..."}]}
 """
 from __future__ import annotations
 
@@ -11,21 +21,82 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..files import InputFileError, read_json
-from .divergence import Divergence, is_oracle_disagreement
+from .divergence import Divergence
+from .root_causes import RootCause, cause_by_signature
+
+ANY_FAMILY = "*"
 
 
 @dataclass(frozen=True)
 class BaselineEntry:
+    """A signature entry (``signature`` on ``family``), or a root-cause entry (``root_cause`` with its
+    ``signatures`` on ``families``)."""
+
     signature: str
     family: str
     reason: str
+    root_cause: str | None = None
+    signatures: tuple[str, ...] = ()
+    families: tuple[str, ...] = ()
 
     @property
-    def component(self) -> str:
-        return self.signature.split("/", 1)[0]
+    def covered(self) -> tuple[str, ...]:
+        return self.signatures if self.root_cause else (self.signature,)
 
-    def matches(self, divergence: Divergence) -> bool:
-        return self.signature == divergence.signature and self.family in ("*", divergence.case.family)
+    @property
+    def on(self) -> tuple[str, ...]:
+        """The families the entry holds (ANY_FAMILY for any)."""
+        return (self.families or (ANY_FAMILY,)) if self.root_cause else (self.family,)
+
+    @property
+    def components(self) -> set[str]:
+        return {signature.split("/", 1)[0] for signature in self.covered}
+
+    def matches(self, divergence: Divergence, cause: RootCause | None = None) -> bool:
+        """Whether the entry knows ``divergence``, whose run groups it into ``cause``."""
+        if not (ANY_FAMILY in self.on or divergence.case.family in self.on):
+            return False
+        if divergence.signature in self.covered:
+            return True
+        return bool(self.root_cause and cause and (cause.name == self.root_cause
+                                                   or set(cause.signatures) & set(self.signatures)))
+
+    def to_json(self) -> dict:
+        """The entry as a baseline file (and summary.json's "fixed") holds it."""
+        if self.root_cause:
+            return {"root_cause": self.root_cause, "signatures": list(self.signatures), "families": list(self.on),
+                    "reason": self.reason}
+        return {"signature": self.signature, "family": self.family, "reason": self.reason}
+
+    @property
+    def label(self) -> str:
+        """``"`tokenizer/encode/x` on gpt2"``, ``"root cause `stops_within_delta` (2 signatures) on *"``."""
+        if self.root_cause:
+            return f"root cause `{self.root_cause}` ({len(self.signatures)} signature(s)) on {', '.join(self.on)}"
+        return f"`{self.signature}` on {self.family}"
+
+    @classmethod
+    def from_json(cls, entry: object, where: str = "entry") -> "BaselineEntry":
+        """An entry of a baseline file; one that is neither kind raises BaselineError naming ``where``."""
+        def strings(name: str) -> tuple[str, ...] | None:
+            value = entry.get(name)
+            return tuple(value) if isinstance(value, list) and value and all(isinstance(v, str) and v for v in value) \
+                else None
+
+        if not isinstance(entry, dict):
+            raise BaselineError(f"{where} needs a non-empty 'signature' and 'reason' (or 'root_cause', 'signatures' "
+                                f"and 'reason')")
+        reason = entry.get("reason") if isinstance(entry.get("reason"), str) and entry.get("reason") else None
+        if "root_cause" in entry:
+            signatures, families = strings("signatures"), strings("families") if "families" in entry else (ANY_FAMILY,)
+            if not isinstance(entry["root_cause"], str) or not entry["root_cause"] or signatures is None \
+                    or families is None or reason is None:
+                raise BaselineError(f"{where}: a root-cause entry needs a non-empty 'root_cause', 'signatures' (a list "
+                                    f"of signatures), 'reason' and, if given, 'families' (a list of family names)")
+            return cls("", ANY_FAMILY, reason, entry["root_cause"], signatures, families)
+        if not isinstance(entry.get("signature"), str) or not entry["signature"] or reason is None:
+            raise BaselineError(f"{where} needs a non-empty 'signature' and 'reason'")
+        return cls(entry["signature"], entry.get("family", ANY_FAMILY), reason)
 
 
 class BaselineError(ValueError):
@@ -44,38 +115,32 @@ def load_baseline(path: Path | None, option: str = "--baseline") -> list[Baselin
     entries = data.get("entries")
     if not isinstance(entries, list):
         raise BaselineError(f'{path}: expected {{"entries": [...]}}')
-    result = []
-    for index, entry in enumerate(entries):
-        if not isinstance(entry, dict) or not all(isinstance(entry.get(k), str) and entry.get(k) for k in ("signature", "reason")):
-            raise BaselineError(f"{path}: entries[{index}] needs a non-empty 'signature' and 'reason'")
-        result.append(BaselineEntry(entry["signature"], entry.get("family", "*"), entry["reason"]))
-    return result
+    return [BaselineEntry.from_json(entry, f"{path}: entries[{index}]") for index, entry in enumerate(entries)]
 
 
-def baseline_of(records: list[dict], source: str, reason: str | None = None) -> dict:
-    """A baseline listing each (family, signature) of a run's records, oracle disagreements left
-    out (they are never impl's); without ``reason``, each entry says where it was seen and its
-    smallest input:
+def baseline_of(causes: list[dict], source: str, reason: str | None = None) -> dict:
+    """A baseline with one entry per root cause of a run (summary.json's ``root_causes``); without
+    ``reason``, each entry says where it was seen and its smallest input:
 
-        >>> baseline_of([{"family": "gpt2", "signature": "tokenizer/encode/x", "minimized_input": {"text": "a"}}],
+        >>> baseline_of([{"name": "x", "signatures": [{"signature": "tokenizer/encode/x", "cases": 1}],
+        ...               "families": {"gpt2": 1}, "cases": 1, "smallest": {"minimized_input": {"text": "a"}}}],
         ...             "reports/runs/1")["entries"][0]["reason"]
-        'seen in reports/runs/1: 1 divergence(s), smallest input {"text": "a"}'
+        'seen in reports/runs/1: 1 divergence(s), 1 signature(s), smallest input {"text": "a"}'
     """
-    seen: dict[tuple[str, str], list[dict]] = {}
-    for record in records:
-        if not is_oracle_disagreement(record["signature"]):
-            seen.setdefault((record["family"], record["signature"]), []).append(record)
     entries = []
-    for (family, signature), found in sorted(seen.items(), key=lambda item: (item[0][1], item[0][0])):
-        smallest = min((json.dumps(r.get("minimized_input"), ensure_ascii=False) for r in found), key=len)
-        entries.append({"signature": signature, "family": family,
-                        "reason": reason or f"seen in {source}: {len(found)} divergence(s), smallest input {smallest}"})
+    for cause in causes:
+        smallest = json.dumps(cause["smallest"].get("minimized_input"), ensure_ascii=False)
+        signatures = [s["signature"] for s in cause["signatures"]]
+        entries.append(BaselineEntry(
+            "", ANY_FAMILY, reason or f"seen in {source}: {cause['cases']} divergence(s), {len(signatures)} "
+                                      f"signature(s), smallest input {smallest}",
+            cause["name"], tuple(signatures), tuple(sorted(cause["families"]))).to_json())
     return {"entries": entries}
 
 
 def checked_by(entry: BaselineEntry, checked: set[tuple[str, str]]) -> bool:
     """True when a run that checked these (family, component) pairs could have matched ``entry``."""
-    return any(c == entry.component and entry.family in ("*", f) for f, c in checked)
+    return any(c in entry.components and (ANY_FAMILY in entry.on or f in entry.on) for f, c in checked)
 
 
 @dataclass(frozen=True)
@@ -122,18 +187,19 @@ class Verdict:
 
 
 def judge(entries: list[BaselineEntry], found: list[Divergence], checked: set[tuple[str, str]],
-          errors: list[str] = ()) -> Verdict:
-    """Splits what was found into new and known, and finds the entries that no longer diverge.
+          errors: list[str] = (), causes: list[RootCause] = ()) -> Verdict:
+    """Splits what was found into new and known, and finds the entries that no longer diverge;
+    ``causes`` are the run's root causes, which root-cause entries are matched by.
 
     Oracle disagreements are neither new nor known: they say nothing about impl (the report lists
     them apart).
     """
     new, known, used = set(), set(), set()
+    cause_of = cause_by_signature(causes)
     for divergence in (d for d in found if not d.is_oracle_disagreement):
-        match = next((e for e in entries if e.matches(divergence)), None)
+        match = next((e for e in entries if e.matches(divergence, cause_of.get(divergence.signature))), None)
         (new if match is None else known).add((divergence.case.family, divergence.signature))
         if match is not None:
             used.add(match)
-    fixed = [{"signature": e.signature, "family": e.family, "reason": e.reason}
-             for e in entries if e not in used and checked_by(e, checked)]
+    fixed = [e.to_json() for e in entries if e not in used and checked_by(e, checked)]
     return Verdict(new_in=sorted(map(list, new)), known_in=sorted(map(list, known)), fixed=fixed, errors=list(errors))

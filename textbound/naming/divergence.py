@@ -21,6 +21,9 @@ ORACLE_FAILURE = "oracle failure:"
 # The input field naming the stratum a case was built for (the inputs every budget checks in full,
 # e.g. "no-break space: U+00A0 between words"): kept as it is when a case is minimized.
 STRATUM_FIELD = "stratum"
+# How first_difference.minimization begins on a divergence recorded as found, not minimized (a
+# worker minimizes the first few of a signature in each chunk: textbound.run.pool).
+NOT_MINIMIZED = "not minimized"
 REPLACEMENT_CHARACTER = "\ufffd"  # what a decode shows for bytes that are not a character (or not yet)
 # What a kind is led by where a counterfactual oracle (the family's tokenizer.json with one flag or
 # option read otherwise) gives the engine's answer: one cause for every property it shows in (an

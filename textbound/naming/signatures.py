@@ -14,7 +14,22 @@ from .divergence import is_oracle_disagreement
 
 
 def input_size(record: dict) -> int:
-    return len(json.dumps(record["minimized_input"], ensure_ascii=False))
+    return len(json.dumps(record.get("minimized_input"), ensure_ascii=False))
+
+
+def is_minimized(record: dict) -> bool:
+    """Whether a record's example went through minimization (or had nothing to shrink): a record
+    the worker found after its allowance, or whose shrinking hung or crashed, says so in
+    ``first_difference.minimization``."""
+    return "minimization" not in (record.get("first_difference") or {})
+
+
+def smallest_record(records) -> dict:
+    """The record with the smallest example, among the minimized ones where any is:
+    ``smallest_record([{"minimized_input": "ab"}, {"minimized_input": "a", "first_difference":
+    {"minimization": "not minimized: ..."}}])["minimized_input"] == "ab"``."""
+    records = list(records)
+    return min([r for r in records if is_minimized(r)] or records, key=input_size)
 
 
 @dataclass
@@ -31,7 +46,8 @@ class SignatureGroup:
 
     @property
     def smallest(self) -> dict:
-        return min(self.records, key=input_size)
+        """The smallest example, a minimized one wherever the signature has one."""
+        return smallest_record(self.records)
 
 
 def split_records(records: list[dict]) -> tuple[list[dict], list[dict]]:

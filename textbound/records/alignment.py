@@ -7,7 +7,9 @@ difference. For the encode of "a1" by a tokenizer dropping the token after a dig
        64  "a"    61                 | 64  "a"    61
     >> 16  "1"    31                 |
 
-report.md, the HTML report, compare's report and the triage all show a record this way.
+report.md, the HTML report, compare's report and the triage all show a record this way, after its
+example with every field labelled (``labelled_example``), and a streamed example as the timeline of
+its calls where the run's evidence holds one (``render_timeline``).
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from ..naming.shape import Vocabulary
 
 WINDOW_BEFORE, WINDOW_AFTER = 6, 10  # aligned rows shown around the first difference
 MISSING = object()
+MISSING_TEXT = "(none)"  # a field one side of a labelled example lacks
 
 
 @cache
@@ -168,3 +171,50 @@ def render_alignment(alignment: Alignment, sides: tuple[str, str] = ("expected",
         lines.append(f"   ... {alignment.hidden_after} more row(s)")
     lines += [f"   ({note})" for note in alignment.notes]
     return [line for line in lines if line is not None]
+
+
+def _shown(value) -> str:
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, (list, dict)) else repr(value)
+
+
+def labelled_example(record: dict) -> list[str]:
+    """A record's minimized case, every field labelled: its input one field a line (ids in one row),
+    then what was expected and what came, field by field where both are objects, then where the
+    check saw them part:
+
+        >>> labelled_example({"minimized_input": {"ids": [1, 2], "stops": ["a"]},
+        ...                   "expected": {"output": "", "stopped": True}, "actual": {"output": "a", "stopped": False},
+        ...                   "first_difference": {}})
+        ['ids:     [1, 2]', 'stops:   ["a"]', '', "output:  expected '', actual 'a'", 'stopped: expected True, actual False']
+    """
+    given = record.get("minimized_input")
+    given = given if isinstance(given, dict) else {"input": given}
+    expected, actual = record.get("expected"), record.get("actual")
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        compared = [(key, f"expected {_shown(expected.get(key, MISSING_TEXT))}, actual {_shown(actual.get(key, MISSING_TEXT))}")
+                    for key in [*expected, *(k for k in actual if k not in expected)]]
+    else:
+        compared = [("expected", _shown(expected)), ("actual", _shown(actual))]
+    details = [(key, value) for key, value in (record.get("first_difference") or {}).items()
+               if isinstance(value, (str, int, float, bool)) or value is None]
+    width = max([len(key) + 1 for key in [*given, *(k for k, _ in compared)]] + [len(k) + 3 for k, _ in details])
+    lines = [f"{key + ':':{width}} {json.dumps(value, ensure_ascii=False)}" for key, value in given.items()]
+    lines += ["", *(f"{key + ':':{width}} {value}" for key, value in compared)]
+    if details:
+        lines += ["", "where they part:", *(f"  {key + ':':{width - 2}} {_shown(value)}" for key, value in details)]
+    return lines
+
+
+
+def render_timeline(timeline: dict) -> list[str]:
+    """A stream's calls one a line, the implementation's side | the reference's, ">>" on the first
+    step where they part (textbound.run.timeline makes them)."""
+    columns, rows = timeline["columns"], timeline["rows"]
+    widths = [min(40, max(len(str(cell)) for cell in [name, *(row[i] for row in rows)])) for i, name in enumerate(columns)]
+
+    def line(cells: list[str]) -> str:
+        left = "  ".join(str(c)[:40].ljust(w) for c, w in zip(cells[:-1], widths))
+        return f"{left} | {str(cells[-1])[:40]}"
+
+    marked = [f"{'>>' if index == timeline.get('first') else '  '} {line(row)}".rstrip() for index, row in enumerate(rows)]
+    return ["   timeline, call by call (>> the first call where the two sides part):", f"   {line(columns)}", *marked]

@@ -2,7 +2,8 @@
 
 Cases are counted once in exactly one shard, so counts and the digests of the cases add up;
 divergences are de-duplicated by digest, as one run's recorder does, so a sharded run merges to the
-same signatures, counts and cases digests as the unsharded run. A baseline entry is fixed when no shard matched it and some shard checked where
+same signatures, counts and cases digests as the unsharded run, and its signatures are grouped into
+root causes by the evidence every shard gathered. A baseline entry is fixed when no shard matched it and some shard checked where
 it applies. Family folders a shard wrote into its own report (fuzzed pipelines) are copied into
 OUT, and the replay commands of the records point there.
 
@@ -18,6 +19,7 @@ from pathlib import Path
 
 from ..files import jsonl_line
 from ..naming.baseline import BaselineEntry, Verdict, checked_by
+from ..naming.root_causes import evidence_of
 from ..records.run_folder import Run, holds_report, load_run
 from .report import Tally, build_summary, write_outputs
 
@@ -44,8 +46,7 @@ def _fixed(runs: list[Run]) -> list[dict]:
     candidates = _unique([entry for run in runs for entry in run.summary.get("fixed", [])])
 
     def unmatched_in(run: Run, entry: dict) -> bool:
-        baseline_entry = BaselineEntry(entry["signature"], entry.get("family", "*"), entry.get("reason", ""))
-        return entry in run.summary.get("fixed", []) or not checked_by(baseline_entry, run.checked or set())
+        return entry in run.summary.get("fixed", []) or not checked_by(BaselineEntry.from_json(entry), run.checked or set())
 
     return [entry for entry in candidates if all(unmatched_in(run, entry) for run in runs)]
 
@@ -144,7 +145,8 @@ def merge(out: Path, shard_dirs: list[Path]) -> dict:
              "oracle_disagreements_unwritten": [u for run in runs
                                                 for u in run.summary.get("oracle_disagreements_unwritten", [])]}
     notes = _unique([n for run in runs for n in run.summary.get("notes", [])])
-    summary = build_summary(header, tallies, records, verdict.summary_fields(), notes, state)
+    evidence = {signature: found for run in runs for signature, found in evidence_of(run.summary).items()}
+    summary = build_summary(header, tallies, records, verdict.summary_fields(), notes, state, evidence)
     (out / "divergences.jsonl").write_text("".join(jsonl_line(r) + "\n" for r in records),
                                            encoding="utf-8")
     write_outputs(out, summary, records)

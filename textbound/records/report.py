@@ -6,11 +6,13 @@ keeps everything it found. The other files are functions of summary.json and the
 temporary file and a rename, so a reader never sees half of one:
 
 - summary.json: counts per family × component (and per property) with a digest of the cases
-  counted, signatures, the verdict against the baseline, and whether the run completed;
-- report.md: the counts and one entry per root-cause signature with its smallest example;
+  counted, signatures, root causes (the signatures one bug gives, grouped by the evidence the run
+  gathered: textbound.naming.root_causes), the verdict against the baseline, and whether the run completed;
+- report.md: the root causes, each with its signatures and its smallest example (a stream as a
+  timeline of its calls), then the counts;
 - summary.md: a short Markdown summary for a CI step summary;
 - junit.xml: one test case per family × component × property;
-- report.html: a self-contained page with the counts and every signature's aligned example.
+- report.html: a self-contained page with the root causes, the counts and every example.
 """
 from __future__ import annotations
 
@@ -27,10 +29,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ..files import jsonl_line
-from ..naming.baseline import Verdict
+from ..naming.baseline import BaselineEntry, Verdict
 from ..naming.divergence import Case, Divergence, is_server_error
-from ..naming.signatures import SignatureGroup, signature_groups, split_records
-from ..records.alignment import record_alignment, render_alignment
+from ..naming.root_causes import Evidence, not_minimized_counts, root_causes, summary_root_causes
+from ..naming.signatures import SignatureGroup, is_minimized, signature_groups, split_records
+from ..records.alignment import labelled_example, record_alignment, render_alignment, render_timeline
 from ..records.run_folder import holds_report
 
 # Oracle disagreements written per family and signature; the rest are counted, not written: a
@@ -243,7 +246,7 @@ class Recorder:
 
     def write_summary(self, verdict: Verdict, completed: bool = True, interrupted: str | None = None,
                       checked: Iterable[tuple[str, str]] = (), shard: str | None = None,
-                      limits: dict | None = None) -> None:
+                      limits: dict | None = None, evidence: dict[str, Evidence] | None = None) -> None:
         header = {"impl": self.info.impl, "impl_version": self.info.impl_version,
                   "oracles": self.info.oracle_versions, "seed": self.info.seed, "budget": self.info.budget,
                   "selected_properties": list(self.info.selected_properties) or None, "families": self.info.families}
@@ -253,16 +256,18 @@ class Recorder:
                "oracle_disagreements_unwritten": [
                    {"family": family, "component": component, "property": prop, "signature": signature, "count": count}
                    for (family, component, prop, signature), count in sorted(self.unwritten_disagreements.items())]}
-        summary = build_summary(header, self.tallies, self.records, verdict.summary_fields(), self.notes, run)
+        summary = build_summary(header, self.tallies, self.records, verdict.summary_fields(), self.notes, run,
+                                evidence)
         write_outputs(self.dir, summary, self.records)
 
 
 def build_summary(header: dict, tallies: Mapping[tuple[str, str, str], Tally], records: list[dict], verdict: dict,
-                  notes: list[str], run: dict) -> dict:
+                  notes: list[str], run: dict, evidence: dict[str, Evidence] | None = None) -> dict:
     """summary.json: the run's header, counts per family × component and per property (with the
-    digest of the cases counted: ``Tally``), signatures,
-    the verdict (new, known, fixed, new_in, known_in, seconds, errors) and the run's state. Oracle
-    disagreements are counted apart from impl's divergences ("oracle_disagreements")."""
+    digest of the cases counted: ``Tally``), signatures, root causes (grouped by ``evidence``, kept as
+    "root_cause_evidence"), the records found but not minimized, the verdict (new, known, fixed,
+    new_in, known_in, seconds, errors) and the run's state. Oracle disagreements are counted apart
+    from impl's divergences ("oracle_disagreements")."""
     new_in = {tuple(pair) for pair in verdict.get("new_in", [])}
     divergences, disagreements = split_records(records)
     # each written record counts once; beyond DISAGREEMENTS_KEPT, the counts of those not written
@@ -290,8 +295,12 @@ def build_summary(header: dict, tallies: Mapping[tuple[str, str, str], Tally], r
         for name in ("divergences", "new"):
             total[name] += entry[name]
     signatures = Counter(r["signature"] for r in divergences)
+    evidence = evidence or {}
+    causes = [cause.summary_entry(verdict.get("new", ())) for cause in root_causes(divergences, evidence)]
     return {**header, "counts": list(counts.values()), "properties": list(properties.values()),
-            "signatures": dict(sorted(signatures.items())),
+            "signatures": dict(sorted(signatures.items())), "root_causes": causes,
+            "root_cause_evidence": {signature: found.to_json() for signature, found in sorted(evidence.items())},
+            "not_minimized": not_minimized_counts(divergences),
             "oracle_disagreements": sum(disagreement_signatures.values()),
             "failed_requests": failed_requests(divergences),
             "oracle_disagreement_signatures": dict(sorted(disagreement_signatures.items())),
@@ -371,7 +380,11 @@ def _count_rows(summary: dict) -> list[str]:
 
 
 def markdown_report(summary: dict, records: list[dict]) -> str:
-    """report.md: counts, notes, fixed baseline entries, and one entry per signature."""
+    """report.md: the run, its root causes (each with its signatures and smallest example), the counts,
+    what was not checked, what was found but not minimized, fixed baseline entries, and the oracle
+    disagreements apart."""
+    divergences, disagreements = split_records(records)
+    causes = summary_root_causes(summary, divergences)
     lines = [
         "# textbound report", "",
         f"- run: {run_state(summary)}" + (f" (shard {summary['shard']})" if summary.get("shard") else ""),
@@ -380,24 +393,31 @@ def markdown_report(summary: dict, records: list[dict]) -> str:
         f"- budget: {summary['budget']}, seed: {summary['seed']}"
         + (f", properties: {', '.join(summary['selected_properties'])} only" if summary.get("selected_properties") else ""),
         f"- {slowest_case(summary)}",
+        f"- root causes: {len(causes)} (new: {sum(bool(c.get('new')) for c in causes)}), in "
+        f"{len(summary.get('signatures', {}))} signature(s)",
         f"- new divergences: {len(summary.get('new', []))}, baselined: {len(summary.get('known', []))}, "
         f"fixed baseline entries: {len(summary.get('fixed', []))}, "
         f"oracle disagreements: {summary.get('oracle_disagreements', 0)}",
         *([f"- requests the server failed: {summary['failed_requests']}"] if summary.get("failed_requests") else []), "",
-        "## Cases and divergences per family and component", "",
-        "| family | component | cases | divergences |", "| --- | --- | ---: | ---: |", *_count_rows(summary),
+        "## Root causes (the signatures one bug gives, with its smallest example)", "",
     ]
+    if not causes:
+        lines.append("None: every checked case agreed with the oracle.")
+    evidence = summary.get("root_cause_evidence") or {}
+    for number, cause in enumerate(causes, 1):
+        lines += _root_cause_entry(number, cause, summary.get("families", {}), evidence)
+    lines += ["## Cases and divergences per family and component", "",
+              "| family | component | cases | divergences |", "| --- | --- | ---: | ---: |", *_count_rows(summary)]
     if summary["notes"]:
         lines += ["", "## Not checked", "", *(f"- {n}" for n in summary["notes"])]
+    if summary.get("not_minimized"):
+        lines += ["", "## Found, not minimized (smaller examples of the same signatures were)", "",
+                  "A worker minimizes the first few divergences of a signature in each chunk and records the "
+                  "rest as found; first_difference.minimization says why each was not.", "",
+                  *(f"- {e['signature']} on {e['family']}: {e['count']}" for e in summary["not_minimized"])]
     if summary.get("fixed"):
         lines += ["", "## Baseline entries that no longer diverge (remove them)", "",
-                  *(f"- `{e['signature']}` on {e.get('family', '*')}: {e.get('reason', '')}" for e in summary["fixed"])]
-    divergences, disagreements = split_records(records)
-    lines += ["", "## Root causes (one entry per signature, smallest example)", ""]
-    if not divergences:
-        lines.append("None: every checked case agreed with the oracle.")
-    for group in signature_groups(divergences):
-        lines += _signature_entry(group, f"{len(group.records)} divergence(s)", summary.get("families", {}))
+                  *(f"- {BaselineEntry.from_json(e).label}: {e.get('reason', '')}" for e in summary["fixed"])]
     if disagreements:
         lines += ["", "## Oracle disagreements and failures (the references disagree, impl sides with one; or "
                       "the oracle hung or crashed without impl; not counted against impl)", ""]
@@ -409,33 +429,67 @@ def markdown_report(summary: dict, records: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def example_sides(smallest: dict, families: dict[str, str], evidence: dict) -> list[str]:
+    """An example's stream as a timeline where the evidence holds one of this very input, else its
+    expected and actual aligned."""
+    timeline = (evidence.get(smallest["signature"]) or {}).get("timeline")
+    if timeline and timeline.get("input") == smallest.get("minimized_input"):
+        return render_timeline(timeline)
+    return render_alignment(record_alignment(smallest, families))
+
+
+def example_view(smallest: dict, families: dict[str, str], evidence: dict) -> list[str]:
+    """An example's labelled fields, then its two sides (``example_sides``)."""
+    return [*labelled_example(smallest), "", *example_sides(smallest, families, evidence)]
+
+
+def minimization_note(record: dict) -> str:
+    """"" for a minimized example, else why it is not: `` (not minimized: ...)``."""
+    return "" if is_minimized(record) else f" ({record['first_difference']['minimization']})"
+
+
+def _root_cause_entry(number: int, cause: dict, families: dict[str, str], evidence: dict) -> list[str]:
+    """report.md's entry for a root cause: what names it, its signatures, its smallest example."""
+    smallest = cause["smallest"]
+    where = ", ".join(f"{f} ({n})" for f, n in cause["families"].items())
+    lines = [f"### {number}. `{cause['name']}`" + (" (new)" if cause.get("new") else ""), ""]
+    lines += [f"Reproduced exactly by the catalogue's `{e['mutant']}`: {e['bug']}." for e in cause.get("explained_by", [])]
+    if cause.get("culprit"):
+        lines.append(f"Comes from `{cause['culprit']}`: its oracle-backed stand-in makes the examples agree.")
+    lines += ["", f"{cause['cases']} divergence(s) in {len(cause['signatures'])} signature(s), in {where}:", "",
+              *(f"- `{s['signature']}` ({s['cases']})" + (" new" if s.get("new") else "") for s in cause["signatures"]),
+              "", f"Smallest example ({smallest['family']}, `{smallest['signature']}`){minimization_note(smallest)}:", "",
+              "```", *example_view(smallest, families, evidence), "```", "",
+              f"Reproduce: `{smallest['reproduce']}`", ""]
+    return lines
+
+
 def _signature_entry(group: SignatureGroup, counted: str, families: dict[str, str]) -> list[str]:
     """report.md's entry for a signature: how many (``counted``), where, its smallest example, aligned."""
     smallest = group.smallest
     return [
         f"### `{group.signature}`", "",
         f"{counted} in {', '.join(f'{f} ({n})' for f, n in group.families.most_common())}.", "",
-        "```", f"input:    {json.dumps(smallest['minimized_input'], ensure_ascii=False)}",
-        f"expected: {smallest['expected']!r}", f"actual:   {smallest['actual']!r}",
-        f"first difference: {json.dumps(smallest['first_difference'], ensure_ascii=False)}", "",
-        *render_alignment(record_alignment(smallest, families)), "```", "",
+        "```", *example_view(smallest, families, {}), "```", "",
         f"Reproduce: `{smallest['reproduce']}`", "",
     ]
 
 
 def ci_markdown(summary: dict, records: list[dict]) -> str:
-    """summary.md, for a CI step summary: the verdict, the counts, and the new signatures."""
-    new = set(summary.get("new", []))
+    """summary.md, for a CI step summary: the verdict, the new root causes, and the counts."""
+    divergences = split_records(records)[0]
+    new_causes = [c for c in summary_root_causes(summary, divergences) if c.get("new")]
     lines = [f"### textbound check {ci_verdict(summary)}", "",
              f"`{summary['impl']}`, budget {summary['budget']}, seed {summary['seed']}; run {run_state(summary)}.",
-             f"{sum(c['cases'] for c in summary['counts']):,} cases; new signatures: {len(new)}, "
-             f"baselined: {len(summary.get('known', []))}, fixed baseline entries: {len(summary.get('fixed', []))}, "
-             f"oracle disagreements (not counted against impl): {summary.get('oracle_disagreements', 0)}.", "",
-             "| family | component | cases | divergences |", "| --- | --- | ---: | ---: |", *_count_rows(summary)]
-    new_groups = [g for g in signature_groups(records, new) if g.new]
-    if new_groups:
-        lines += ["", "| new signature | divergences | smallest input |", "| --- | ---: | --- |"]
-        lines += [f"| `{cell(g.signature)}` | {len(g.records)} | "
-                  f"`{cell(json.dumps(g.smallest['minimized_input'], ensure_ascii=False)[:120])}` |" for g in new_groups]
+             f"{sum(c['cases'] for c in summary['counts']):,} cases; new root causes: {len(new_causes)} "
+             f"(new signatures: {len(summary.get('new', []))}), baselined signatures: {len(summary.get('known', []))}, "
+             f"fixed baseline entries: {len(summary.get('fixed', []))}, "
+             f"oracle disagreements (not counted against impl): {summary.get('oracle_disagreements', 0)}."]
+    if new_causes:
+        lines += ["", "| new root cause | signatures | divergences | smallest example |", "| --- | --- | ---: | --- |"]
+        lines += [f"| `{cell(c['name'])}` | {cell('; '.join(s['signature'] for s in c['signatures']))} | {c['cases']} | "
+                  f"`{cell(json.dumps(c['smallest']['minimized_input'], ensure_ascii=False)[:120])}`"
+                  f"{cell(minimization_note(c['smallest']))} |" for c in new_causes]
+    lines += ["", "| family | component | cases | divergences |", "| --- | --- | ---: | ---: |", *_count_rows(summary)]
     lines += [f"- harness error: {e}" for e in summary.get("errors", [])]
     return "\n".join(lines) + "\n"

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field, replace
 from multiprocessing.connection import wait
 
 from ..families import Family
-from ..naming.divergence import ORACLE_FAILURE, Case, Divergence
+from ..naming.divergence import NOT_MINIMIZED, ORACLE_FAILURE, Case, Divergence
 from ..plan.implementation import FamilyUnloadable, Implementation
 from .time_limit import NoAnswer, time_limit
 
@@ -68,7 +68,6 @@ SILENT_PROBES = 2  # an oracle that hangs does so every time; a worker the machi
 # chunk, so that which ones are minimized is the same whatever --jobs and --shard.
 MINIMIZED_PER_SIGNATURE = 3
 MINIMIZING_SECONDS_PER_SIGNATURE = 60.0
-NOT_MINIMIZED = "not minimized"
 UNLOADABLE = "unloadable"  # a worker's message that the implementation cannot load a family: the run stops
 
 

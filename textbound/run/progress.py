@@ -54,7 +54,10 @@ class Progress:
 
     def finished(self, family: str, component: str, cases: int, divergences: int, note: str = "") -> None:
         """Every case of ``family``/``component`` was checked."""
-        text = f"{family} {component}: {cases:,} cases, {divergences:,} divergences" + (f"; {note}" if note else "")
+        self.note(f"{family} {component}: {cases:,} cases, {divergences:,} divergences" + (f"; {note}" if note else ""))
+
+    def note(self, text: str) -> None:
+        """A line of its own about the run (what it does once the cases are checked)."""
         if self.bar is not None:
             self.bar.console.print(text)
         else:

@@ -23,13 +23,11 @@ from dataclasses import dataclass, replace
 from ..families import Family
 from ..naming.baseline import BaselineEntry, Verdict, judge
 from ..naming.divergence import Case, Divergence
+from ..naming.root_causes import Evidence, root_causes
 from ..plan.budget import Budget
-from ..plan.implementation import Implementation
+from ..plan.implementation import LIBRARY, Implementation
 from ..records.report import Recorder
 from .pool import (
-    MINIMIZED_PER_SIGNATURE,
-    MINIMIZING_SECONDS_PER_SIGNATURE,
-    NOT_MINIMIZED,
     Checked,
     Found,
     Limits,
@@ -250,7 +248,6 @@ class Schedule:
         self.found: list[Divergence] = []
         self.stuck: list[Divergence] = []
         self.slowest: dict = {"seconds": 0.0}  # the slowest case checked, to choose --case-timeout by
-        self.unminimized: set[tuple[str, str]] = set()  # (family, signature): some recorded as found
         self.shared = SharedCases()
         self.built: set[str] = set()  # "component/property" of each case handed out
 
@@ -315,8 +312,6 @@ class Schedule:
         key = (divergence.case.family, divergence.case.component)
         if self.recorder.record(divergence):
             self.found.append(divergence)
-            if str(divergence.first_difference.get("minimization", "")).startswith(NOT_MINIMIZED):
-                self.unminimized.add((divergence.case.family, divergence.signature))
             if not divergence.is_oracle_disagreement:  # the progress lines count impl's divergences
                 self.groups[key].divergences += 1
                 self.progress.checked(*key, 0, 1)
@@ -346,17 +341,24 @@ class Schedule:
             self.stuck.pop(0)
 
     def keep_unfinished(self) -> None:
-        """What was found and not yet recorded or minimized when the run stops; then a note for
-        each signature whose later examples were recorded as found, not minimized."""
+        """What was found and not yet recorded or minimized when the run stops. (The divergences
+        recorded as found, not minimized, are counted in the report from their records.)"""
         for divergence in self.pool.close() + self.stuck:
             self.keep(divergence)
         self.recorder.notes.extend(self.shared.notes())
-        # Without the count, so that the shards of a run note what the whole run notes.
-        for family, signature in sorted(self.unminimized):
-            self.recorder.notes.append(
-                f"{signature} on {family}: divergences recorded as found, not minimized (the first "
-                f"{MINIMIZED_PER_SIGNATURE} of a signature in each chunk are, for at most "
-                f"{MINIMIZING_SECONDS_PER_SIGNATURE:g} s; first_difference.minimization says which)")
+
+
+def root_cause_evidence(plan: Plan, records: list[dict], limits: Limits, progress: Progress) -> dict[str, Evidence]:
+    """What re-running each signature's smallest example shows (textbound.run.evidence), for
+    grouping signatures into root causes; none for a server, whose checks stream over its wire."""
+    from .evidence import gather, rerun_examples
+
+    examples = rerun_examples(records)
+    if plan.impl.source != LIBRARY or not examples:
+        return {}
+    progress.note(f"re-running the smallest example of {len(examples)} signature(s) to group them into root causes")
+    return gather(plan.impl.name, {family.name: str(family.path) for family in plan.families}, records,
+                  limits.minimize_timeout, limits.max_memory_mb)
 
 
 def run(plan: Plan, recorder: Recorder, *, jobs: int = 1, limits: Limits = Limits(),
@@ -387,14 +389,25 @@ def run(plan: Plan, recorder: Recorder, *, jobs: int = 1, limits: Limits = Limit
         schedule.keep_unfinished()
         if interrupted is None:
             recorder.notes.extend(schedule.unbuilt_notes())
+        evidence, stopped = {}, None
+        if interrupted is None:  # a run stopped before its end is reported as it stands, at once
+            try:
+                with _sigterm_interrupts():
+                    evidence = root_cause_evidence(plan, recorder.records, limits, progress)
+            except KeyboardInterrupt as exc:
+                interrupted, stopped = (str(exc) if isinstance(exc, Interrupted) else "SIGINT"), exc
         progress.close()
+        causes = root_causes(recorder.records, evidence)
         # An incomplete run may not have reached an entry's divergence: it calls no entry fixed.
         reached = {key for key in schedule.checked if plan.checks_whole(key[1])} if interrupted is None else set()
         verdict = replace(judge(list(plan.baseline), schedule.found, reached,
-                                [error.note for error in recorder.harness_errors]),
+                                [error.note for error in recorder.harness_errors], causes),
                           seconds=round(time.monotonic() - started, 1), slowest_case=schedule.slowest)
         recorder.write_summary(verdict, completed=interrupted is None, interrupted=interrupted,
                                checked=schedule.checked, shard=str(plan.shard) if plan.shard else None,
-                               limits={"case_timeout": limits.case_timeout, "max_memory_mb": limits.max_memory_mb})
+                               limits={"case_timeout": limits.case_timeout, "max_memory_mb": limits.max_memory_mb},
+                               evidence=evidence)
         recorder.close()
+        if stopped is not None:
+            raise stopped
     return verdict

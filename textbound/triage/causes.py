@@ -1,12 +1,15 @@
 """Triage of a run's report: root causes, each with its smallest example and both sides aligned,
 and the difference between two runs.
 
-``textbound triage REPORT_DIR`` prints, for each root cause, how often and where it occurred, the
-smallest input, expected and actual side by side with the first difference marked, and the command
-that replays it. A root cause is a signature, or, where the mutation catalogue reproduces their
-smallest examples exactly, every signature one class explains (textbound.triage.explanation). Lists of
-ids are aligned token by token (id, piece, bytes), texts character by character (character, code
-point, UTF-8 bytes); for the encode of "a1" by a tokenizer dropping the token after a digit:
+``textbound triage REPORT_DIR`` prints, for each root cause (textbound.naming.root_causes: the
+signatures one bug gives, grouped by the evidence the run gathered re-running their smallest
+examples), what names it, how often and where it occurred, its signatures, the smallest example
+with every field labelled, a stream as the timeline of its calls (else expected and actual aligned,
+the first difference marked), and the command that replays it. A report written before runs
+grouped their signatures is grouped here, re-running its examples the same way (``--no-explain``:
+one root cause per signature, as recorded). Lists of ids are aligned token by token (id, piece,
+bytes), texts character by character (character, code point, UTF-8 bytes); for the encode of "a1"
+by a tokenizer dropping the token after a digit:
 
        expected                      | actual
        id  piece  bytes              | id  piece  bytes
@@ -17,116 +20,98 @@ point, UTF-8 bytes); for the encode of "a1" by a tokenizer dropping the token af
 """
 from __future__ import annotations
 
-import json
-from collections import Counter
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 from ..naming.divergence import is_oracle_disagreement, kind_of
-from ..naming.signatures import SignatureGroup, input_size, signature_groups, split_records
-from ..records.alignment import ids_only, record_alignment, render_alignment, vocabulary
+from ..naming.root_causes import root_causes, summary_root_causes
+from ..naming.signatures import SignatureGroup, signature_groups, split_records
+from ..records.alignment import ids_only, labelled_example, vocabulary
+from ..records.report import example_sides, minimization_note
 from ..records.run_folder import Run
 
-
-@dataclass
-class RootCause:
-    """The signatures one diagnosis covers: those whose smallest examples the same catalogue classes
-    (``mutants``) reproduce exactly, or a single signature that none does (``mutants`` empty) or
-    that was not put to the catalogue (``mutants`` None)."""
-
-    groups: list[SignatureGroup]
-    mutants: tuple | None = None  # mutants.Mutant, each reproducing every group's smallest example
-
-    @property
-    def records(self) -> list[dict]:
-        return [record for group in self.groups for record in group.records]
-
-    @property
-    def families(self) -> Counter:
-        return sum((group.families for group in self.groups), Counter())
-
-    @property
-    def smallest_group(self) -> SignatureGroup:
-        """The group holding the smallest example: one the explanation was seen to reproduce."""
-        return min(self.groups, key=lambda g: input_size(g.smallest))
+REGROUPING_SECONDS = 300.0  # an example of a report written before root causes, re-run to group it
 
 
-def root_causes(groups: list[SignatureGroup], families: dict[str, str], explain: bool) -> list[RootCause]:
-    """Signature groups as root causes, the most frequent first: with ``explain``, the signatures
-    whose smallest examples the same catalogue classes reproduce exactly are one root cause, the class
-    (issue 18: a divergence a mutant reproduces exactly is explained by that class); a signature no
-    class reproduces, or whose smallest example cannot be put to the catalogue, stays alone."""
-    if not explain:
-        return [RootCause([group]) for group in groups]
-    from .explanation import explaining_mutants
-
-    by_classes: dict[tuple, RootCause] = {}
-    causes = []
-    for group in groups:
-        mutants = tuple(explaining_mutants(group.smallest, families))
-        if not mutants:
-            causes.append(RootCause([group], ()))
-        elif mutants in by_classes:
-            by_classes[mutants].groups.append(group)
-        else:
-            causes.append(by_classes.setdefault(mutants, RootCause([group], mutants)))
-    return sorted(causes, key=lambda c: (-len(c.records), c.groups[0].signature))
+def report_root_causes(run: Run, explain: bool = True) -> tuple[list[dict], dict]:
+    """A report's root causes (summary.json's entries) and the evidence they were grouped by: as
+    the run wrote them; for a report written before runs grouped signatures, with ``explain``, its
+    examples re-run now (textbound.run.evidence), else one per signature."""
+    divergences = split_records(run.records)[0]
+    summary = run.summary
+    if "root_causes" in summary or not explain or not divergences:
+        return summary_root_causes(summary, divergences), summary.get("root_cause_evidence") or {}
+    from ..plan.implementation import LIBRARY, Implementation, ImplementationError
+    from ..run.evidence import gather
+    try:
+        rerun = Implementation(summary.get("impl", "")).source == LIBRARY
+    except ImplementationError:
+        rerun = False  # an implementation no longer importable here: its signatures as recorded
+    evidence = gather(summary["impl"], summary.get("families", {}), divergences, REGROUPING_SECONDS) if rerun else {}
+    causes = [cause.summary_entry(summary.get("new", ())) for cause in root_causes(divergences, evidence)]
+    return causes, {signature: found.to_json() for signature, found in evidence.items()}
 
 
-def _signature_line(group: SignatureGroup) -> str:
-    mark = "   NEW" if group.new else "   (oracle disagreement)" if is_oracle_disagreement(group.signature) else ""
-    return group.signature + mark
+def _signature_line(signature: str, new: bool) -> str:
+    mark = "   NEW" if new else "   (oracle disagreement)" if is_oracle_disagreement(signature) else ""
+    return signature + mark
 
 
-def _cause_lines(number: int, cause: RootCause, families: dict[str, str]) -> list[str]:
-    """A root cause: its signature (or, explained, its class and every signature under it), where
-    it occurred, the smallest example aligned and its replay command."""
-    group = cause.smallest_group
-    smallest, count = group.smallest, len(cause.records)
-    where = ", ".join(f"{f} ({n})" for f, n in cause.families.most_common())
-    given = json.dumps(smallest["minimized_input"], ensure_ascii=False)
-    explanation = None
-    if cause.mutants is not None:
-        from .explanation import explanation_line
-        explanation = explanation_line(list(cause.mutants))
-    if cause.mutants:
-        lines = [f"{number}. {explanation}", f"   {len(cause.groups)} signature(s), {count} divergence(s): {where}",
-                 *(f"   - {_signature_line(g)} ({len(g.records)})" for g in cause.groups),
-                 f"   smallest ({smallest['family']}, {group.signature}): {given}"]
-    else:
-        lines = [f"{number}. {_signature_line(group)}", f"   {count} divergence(s): {where}",
-                 f"   smallest ({smallest['family']}): {given}"]
-    return [*lines, *render_alignment(record_alignment(smallest, families)),
-            *([f"   {explanation}"] if cause.mutants == () else []),
-            f"   replay: {smallest['reproduce']}", ""]
+def _cause_lines(number: int, cause: dict, families: dict[str, str], evidence: dict) -> list[str]:
+    """A root cause: its name, what names it, where it occurred, its signatures, its smallest
+    example and its replay command."""
+    smallest = cause["smallest"]
+    where = ", ".join(f"{f} ({n})" for f, n in cause["families"].items())
+    named = [f"   explained by {e['mutant']} ({e['bug']})" for e in cause.get("explained_by", [])]
+    if cause.get("culprit"):
+        named.append(f"   comes from {cause['culprit']}: its oracle-backed stand-in makes the examples agree")
+    return [f"{number}. {_signature_line(cause['name'], cause.get('new', False))}", *named,
+            f"   {len(cause['signatures'])} signature(s), {cause['cases']} divergence(s): {where}",
+            *(f"   - {_signature_line(s['signature'], s.get('new', False))} ({s['cases']})" for s in cause["signatures"]),
+            f"   smallest ({smallest['family']}, {smallest['signature']}){minimization_note(smallest)}:",
+            *_example_lines(smallest, families, evidence), f"   replay: {smallest['reproduce']}", ""]
 
 
-def triage_text(run: Run, explain: bool = False) -> str:
-    """The triage of a run; with ``explain``, each signature's smallest example is also put to the
-    mutation catalogue (textbound.triage.explanation), and the signatures the same classes reproduce
-    exactly are shown as one root cause, that class:
+def _example_lines(smallest: dict, families: dict[str, str], evidence: dict) -> list[str]:
+    return [*(f"   {line}" if line else "" for line in labelled_example(smallest)),
+            *example_sides(smallest, families, evidence)]
 
-        1. explained by stops_within_delta (a stop string split across deltas missed)
+
+def triage_text(run: Run, explain: bool = True) -> str:
+    """The triage of a run, its root causes first:
+
+        1. stops_within_delta   NEW
+           explained by stops_within_delta (a stop string split across deltas missed)
+           comes from StopChecker: its oracle-backed stand-in makes the examples agree
            2 signature(s), 114 divergence(s): gpt2 (114)
            - stops/stream/releases text that may begin a stop   NEW (93)
-           - stops/pipeline/missed a stop   NEW (21)
-           smallest (gpt2, stops/stream/releases text that may begin a stop): {"text": ...}
+           - stops/pipeline/releases text that may begin a stop   NEW (21)
+           smallest (gpt2, stops/stream/releases text that may begin a stop): ...
     """
     summary = run.summary
     divergences, disagreements = split_records(run.records)
     families = summary.get("families", {})
-    groups = signature_groups(divergences, set(summary.get("new", [])))
-    causes = root_causes(groups, families, explain)
+    causes, evidence = report_root_causes(run, explain)
     state = "completed" if run.completed else f"INTERRUPTED ({run.interrupted})"
-    counted = f"{len(groups)} signature(s)" + (f" in {len(causes)} root cause(s)" if explain else "")
-    lines = [f"{run.dir}: impl {summary.get('impl', '?')}, {counted}, "
+    signatures = len({r["signature"] for r in divergences})
+    lines = [f"{run.dir}: impl {summary.get('impl', '?')}, {signatures} signature(s) in {len(causes)} root cause(s), "
              f"{len(divergences)} divergence(s), {len(disagreements)} oracle disagreement(s); run {state}", ""]
-    for number, cause in enumerate([*causes, *(RootCause([g]) for g in signature_groups(disagreements))], 1):
-        lines += _cause_lines(number, cause, families)
-    if not groups:
+    for number, cause in enumerate(causes, 1):
+        lines += _cause_lines(number, cause, families, evidence)
+    for number, group in enumerate(signature_groups(disagreements), len(causes) + 1):
+        lines += _disagreement_lines(number, group, families)
+    if not causes:
         lines.append("No divergence: every checked case agreed with the oracle.")
     return "\n".join(lines) + "\n"
+
+
+def _disagreement_lines(number: int, group: SignatureGroup, families: dict[str, str]) -> list[str]:
+    smallest = group.smallest
+    where = ", ".join(f"{f} ({n})" for f, n in group.families.most_common())
+    return [f"{number}. {_signature_line(group.signature, False)}", f"   {len(group.records)} case(s): {where}",
+            f"   smallest ({smallest['family']}):", *_example_lines(smallest, families, {}),
+            f"   replay: {smallest['reproduce']}", ""]
 
 
 @dataclass
@@ -216,7 +201,7 @@ def rekinded(record: dict, folder: str | None) -> str:
         kind = f"ids: {ids_shape(expected, actual, vocab)}"
     if where in ("tokenizer/encode", "tokenizer/decode") and vocab and kind.startswith(("ids: ", "text: ")):
         from ..checks.tokenizer import read_otherwise
-        from .explanation import recorded_case
+        from ..run.evidence import recorded_case
         case = recorded_case({**record, "minimized_input": record.get("minimized_input") or record.get("input")})
         kind = read_otherwise(_readings(folder), vocab, case, kind, actual)  # no engine: added-token flags alone
     return kind
