@@ -239,7 +239,7 @@ def schemas(draw) -> dict:
 
 @cache
 def _corpus_text() -> tuple[tuple[str, str], ...]:
-    folder = files("corpora") / "tool_schemas"
+    folder = files("textbound.corpora") / "tool_schemas"
     return tuple((entry.name.removesuffix(".json"), entry.read_text(encoding="utf-8"))
                  for entry in sorted(folder.iterdir(), key=lambda e: e.name) if entry.name.endswith(".json"))
 
