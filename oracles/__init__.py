@@ -1,15 +1,120 @@
 """Oracles: what defines the right answer for each component, and which version of it.
 
-- tokenizer, detokenizer: Hugging Face `tokenizers` (tokenizers_oracle), plus its DecodeStream.
+- tokenizer, detokenizer: Hugging Face `tokenizers` (tokenizers_oracle), plus its DecodeStream;
+  `sentencepiece` and `tiktoken` as second oracles (disagreements).
 - stops: a whole-text reference written here, independently of impl (stop_reference).
 - chat: `transformers.apply_chat_template`.
 - tools: transformers' response parser where a response template can express the format, else a
   whole-text reference written here (tool_reference).
 - structured: `jsonschema` (is it valid), `outlines-core` and `llguidance` (what may follow).
+
+``LIBRARIES`` is the one statement of which versions of these libraries textbound supports and
+which extra of textbound installs each (pyproject.toml says the same; tests/test_extras.py holds
+the two together). A library an oracle needs is imported through ``require``, so that a missing
+one is a ``MissingExtra`` naming the extra, and ``lacking`` says so before any case is run:
+
+    >>> lacking(["tokenizers"]) is None
+    True
+    >>> str(MissingExtra(LIBRARIES["llguidance"], "is not installed"))
+    "llguidance is not installed: pip install 'textbound[second-oracles]'"
+
+The oracles import nothing of the harness: truth must not depend on what is checked.
 """
 from __future__ import annotations
 
+import importlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache
 from importlib.metadata import PackageNotFoundError, version
+from types import ModuleType
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import InvalidVersion
+
+
+@dataclass(frozen=True)
+class Library:
+    """A library the oracles use: its distribution's name, the module it imports as, the versions
+    textbound supports (the floors are the oldest the oracles were checked to run with, loose so
+    that installing textbound into an engine's environment does not move the engine's pins), and
+    the extra that installs it (None: textbound's core)."""
+
+    distribution: str
+    module: str
+    supported: str
+    extra: str | None = None
+
+    @property
+    def requirement(self) -> str:
+        """As pyproject.toml writes it: ``"llguidance>=1.7"``."""
+        return f"{self.distribution}{self.supported}"
+
+
+SECOND_ORACLES_EXTRA = "second-oracles"
+FAMILIES_EXTRA = "families"
+LIBRARIES = {library.distribution: library for library in (
+    Library("tokenizers", "tokenizers", ">=0.23.1"),
+    Library("transformers", "transformers", ">=5.16.1"),
+    Library("jinja2", "jinja2", ">=3.1.6"),  # 3.1.5 and 3.1.6 close sandbox escapes the chat checks try
+    Library("jsonschema", "jsonschema", ">=4.21.1"),
+    Library("rfc3339-validator", "rfc3339_validator", ">=0.1.4"),  # without it jsonschema skips "format": "time"
+    Library("time-machine", "time_machine", ">=3.0"),  # both sides of a chat render under one frozen clock
+    Library("sentencepiece", "sentencepiece", ">=0.2"),  # also trains the embedded unigram family's charsmap
+    Library("tiktoken", "tiktoken", ">=0.7", SECOND_ORACLES_EXTRA),
+    Library("llguidance", "llguidance", ">=1.7", SECOND_ORACLES_EXTRA),
+    Library("outlines-core", "outlines_core", ">=0.2.14", SECOND_ORACLES_EXTRA),
+    Library("numpy", "numpy", ">=1.25", SECOND_ORACLES_EXTRA),  # llguidance's token masks as id sets
+    Library("mistral-common", "mistral_common", ">=1.11.5", FAMILIES_EXTRA),
+    Library("protobuf", "google.protobuf", ">=5.29.6", FAMILIES_EXTRA),  # transformers' SentencePiece converter
+    Library("gguf", "gguf", ">=0.19", FAMILIES_EXTRA),
+    Library("huggingface_hub", "huggingface_hub", ">=1.5", FAMILIES_EXTRA),
+)}
+
+
+class MissingExtra(ImportError):
+    """A library an oracle needs is not installed, or not at a supported version; the message names
+    the extra of textbound that installs it."""
+
+    def __init__(self, library: Library, problem: str):
+        self.library = library
+        extra = f"textbound[{library.extra}]" if library.extra else "textbound"
+        super().__init__(f"{library.distribution} {problem}: pip install '{extra}'")
+
+
+@cache
+def _problem(library: Library) -> str | None:
+    """Why ``library`` cannot be used (not importable, or a version outside ``supported``), or None."""
+    try:
+        importlib.import_module(library.module)
+        installed = version(library.distribution)
+    except (ImportError, PackageNotFoundError):
+        return "is not installed"
+    try:
+        if installed not in SpecifierSet(library.supported, prereleases=True):
+            return f"{installed} is installed, textbound supports {library.supported}"
+    except InvalidVersion:
+        return f"{installed} is installed, not a version textbound can compare with {library.supported}"
+    return None
+
+
+def lacking(distributions: Iterable[str]) -> MissingExtra | None:
+    """The first of ``distributions`` (LIBRARIES' names) that cannot be used, as a MissingExtra; None
+    when all can."""
+    for name in distributions:
+        problem = _problem(LIBRARIES[name])
+        if problem:
+            return MissingExtra(LIBRARIES[name], problem)
+    return None
+
+
+def require(distribution: str) -> ModuleType:
+    """The library's module, imported; MissingExtra naming its extra when it cannot be used:
+    ``require("tiktoken").Encoding``."""
+    missing = lacking([distribution])
+    if missing:
+        raise missing
+    return importlib.import_module(LIBRARIES[distribution].module)
 
 
 def _package(name: str) -> str:

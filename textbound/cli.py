@@ -23,6 +23,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from unittest.mock import patch
 
+from textbound.oracles import MissingExtra
+
 from .families import FamilyError, fuzz_families, resolve
 from .files import InputFileError
 from .naming.baseline import BaselineError, load_baseline
@@ -269,7 +271,7 @@ def _run_command(args) -> int:
         from .bench.command import run_bench
         return run_bench(impl, families, args.seconds)
     except (ImplementationError, FamilyError, BaselineError, RunFolderError, MergeError, InputFileError,
-            LimitError) as exc:
+            LimitError, MissingExtra) as exc:
         print(f"textbound: {one_line(exc)}", file=sys.stderr)
         markdown = getattr(args, "markdown", None)
         if markdown and not _unusable_output("--markdown", markdown):  # the CI step summary says so too

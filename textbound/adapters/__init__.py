@@ -58,9 +58,11 @@ The adapters here
   preparation (text and ids) and tool parsers, run by the python of an environment of its own
   (``$TEXTBOUND_VLLM_PYTHON``; nox -s engine_vllm).
 
-An adapter's engine is an optional dependency (the ``engines`` extra): without it the module
-raises ``EngineMissing`` (an ImportError naming the package and the extra) when imported, and
-``--impl`` reports it as a run that cannot be set up.
+An adapter's engine is an optional dependency: without it the module raises ``EngineMissing`` (an
+ImportError naming the package and the extra of textbound that installs it: ``engines`` for
+minijinja, ``llama-cpp`` for llama-cpp-python, the oracle libraries' own, textbound.oracles.LIBRARIES,
+for tiktoken, outlines-core, llguidance and mistral-common) when imported, and ``--impl`` reports
+it as a run that cannot be set up.
 
 Imports ``families``, ``server`` and ``naming`` (and impl and the oracles an adapter wraps); nothing of the
 run, its records or triage.
@@ -69,15 +71,27 @@ from __future__ import annotations
 
 import importlib
 
+from textbound.oracles import LIBRARIES
+
 ENGINES_EXTRA = "engines"
+# The extra of each engine that is not one of the oracles' libraries (those say their own).
+ENGINE_EXTRAS = {"minijinja": ENGINES_EXTRA, "llama-cpp-python": "llama-cpp"}
 
 
 class EngineMissing(ImportError):
-    """An adapter's engine is not installed: ``pip install -e .[engines]``."""
+    """An adapter's engine is not installed: ``pip install 'textbound[engines]'`` (or the extra named)."""
+
+
+def install_hint(package: str) -> str:
+    """What installs ``package`` with textbound: ``install_hint("minijinja") == "pip install 'textbound[engines]'"``;
+    ``install_hint("tiktoken") == "pip install 'textbound[second-oracles]'"``."""
+    library = LIBRARIES.get(package)
+    extra = ENGINE_EXTRAS.get(package) or (library.extra if library else ENGINES_EXTRA)
+    return f"pip install 'textbound[{extra}]'" if extra else f"pip install '{package}{library.supported}'"
 
 
 def require(package: str, module: str | None = None):
-    """The engine's module, imported; ``EngineMissing`` naming the package to install if absent.
+    """The engine's module, imported; ``EngineMissing`` naming the package and what installs it if absent.
 
     >>> require("json").__name__
     'json'
@@ -87,7 +101,7 @@ def require(package: str, module: str | None = None):
         return importlib.import_module(name)
     except ImportError as exc:
         raise EngineMissing(f"this adapter needs the {package!r} package ({exc}); install it with "
-                            f"pip install -e '.[{ENGINES_EXTRA}]'") from exc
+                            f"{install_hint(package)}") from exc
 
 
 def engine_version(distribution: str) -> str:

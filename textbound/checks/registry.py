@@ -9,6 +9,11 @@ a divergence is, and either can replay what the other found.
     @check("stops", "stream", minimize="text")      # CHECKS[("stops", "stream")] = fn
     def check_stops_stream(subject, case): ...       # -> None or Divergence
 
+A check names the oracle libraries it cannot do without (``needs``: a property whose library is not
+installed is not provided, said once a run with the extra that installs it, never passed) and those
+it asks only for a second opinion (``consults``: without one the check runs, and a run says once
+what is not looked for); ``missing_oracles`` tells them apart before any case.
+
     @cases("stops")                                  # CASE_BUILDERS["library", "stops"] = fn
     def stop_cases(family, budget, seed, subject): ...  # -> Iterator[Case]
 
@@ -23,6 +28,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+from textbound.oracles import MissingExtra, lacking
 from textbound.oracles.chat_oracle import Raised
 from textbound.oracles.tokenizers_oracle import TokenizersOracle
 
@@ -70,23 +76,46 @@ MINIMIZED_FIELD: dict[tuple[str, str], str] = {}
 # schema's regex, a tool-call parse): a run checks each such input once, whichever families share it.
 FAMILY_INDEPENDENT: set[tuple[str, str]] = set()
 CASE_BUILDERS: dict[tuple[str, str], CaseBuilder] = {}  # (source, component) -> builder
+# The oracle libraries (textbound.oracles.LIBRARIES' names) a property cannot be checked without,
+# and those it consults for a second opinion only.
+NEEDS: dict[tuple[str, str], tuple[str, ...]] = {}
+CONSULTS: dict[tuple[str, str], tuple[str, ...]] = {}
 # What an oracle does once per worker process before its cases (starting an engine that takes a
 # minute): run while the worker loads a family, outside any case's clock.
 WORKER_SETUP: list[Callable[[], object]] = []
 
 
-def check(component: str, prop: str, minimize: str | None = None, family_independent: bool = False):
+def check(component: str, prop: str, minimize: str | None = None, family_independent: bool = False,
+          needs: tuple[str, ...] = (), consults: tuple[str, ...] = ()):
     """Registers a check of ``component``/``prop``; ``minimize`` names the input field to shrink;
     ``family_independent`` says that the check never reads the family (the subject's tokenizers,
-    files or name), so one input gets one answer on every family."""
+    files or name), so one input gets one answer on every family; ``needs`` and ``consults`` name
+    oracle libraries (see the module docstring)."""
     def register(fn: Check) -> Check:
         CHECKS[(component, prop)] = fn
         if minimize:
             MINIMIZED_FIELD[(component, prop)] = minimize
         if family_independent:
             FAMILY_INDEPENDENT.add((component, prop))
+        NEEDS[(component, prop)], CONSULTS[(component, prop)] = needs, consults
         return fn
     return register
+
+
+@dataclass(frozen=True)
+class MissingOracles:
+    """What a property lacks of its oracles' libraries in this installation: ``needed`` (the property
+    is not provided) and ``consulted`` (a second opinion not asked), each a MissingExtra or None."""
+
+    needed: MissingExtra | None
+    consulted: MissingExtra | None
+
+
+def missing_oracles(component: str, prop: str) -> MissingOracles:
+    """``missing_oracles("structured", "mask").needed`` is None where llguidance and outlines-core
+    are installed, else a MissingExtra naming ``textbound[second-oracles]``."""
+    key = (component, prop)
+    return MissingOracles(lacking(NEEDS.get(key, ())), lacking(CONSULTS.get(key, ())))
 
 
 def cases(component: str, source: str = LIBRARY):
@@ -115,11 +144,16 @@ class UnknownCheck(ValueError):
 
 
 def run_check(subject: Subject, case: Case) -> Divergence | None:
+    """The check of the case's property on ``subject``: None or a Divergence. UnknownCheck for a
+    property no check has; MissingExtra for one whose oracle library is not installed (never a pass)."""
     try:
         fn = CHECKS[(case.component, case.property)]
     except KeyError:
         known = ", ".join(f"{c}/{p}" for c, p in sorted(CHECKS))
         raise UnknownCheck(f"no check {case.component}/{case.property} (known: {known})") from None
+    needed = missing_oracles(case.component, case.property).needed
+    if needed:
+        raise needed
     try:
         return fn(subject, case)
     except ServerError as exc:  # a check lets a misbehaving server through (impl_outcome): recorded, never a crash
