@@ -15,8 +15,8 @@ one is a ``MissingExtra`` naming the extra, and ``lacking`` says so before any c
 
     >>> lacking(["tokenizers"]) is None
     True
-    >>> str(MissingExtra(LIBRARIES["llguidance"], "is not installed"))
-    "llguidance is not installed: pip install 'textbound[second-oracles]'"
+    >>> str(MissingExtra({"llguidance": "is not installed", "outlines-core": "is not installed"}))
+    "llguidance is not installed, outlines-core is not installed: pip install 'textbound[second-oracles]'"
 
 The oracles import nothing of the harness: truth must not depend on what is checked.
 """
@@ -36,9 +36,11 @@ from packaging.version import InvalidVersion
 @dataclass(frozen=True)
 class Library:
     """A library the oracles use: its distribution's name, the module it imports as, the versions
-    textbound supports (the floors are the oldest the oracles were checked to run with, loose so
-    that installing textbound into an engine's environment does not move the engine's pins), and
-    the extra that installs it (None: textbound's core)."""
+    textbound supports, and the extra that installs it (None: textbound's core). A floor is as old
+    as the oracles were checked at, every library at its floor at once (``textbound check --budget
+    quick`` agrees with impl on every embedded and shared family, the tests of the library's use
+    pass), so that installing textbound into an engine's environment moves none of its pins that
+    need not move; a comment says why where a floor is newer than an engine's."""
 
     distribution: str
     module: str
@@ -55,7 +57,10 @@ SECOND_ORACLES_EXTRA = "second-oracles"
 FAMILIES_EXTRA = "families"
 LIBRARIES = {library.distribution: library for library in (
     Library("tokenizers", "tokenizers", ">=0.23.1"),
-    Library("transformers", "transformers", ">=5.16.1"),
+    # impl's chat follows transformers' rendering from 5.23 on (5.16.1 to 5.22.2 raise and render
+    # otherwise on chat/render), and mistral-common's SentencePiece files convert as sentencepiece
+    # reads them from 5.24 on. vLLM 0.33 (<5.21) and SGLang 0.5.23 (==5.19) pin below it.
+    Library("transformers", "transformers", ">=5.24"),
     Library("jinja2", "jinja2", ">=3.1.6"),  # 3.1.5 and 3.1.6 close sandbox escapes the chat checks try
     Library("jsonschema", "jsonschema", ">=4.21.1"),
     Library("rfc3339-validator", "rfc3339_validator", ">=0.1.4"),  # without it jsonschema skips "format": "time"
@@ -65,21 +70,24 @@ LIBRARIES = {library.distribution: library for library in (
     Library("llguidance", "llguidance", ">=1.7", SECOND_ORACLES_EXTRA),
     Library("outlines-core", "outlines_core", ">=0.2.14", SECOND_ORACLES_EXTRA),
     Library("numpy", "numpy", ">=1.25", SECOND_ORACLES_EXTRA),  # llguidance's token masks as id sets
-    Library("mistral-common", "mistral_common", ">=1.11.5", FAMILIES_EXTRA),
-    Library("protobuf", "google.protobuf", ">=5.29.6", FAMILIES_EXTRA),  # transformers' SentencePiece converter
+    Library("mistral-common", "mistral_common", ">=1.11.7", FAMILIES_EXTRA),  # convert_tokenizer_to_chat_template
+    # transformers' SentencePiece converter; with sentencepiece 0.2.3's own model_pb2, 7.36.0 and older fail it.
+    Library("protobuf", "google.protobuf", ">=7.36.1", FAMILIES_EXTRA),
     Library("gguf", "gguf", ">=0.19", FAMILIES_EXTRA),
-    Library("huggingface_hub", "huggingface_hub", ">=1.5", FAMILIES_EXTRA),
+    Library("huggingface_hub", "huggingface_hub", ">=1.31", FAMILIES_EXTRA),  # transformers 5.24's floor
 )}
 
 
 class MissingExtra(ImportError):
-    """A library an oracle needs is not installed, or not at a supported version; the message names
-    the extra of textbound that installs it."""
+    """Libraries an oracle needs that are not installed, or not at a supported version (each with
+    its problem); the message names them and the extras of textbound that install them."""
 
-    def __init__(self, library: Library, problem: str):
-        self.library = library
-        extra = f"textbound[{library.extra}]" if library.extra else "textbound"
-        super().__init__(f"{library.distribution} {problem}: pip install '{extra}'")
+    def __init__(self, problems: dict[str, str]):
+        self.problems = problems  # distribution -> "is not installed", "1.2 is installed, ..."
+        extras = sorted({extra for name in problems if (extra := LIBRARIES[name].extra)})
+        install = f"textbound[{','.join(extras)}]" if extras else "textbound"
+        super().__init__(", ".join(f"{name} {problem}" for name, problem in problems.items())
+                         + f": pip install '{install}'")
 
 
 @cache
@@ -99,13 +107,10 @@ def _problem(library: Library) -> str | None:
 
 
 def lacking(distributions: Iterable[str]) -> MissingExtra | None:
-    """The first of ``distributions`` (LIBRARIES' names) that cannot be used, as a MissingExtra; None
+    """Those of ``distributions`` (LIBRARIES' names) that cannot be used, as one MissingExtra; None
     when all can."""
-    for name in distributions:
-        problem = _problem(LIBRARIES[name])
-        if problem:
-            return MissingExtra(LIBRARIES[name], problem)
-    return None
+    problems = {name: problem for name in distributions if (problem := _problem(LIBRARIES[name]))}
+    return MissingExtra(problems) if problems else None
 
 
 def require(distribution: str) -> ModuleType:
