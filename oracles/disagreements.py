@@ -43,10 +43,12 @@ def second_oracles(folder: str | Path) -> list:
     found = []
     for kind in (SentencePieceOracle, TiktokenOracle):
         try:
-            found.append(kind.for_family(folder))
+            oracle = kind.for_family(folder)
         except MissingExtra:
             continue
-    return [oracle for oracle in found if oracle is not None]
+        if oracle is not None:
+            found.append(oracle)
+    return found
 
 
 class SecondOracleComparison:

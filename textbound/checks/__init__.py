@@ -8,13 +8,14 @@ properties' generators); never ``run``, ``records``, ``shrinking`` or ``triage``
 """
 from . import (chat, chat_cases, detokenizer, server_cases, server_output, stops, stream_cases, structured,
                structured_cases, tokenizer, tokenizer_cases, tools, tools_cases)
-from .registry import (CASE_BUILDERS, CHECKS, FAMILY_INDEPENDENT, MINIMIZED_FIELD, MissingOracles, Subject, UnknownCheck,
-                       case_source, cases, check, checked_components, ids_divergence, impl_call, impl_outcome,
-                       missing_oracles, oracle_call, run_check, server_error, text_divergence)
+from .registry import (CASE_BUILDERS, CHECKS, FAMILY_INDEPENDENT, MINIMIZED_FIELD, Subject, UnknownCheck, case_source,
+                       cases, check, checked_components, ids_divergence, impl_call, impl_outcome, missing_oracles,
+                       oracle_call, run_check, server_error, text_divergence)
 
 __all__ = [
-    "CASE_BUILDERS", "CHECKS", "FAMILY_INDEPENDENT", "MINIMIZED_FIELD", "MissingOracles", "Subject", "UnknownCheck",
-    "case_source", "cases", "check", "checked_components", "chat", "chat_cases", "detokenizer", "ids_divergence",
-    "impl_call", "impl_outcome", "missing_oracles", "oracle_call", "run_check", "server_cases", "server_error", "server_output", "stops", "stream_cases",
-    "structured", "structured_cases", "text_divergence", "tokenizer", "tokenizer_cases", "tools", "tools_cases",
+    "CASE_BUILDERS", "CHECKS", "FAMILY_INDEPENDENT", "MINIMIZED_FIELD", "Subject", "UnknownCheck", "case_source",
+    "cases", "check", "checked_components", "chat", "chat_cases", "detokenizer", "ids_divergence", "impl_call",
+    "impl_outcome", "missing_oracles", "oracle_call", "run_check", "server_cases", "server_error", "server_output",
+    "stops", "stream_cases", "structured", "structured_cases", "text_divergence", "tokenizer", "tokenizer_cases", "tools",
+    "tools_cases",
 ]

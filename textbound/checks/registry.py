@@ -9,13 +9,13 @@ a divergence is, and either can replay what the other found.
     @check("stops", "stream", minimize="text")      # CHECKS[("stops", "stream")] = fn
     def check_stops_stream(subject, case): ...       # -> None or Divergence
 
+    @cases("stops")                                  # CASE_BUILDERS["library", "stops"] = fn
+    def stop_cases(family, budget, seed, subject): ...  # -> Iterator[Case]
+
 A check names the oracle libraries it cannot do without (``needs``: a property whose library is not
 installed is not provided, said once a run with the extra that installs it, never passed) and those
 it asks only for a second opinion (``consults``: without one the check runs, and a run says once
 what is not looked for); ``missing_oracles`` tells them apart before any case.
-
-    @cases("stops")                                  # CASE_BUILDERS["library", "stops"] = fn
-    def stop_cases(family, budget, seed, subject): ...  # -> Iterator[Case]
 
 Case builders are keyed by the source of the implementation's answers (textbound.plan.implementation:
 LIBRARY for impl's names, SERVER for a running server's wire): ``@cases("stops", source=SERVER)``.
