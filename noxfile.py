@@ -43,13 +43,19 @@ def _shared_names() -> list[str]:
     return sorted(p.name for p in Path(models).iterdir() if (p / "tokenizer.json").is_file())
 
 
-def _install(session: nox.Session) -> None:
-    session.install("-e", ".[oracles]")
+# What a session installs textbound with: every oracle and family source, so that a check session
+# checks every property the baseline lists; sessions that run pytest take the test suite's extra.
+CHECK_EXTRAS = "oracles,second-oracles,families"
+TEST_EXTRAS = "dev"
+
+
+def _install(session: nox.Session, extras: str = CHECK_EXTRAS) -> None:
+    session.install("-e", f".[{extras}]")
 
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    _install(session)
+    _install(session, TEST_EXTRAS)
     session.run("pytest", "-n", "auto", *session.posargs, env=_shared_env())
 
 
@@ -104,7 +110,7 @@ def mutants(session: nox.Session) -> None:
 @nox.session
 def field(session: nox.Session) -> None:
     """reports/field/: every adapter on every family it applies to; triage.json is kept."""
-    session.install("-e", ".[oracles,engines]")
+    _install(session, f"engines,{CHECK_EXTRAS}")
     session.run("python", "tools/field_report.py", *session.posargs, env=_shared_env())
 
 
@@ -175,7 +181,7 @@ def _engine_checks(session: nox.Session, name: str, modules: dict[str, str], env
 @nox.session
 def engines_js(session: nox.Session) -> None:
     """@huggingface/jinja (chat) and @huggingface/tokenizers (tokenizer, detokenizer) through node."""
-    _install(session)
+    _install(session, TEST_EXTRAS)
     session.run("npm", "ci", "--prefix", str(JS_ENGINES), "--no-audit", "--no-fund", external=True)
     _engine_checks(session, "engines_js", {"textbound.adapters.hf_jinja": "chat",
                                            "textbound.adapters.js_tokenizers": "tokenizer,detokenizer"},
@@ -185,7 +191,7 @@ def engines_js(session: nox.Session) -> None:
 @nox.session
 def engine_llama_cpp(session: nox.Session) -> None:
     """llama.cpp's tokenizer through llama-cpp-python, built from its sdist (minutes)."""
-    session.install("-e", ".[oracles,llama-cpp]")
+    _install(session, f"llama-cpp,{TEST_EXTRAS}")
     _engine_checks(session, "engine_llama_cpp", {"textbound.adapters.llama_cpp_adapter": "tokenizer,detokenizer"},
                    {**_shared_env(), "TEXTBOUND_ENGINE_TESTS": "llama_cpp"})
 
@@ -198,7 +204,7 @@ def server_llama_cpp(session: nox.Session) -> None:
     """llama.cpp's llama-server, built from the llama-cpp-python sdist's source (cached; tens of
     minutes the first time), serving each family's tiny model on 127.0.0.1 while
     ``textbound check --server`` checks it; stopped after each."""
-    _install(session)
+    _install(session, TEST_EXTRAS)
     env = _shared_env()
     session.run("pytest", "-q", "tests/test_server_llama_cpp.py", env=env)
     names = [name for name in SERVER_FAMILIES if name in _shared_names() + _embedded_names()]
@@ -241,7 +247,7 @@ def engine_vllm(session: nox.Session) -> None:
     own (vllm pins transformers below the oracles'): the adapter's tests, its field-report rows
     (tools/field_report.py --engines vllm,vllm-parsers, options after --), then impl's tools checked
     with vLLM's parsers as a second oracle (reports/runs/engine_vllm-oracle)."""
-    _install(session)
+    _install(session, TEST_EXTRAS)
     # About 10 minutes and 6 GB the first time: vllm pins a CUDA build of torch, which imports without a GPU.
     python = str(_engine_python(session, "TEXTBOUND_VLLM_PYTHON", "engine_vllm-vllm", [[f"vllm=={VLLM_VERSION}"]]))
     env = {**_shared_env(), "TEXTBOUND_VLLM_PYTHON": python}
@@ -260,7 +266,7 @@ def engine_sglang(session: nox.Session) -> None:
     of its own: the adapter's tests, its field-report row (tools/field_report.py --engines sglang,
     options after --), then its tokenizer and detokenizer on every embedded and shared family
     (reports/runs/engine_sglang)."""
-    _install(session)
+    _install(session, TEST_EXTRAS)
     python = str(_engine_python(session, "TEXTBOUND_SGLANG_PYTHON", "engine_sglang-sglang",
                                 [["--no-deps", f"sglang=={SGLANG_VERSION}"], list(SGLANG_IMPORTS)]))
     env = {**_shared_env(), "TEXTBOUND_SGLANG_PYTHON": python}

@@ -24,18 +24,31 @@ import unicodedata
 from pathlib import Path
 from typing import Any
 
+from . import MissingExtra
 from .tokenizers_oracle import TokenizersOracle
 
+# The libraries of the second oracles (sentencepiece's and tiktoken's), which a run without one of
+# them notes once: the oracle disagreements that one would show are not looked for.
+SECOND_ORACLE_LIBRARIES = ("sentencepiece", "tiktoken")
 WINDOW = 8  # characters or pieces of context shown around the first difference
 
 
 def second_oracles(folder: str | Path) -> list:
-    """The second oracles that can read the family in ``folder`` (none for most families)."""
+    """The second oracles that can read the family in ``folder`` (none for most families). One whose
+    library is not installed is left out: a run says so once (SECOND_ORACLE_LIBRARIES), and impl is
+    still checked against `tokenizers`."""
     from .sentencepiece_oracle import SentencePieceOracle
     from .tiktoken_oracle import TiktokenOracle
 
-    found = (SentencePieceOracle.for_family(folder), TiktokenOracle.for_family(folder))
-    return [oracle for oracle in found if oracle is not None]
+    found = []
+    for kind in (SentencePieceOracle, TiktokenOracle):
+        try:
+            oracle = kind.for_family(folder)
+        except MissingExtra:
+            continue
+        if oracle is not None:
+            found.append(oracle)
+    return found
 
 
 class SecondOracleComparison:

@@ -19,6 +19,9 @@ import json
 from functools import cache
 from pathlib import Path
 
+from . import lacking, require
+
+MISTRAL_COMMON = "mistral-common"
 SOURCE_MANIFEST = "mistral_source.json"
 SENTENCEPIECE = "sentencepiece"
 TEKKEN = "tekken"
@@ -29,12 +32,10 @@ class SourceChanged(Exception):
 
 
 def data_dir() -> Path | None:
-    """mistral-common's folder of shipped tokenizers, or None when the package is not installed."""
-    try:
-        import mistral_common
-    except ImportError:
+    """mistral-common's folder of shipped tokenizers, or None when the package cannot be used."""
+    if lacking([MISTRAL_COMMON]):
         return None
-    return Path(mistral_common.__file__).resolve().parent / "data"
+    return Path(require(MISTRAL_COMMON).__file__).resolve().parent / "data"
 
 
 def source_manifest(folder: str | Path) -> dict | None:
@@ -50,8 +51,10 @@ def source_file(folder: str | Path, kind: str | None = None) -> Path | None:
     if manifest is None:
         return None
     root = data_dir()
-    source = root / manifest["source"] if root is not None else None
-    if source is None or not source.is_file() or file_sha256(source) != manifest["sha256"]:
+    if root is None:
+        raise lacking([MISTRAL_COMMON])  # the family's source is one of its files
+    source = root / manifest["source"]
+    if not source.is_file() or file_sha256(source) != manifest["sha256"]:
         raise SourceChanged(f"{folder}: its source {manifest['source']} is not the installed mistral-common's "
                             f"(rebuild the family)")
     return source if kind in (None, manifest["kind"]) else None

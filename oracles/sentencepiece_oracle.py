@@ -19,6 +19,7 @@ from __future__ import annotations
 from importlib.metadata import version
 from pathlib import Path
 
+from . import require
 from .mistral_source import SENTENCEPIECE, source_file
 
 MODEL_FILE = "tokenizer.model"
@@ -26,8 +27,7 @@ MODEL_FILE = "tokenizer.model"
 
 class SentencePieceOracle:
     def __init__(self, model_file: str | Path):
-        import sentencepiece
-
+        sentencepiece = require("sentencepiece")
         self.model_file = Path(model_file)
         self.processor = sentencepiece.SentencePieceProcessor(model_file=str(model_file))
         self.version = f"sentencepiece {version('sentencepiece')}"

@@ -12,6 +12,10 @@
 - ``ByteAcceptor``: whether a whole string is in an oracle's language (the same engines over a
   vocabulary of the 256 single bytes).
 
+jsonschema is textbound's core; outlines-core, llguidance and numpy are the ``second-oracles``
+extra, imported where they are first used, so that without them the module still answers
+``schema_errors`` and a mask or acceptor raises MissingExtra naming the extra.
+
     >>> schema_errors({"type": "integer", "minimum": 3}, 1)
     ['$: 1 is less than the minimum of 3']
     >>> dumps_forms({"a": "é"})[:2]
@@ -23,16 +27,16 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache, cached_property, lru_cache
+from typing import TYPE_CHECKING
 
 import jsonschema
-import llguidance
-import numpy
-import outlines_core
-from outlines_core.json_schema import build_regex_from_schema
 
-from . import _package
+from . import require
 
-VERSION = "; ".join(_package(name) for name in ("jsonschema", "rfc3339-validator", "outlines-core", "llguidance"))
+if TYPE_CHECKING:
+    import llguidance
+    import outlines_core
+
 # impl's default whitespace policy, in outlines-core's and llguidance's terms: json.dumps output with
 # or without the space after "," and ":".
 DUMPS_WHITESPACE = "[ ]?"
@@ -98,15 +102,15 @@ def dumps_forms(instance) -> list[str]:
 
 
 def outlines_regex(schema: dict) -> str:
-    return build_regex_from_schema(json.dumps(schema), DUMPS_WHITESPACE)
+    return require("outlines-core").json_schema.build_regex_from_schema(json.dumps(schema), DUMPS_WHITESPACE)
 
 
 def llguidance_grammar(schema: dict) -> str:
-    return llguidance.LLMatcher.grammar_from_json_schema(schema, overrides={"whitespace_pattern": DUMPS_WHITESPACE})
+    return require("llguidance").LLMatcher.grammar_from_json_schema(schema, overrides={"whitespace_pattern": DUMPS_WHITESPACE})
 
 
 def llguidance_regex_grammar(pattern: str) -> str:
-    return llguidance.LLMatcher.grammar_from_regex(pattern)
+    return require("llguidance").LLMatcher.grammar_from_regex(pattern)
 
 
 @dataclass(frozen=True)
@@ -129,6 +133,7 @@ class TokenVocabulary:
 
     @cached_property
     def outlines(self) -> outlines_core.Vocabulary:
+        outlines_core = require("outlines-core")
         by_bytes: dict[bytes, list[int]] = {}
         for token_id in sorted(self.text_ids):
             by_bytes.setdefault(self.token_bytes[token_id], []).append(token_id)
@@ -136,6 +141,7 @@ class TokenVocabulary:
 
     @cached_property
     def llguidance(self) -> llguidance.LLTokenizer:
+        llguidance = require("llguidance")
         # Special tokens are given an empty text: llguidance never lets them match the grammar.
         tokens = [b"" if i in self.special_ids else data for i, data in enumerate(self.token_bytes)] + [b"<eos>"]
         return llguidance.LLTokenizer(llguidance.TokenizerWrapper(_Tokens(tokens, self.eos_id, self.special_ids, self.spell)))
@@ -200,7 +206,7 @@ class OutlinesMask:
     name = "outlines-core"
 
     def __init__(self, pattern: str, vocabulary: TokenVocabulary):
-        self.index = outlines_core.Index(pattern, vocabulary.outlines)
+        self.index = require("outlines-core").Index(pattern, vocabulary.outlines)
         self.eos_id = vocabulary.eos_id
 
     def start(self) -> int:
@@ -239,7 +245,7 @@ class LlguidanceMask:
         self.tokenizer = vocabulary.llguidance
         self.grammar = grammar
         self.eos_id = vocabulary.eos_id
-        matcher = llguidance.LLMatcher(self.tokenizer, grammar, log_level=0)
+        matcher = require("llguidance").LLMatcher(self.tokenizer, grammar, log_level=0)
         if matcher.is_error():
             raise ValueError(f"llguidance cannot compile the grammar: {matcher.get_error()}")
         self._start = matcher
@@ -266,6 +272,7 @@ class LlguidanceMask:
 
 def mask_ids(bitmask: bytes) -> frozenset[int]:
     """The ids set in a little-endian bitmask (one bit per id)."""
+    numpy = require("numpy")
     bits = numpy.unpackbits(numpy.frombuffer(bitmask, numpy.uint8), bitorder="little")
     return frozenset(numpy.flatnonzero(bits).tolist())
 

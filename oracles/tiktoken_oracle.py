@@ -29,7 +29,8 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from .mistral_source import TEKKEN, source_file
+from . import require
+from .mistral_source import MISTRAL_COMMON, TEKKEN, source_file
 
 # ByteLevel's own regex (use_regex=True), as tokenizers spells it.
 GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
@@ -85,8 +86,6 @@ class TiktokenVocabulary:
 
     @classmethod
     def from_tokenizer_json(cls, spec: dict, name: str) -> "TiktokenVocabulary":
-        import tiktoken
-
         def refuse(why: str) -> NotExpressible:
             return NotExpressible(f"{name}: {why}")
 
@@ -127,8 +126,9 @@ class TiktokenVocabulary:
         if missing:
             raise refuse(f"no token for byte 0x{missing[0]:02X} ({len(missing)} bytes missing)")
         _check_merge_order(model.get("merges", []), model["vocab"], refuse)
-        encoding = tiktoken.Encoding(f"textbound-{Path(name).name}", pat_str=pattern, mergeable_ranks=ranks,
-                                     special_tokens=specials)
+        # Imported once the spec is known to be expressible: a family tiktoken cannot read needs no tiktoken.
+        encoding = require("tiktoken").Encoding(f"textbound-{Path(name).name}", pat_str=pattern, mergeable_ranks=ranks,
+                                                  special_tokens=specials)
         return cls(encoding, tokens, frozenset(special_ids), NORMALIZERS[normalizer_type], prefix_ids, suffix_ids)
 
     def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
@@ -254,6 +254,8 @@ class TiktokenOracle:
     def tekkenizer(cls, tekken_file: Path) -> "TiktokenOracle":
         """mistral-common's own tokenizer of a tekken.json: tiktoken over its ranks, ids shifted
         past the special tokens, which it never matches in text and decodes as their names."""
+        require("tiktoken")
+        require(MISTRAL_COMMON)
         from mistral_common.tokens.tokenizers.base import SpecialTokenPolicy
         from mistral_common.tokens.tokenizers.tekken import Tekkenizer
 

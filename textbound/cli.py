@@ -33,6 +33,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from unittest.mock import patch
 
+from textbound.oracles import MissingExtra
+
 from .families import FamilyError, fuzz_families, resolve
 from .files import InputFileError
 from .naming.baseline import BaselineEntry, BaselineError, load_baseline
@@ -349,7 +351,7 @@ def _run_command(args, argv: list[str]) -> int:
         from .bench.command import run_bench
         return run_bench(impl, families, args.seconds)
     except (ImplementationError, FamilyError, BaselineError, RunFolderError, MergeError, InputFileError,
-            LimitError, OracleEnvError) as exc:
+            LimitError, OracleEnvError, MissingExtra) as exc:
         print(f"textbound: {one_line(exc)}", file=sys.stderr)
         markdown = getattr(args, "markdown", None)
         if markdown and not _unusable_output("--markdown", markdown):  # the CI step summary says so too

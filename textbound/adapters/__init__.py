@@ -40,9 +40,12 @@ An adapter configured by environment variables lists their names in ``REPLAY_ENV
 (textbound.plan.implementation), so that the replay command of each record sets them as the run had
 them: ``TEXTBOUND_ENGINE_CMD='node e.js' textbound replay --impl textbound.adapters.jsonl_engine ...``.
 
-An adapter's engine is an optional dependency (the ``engines`` extra): without it the module
-raises ``EngineMissing`` (an ImportError naming the package and the extra) when imported, and
-``--impl`` reports it as a run that cannot be set up. The engines that run in environments of their
+An adapter's engine is an optional dependency: without it the module raises ``EngineMissing`` (an
+ImportError naming the package and the extra of textbound that installs it: ``engines`` for
+minijinja, ``llama-cpp`` for llama-cpp-python, the oracle libraries' own, textbound.oracles.LIBRARIES,
+for tiktoken, outlines-core, llguidance and mistral-common) when imported, and ``--impl`` reports
+it as a run that cannot be set up.
+The engines that run in environments of their
 own (node's, vLLM's, SGLang's scripts) live in a checkout's ``engines/`` folder, which a wheel does
 not hold: ``engines_folder`` finds it (``$TEXTBOUND_ENGINES``, else the checkout textbound runs from),
 and a script that is not there is ``EngineMissing`` too.
@@ -60,17 +63,29 @@ import importlib
 import os
 from pathlib import Path
 
+from textbound.oracles import LIBRARIES
+
 ENGINES_EXTRA = "engines"
 ENGINES_ENV = "TEXTBOUND_ENGINES"
 CHECKOUT_ENGINES = Path(__file__).resolve().parents[2] / "engines"  # beside textbound/ in a checkout
+# The extra of each engine that is not one of the oracles' libraries (those say their own).
+ENGINE_EXTRAS = {"minijinja": ENGINES_EXTRA, "llama-cpp-python": "llama-cpp"}
 
 
 class EngineMissing(ImportError):
-    """An adapter's engine is not installed: ``pip install -e .[engines]``."""
+    """An adapter's engine is not installed: ``pip install 'textbound[engines]'`` (or the extra named)."""
+
+
+def install_hint(package: str) -> str:
+    """What installs ``package`` with textbound: ``install_hint("minijinja") == "pip install 'textbound[engines]'"``;
+    ``install_hint("tiktoken") == "pip install 'textbound[second-oracles]'"``."""
+    library = LIBRARIES.get(package)
+    extra = ENGINE_EXTRAS.get(package) or (library.extra if library else ENGINES_EXTRA)
+    return f"pip install 'textbound[{extra}]'" if extra else f"pip install '{package}{library.supported}'"
 
 
 def require(package: str, module: str | None = None):
-    """The engine's module, imported; ``EngineMissing`` naming the package to install if absent.
+    """The engine's module, imported; ``EngineMissing`` naming the package and what installs it if absent.
 
     >>> require("json").__name__
     'json'
@@ -80,7 +95,7 @@ def require(package: str, module: str | None = None):
         return importlib.import_module(name)
     except ImportError as exc:
         raise EngineMissing(f"this adapter needs the {package!r} package ({exc}); install it with "
-                            f"pip install -e '.[{ENGINES_EXTRA}]'") from exc
+                            f"{install_hint(package)}") from exc
 
 
 def engines_folder() -> Path:

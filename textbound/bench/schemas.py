@@ -29,6 +29,8 @@ import zlib
 from collections import Counter
 from pathlib import Path
 
+from textbound.oracles import lacking, require
+
 SCHEMA_TIMEOUT = 10.0  # CPU seconds one engine may take to compile one schema
 SAMPLE_SECONDS = 120.0  # CPU seconds more for sampling impl's pattern of one schema
 WALL_FACTOR = 20  # the machine may be shared: a child gets this many wall seconds per CPU second
@@ -46,11 +48,9 @@ _LONG_QUOTED = re.compile(r"'[^']{24,}'|\"[^\"]{24,}\"")
 
 def _llguidance_compile(schema) -> None:
     """llguidance's grammar of ``schema``, compiled: writing the grammar alone checks nothing."""
-    import llguidance
-
     from textbound.oracles.structured_oracles import llguidance_grammar
 
-    problem = llguidance.LLMatcher.validate_grammar(llguidance_grammar(schema))
+    problem = require("llguidance").LLMatcher.validate_grammar(llguidance_grammar(schema))
     if problem:
         raise ValueError(problem)
 
@@ -103,7 +103,12 @@ def _sampled_impl(impl):
 def _engines(impl) -> dict:
     from textbound.oracles.structured_oracles import outlines_regex
 
-    return {"impl": _sampled_impl(impl), "outlines-core": outlines_regex, "llguidance": _llguidance_compile}
+    engines = {"impl": _sampled_impl(impl), "outlines-core": outlines_regex, "llguidance": _llguidance_compile}
+    # Refused before any schema: a library missing would otherwise be counted as its engine failing on each.
+    missing = lacking(name for name in engines if name != "impl")
+    if missing:
+        raise missing
+    return engines
 
 
 def _message(exc: BaseException) -> str:
@@ -189,10 +194,11 @@ def schema_coverage(impl, folder: Path, timeout: float = SCHEMA_TIMEOUT) -> int:
     if not schemas:
         print(f"textbound: no JSON schema in {folder}", file=sys.stderr)
         return 2
+    engines = _engines(impl)
     print(f"{len(schemas)} schemas in {folder}, {timeout:g} CPU s each")
     print("| engine | compiled | refused | timed out | top refusals |\n|---|---|---|---|---|")
     failures = []  # impl's compiled schemas not shown sound: unsound or not sampled
-    for name, engine in _engines(impl).items():
+    for name, engine in engines.items():
         outcomes, reasons = Counter(), Counter()
         for file_name, schema in schemas.items():
             outcome, reason = compile_in_child(engine, schema, timeout, zlib.crc32(file_name.encode()))

@@ -12,6 +12,11 @@ a divergence is, and either can replay what the other found.
     @cases("stops")                                  # CASE_BUILDERS["library", "stops"] = fn
     def stop_cases(family, budget, seed, subject): ...  # -> Iterator[Case]
 
+A check names the oracle libraries it cannot do without (``needs``: a property whose library is not
+installed is not provided, said once a run with the extra that installs it, never passed) and those
+it asks only for a second opinion (``consults``: without one the check runs, and a run says once
+what is not looked for); ``missing_oracles`` tells them apart before any case.
+
 Case builders are keyed by the source of the implementation's answers (textbound.plan.implementation:
 LIBRARY for impl's names, SERVER for a running server's wire): ``@cases("stops", source=SERVER)``; a
 check names the sources whose builders make its cases (``@check(..., sources=(SERVER,))``), so that
@@ -26,6 +31,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+from textbound.oracles import MissingExtra, lacking
 from textbound.oracles.chat_oracle import Raised
 from textbound.oracles.tokenizers_oracle import TokenizersOracle
 
@@ -114,17 +120,22 @@ CASE_BUILDERS: dict[tuple[str, str], CaseBuilder] = {}  # (source, component) ->
 # The sources whose case builders make cases of each check: LIBRARY alone unless the check says.
 CHECK_SOURCES: dict[tuple[str, str], tuple[str, ...]] = {}
 EVERY_SOURCE = (LIBRARY, SERVER)
+# The oracle libraries (textbound.oracles.LIBRARIES' names) a property cannot be checked without,
+# and those it consults for a second opinion only.
+NEEDS: dict[tuple[str, str], tuple[str, ...]] = {}
+CONSULTS: dict[tuple[str, str], tuple[str, ...]] = {}
 # What an oracle does once per worker process before its cases (starting an engine that takes a
 # minute): run while the worker loads a family, outside any case's clock.
 WORKER_SETUP: list[Callable[[], object]] = []
 
 
 def check(component: str, prop: str, minimize: str | None = None, family_independent: bool = False,
-          sources: tuple[str, ...] = (LIBRARY,)):
+          sources: tuple[str, ...] = (LIBRARY,), needs: tuple[str, ...] = (), consults: tuple[str, ...] = ()):
     """Registers a check of ``component``/``prop``; ``minimize`` names the input field to shrink;
     ``family_independent`` says that the check never reads the family (the subject's tokenizers,
     files or name), so one input gets one answer on every family; ``sources`` are the sources whose
-    case builders make its cases."""
+    case builders make its cases; ``needs`` and ``consults`` name oracle libraries (see the module
+    docstring)."""
     def register(fn: Check) -> Check:
         CHECKS[(component, prop)] = fn
         CHECK_SOURCES[(component, prop)] = sources
@@ -132,8 +143,25 @@ def check(component: str, prop: str, minimize: str | None = None, family_indepen
             MINIMIZED_FIELD[(component, prop)] = minimize
         if family_independent:
             FAMILY_INDEPENDENT.add((component, prop))
+        NEEDS[(component, prop)], CONSULTS[(component, prop)] = needs, consults
         return fn
     return register
+
+
+@dataclass(frozen=True)
+class MissingOracles:
+    """What a property lacks of its oracles' libraries in this installation: ``needed`` (the property
+    is not provided) and ``consulted`` (a second opinion not asked), each a MissingExtra or None."""
+
+    needed: MissingExtra | None
+    consulted: MissingExtra | None
+
+
+def missing_oracles(component: str, prop: str) -> MissingOracles:
+    """``missing_oracles("structured", "mask").needed`` is None where llguidance and outlines-core
+    are installed, else a MissingExtra naming ``textbound[second-oracles]``."""
+    key = (component, prop)
+    return MissingOracles(lacking(NEEDS.get(key, ())), lacking(CONSULTS.get(key, ())))
 
 
 def cases(component: str, source: str = LIBRARY):
@@ -193,13 +221,17 @@ def run_check(subject: Subject, case: Case) -> Divergence | None:
     contract (textbound.adapters.contract) anywhere in the check, a value of the wrong type, a member
     missing or an exception no check expected, is its divergence of kind ``contract: ...``; a case of
     a property the implementation does not provide (PropertyNotProvided) or of a family it cannot load
-    (FamilyUnloadable) is refused, since it cannot be checked at all."""
+    (FamilyUnloadable) is refused, since it cannot be checked at all; a property whose oracle library
+    is not installed raises MissingExtra (never a pass)."""
     try:
         fn = CHECKS[(case.component, case.property)]
     except KeyError:
         known = ", ".join(f"{c}/{p}" for c, p in sorted(CHECKS))
         raise UnknownCheck(f"no check {case.component}/{case.property} (known: {known})") from None
     subject.ready_for(case.component, case.property)
+    needed = missing_oracles(case.component, case.property).needed
+    if needed:
+        raise needed
     try:
         return fn(subject, case)
     except ServerError as exc:  # a check lets a misbehaving server through (impl_outcome): recorded, never a crash

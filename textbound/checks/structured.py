@@ -13,6 +13,9 @@ outlines-core and llguidance (oracles/structured_oracles.py).
 - structured/guarantee: decoding with seeded random logits masked by the Constraint for a forced
   tool call ends in text that parse_response reads as a call of the right tool, valid arguments.
 - structured/errors: an unknown tool name and an unsupported keyword raise ValueError naming them.
+differential and mask need outlines-core and llguidance (textbound[second-oracles]): without them
+a run reports both not provided (checks.missing_oracles); sound, complete, guarantee and errors
+need only jsonschema.
 mask and guarantee accept impl's documented refusal of a vocabulary (a ValueError building the
 Constraint) only where the oracle confirms it: the family's decoder rewrites text between tokens,
 or its tokens cannot spell the text every match begins with; a refusal elsewhere is a divergence.
@@ -65,7 +68,9 @@ WALK_TOKENS = 64
 # outlines-core's Index can take seconds per pattern on a large vocabulary: cases name their oracles.
 SPELLED_TEXTS = 16  # texts spelled token by token before a refused vocabulary counts as able to spell the pattern
 REWRITE_PROBES = 200  # token triples decoded by the oracle to see whether its decoder rewrites text
-MASK_ORACLES = ("llguidance", "outlines-core")  # a masked random walk compared step by step when no instance text fits the pattern
+# The token-level oracles (their libraries' names: the second-oracles extra), compared step by step
+# along a masked random walk when no instance text fits the pattern.
+MASK_ORACLES = ("llguidance", "outlines-core")
 
 
 def with_input(case: Case, **fields) -> Case:
@@ -288,7 +293,7 @@ def _policy(text: str, instance, acceptor) -> str:
     return "valid json.dumps output"
 
 
-@check("structured", "differential", minimize="text", family_independent=True)
+@check("structured", "differential", minimize="text", family_independent=True, needs=MASK_ORACLES)
 def check_differential(subject: Subject, case: Case) -> Divergence | None:
     schema = case.input["schema"]
     pattern, failure = impl_pattern(subject, case)
@@ -515,7 +520,7 @@ def _walk_ids(subject: Subject, case: Case, pattern: str, vocab: TokenVocabulary
     return (walked[0] if walked else []), failure
 
 
-@check("structured", "mask", minimize="prefix")
+@check("structured", "mask", minimize="prefix", needs=(*MASK_ORACLES, "numpy"))  # numpy: llguidance's bitmasks
 def check_mask(subject: Subject, case: Case) -> Divergence | None:
     pattern, failure = impl_pattern(subject, case)
     if failure:

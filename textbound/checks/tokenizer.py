@@ -3,12 +3,13 @@
 Where a family has a second oracle (sentencepiece, tiktoken: oracles.disagreements), the encode
 (without special tokens) and decode (keeping them) cases impl gets right are put to it too, and an
 answer other than `tokenizers`' is an oracle disagreement, reported apart from impl's divergences.
+A second oracle whose library is not installed is not asked (a run notes it once).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from textbound.oracles.disagreements import SecondOracleComparison, second_oracles
+from textbound.oracles.disagreements import SECOND_ORACLE_LIBRARIES, SecondOracleComparison, second_oracles
 
 from ..naming.counterfactuals import AddedTokenReadings, TextReading, added_tokens_read_as_text, text_readings
 from ..naming.divergence import FILE_READING, ORACLE_DISAGREEMENT, Case, Divergence, first_index
@@ -235,7 +236,7 @@ def _read_otherwise(subject: Subject, found: Divergence) -> Divergence:
     return found
 
 
-@check("tokenizer", "encode", minimize="text", sources=EVERY_SOURCE)
+@check("tokenizer", "encode", minimize="text", sources=EVERY_SOURCE, consults=SECOND_ORACLE_LIBRARIES)
 def check_encode(subject: Subject, case: Case) -> Divergence | None:
     text, special = case.input["text"], case.input.get("add_special_tokens", False)
     expected = subject.oracle.encode(text, special)
@@ -245,7 +246,7 @@ def check_encode(subject: Subject, case: Case) -> Divergence | None:
                      not special)
 
 
-@check("tokenizer", "decode", minimize="ids", sources=EVERY_SOURCE)
+@check("tokenizer", "decode", minimize="ids", sources=EVERY_SOURCE, consults=SECOND_ORACLE_LIBRARIES)
 def check_decode(subject: Subject, case: Case) -> Divergence | None:
     ids, skip = case.input["ids"], case.input.get("skip_special_tokens", False)
     expected = subject.oracle.decode(ids, skip)

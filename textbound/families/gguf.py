@@ -14,6 +14,7 @@ from __future__ import annotations
 from importlib.metadata import version
 from pathlib import Path
 
+from textbound.oracles import lacking
 from textbound.oracles.gguf_oracle import GGUFReadError, file_digest, read_gguf
 
 from .cache import default_cache_dir, publish
@@ -42,6 +43,9 @@ def gguf_family(path: str | Path) -> Family:
     target = (default_cache_dir() / "families" / "gguf"
               / f"{path.stem}-{file_digest(path)[:16]}-transformers-{version('transformers')}")
     if not (target / "tokenizer.json").is_file():
+        missing = lacking(["gguf"])  # transformers reads a GGUF's tokenizer with it; a cached reading needs none
+        if missing:
+            raise FamilyError(f"{path}: reading a GGUF's tokenizer needs the gguf package: {missing}")
         try:
             publish(target, read_gguf(path))
         except GGUFReadError as exc:

@@ -36,7 +36,9 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from textbound.oracles import mistral_source
-from textbound.oracles.mistral_source import SENTENCEPIECE, SOURCE_MANIFEST, TEKKEN, SourceChanged, data_dir, file_sha256
+from textbound.oracles import lacking
+from textbound.oracles.mistral_source import (MISTRAL_COMMON, SENTENCEPIECE, SOURCE_MANIFEST, TEKKEN, SourceChanged,
+                                              data_dir, file_sha256)
 
 from .cache import default_cache_dir, publish
 from .family import Family, FamilyError, NamedFamilies, named_families
@@ -83,8 +85,8 @@ def mistral_family_names() -> list[str]:
 def mistral_family(name: str, cache_dir: Path | None = None) -> Family:
     sources = _sources()
     if name not in sources:
-        if data_dir() is None:
-            raise FamilyError(f"family {name!r} needs mistral-common: pip install mistral-common")
+        if (missing := _missing_hint()) is not None:
+            raise FamilyError(f"family {name!r}: {missing}")
         raise FamilyError(f"unknown Mistral family {name!r} (mistral-common ships: {', '.join(sources)})")
     return Family(name, build_mistral_family(name, cache_dir), "mistral")
 
@@ -109,9 +111,15 @@ def mistral_model_type(name: str) -> str:
     return SENTENCEPIECE_MODELS.get(kind, f"SentencePiece {sentencepiece_model_pb2.TrainerSpec.ModelType.Name(kind)}")
 
 
+def _missing_hint() -> str | None:
+    """Why mistral-common's families cannot be had here (its package and extra), or None."""
+    missing = lacking([MISTRAL_COMMON])
+    return None if missing is None else f"mistral-common's families: {missing}"
+
+
 # Converted on first use, which takes seconds each: named only, never in the run without arguments.
 named_families(NamedFamilies("from mistral-common", mistral_family_names, mistral_family, in_default_run=False,
-                             model_type=mistral_model_type))
+                             model_type=mistral_model_type, hint=_missing_hint))
 
 
 def build_mistral_family(name: str, cache_dir: Path | None = None) -> Path:

@@ -205,6 +205,22 @@ class Recorder:
                              **({"property": prop} if prop else {})})
         self.notes.append(f"{what} on {family}: {reason}")
 
+    def not_installed(self, family: str, component: str, prop: str, missing: Exception) -> None:
+        """Notes ``component``/``prop`` not checked on ``family`` because an oracle library it needs is
+        not installed (``missing`` says which, and the extra): skipped on each family, noted once a run."""
+        reason = f"not provided: {missing}"
+        self.skipped.append({"family": family, "component": component, "property": prop, "reason": reason})
+        self._note_once(f"{component}/{prop}: {reason}")
+
+    def not_consulted(self, component: str, prop: str, missing: Exception) -> None:
+        """Notes once a run that ``component``/``prop``'s second oracle is not asked (``missing`` says
+        why): impl is still checked, the oracle disagreements it would show are not looked for."""
+        self._note_once(f"{component}/{prop}: no second opinion (oracle disagreements not looked for): {missing}")
+
+    def _note_once(self, note: str) -> None:
+        if note not in self.notes:
+            self.notes.append(note)
+
     def harness_error(self, family: str, component: str, message: str) -> None:
         error = HarnessError(family, component, message)
         self.harness_errors.append(error)

@@ -101,6 +101,24 @@ def provided_cases(impl: Implementation, recorder: Recorder, cases: Iterable[Cas
             recorder.skip(*key[:2], f"not provided by {impl.name} (missing {', '.join(missing)})", case.property)
 
 
+def installed_cases(recorder: Recorder, cases: Iterable[Case]) -> Iterator[Case]:
+    """The cases whose property's oracle libraries are installed (``checks.missing_oracles``). A
+    property needing one that is not is skipped on the family and noted once a run, with the extra
+    that installs it, never counted as checked; a second opinion that cannot be asked is noted once."""
+    from ..checks import missing_oracles
+    missing = {}
+    for case in cases:
+        key = (case.component, case.property)
+        if key not in missing:
+            missing[key] = lack = missing_oracles(*key)
+            if lack.needed:
+                recorder.not_installed(case.family, *key, lack.needed)
+            if lack.consulted:
+                recorder.not_consulted(*key, lack.consulted)
+        if not missing[key].needed:
+            yield case
+
+
 class SharedCases:
     """The inputs of family-independent properties (``checks.FAMILY_INDEPENDENT``: a schema's regex, a
     tool-call parse) handed out so far in a run: the same input on a later family gets the same
@@ -262,7 +280,7 @@ class Schedule:
                                                                f"(missing {', '.join(impl.missing(component))})")
                     continue
                 selected = self.selected(self.case_source(family, component, plan.budget, plan.seed))
-                cases = self.shared.first_seen(provided_cases(impl, self.recorder, selected))
+                cases = self.shared.first_seen(installed_cases(self.recorder, provided_cases(impl, self.recorder, selected)))
                 for index, task in enumerate(chunks(family, component, cases)):
                     if self.pool.abandoned(key):
                         break

@@ -29,6 +29,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from textbound.oracles import MissingExtra
+
 from .llama_cpp_source import cache_dir, extract_source
 
 LLAMA_CPP_PYTHON_VERSION = "0.3.36"
@@ -182,4 +184,8 @@ def tiny_model_plan(binary: Path, family: Path) -> LaunchPlan:
     vocabulary converted by the server's own source: textbound.server.tiny_model)."""
     from .llama_cpp_source import vocab_gguf
     from .tiny_model import tiny_gguf
-    return llama_server_plan(binary, tiny_gguf(vocab_gguf(family, LLAMA_CPP_PYTHON_VERSION, server_source())))
+    try:
+        model = tiny_gguf(vocab_gguf(family, LLAMA_CPP_PYTHON_VERSION, server_source()))
+    except MissingExtra as exc:
+        raise LaunchError(f"the tiny model of {family}: {exc}") from exc
+    return llama_server_plan(binary, model)

@@ -23,6 +23,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from textbound.oracles import require
+
 TOKENIZER_KEYS = "tokenizer."
 ARCHITECTURE = "llama"
 MODEL_FILE = "model.gguf"
@@ -47,8 +49,10 @@ class TinyModel:
 
 
 def tiny_gguf(vocabulary: Path, plan: TinyModel = TinyModel(), cache: Path | None = None) -> Path:
-    """The tiny model of the vocabulary-only GGUF ``vocabulary``, written on first use."""
+    """The tiny model of the vocabulary-only GGUF ``vocabulary``, written on first use; MissingExtra
+    naming textbound[families] without the gguf package."""
     from .llama_cpp_source import cache_dir
+    require("gguf")
     digest = hashlib.sha256()
     digest.update(json.dumps([dataclasses.asdict(plan), _gguf_version()]).encode("utf-8"))
     digest.update(Path(vocabulary).read_bytes())
