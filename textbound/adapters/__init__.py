@@ -63,8 +63,6 @@ import importlib
 import os
 from pathlib import Path
 
-from textbound.oracles import LIBRARIES
-
 ENGINES_EXTRA = "engines"
 ENGINES_ENV = "TEXTBOUND_ENGINES"
 CHECKOUT_ENGINES = Path(__file__).resolve().parents[2] / "engines"  # beside textbound/ in a checkout
@@ -79,6 +77,7 @@ class EngineMissing(ImportError):
 def install_hint(package: str) -> str:
     """What installs ``package`` with textbound: ``install_hint("minijinja") == "pip install 'textbound[engines]'"``;
     ``install_hint("tiktoken") == "pip install 'textbound[second-oracles]'"``."""
+    from textbound.oracles import LIBRARIES  # here, not at import: serving a module needs no oracle's table
     library = LIBRARIES.get(package)
     extra = ENGINE_EXTRAS.get(package) or (library.extra if library else ENGINES_EXTRA)
     return f"pip install 'textbound[{extra}]'" if extra else f"pip install '{package}{library.supported}'"
