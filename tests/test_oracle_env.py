@@ -6,11 +6,9 @@ $TEXTBOUND_ORACLE_PYTHON. ``nox -s oracle_env`` builds the real ones."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
-import time
 import tomllib
 from importlib.metadata import version
 from pathlib import Path
@@ -24,8 +22,10 @@ from textbound.cli import EXIT_DIVERGED, EXIT_SETUP, main
 from textbound.families import build_family
 from textbound.naming.divergence import Case
 from textbound.oracles import SUPPORTED_VERSIONS, unsupported
-from textbound.plan.implementation import JSONL_ADAPTER, SERVED_IMPL_ENV, Implementation, ImplementationError
+from textbound.plan.implementation import JSONL_ADAPTER, Implementation, ImplementationError
 from textbound.plan.oracle_env import ENVIRONMENTS, ORACLE_PYTHON_ENV
+
+from .test_runner_robust import interrupted_summary
 
 ROOT = Path(__file__).resolve().parent.parent
 ENGINE_PINS = {"tokenizers": "0.22.2", "transformers": "5.20.2"}  # vLLM 0.33's side
@@ -197,14 +197,4 @@ def test_a_signal_stops_the_run_apart_as_it_stops_a_check(tmp_path, signum):
               f"oracle_env.installed_versions = lambda: {ENGINE_PINS!r}; sys.exit(main(sys.argv[1:]))")
     command = [sys.executable, "-c", parent, *CHECK, "--impl", "tests.hanging_impl", "--case-timeout", "600",
                "--report-dir", str(report)]
-    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env={**os.environ, "CI": "1", ORACLE_PYTHON_ENV: sys.executable})
-    deadline = time.monotonic() + 60
-    while not (report / "divergences.jsonl").exists() and time.monotonic() < deadline:
-        time.sleep(0.2)
-    time.sleep(3)  # checking has begun, and hangs on the first text with a digit
-    process.send_signal(signum)
-    out, err = process.communicate(timeout=60)
-    assert process.returncode == 128 + signum, out + err
-    summary = json.loads((report / "summary.json").read_text())
-    assert summary["completed"] is False and summary["interrupted"] == signal.Signals(signum).name
+    interrupted_summary(command, report, signum, {ORACLE_PYTHON_ENV: sys.executable})

@@ -170,14 +170,11 @@ def test_after_too_many_stuck_cases_a_family_and_component_is_abandoned(tmp_path
     assert any("abandoned after 1 timed-out or crashed cases" in note for note in summary["notes"])
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
-def test_an_interrupted_run_writes_its_report_and_says_so(tmp_path, signum):
-    report = tmp_path / "report"
-    command = [sys.executable, "-m", "textbound.cli", "check", "--impl", "tests.hanging_impl", "--family", "gpt2",
-               "--component", "tokenizer", "--budget", "quick", "--jobs", "1", "--case-timeout", "600",
-               "--report-dir", str(report)]
+def interrupted_summary(command: list[str], report: Path, signum: int, env: dict[str, str]) -> dict:
+    """The summary.json of a check of tests.hanging_impl (``command``, writing to ``report``) sent
+    ``signum`` once checking has begun: the process exits 128 + the signal after writing it."""
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env={**os.environ, "CI": "1"})
+                               env={**os.environ, "CI": "1", **env})
     deadline = time.monotonic() + 60
     while not (report / "divergences.jsonl").exists() and time.monotonic() < deadline:
         time.sleep(0.2)
@@ -187,6 +184,16 @@ def test_an_interrupted_run_writes_its_report_and_says_so(tmp_path, signum):
     assert process.returncode == 128 + signum, out + err
     summary = json.loads((report / "summary.json").read_text())
     assert summary["completed"] is False and summary["interrupted"] == signal.Signals(signum).name
+    return summary
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_an_interrupted_run_writes_its_report_and_says_so(tmp_path, signum):
+    report = tmp_path / "report"
+    command = [sys.executable, "-m", "textbound.cli", "check", "--impl", "tests.hanging_impl", "--family", "gpt2",
+               "--component", "tokenizer", "--budget", "quick", "--jobs", "1", "--case-timeout", "600",
+               "--report-dir", str(report)]
+    interrupted_summary(command, report, signum, {})
     assert f"INTERRUPTED ({signal.Signals(signum).name})" in (report / "report.md").read_text()
     assert (report / "summary.md").read_text().startswith(
         f"### textbound check interrupted ({signal.Signals(signum).name}): incomplete")

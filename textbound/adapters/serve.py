@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import argparse
 import base64
+import ctypes
 import itertools
 import json
 import os
 import shlex
+import signal
 import sys
 from contextlib import AbstractContextManager
 from datetime import datetime
@@ -36,6 +38,8 @@ from textbound.impl.chat.environment import frozen_clock
 
 from ..plan.implementation import SERVED_IMPL_ENV, import_module
 from .jsonl_engine import ENGINE_CMD_ENV, NAME_OPS
+
+PR_SET_PDEATHSIG = 1  # prctl's option: the signal this process gets when its parent dies
 
 # Ops answered whatever the module provides, and the Tokenizer's optional methods, by op.
 ALWAYS = ("release",)
@@ -223,6 +227,7 @@ def serve(engine: Served | Exception, requests: BinaryIO, answers: BinaryIO) -> 
         answers.flush()
 
 
+
 def served_environment(module: str) -> dict[str, str]:
     """The variables under which a harness in another environment checks ``--impl module`` served
     from this Python: jsonl_engine's command runs this module with it, and Implementation reaches it so.
@@ -240,7 +245,16 @@ def protocol_stdout() -> BinaryIO:
     return answers
 
 
+def die_with_parent() -> None:
+    """A request that never ends (a module stuck in a loop) must not outlive the harness worker that
+    gave up on it and was killed: Linux kills this process when its parent dies (as the engines'
+    own protocol_loop does)."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
 def main(argv: list[str] | None = None) -> None:
+    die_with_parent()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("module", help="a module name or .py file exposing impl's public names")
     options = parser.parse_args(argv)
