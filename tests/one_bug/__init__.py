@@ -1,5 +1,6 @@
 """Implementations with one real-world bug each that the mutation catalogue (mutants/) lacks: the
-triage must give each one signature, two at most, without knowing its class.
+triage must give each one root cause, two at most, without knowing its class
+(``python tools/signature_count.py`` measures it, and exits 1 while some give more).
 
 ``COMPONENTS`` names, per module, the component whose checks must show its bug:
 ``COMPONENTS["deltas_lstripped"] == "detokenizer"``.
