@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import re
 import shlex
 import sys
@@ -112,7 +113,11 @@ def test_property_names_list_every_library_property():
 def test_each_property_runs_on_a_module_with_only_its_names_and_calls_each(monkeypatch, key):
     """Completeness: on a module holding only PROPERTY_NAMES[key], the property answers as on impl
     itself. Each name is called: without it, a case of the property meets it missing."""
-    names, cases = PROPERTY_NAMES[key], sample()[key]
+    samples = sample()
+    if key not in samples:  # tools/round_trip's cases are the shared templates' round trips
+        assert not os.environ.get("TEXTBOUND_TEMPLATES"), f"no quick case of {'/'.join(key)}"
+        pytest.skip(f"no quick case of {'/'.join(key)} without $TEXTBOUND_TEMPLATES")
+    names, cases = PROPERTY_NAMES[key], samples[key]
     full = Subject(FAMILY, family_path(FAMILY), Implementation("textbound.impl"))
     only = Subject(FAMILY, family_path(FAMILY), engine_module(monkeypatch, names))
     for case in cases:

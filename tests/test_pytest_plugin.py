@@ -141,7 +141,7 @@ def test_a_hanging_implementation_times_out_case_by_case_in_the_pytest_process(p
 
 
 @pytest.mark.parametrize(("args", "line"), [
-    (("--textbound-family", "nosuch"), "ERROR: textbound: --textbound-family: unknown family nosuch; *"),
+    (("--textbound-family", "nosuch"), "ERROR: textbound: --textbound-family: unknown family nosuch*"),
     (("--textbound-budget", "fast"), "ERROR: textbound: --textbound-budget: 'fast' is not a budget *"),
     (("--textbound-case-timeout", "0"), "ERROR: textbound: --textbound-case-timeout: '0': expected a number *"),
 ])
