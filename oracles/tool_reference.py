@@ -66,8 +66,11 @@ GLUE = {"deepseek_r1": JSON_WHITESPACE, "deepseek_v31": JSON_WHITESPACE, "kimi_k
         "llama3_json": JSON_WHITESPACE + ";"}
 # Formats whose whitespace beside calls stays content (harmony: between messages).
 KEEPS_BLANK_RUNS = frozenset({"gpt_oss"})
-# What may end a call where the format has no close tag (mistral: its JSON), so whitespace after it may be held.
-CALL_ENDS = {"mistral": ("}", "]")}
+# What may end a call where the format has no close tag (mistral: its JSON; hermes: a bare object), so
+# whitespace after it may be held.
+CALL_ENDS = {"mistral": ("}", "]"), "hermes": ("}",)}
+# Characters dropped at the ends of content that touch a call or reasoning (Parsed.trim_edges), by format.
+EDGE_WHITESPACE = {"glm45": JSON_WHITESPACE}
 
 
 def _known(format: str) -> str:
@@ -90,7 +93,10 @@ def parse(text: str, format: str, *, tools: list | None = None, reasoning: bool 
                               repeated_open_is_syntax=not transformers_rules)
     else:
         parsed = WHOLE[format][0](text, tools, reasoning, starts_in_reasoning)
-    return parsed if transformers_rules or format in KEEPS_BLANK_RUNS else parsed.drop_blank_runs_beside_calls()
+    if transformers_rules or format in KEEPS_BLANK_RUNS:
+        return parsed
+    parsed.drop_blank_runs_beside_calls()
+    return parsed.trim_edges(EDGE_WHITESPACE[format]) if format in EDGE_WHITESPACE else parsed
 
 
 def tags(format: str, reasoning: bool = True) -> tuple[str, ...]:
@@ -117,7 +123,8 @@ def held_back(format: str, text: str, reasoning: bool = True) -> int:
     glue = GLUE.get(format, "")
     if glue:
         return tag_part + len(before) - len(before.rstrip(glue))
+    edge_part = len(before) - len(before.rstrip(EDGE_WHITESPACE.get(format, "")))
     stem = before.rstrip(JSON_WHITESPACE)
     beside_a_call = format not in KEEPS_BLANK_RUNS and (
         not stem or stem.endswith(every) or stem.endswith(CALL_ENDS.get(format, ())))
-    return tag_part + (len(before) - len(stem) if beside_a_call else 0)
+    return tag_part + max(edge_part, len(before) - len(stem) if beside_a_call else 0)

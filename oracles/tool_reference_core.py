@@ -105,6 +105,40 @@ class Parsed:
             index = last + 1
         return self
 
+    def trim_edges(self, edge: str) -> "Parsed":
+        """The characters of ``edge`` at an end of a content run (content and fallback between two other
+        spans) that touches markup or reasoning become markup: both of glm45's servers trim its content
+        around calls and reasoning (vLLM's glm4_moe parser strips it; llama.cpp's tests/test-chat.cpp,
+        GLM-4.6)."""
+        spans, self.spans = self.spans, []
+        index = 0
+        while index < len(spans):
+            if MESSAGE_KINDS.get(spans[index].kind) != "content":
+                self.add(spans[index].start, spans[index].end, spans[index].kind)
+                index += 1
+                continue
+            last = index
+            while last + 1 < len(spans) and MESSAGE_KINDS.get(spans[last + 1].kind) == "content":
+                last += 1
+            start, end = spans[index].start, spans[last].end
+            run = self.text[start:end]
+            kept_start = start + (len(run) - len(run.lstrip(edge)) if index > 0 else 0)
+            kept_end = end - (len(run) - len(run.rstrip(edge)) if last + 1 < len(spans) else 0)
+            kept_end = max(kept_start, kept_end)
+            self.add(start, kept_start, MARKUP)
+            run_spans = spans[index:last + 1]
+            for number, span in enumerate(run_spans):
+                span_start, span_end = max(span.start, kept_start), min(span.end, kept_end)
+                # Edge characters right before fallback text wait for its block's fate, as a stream holds them.
+                waiting = span_end
+                if span.kind == CONTENT and number + 1 < len(run_spans) and run_spans[number + 1].kind == FALLBACK:
+                    waiting = max(span_start, span_start + len(self.text[span_start:span_end].rstrip(edge)))
+                self.add(span_start, waiting, span.kind)
+                self.add(waiting, span_end, FALLBACK)
+            self.add(kept_end, end, MARKUP)
+            index = last + 1
+        return self
+
     def released_before(self, position: int, kind: str) -> str:
         """The text of ``kind`` (content or reasoning) from spans before ``position`` and before any
         fallback span: what a stream must have released once it has seen ``text[:position]`` and no
@@ -202,11 +236,19 @@ def json_object_call(name: str, body: str) -> list[Call] | None:
 
 
 # Schema typing of arguments written as text (the XML formats).
+# JSON Schema's type names, and those vLLM's and mlx-lm's XML parsers read besides (their qwen3_coder:
+# "float"/"double" numbers, "int" integers, "bool" booleans).
+TYPE_NAMES = {"string": "string", "number": "number", "integer": "integer", "boolean": "boolean", "null": "null",
+              "object": "object", "array": "array", "float": "number", "double": "number", "int": "integer",
+              "bool": "boolean"}
+
+
 def _schema_types(schema: object) -> set[str]:
     if not isinstance(schema, dict):
         return set()
     declared = schema.get("type")
-    types = {declared} if isinstance(declared, str) else set(declared) if isinstance(declared, list) else set()
+    names = [declared] if isinstance(declared, str) else declared if isinstance(declared, list) else []
+    types = {TYPE_NAMES[name] for name in names if isinstance(name, str) and name in TYPE_NAMES}
     for union in ("anyOf", "oneOf"):
         for member in schema.get(union) or []:
             types |= _schema_types(member)
@@ -238,19 +280,30 @@ def parameter_schemas(tools: list | None, name: str) -> dict | None:
 PYTHON_SPELLINGS = {"True": True, "False": False, "None": None}
 
 
-def typed_value(raw: str, schema: object) -> object:
+def typed_value(raw: str, schema: object, untyped_json: bool = False) -> object:
     """An argument written as text, typed by its parameter's schema: the JSON value when the text is
-    JSON of a type the schema allows other than string, else the text itself (no schema: the text).
+    JSON of a type the schema allows other than string, else the text itself. Where the schema names
+    no type (none, or unknown names) the text, as vLLM's qwen3_coder and minimax_m2 parsers keep it, or
+    with ``untyped_json`` (glm45: vLLM's glm4_moe parser and llama.cpp both read it so) any JSON value
+    the text holds.
 
     >>> typed_value("7", {"type": "integer"}), typed_value("7", {"type": "string"}), typed_value("7", None)
     (7, '7', '7')
+    >>> typed_value("7", None, untyped_json=True), typed_value("7.5", {"type": "float"})
+    (7, 7.5)
 
     Templates write non-string values with Jinja's ``string`` filter, so Python's spellings count too:
 
     >>> typed_value("False", {"type": "boolean"})
     False
     """
-    allowed = _schema_types(schema) - {"string"}
+    named = _schema_types(schema)
+    if untyped_json and not named:
+        try:
+            return strict_json(raw)
+        except NotJson:
+            return raw
+    allowed = named - {"string"}
     if not allowed:
         return raw
     try:
@@ -264,7 +317,8 @@ def typed_value(raw: str, schema: object) -> object:
 class CallTag:
     """One more way a format's call block opens: ``open``, its body up to the first ``close`` (outside
     JSON strings when ``close_outside_strings``, else the first anywhere) or the end of the text, turned
-    into calls by ``body`` (None: malformed, kept as content)."""
+    into calls by ``body`` (None: malformed, kept as content). ``close`` "": ``open`` begins a JSON
+    value, and the block ends where that value ends (the text's end if it never is valid JSON)."""
 
     open: str
     close: str
@@ -273,6 +327,12 @@ class CallTag:
     header: regex.Pattern | None = None  # what must follow ``open`` for it to open a block (else it is text)
 
     def block_end(self, text: str, body_start: int) -> tuple[int, int]:
+        if not self.close:
+            try:
+                _, end = json_prefix(text, body_start - len(self.open))
+            except NotJson:
+                return len(text), len(text)
+            return end, end
         find = find_outside_json_strings if self.close_outside_strings else str.find
         close = find(text, self.close, body_start)
         return (len(text), len(text)) if close < 0 else (close, close + len(self.close))
@@ -297,7 +357,7 @@ class TagFormat:
 
     def tags(self, reasoning: bool = True) -> tuple[str, ...]:
         found = [self.call_open, *([self.call_close] if self.call_close else []), *self.sections[0], *self.sections[1]]
-        found += [tag for variant in self.variants for tag in (variant.open, variant.close)]
+        found += [tag for variant in self.variants for tag in (variant.open, variant.close) if tag]
         return tuple(dict.fromkeys(found + list(self.think if reasoning and self.think else ())))
 
     def find_block_end(self, text: str, body_start: int) -> tuple[int, int]:

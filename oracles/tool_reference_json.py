@@ -27,10 +27,17 @@ def _object_call(body: str, tools: list | None = None) -> list[Call] | None:
 # <tool_call>{"name": "f", "arguments": {...}}</tool_call>, reasoning in <think>...</think>. Its tags are
 # plain text a JSON string may hold, so the close tag counts only outside JSON strings (llama.cpp reads
 # the JSON body before the close tag: common/chat-parser.cpp).
-# Models of the family also write calls in other tags, which llama.cpp reads (tests/test-chat.cpp, Hermes 2
-# Pro): the same object in <tool>, <tools> or a ```json fence; the arguments object alone after the name in
-# <function=NAME> or <function name="NAME">, to the first </function>.
+# Models of the family also write calls in other forms, which llama.cpp reads (common/chat.cpp,
+# common_chat_parse_hermes_2_pro; tests/test-chat.cpp, Hermes 2 Pro): the same object in <tool>, <tools>,
+# <function_call>, <response>, <json>, <xml> or <JSON>; in a ``` fence (```json, ```xml), maybe inside one
+# of those tags; bare, outside any tag; the arguments object alone after the name in <function=NAME> or
+# <function name="NAME">, to the first </function>. As llama.cpp's opening regex, the forms it added for
+# lenient outputs open a block only where the object's {"name" follows (else the opener is text); a bare
+# object is a call only with an "arguments" key too, and its JSON ends it.
 FUNCTION_NAME_TAGS = {"<function=": r"(?P<name>[^>\n]+)>", '<function name="': r'(?P<name>[^"\n>]+)">'}
+WRAPPER_TAGS = ("<tool_call>", "<tool>", "<tools>", "<function_call>", "<response>", "<json>", "<xml>", "<JSON>")
+OBJECT_FOLLOWS = r'\s*\{\s*"name"'
+FENCE_OPENING = r"(?:json|xml)?\s*(?P<tag>" + "|".join(regex.escape(tag) for tag in WRAPPER_TAGS) + ")?"
 
 
 def _named_call(name_tag: regex.Pattern):
@@ -42,9 +49,34 @@ def _named_call(name_tag: regex.Pattern):
     return parse
 
 
+def _fenced_call(body: str, tools: list | None = None) -> list[Call] | None:
+    """A fence's body: ``json``/``xml``, whitespace, the call object, maybe in a wrapper tag."""
+    opening = regex.match(FENCE_OPENING, body)
+    inner = body[opening.end():]
+    if opening["tag"]:
+        close = "</" + opening["tag"][1:]
+        inner = inner.rstrip(JSON_WHITESPACE)
+        if not inner.endswith(close):
+            return None
+        inner = inner[:-len(close)]
+    return _object_call(inner)
+
+
+def _bare_call(body: str, tools: list | None = None) -> list[Call] | None:
+    """The rest of a bare object after its ``{``: a call only when it has ``"arguments"`` too."""
+    try:
+        value = strict_json("{" + body)
+    except NotJson:
+        return None
+    return _object_call("{" + body) if isinstance(value, dict) and "arguments" in value else None
+
+
 HERMES_VARIANTS = (
-    *(CallTag(open, close, _object_call, close_outside_strings=True)
-      for open, close in (("<tool>", "</tool>"), ("<tools>", "</tools>"), ("```json", "```"))),
+    *(CallTag(open, "</" + open[1:], _object_call, close_outside_strings=True,
+              header=None if open in ("<tool>", "<tools>") else regex.compile(OBJECT_FOLLOWS))
+      for open in WRAPPER_TAGS[1:]),
+    CallTag("```", "```", _fenced_call, close_outside_strings=True, header=regex.compile(FENCE_OPENING + OBJECT_FOLLOWS)),
+    CallTag("{", "", _bare_call, header=regex.compile(r'\s*"name"')),
     *(CallTag(open, "</function>", _named_call(regex.compile(tag)), header=regex.compile(tag))
       for open, tag in FUNCTION_NAME_TAGS.items()))
 HERMES = TagFormat("hermes", THINK, "<tool_call>", "</tool_call>", _object_call, close_outside_strings=True,

@@ -46,19 +46,22 @@ def _pairs(text: str, parameter: regex.Pattern) -> list[tuple[str, str]] | None:
     return pairs
 
 
-def _typed_call(name: str, pairs: list[tuple[str, str]] | None, tools: list | None) -> Call | None:
+def _typed_call(name: str, pairs: list[tuple[str, str]] | None, tools: list | None,
+                untyped_json: bool = False) -> Call | None:
     name = name.strip()
     if pairs is None or not name or "<" in name:
         return None
     schemas = parameter_schemas(tools, name) or {}
-    return Call(name, {key: typed_value(value, schemas.get(key)) for key, value in pairs})
+    return Call(name, {key: typed_value(value, schemas.get(key), untyped_json) for key, value in pairs})
 
 
-def _one_call(call: regex.Pattern, parameter: regex.Pattern) -> Callable[[str, list | None], list[Call] | None]:
-    """A body parser for one call: ``call`` matches the whole body (groups ``name`` and ``parameters``)."""
+def _one_call(call: regex.Pattern, parameter: regex.Pattern,
+              untyped_json: bool = False) -> Callable[[str, list | None], list[Call] | None]:
+    """A body parser for one call: ``call`` matches the whole body (groups ``name`` and ``parameters``);
+    ``untyped_json`` as typed_value's."""
     def parse(body: str, tools: list | None = None) -> list[Call] | None:
         match = call.match(body)
-        found = match and _typed_call(match["name"], _pairs(match["parameters"], parameter), tools)
+        found = match and _typed_call(match["name"], _pairs(match["parameters"], parameter), tools, untyped_json)
         return [found] if found else None
     return parse
 
@@ -68,10 +71,12 @@ QWEN3_CODER = TagFormat("qwen3_coder", THINK, "<tool_call>", "</tool_call>", _on
     regex.compile(r"\A\s*<function=(?P<name>[^>\n]*)>(?P<parameters>.*?)</function>\s*\Z", regex.DOTALL),
     regex.compile(r"\s*<parameter=(?P<key>[^>\n]+)>(?P<value>.*?)</parameter>\s*", regex.DOTALL)))
 
-# <tool_call>NAME\n<arg_key>KEY</arg_key>\n<arg_value>VALUE</arg_value>\n</tool_call>
+# <tool_call>NAME\n<arg_key>KEY</arg_key>\n<arg_value>VALUE</arg_value>\n</tool_call>; a value the schema
+# does not type is the JSON it holds, if any (vLLM's glm4_moe parser and llama.cpp's both read it so).
 GLM45 = TagFormat("glm45", THINK, "<tool_call>", "</tool_call>", _one_call(
     regex.compile(r"\A(?P<name>[^<\n]*)(?P<parameters>.*)\Z", regex.DOTALL),
-    regex.compile(r"\s*<arg_key>(?P<key>.*?)</arg_key>\s*<arg_value>(?P<value>.*?)</arg_value>\s*", regex.DOTALL)))
+    regex.compile(r"\s*<arg_key>(?P<key>.*?)</arg_key>\s*<arg_value>(?P<value>.*?)</arg_value>\s*", regex.DOTALL),
+    untyped_json=True))
 
 # <minimax:tool_call>\n<invoke name="NAME">\n<parameter name="KEY">VALUE</parameter>\n</invoke>\n</minimax:tool_call>:
 # the block holds one or more invokes; an <invoke> outside a block is text (vLLM reads invokes inside

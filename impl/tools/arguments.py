@@ -157,7 +157,7 @@ class JsonScan:
         return None
 
 
-def xml_arguments(name: str, pairs, parameters: dict[str, dict] | None) -> str:
+def xml_arguments(name: str, pairs, parameters: dict[str, dict] | None, untyped_json: bool = False) -> str:
     """The JSON arguments of an XML-bodied call from its (key, value text) pairs, each value typed by
     the tool's schema for that key: the members joined in the order written, as a stream passes them
     on (a repeated key stays repeated; as JSON, the last one counts).
@@ -165,13 +165,14 @@ def xml_arguments(name: str, pairs, parameters: dict[str, dict] | None) -> str:
     >>> xml_arguments("f", [("a", "1"), ("b", "x")], {"f": {"a": {"type": "integer"}}})
     '{"a": 1, "b": "x"}'
     """
-    return "{" + ", ".join(xml_member(name, key, value, parameters) for key, value in pairs) + "}"
+    return "{" + ", ".join(xml_member(name, key, value, parameters, untyped_json) for key, value in pairs) + "}"
 
 
-def xml_member(name: str, key: str, value: str, parameters: dict[str, dict] | None) -> str:
-    """One ``"key": value`` member of an XML-bodied call's JSON arguments."""
+def xml_member(name: str, key: str, value: str, parameters: dict[str, dict] | None, untyped_json: bool = False) -> str:
+    """One ``"key": value`` member of an XML-bodied call's JSON arguments (``untyped_json``: see typed_value)."""
     schema = ((parameters or {}).get(name) or {}).get(key)
-    return f"{json.dumps(key, ensure_ascii=False)}: {json.dumps(typed_value(value, schema), ensure_ascii=False)}"
+    typed = typed_value(value, schema, untyped_json)
+    return f"{json.dumps(key, ensure_ascii=False)}: {json.dumps(typed, ensure_ascii=False)}"
 
 
 def template_trimmed(value: str) -> str:
@@ -205,14 +206,27 @@ def tool_parameters(tools) -> dict[str, dict] | None:
     return parameters
 
 
-def typed_value(text: str, schema: dict | None):
+def typed_value(text: str, schema: dict | None, untyped_json: bool = False):
     """A parameter's value from its text: the JSON value (or Python's ``True``/``False``/``None``, as
     templates write them) when the schema allows its type and that type is not string; else the text.
+    Type names vLLM's and mlx-lm's parsers read besides JSON Schema's count as theirs (``float``,
+    ``double``: number; ``int``: integer; ``bool``: boolean). Where the schema names no type (no tool
+    list, a parameter it does not declare, an unknown type name) the text stays text, as vLLM's
+    qwen3_coder and minimax_m2 parsers keep it; with ``untyped_json`` (glm45, whose servers both read
+    such values as JSON) it is then the JSON value it holds, if any.
 
     >>> typed_value("False", {"type": "boolean"}), typed_value("3", {"type": ["string", "integer"]})
     (False, 3)
+    >>> typed_value("2.5", {"type": "float"}), typed_value('"x"', None), typed_value('"x"', None, untyped_json=True)
+    (2.5, '"x"', 'x')
     """
-    kinds = _schema_types(schema) - {"string"}
+    named = _schema_types(schema)
+    if not named and untyped_json:
+        try:
+            return json_value(text)
+        except ValueError:
+            return text
+    kinds = named - {"string"}
     if not kinds:
         return text
     stripped = text.strip()
@@ -223,12 +237,18 @@ def typed_value(text: str, schema: dict | None):
     return value if any(_is_type(value, kind) for kind in kinds) else text
 
 
+# JSON Schema's type names, and those vLLM's and mlx-lm's XML parsers read besides (their qwen3_coder).
+_TYPE_NAMES = {**{kind: kind for kind in ("string", "number", "integer", "boolean", "null", "object", "array")},
+               "float": "number", "double": "number", "int": "integer", "bool": "boolean"}
+
+
 def _schema_types(schema: dict | None) -> set[str]:
-    """The types a schema names: its ``type`` (one or a list), and those of its anyOf/oneOf options."""
+    """The JSON types a schema names: its ``type`` (one or a list), and those of its anyOf/oneOf options."""
     if not isinstance(schema, dict):
         return set()
     kind = schema.get("type")
-    kinds = {kind} if isinstance(kind, str) else {k for k in kind if isinstance(k, str)} if isinstance(kind, list) else set()
+    names = [kind] if isinstance(kind, str) else [k for k in kind if isinstance(k, str)] if isinstance(kind, list) else []
+    kinds = {_TYPE_NAMES[name] for name in names if name in _TYPE_NAMES}
     for key in ("anyOf", "oneOf"):
         for option in schema.get(key) or ():
             kinds |= _schema_types(option)

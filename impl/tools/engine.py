@@ -55,6 +55,7 @@ class TaggedFormat:
     close_tag = ""  # ends a call block, for the default block_end
     section_tags: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())  # (opening, closing) around calls
     bare_start = False  # a block may open without a tag at the start of the output (llama3_json)
+    edge_whitespace = ""  # dropped at a content run's ends that touch a call or reasoning (blank_runs.py)
 
     def block_end(self, opener: str, body: str, final: bool, memo: dict):
         """(end of the body, end of the block's text) in ``body``, None while unknown, ``REJECT`` if it
@@ -125,7 +126,8 @@ class TaggedStream:
         self.reader = None  # the open block's call reader
         self.sink = DeltaSink()
         self.block_calls = BlockCalls(self.sink, self.parameters)
-        self.runs = BlankRuns(self.sink)  # content goes through it: whitespace alone beside a call is dropped
+        # Content goes through it: whitespace alone beside a call (and the format's edge whitespace) is dropped.
+        self.runs = BlankRuns(self.sink, fmt.edge_whitespace)
         self.finished = False
 
     def feed(self, text: str, final: bool = False) -> list[dict]:
@@ -171,7 +173,7 @@ class TaggedStream:
         if tag is None:
             return False
         if self.reasoning_tags and tag == self.reasoning_tags[0]:
-            self.runs.end_run(by_call=False)
+            self.runs.end_run(by_call=False, by_reasoning=True)
             self.mode = REASONING
         elif tag in self.format.call_tags:
             self._open_block(tag, "")

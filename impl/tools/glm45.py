@@ -8,9 +8,10 @@
     <arg_value>3</arg_value>
     </tool_call>
 
--> get_weather with ``{"city": "Paris", "days": 3}`` when the schema types days as an integer
-(the template writes strings raw and other values as JSON; without a schema a value stays a
-string). The name is the text up to the first line break or ``<``; keys are taken as written, values
+-> get_weather with ``{"city": "Paris", "days": 3}`` (the template writes strings raw and other
+values as JSON): typed by the schema, and where it names no type, the JSON value the text holds, if
+any (vLLM's glm4_moe parser and llama.cpp's, tests/test-chat.cpp GLM-4.6, both read such values as
+JSON; a string stays raw only where the schema says string). The name is the text up to the first line break or ``<``; keys are taken as written, values
 less the line breaks and indentation around them (arguments.template_trimmed). The first
 ``</tool_call>`` ends the block, inside a value too (transformers' close tag). A block without a name, with a key lacking its value, or with stray text between pairs is content, as
 written. Streamed, the call is announced when its first ``<arg_key>`` follows the name (a call
@@ -22,6 +23,7 @@ import regex
 
 from .arguments import template_trimmed, text_name, xml_arguments
 from .engine import TaggedFormat
+from .json_prefix import JSON_WHITESPACE
 from .message import ParsedCall
 from .partial import XmlCallReader
 
@@ -34,12 +36,15 @@ _PAIR_HEADER = regex.compile(r"\s*<arg_key>(.*?)</arg_key>\s*<arg_value>", regex
 
 class Glm45(TaggedFormat):
     name = "glm45"
+    # Both servers trim content around calls and reasoning (vLLM's glm4_moe parser strips it, llama.cpp's
+    # tests/test-chat.cpp GLM-4.6 cases trim it): blank_runs.py.
+    edge_whitespace = JSON_WHITESPACE
     call_tags = ("<tool_call>",)
     close_tag = "</tool_call>"
 
     def call_reader(self, opener, parameters):
         return XmlCallReader(_NAME_HEADER, _PAIR_HEADER, "</arg_value>", parameters,
-                             value_of=template_trimmed)
+                             value_of=template_trimmed, untyped_json=True)
 
     def parse_block(self, opener, body, parameters):
         written = _NAME.match(body)
@@ -52,4 +57,4 @@ class Glm45(TaggedFormat):
             index = pair.end()
         if body[index:].strip():
             return None
-        return [ParsedCall(name, xml_arguments(name, pairs, parameters))]
+        return [ParsedCall(name, xml_arguments(name, pairs, parameters, untyped_json=True))]

@@ -85,13 +85,13 @@ class XmlCallReader:
     parameters, each a header regex (the key in its first group that matched) and a value up to
     ``value_close``; ``call_close`` (a regex) ends a call where a block may hold several. Names are
     read as text (arguments.text_name), keys as written; ``value_of`` cleans up a value as the
-    format's complete parse does."""
+    format's complete parse does; ``untyped_json`` as arguments.typed_value's."""
 
     def __init__(self, header: regex.Pattern, parameter: regex.Pattern, value_close: str,
                  parameters: dict[str, dict] | None, call_close: regex.Pattern | None = None,
-                 value_of: Callable[[str], str] = str):
+                 value_of: Callable[[str], str] = str, untyped_json: bool = False):
         self.header, self.parameter, self.value_close, self.call_close = header, parameter, value_close, call_close
-        self.parameters, self.value_of = parameters, value_of
+        self.parameters, self.value_of, self.untyped_json = parameters, value_of, untyped_json
         self.calls: list[ParsedCall] = []
         self.position = 0
         self.value: tuple[str, int] | None = None  # (key, where its value starts) while a value is open
@@ -138,7 +138,7 @@ class XmlCallReader:
             self.searched = max(start, limit - len(self.value_close) + 1)
             return False
         call = self.calls[-1]
-        member = xml_member(call.name, key, self.value_of(text[start:close]), self.parameters)
+        member = xml_member(call.name, key, self.value_of(text[start:close]), self.parameters, self.untyped_json)
         arguments = call.arguments + (", " if call.arguments else "{") + member
         self.calls[-1] = ParsedCall(call.name, arguments)
         self.value, self.position = None, close + len(self.value_close)
