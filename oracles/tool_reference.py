@@ -45,7 +45,7 @@ from collections.abc import Callable
 
 from .tool_reference_core import JSON_WHITESPACE, TagFormat, parse_tagged
 from .tool_reference_core import Parsed  # noqa: F401  (re-exported: the reference's answer)
-from .tool_reference_harmony import HARMONY_TAGS, parse_harmony
+from .tool_reference_harmony import HARMONY_TAGS, ROLE_RECIPIENT, parse_harmony
 from .tool_reference_json import (DEEPSEEK_R1, DEEPSEEK_V31, HERMES, KIMI_K2, LLAMA3_TAGS, MISTRAL,
                                   parse_llama3_json)
 from .tool_reference_xml import GLM45, MINIMAX_M2, QWEN3_CODER
@@ -109,13 +109,16 @@ def tags(format: str, reasoning: bool = True) -> tuple[str, ...]:
 def held_back(format: str, text: str, reasoning: bool = True) -> int:
     """How much of the end of ``text`` (a stream so far) may be held back: the longest tail that is a
     proper beginning of a tag, after (where the format has glue) a run of glue characters, or after
-    whitespace that may be alone beside a call (it follows the start, a tag, or the end of a call).
+    whitespace that may be alone beside a call (it follows the start, a tag, or the end of a call); gpt_oss:
+    all of a start that may still begin with a recipient (``to=``, the role header going on).
 
     >>> held_back("hermes", "Hi <tool"), held_back("llama3_json", '{"name": "f"}; '), held_back("hermes", "Hi ")
     (5, 2, 0)
     >>> held_back("hermes", "</tool_call>\\n<tool"), held_back("hermes", "\\n")
     (6, 1)
     """
+    if format == "gpt_oss" and ROLE_RECIPIENT.fullmatch(text, partial=True):
+        return len(text)  # it may still turn out to begin inside the role header (a recipient)
     every = tags(format, reasoning)
     tag_part = max((n for n in range(1, max(map(len, every), default=0)) if n <= len(text)
                     and any(len(tag) > n and tag.startswith(text[-n:]) for tag in every)), default=0)

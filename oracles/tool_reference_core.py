@@ -211,13 +211,15 @@ def find_outside_json_strings(text: str, tag: str, start: int) -> int:
     return -1
 
 
-def call_from_object(value: object, arguments_keys: tuple[str, ...] = ("arguments",)) -> Call | None:
-    """``{"name": "f", "arguments": {...}}`` as a Call (arguments left out: ``{}``); None when the name
-    is not a non-empty string, the arguments are not an object, or two arguments keys are given."""
+def call_from_object(value: object, arguments_keys: tuple[str, ...] = ("arguments",),
+                     arguments_required: bool = False) -> Call | None:
+    """``{"name": "f", "arguments": {...}}`` as a Call (arguments left out: ``{}``, unless
+    ``arguments_required``); None when the name is not a non-empty string, the arguments are not an
+    object, or two arguments keys are given."""
     if not isinstance(value, dict) or not isinstance(value.get("name"), str) or not value["name"]:
         return None
     present = [key for key in arguments_keys if key in value]
-    if len(present) > 1:
+    if len(present) > 1 or (arguments_required and not present):
         return None
     arguments = value[present[0]] if present else {}
     return Call(value["name"], arguments) if isinstance(arguments, dict) else None

@@ -13,7 +13,10 @@ token (``<|end|>``, ``<|call|>`` or ``<|return|>``; the end of the text ends the
   (stray end tokens and whitespace between messages included: nothing is dropped);
 - a header with anything but the channel, a recipient and ``<|constrain|>`` in it is not one: its first
   tag is content and reading goes on after it;
-- the first end token ends any message (they are special tokens, so inside a JSON string too).
+- the first end token ends any message (they are special tokens, so inside a JSON string too);
+- the first message's header may go on from the prompt's ``<|start|>assistant``: an output that
+  begins (after spaces) with ``to=`` begins inside that header, the recipient written before the channel
+  (llama.cpp's tests/test-chat.cpp, GPT-OSS; harmony's own parser reads a recipient in the role header).
 
     >>> parse_harmony('<|channel|>analysis<|message|>hm<|end|><|start|>assistant<|channel|>commentary '
     ...               'to=functions.f <|constrain|>json<|message|>{"a": 1}<|call|>').message()
@@ -31,6 +34,7 @@ HARMONY_TAGS = (START, CHANNEL, MESSAGE, CONSTRAIN, *ENDS)
 HEADER = regex.compile(r"\A(?:<\|start\|>)?(?:assistant)?(?P<before>[^<]*)<\|channel\|>(?P<channel>[^\s<]+)"
                        r"(?P<after>[^<]*)(?:<\|constrain\|>[^<]*)?\Z")
 RECIPIENT = regex.compile(r"\bto=(?P<recipient>[^\s<]+)")
+ROLE_RECIPIENT = regex.compile(r"[ \t]*to=")  # an output that begins inside the role header's recipient
 FUNCTIONS = "functions."
 
 
@@ -49,8 +53,11 @@ def parse_harmony(text: str, tools: list | None = None, reasoning: bool = True,
         end, position = _body_end(text, 0)
         parsed.add(0, end, REASONING if reasoning else CONTENT)
         parsed.add(end, position, MARKUP if reasoning else CONTENT)
+    in_role_header = not starts_in_reasoning and ROLE_RECIPIENT.match(text) is not None
     while position < len(text):
         starts = [at for tag in (START, CHANNEL) if (at := text.find(tag, position)) >= 0]
+        if in_role_header:
+            starts = [0]
         if not starts:
             parsed.add(position, len(text), FALLBACK)
             break
@@ -58,7 +65,11 @@ def parse_harmony(text: str, tools: list | None = None, reasoning: bool = True,
         parsed.add(position, start, FALLBACK)
         body = text.find(MESSAGE, start)
         header = HEADER.match(text[start:body]) if body >= 0 else None
-        if header is None:
+        if in_role_header:
+            in_role_header = False
+            if header is None:  # not a header after all: the text is read from its start again
+                continue
+        elif header is None:
             # Not a message: its first tag is kept as content, and the search goes on after it.
             position = parsed.add(start, start + len(START if text.startswith(START, start) else CHANNEL), FALLBACK)
             continue

@@ -65,10 +65,10 @@ def _fenced_call(body: str, tools: list | None = None) -> list[Call] | None:
 def _bare_call(body: str, tools: list | None = None) -> list[Call] | None:
     """The rest of a bare object after its ``{``: a call only when it has ``"arguments"`` too."""
     try:
-        value = strict_json("{" + body)
+        call = call_from_object(strict_json("{" + body), arguments_required=True)
     except NotJson:
         return None
-    return _object_call("{" + body) if isinstance(value, dict) and "arguments" in value else None
+    return None if call is None else [call]
 
 
 HERMES_VARIANTS = (
@@ -172,7 +172,9 @@ def _mistral_calls(body: str, tools: list | None = None) -> list[Call] | None:
 
 MISTRAL = TagFormat("mistral", ("[THINK]", "[/THINK]"), TOOL_CALLS, None, _mistral_calls, block_end=_mistral_block_end)
 
-# Llama 3.1-3.3: calls are {"name", "parameters"} objects, where a call may begin: at the start of the output
+# Llama 3.1-3.3: calls are {"name", "parameters"} objects ("parameters" or "arguments" required: an object
+# with a name alone is content, as vLLM's llama3_json parser and llama.cpp's Llama 3.x regex both read it:
+# tests/tool_parsers/test_llama3_json_tool_parser.py, common/chat.cpp), where a call may begin: at the start of the output
 # (after whitespace), after <|python_tag|> (anywhere, after whitespace), or right after another call and
 # whitespace with at most one ';' (vLLM separates calls by '; ': vllm/tool_parsers/llama_tool_parser.py).
 PYTHON_TAG = "<|python_tag|>"
@@ -189,7 +191,7 @@ def _llama3_calls(parsed: Parsed, markup_from: int, brace: int) -> int:
             value, end = json_prefix(text, brace)
         except NotJson:
             value, end = None, len(text)
-        call = call_from_object(value, ("parameters", "arguments"))
+        call = call_from_object(value, ("parameters", "arguments"), arguments_required=True)
         if call is None:
             return parsed.add(markup_from, len(text), FALLBACK)
         parsed.calls.append(call)

@@ -99,9 +99,11 @@ def object_arguments(raw: str) -> str | None:
     return raw.strip(JSON_WHITESPACE) if isinstance(value, dict) else None
 
 
-def call_from_json(text: str, argument_keys: tuple[str, ...] = ("arguments",)) -> tuple[str, str] | None:
+def call_from_json(text: str, argument_keys: tuple[str, ...] = ("arguments",),
+                   arguments_required: bool = False) -> tuple[str, str] | None:
     """(name, arguments text) of a call written as one JSON object: a non-empty string ``name`` and at
-    most one of ``argument_keys``, an object (left out: ``{}``); None if it is not one.
+    most one of ``argument_keys``, an object (left out: ``{}``, unless ``arguments_required``); None if
+    it is not one.
 
     >>> call_from_json('{"name": "f", "arguments": {"a": 1}}'), call_from_json('{"name": "f", "arguments": "{}"}')
     (('f', '{"a": 1}'), None)
@@ -111,7 +113,7 @@ def call_from_json(text: str, argument_keys: tuple[str, ...] = ("arguments",)) -
         return None
     name = json.loads(members["name"])
     given = [key for key in argument_keys if key in members]
-    if not isinstance(name, str) or not name or len(given) > 1:
+    if not isinstance(name, str) or not name or len(given) > 1 or (arguments_required and not given):
         return None
     arguments = object_arguments(members[given[0]]) if given else "{}"
     return None if arguments is None else (name, arguments)

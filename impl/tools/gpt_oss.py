@@ -19,7 +19,14 @@ text, on any channel) is a call whose body is its JSON arguments object; any oth
 commentary preambles) is content. Text outside messages is content, verbatim (stray end tags and
 whitespace between messages too). A header that is not one (as soon as its text cannot become one)
 leaves its opening tag as content, and reading goes on right after it. A call body that is not a
-JSON object, or a message to any other recipient, is content, as written.
+JSON object, or a message to any other recipient, is content, as written. The first header may go
+on from the prompt's ``<|start|>assistant``: an output that begins (after spaces) with ``to=`` begins
+inside it, the recipient before the channel (llama.cpp's tests/test-chat.cpp, GPT-OSS; harmony's own
+parser reads a recipient in the role header)::
+
+     to=functions.get_weather<|channel|>commentary <|constrain|>json<|message|>{"city": "Paris"}
+
+-> get_weather with ``{"city": "Paris"}``.
 Streamed, a call is announced once its body's JSON object begins, and its arguments follow as
 written (a body that then fails to read is content, the call closed and flagged, as in engine).
 """
@@ -41,8 +48,9 @@ _HEADER = regex.compile(r"(?:<\|start\|>)?(?:assistant)?(?P<before>[^<]*)<\|chan
 _RECIPIENT = regex.compile(r"\bto=([^\s<]+)")
 _FUNCTIONS = "functions."
 _ARGUMENTS_START = regex.compile(r"[ \t\r\n]*(?=\{)")
+_ROLE_RECIPIENT = regex.compile(r"[ \t]*to=")  # an output that begins inside the role header's recipient
 
-OUTSIDE, HEADER, TEXT, CALL = "outside", "header", "text", "call"
+ROLE, OUTSIDE, HEADER, TEXT, CALL = "role", "outside", "header", "text", "call"
 
 
 class GptOss(TaggedFormat):
@@ -64,7 +72,7 @@ class HarmonyStream:
         self.block_calls = BlockCalls(self.sink, self.parameters)
         self.buffer = ""
         self.header = ""  # the open message's header, its opening tag first
-        self.mode, self.emit = OUTSIDE, self.sink.content
+        self.mode, self.emit = ROLE, self.sink.content
         self.verbatim = False  # whether the open message's end tag is content (analysis with reasoning off)
         if starts_in_reasoning:  # the prompt ended inside an analysis message
             self.mode, self.emit = TEXT, self.sink.reasoning if reasoning else self.sink.content
@@ -75,11 +83,19 @@ class HarmonyStream:
         if self.finished:
             raise RuntimeError("feed() after the stream was finished with final=True")
         self.buffer += text
-        step = {OUTSIDE: self._outside, HEADER: self._header, TEXT: self._text, CALL: self._call}
+        step = {ROLE: self._role, OUTSIDE: self._outside, HEADER: self._header, TEXT: self._text, CALL: self._call}
         while step[self.mode](final):
             pass
         self.finished = final
         return self.sink.take()
+
+    def _role(self, final: bool) -> bool:
+        """The output's start: inside the role header when it begins with a recipient (``to=``)."""
+        match = _ROLE_RECIPIENT.match(self.buffer, partial=True)
+        if match is not None and match.partial and not final:
+            return False
+        self.mode = HEADER if match is not None and not match.partial else OUTSIDE
+        return True
 
     def _outside(self, final: bool) -> bool:
         text, tag, self.buffer = next_tag(self.buffer, _HEADER_TAGS, final)

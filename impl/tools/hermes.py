@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import regex
 
-from .arguments import JsonScan, call_from_json, json_members, object_arguments, text_name
+from .arguments import JsonScan, call_from_json, object_arguments, text_name
 from .engine import REJECT, TaggedFormat
 from .json_prefix import JSON_WHITESPACE, JsonPrefix
 from .message import ParsedCall
@@ -140,7 +140,5 @@ class Hermes(TaggedFormat):
             body = _fenced_object(body)
         elif opener == BARE:
             body = BARE + body
-            if "arguments" not in (json_members(body) or {}):
-                return None
-        call = None if body is None else call_from_json(body)
+        call = None if body is None else call_from_json(body, arguments_required=opener == BARE)
         return None if call is None else [ParsedCall(*call)]

@@ -2,7 +2,8 @@
 
     {"name": "get_weather", "parameters": {"city": "Paris"}}; {"name": "get_time", "parameters": {}}
 
--> two calls, arguments as written (``"arguments"`` is accepted for ``"parameters"``, not both). A
+-> two calls, arguments as written (``"arguments"`` is accepted for ``"parameters"``, not both; one of
+them is required: ``{"name": "f"}`` alone is content, as vLLM's parser and llama.cpp's regex read it). A
 call may begin where the format puts one: at the start of the output (after whitespace, which is
 content), after ``<|python_tag|>`` (anywhere, after whitespace), or right after another call, with
 whitespace and at most one ``;`` between them (vLLM separates calls by "; ":
@@ -58,5 +59,5 @@ class Llama3Json(TaggedFormat):
         return JsonCallReader(_HEADER, json_object_name)
 
     def parse_block(self, opener, body, parameters):
-        call = call_from_json(body, _ARGUMENT_KEYS)
+        call = call_from_json(body, _ARGUMENT_KEYS, arguments_required=True)
         return None if call is None else [ParsedCall(*call)]
