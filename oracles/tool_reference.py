@@ -110,7 +110,8 @@ def held_back(format: str, text: str, reasoning: bool = True) -> int:
     """How much of the end of ``text`` (a stream so far) may be held back: the longest tail that is a
     proper beginning of a tag, after (where the format has glue) a run of glue characters, or after
     whitespace that may be alone beside a call (it follows the start, a tag, or the end of a call); gpt_oss:
-    all of a start that may still begin with a recipient (``to=``, the role header going on).
+    all of a start that may still begin with a recipient (``to=``, the role header going on); kimi_k2: reasoning
+    from a section tag on while its block is not closed.
 
     >>> held_back("hermes", "Hi <tool"), held_back("llama3_json", '{"name": "f"}; '), held_back("hermes", "Hi ")
     (5, 2, 0)
@@ -119,6 +120,14 @@ def held_back(format: str, text: str, reasoning: bool = True) -> int:
     """
     if format == "gpt_oss" and ROLE_RECIPIENT.fullmatch(text, partial=True):
         return len(text)  # it may still turn out to begin inside the role header (a recipient)
+    fmt = TAGGED.get(format)
+    if reasoning and fmt is not None and fmt.reasoning_ends_at_section and text.rfind(fmt.think[1]) <= text.rfind(fmt.think[0]):
+        # Reasoning that may still be open (or may have been opened by the prompt): from a section tag in it
+        # on, a stream may hold it until the close tag or the end says whether the block ended there.
+        opened = max(text.rfind(fmt.think[0]), 0)
+        sections = [at for tag in fmt.sections[0] if (at := text.find(tag, opened)) >= 0]
+        if sections:
+            return len(text) - min(sections)
     every = tags(format, reasoning)
     tag_part = max((n for n in range(1, max(map(len, every), default=0)) if n <= len(text)
                     and any(len(tag) > n and tag.startswith(text[-n:]) for tag in every)), default=0)

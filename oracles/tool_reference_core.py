@@ -356,6 +356,7 @@ class TagFormat:
     sections: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())  # (opening, closing) tags around calls
     block_end: Callable[[str, int], tuple[int, int]] | None = None  # (body end, block end) for close-less formats
     variants: tuple[CallTag, ...] = ()
+    reasoning_ends_at_section: bool = False  # a reasoning block never closed ends at a section opening tag
 
     def tags(self, reasoning: bool = True) -> tuple[str, ...]:
         found = [self.call_open, *([self.call_close] if self.call_close else []), *self.sections[0], *self.sections[1]]
@@ -381,6 +382,9 @@ def parse_tagged(fmt: TagFormat, text: str, tools: list | None = None, reasoning
 
     def reasoning_block(start: int) -> int:
         close = text.find(think[1], start)
+        sections = [at for tag in fmt.sections[0] if (at := text.find(tag, start)) >= 0]
+        if close < 0 and fmt.reasoning_ends_at_section and sections:
+            return parsed.add(start, min(sections), REASONING)
         if close < 0:
             return parsed.add(start, len(text), REASONING)
         parsed.add(start, close, REASONING)

@@ -122,9 +122,11 @@ def _kimi_call(body: str, tools: list | None = None) -> list[Call] | None:
     return json_object_call(match["name"], arguments) if sep and match else None
 
 
+# Reasoning never closed ends where a tool-calls section begins: vLLM's kimi_k2 reasoning parser, SGLang's
+# (test/registered/function_call/test_kimik2_detector.py) and llama.cpp's (tests/test-chat.cpp) all read it so.
 KIMI_K2 = TagFormat("kimi_k2", THINK, "<|tool_call_begin|>", "<|tool_call_end|>", _kimi_call, sections=(
     ("<|tool_calls_section_begin|>", "<|tool_call_section_begin|>"),
-    ("<|tool_calls_section_end|>", "<|tool_call_section_end|>")))
+    ("<|tool_calls_section_end|>", "<|tool_call_section_end|>")), reasoning_ends_at_section=True)
 
 # Mistral: [TOOL_CALLS] then either a JSON list of {"name", "arguments"} objects, or NAME[ARGS]{...}
 # (NAME[CALL_ID]ID[ARGS]{...} too), or NAME{...} (tokenizers that write no [ARGS]: a name without

@@ -203,6 +203,8 @@ def test_every_split_assembles_to_the_whole_parse(fmt, text):
     assert [call for call in calls if "error" in call] == []
 
 
+KIMI_SECTION = ('<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{"a": 1}'
+                '<|tool_call_end|><|tool_calls_section_end|>')
 # Forms the servers read that transformers' templates do not (each module cites the server): (format, text,
 # content, call names). impl must read them so whole and split, and the reference must agree.
 SERVER_FORMS = [
@@ -217,6 +219,9 @@ SERVER_FORMS = [
     ("gpt_oss", " tomorrow", " tomorrow", []),
     ("llama3_json", '{"name": "f"}', '{"name": "f"}', []),
     ("glm45", "<tool_call>f\n<arg_key>n</arg_key>\n<arg_value>30</arg_value>\n</tool_call>", "", ["f"]),
+    # kimi_k2: reasoning never closed ends at a tool-calls section (closed later, the section is reasoning text).
+    ("kimi_k2", "<think>hm" + KIMI_SECTION, "", ["f"]),
+    ("kimi_k2", "<think>hm" + KIMI_SECTION + "</think>ok", "ok", []),
 ]
 
 

@@ -8,7 +8,9 @@ call block and read the calls in it. ``TaggedStream`` does the rest, the same fo
 - Reasoning: the reasoning open tag opens a reasoning block wherever it stands in content (or the
   prompt opened one: ``starts_in_reasoning``, and then an open tag the output begins with, after
   whitespace, is syntax); the first close tag ends it. Everything in between is
-  reasoning, tags of calls included.
+  reasoning, tags of calls included, except where the format says a block its close tag never ends
+  ends at a section opening tag (kimi_k2): from such a tag on, reasoning is held until the close tag
+  (it was reasoning) or the end of the output (the section and what follows are read as content).
 - Calls: a call tag opens a block, whose text is held until the format finds its end (its close
   tag, the end of its JSON, or the end of the stream). Meanwhile the format's call reader
   (partial.py) announces each call as soon as its name is read and its arguments have begun, then
@@ -56,6 +58,7 @@ class TaggedFormat:
     section_tags: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())  # (opening, closing) around calls
     bare_start = False  # a block may open without a tag at the start of the output (llama3_json)
     edge_whitespace = ""  # dropped at a content run's ends that touch a call or reasoning (blank_runs.py)
+    reasoning_ends_at_section = False  # a reasoning block its close tag never ends ends at a section opening tag
 
     def block_end(self, opener: str, body: str, final: bool, memo: dict):
         """(end of the body, end of the block's text) in ``body``, None while unknown, ``REJECT`` if it
@@ -182,10 +185,24 @@ class TaggedStream:
         return True
 
     def _reasoning(self, final: bool) -> bool:
-        text, tag, self.buffer = next_tag(self.buffer, self.reasoning_tags[1:], final)
-        self.sink.reasoning(text)
-        if tag is None:
-            return False
+        close = self.reasoning_tags[1]
+        ends = (close, *self.format.section_tags[0]) if self.format.reasoning_ends_at_section else (close,)
+        text, tag, rest = next_tag(self.buffer, ends, final)
+        if tag is not None and tag != close:
+            if close in rest:  # the block closes later: the section tag is reasoning text
+                self.sink.reasoning(text + tag)
+                self.buffer = rest
+                return True
+            # Unclosed so far: held until the close tag (reasoning after all) or the end (the block ends here).
+            self.sink.reasoning(text)
+            self.buffer = tag + rest
+            if not final:
+                return False
+        else:
+            self.sink.reasoning(text)
+            self.buffer = rest
+            if tag is None:
+                return False
         self.runs.start_run(after_call=False)
         self.mode = CONTENT
         return True

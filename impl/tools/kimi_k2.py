@@ -32,6 +32,9 @@ class KimiK2(TaggedFormat):
     close_tag = "<|tool_call_end|>"
     section_tags = (("<|tool_calls_section_begin|>", "<|tool_call_section_begin|>"),
                     ("<|tool_calls_section_end|>", "<|tool_call_section_end|>"))
+    # Reasoning never closed ends where a tool-calls section begins, as vLLM's kimi_k2 reasoning parser,
+    # SGLang's (test_kimik2_detector.py) and llama.cpp's (tests/test-chat.cpp, Kimi-K2) all read it.
+    reasoning_ends_at_section = True
 
     def call_reader(self, opener, parameters):
         return JsonCallReader(_HEADER, header_identity)
