@@ -16,11 +16,14 @@ elsewhere the engines' parsers decided, cited where the rule is written.
   call (a run of it between two calls, between reasoning or the text's start and a call, between a
   call and reasoning or the text's end) is markup too: vLLM and llama.cpp drop it, where
   transformers' templates keep it (``strip: false``); gpt_oss keeps it always (whitespace between
-  harmony messages). ``transformers_rules`` gives transformers' answer on the rules where the servers
-  part from it (this one, an opening reasoning tag repeated at the start, hermes' other call tags).
+  harmony messages); glm45 also trims whitespace at content's ends beside calls and reasoning (both its
+  servers do: ``EDGE_WHITESPACE``). ``transformers_rules`` gives transformers' answer on the rules where
+  the servers part from it (blank runs, an opening reasoning tag repeated at the start, hermes' other
+  call tags).
 - A reasoning block runs from its open tag, wherever it stands in content (after text, after another
   block: transformers opens a region at its tag anywhere, and vLLM's reasoning parsers take the first
-  open tag anywhere), to its close tag, or to the end of the text; blocks add up. ``starts_in_reasoning``
+  open tag anywhere), to its close tag, or to the end of the text (kimi_k2: to a tool-calls section
+  opening tag, where vLLM, SGLang and llama.cpp all end it); blocks add up. ``starts_in_reasoning``
   means the prompt opened one. ``reasoning=False``: reasoning tags are plain content. A close tag with no
   open block is content. Tags inside reasoning (calls, another open tag) are reasoning text.
 - A call block runs from its open tag to its first close tag (hermes: the first outside a JSON string,
@@ -36,7 +39,9 @@ elsewhere the engines' parsers decided, cited where the rule is written.
   without ``<``. Arguments are compared as JSON values; a call without arguments has ``{}``. A call of
   a tool the request does not list is still a call (impl may flag it; flags are not compared).
 - Arguments written as text (qwen3_coder, glm45, minimax_m2) are typed by the tool's schema:
-  the JSON value when the text is JSON of a non-string type the parameter allows, else the text.
+  the JSON value when the text is JSON of a non-string type the parameter allows (for an object or
+  array, a Python literal too), else the text; where the schema names no type, the text (glm45: the
+  JSON it holds, if any, as both its servers read it).
 """
 from __future__ import annotations
 

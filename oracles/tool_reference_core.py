@@ -14,6 +14,7 @@ The rules every format shares are listed in oracles.tool_reference's docstring.
 """
 from __future__ import annotations
 
+import ast
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -212,16 +213,22 @@ def find_outside_json_strings(text: str, tag: str, start: int) -> int:
 
 
 def call_from_object(value: object, arguments_keys: tuple[str, ...] = ("arguments",),
-                     arguments_required: bool = False) -> Call | None:
+                     arguments_required: bool = False, string_arguments: bool = False) -> Call | None:
     """``{"name": "f", "arguments": {...}}`` as a Call (arguments left out: ``{}``, unless
-    ``arguments_required``); None when the name is not a non-empty string, the arguments are not an
-    object, or two arguments keys are given."""
+    ``arguments_required``; with ``string_arguments``, a JSON string that holds an object stands for
+    it); None when the name is not a non-empty string, the arguments are not an object, or two
+    arguments keys are given."""
     if not isinstance(value, dict) or not isinstance(value.get("name"), str) or not value["name"]:
         return None
     present = [key for key in arguments_keys if key in value]
     if len(present) > 1 or (arguments_required and not present):
         return None
     arguments = value[present[0]] if present else {}
+    if string_arguments and isinstance(arguments, str):
+        try:
+            arguments = strict_json(arguments)
+        except NotJson:
+            return None
     return Call(value["name"], arguments) if isinstance(arguments, dict) else None
 
 
@@ -294,7 +301,8 @@ def typed_value(raw: str, schema: object, untyped_json: bool = False) -> object:
     >>> typed_value("7", None, untyped_json=True), typed_value("7.5", {"type": "float"})
     (7, 7.5)
 
-    Templates write non-string values with Jinja's ``string`` filter, so Python's spellings count too:
+    Templates write non-string values with Jinja's ``string`` filter, so Python's spellings count too
+    (and for an object or array, a Python literal: python_literal):
 
     >>> typed_value("False", {"type": "boolean"})
     False
@@ -311,8 +319,36 @@ def typed_value(raw: str, schema: object, untyped_json: bool = False) -> object:
     try:
         value = PYTHON_SPELLINGS[raw.strip()] if raw.strip() in PYTHON_SPELLINGS else strict_json(raw)
     except NotJson:
-        return raw
+        value = python_literal(raw.strip()) if allowed & {"object", "array"} else None
+        if not isinstance(value, (dict, list)):
+            return raw
     return value if _json_types(value) & allowed and not isinstance(value, str) else raw
+
+
+def python_literal(text: str) -> object:
+    """The value a Python literal writes when it is one JSON could write (dicts with string keys, lists,
+    strings, finite numbers, True/False/None), else None: vLLM's and mlx-lm's qwen3_coder parsers read
+    an object or array parameter that is not JSON as a Python literal (``ast.literal_eval``).
+
+    >>> python_literal("{'in_stock': True, 'tags': ['a']}"), python_literal("{1: 2}"), python_literal("{1, 2}")
+    ({'in_stock': True, 'tags': ['a']}, None, None)
+    """
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+    try:
+        return value if json.loads(json.dumps(value, allow_nan=False)) == value and _all_keys_strings(value) else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _all_keys_strings(value: object) -> bool:
+    if isinstance(value, dict):
+        return all(isinstance(key, str) and _all_keys_strings(item) for key, item in value.items())
+    if isinstance(value, (list, tuple)):
+        return isinstance(value, list) and all(_all_keys_strings(item) for item in value)
+    return True
 
 
 @dataclass(frozen=True)

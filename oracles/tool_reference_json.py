@@ -16,9 +16,10 @@ THINK = ("<think>", "</think>")
 
 
 def _object_call(body: str, tools: list | None = None) -> list[Call] | None:
-    """``{"name": "f", "arguments": {...}}`` (arguments may be left out)."""
+    """``{"name": "f", "arguments": {...}}`` (arguments may be left out, or written as a JSON string that
+    holds the object: vLLM's hermes parser and llama.cpp both read that)."""
     try:
-        call = call_from_object(strict_json(body))
+        call = call_from_object(strict_json(body), string_arguments=True)
     except NotJson:
         return None
     return None if call is None else [call]
@@ -65,7 +66,7 @@ def _fenced_call(body: str, tools: list | None = None) -> list[Call] | None:
 def _bare_call(body: str, tools: list | None = None) -> list[Call] | None:
     """The rest of a bare object after its ``{``: a call only when it has ``"arguments"`` too."""
     try:
-        call = call_from_object(strict_json("{" + body), arguments_required=True)
+        call = call_from_object(strict_json("{" + body), arguments_required=True, string_arguments=True)
     except NotJson:
         return None
     return None if call is None else [call]

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import regex
 
-from .tool_reference_core import Call, TagFormat, parameter_schemas, typed_value
+from .tool_reference_core import Call, CallTag, TagFormat, parameter_schemas, typed_value
 
 THINK = ("<think>", "</think>")
 
@@ -66,10 +66,20 @@ def _one_call(call: regex.Pattern, parameter: regex.Pattern,
     return parse
 
 
-# <tool_call>\n<function=NAME>\n<parameter=KEY>\nVALUE\n</parameter>\n</function>\n</tool_call>
-QWEN3_CODER = TagFormat("qwen3_coder", THINK, "<tool_call>", "</tool_call>", _one_call(
+# <tool_call>\n<function=NAME>\n<parameter=KEY>\nVALUE\n</parameter>\n</function>\n</tool_call>; the function
+# written without <tool_call> is a call too, to its first </function> (vLLM's parser reads it:
+# tests/tool_parsers/test_qwen3coder_tool_parser.py), where a name and ">" follow "<function=".
+QWEN3_FUNCTION = _one_call(
     regex.compile(r"\A\s*<function=(?P<name>[^>\n]*)>(?P<parameters>.*?)</function>\s*\Z", regex.DOTALL),
-    regex.compile(r"\s*<parameter=(?P<key>[^>\n]+)>(?P<value>.*?)</parameter>\s*", regex.DOTALL)))
+    regex.compile(r"\s*<parameter=(?P<key>[^>\n]+)>(?P<value>.*?)</parameter>\s*", regex.DOTALL))
+
+
+def _bare_function(body: str, tools: list | None = None) -> list[Call] | None:
+    return QWEN3_FUNCTION("<function=" + body + "</function>", tools)
+
+
+QWEN3_CODER = TagFormat("qwen3_coder", THINK, "<tool_call>", "</tool_call>", QWEN3_FUNCTION, variants=(
+    CallTag("<function=", "</function>", _bare_function, header=regex.compile(r"[^>\n]+>")),))
 
 # <tool_call>NAME\n<arg_key>KEY</arg_key>\n<arg_value>VALUE</arg_value>\n</tool_call>; a value the schema
 # does not type is the JSON it holds, if any (vLLM's glm4_moe parser and llama.cpp's both read it so).

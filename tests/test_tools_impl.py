@@ -222,6 +222,11 @@ SERVER_FORMS = [
     # kimi_k2: reasoning never closed ends at a tool-calls section (closed later, the section is reasoning text).
     ("kimi_k2", "<think>hm" + KIMI_SECTION, "", ["f"]),
     ("kimi_k2", "<think>hm" + KIMI_SECTION + "</think>ok", "ok", []),
+    ("hermes", '<tool_call>{"name": "f", "arguments": "{\\"a\\": 1}"}</tool_call>', "", ["f"]),  # stringified
+    ("hermes", '<tool_call>{"name": "f", "arguments": "hello"}</tool_call>',
+     '<tool_call>{"name": "f", "arguments": "hello"}</tool_call>', []),
+    ("qwen3_coder", "Hi <function=f>\n<parameter=a>\n1\n</parameter>\n</function>", "Hi ", ["f"]),
+    ("qwen3_coder", "use <function=\nx", "use <function=\nx", []),
 ]
 
 
@@ -235,6 +240,18 @@ def test_forms_the_servers_read(fmt, text, content, names):
     assert (reference["content"], [call["name"] for call in reference["calls"]]) == (content, names)
     if fmt == "glm45":  # a value no schema types is the JSON it holds (both servers)
         assert json.loads(whole["tool_calls"][0]["function"]["arguments"]) == {"n": 30}
+    if names and fmt == "hermes" and "\\" in text:
+        assert json.loads(whole["tool_calls"][0]["function"]["arguments"]) == {"a": 1}
+
+
+def test_object_parameters_written_as_python_literals():
+    # vLLM's and mlx-lm's qwen3_coder parsers read them; a string parameter stays the text.
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {
+        "o": {"type": "object"}, "s": {"type": "string"}, "t": {"type": "array"}}}}}]
+    text = "<tool_call><function=f><parameter=o>{'a': True, 'b': None}</parameter><parameter=s>{'a': 1}</parameter>" \
+           "<parameter=t>(1, 2)</parameter></function></tool_call>"
+    arguments = json.loads(parse_response(text, "qwen3_coder", tools=tools)["tool_calls"][0]["function"]["arguments"])
+    assert arguments == {"o": {"a": True, "b": None}, "s": "{'a': 1}", "t": "(1, 2)"}
 
 
 def test_a_call_without_arguments_gives_an_empty_object():

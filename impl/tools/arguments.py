@@ -16,7 +16,9 @@ XML-bodied formats write values as text; the tool's JSON schema says what type e
 """
 from __future__ import annotations
 
+import ast
 import json
+import math
 
 from .json_prefix import JSON_WHITESPACE
 
@@ -100,10 +102,11 @@ def object_arguments(raw: str) -> str | None:
 
 
 def call_from_json(text: str, argument_keys: tuple[str, ...] = ("arguments",),
-                   arguments_required: bool = False) -> tuple[str, str] | None:
+                   arguments_required: bool = False, string_arguments: bool = False) -> tuple[str, str] | None:
     """(name, arguments text) of a call written as one JSON object: a non-empty string ``name`` and at
-    most one of ``argument_keys``, an object (left out: ``{}``, unless ``arguments_required``); None if
-    it is not one.
+    most one of ``argument_keys``, an object (left out: ``{}``, unless ``arguments_required``; with
+    ``string_arguments`` also a JSON string holding an object, whose text is then the arguments); None
+    if it is not one.
 
     >>> call_from_json('{"name": "f", "arguments": {"a": 1}}'), call_from_json('{"name": "f", "arguments": "{}"}')
     (('f', '{"a": 1}'), None)
@@ -115,7 +118,10 @@ def call_from_json(text: str, argument_keys: tuple[str, ...] = ("arguments",),
     given = [key for key in argument_keys if key in members]
     if not isinstance(name, str) or not name or len(given) > 1 or (arguments_required and not given):
         return None
-    arguments = object_arguments(members[given[0]]) if given else "{}"
+    raw = members[given[0]] if given else "{}"
+    if string_arguments and raw.startswith('"'):
+        raw = json.loads(raw)
+    arguments = object_arguments(raw)
     return None if arguments is None else (name, arguments)
 
 
@@ -212,7 +218,8 @@ def typed_value(text: str, schema: dict | None, untyped_json: bool = False):
     """A parameter's value from its text: the JSON value (or Python's ``True``/``False``/``None``, as
     templates write them) when the schema allows its type and that type is not string; else the text.
     Type names vLLM's and mlx-lm's parsers read besides JSON Schema's count as theirs (``float``,
-    ``double``: number; ``int``: integer; ``bool``: boolean). Where the schema names no type (no tool
+    ``double``: number; ``int``: integer; ``bool``: boolean), and for an object or array a Python literal
+    counts too where the text is not JSON, as they read it (``{'a': True}``). Where the schema names no type (no tool
     list, a parameter it does not declare, an unknown type name) the text stays text, as vLLM's
     qwen3_coder and minimax_m2 parsers keep it; with ``untyped_json`` (glm45, whose servers both read
     such values as JSON) it is then the JSON value it holds, if any.
@@ -235,8 +242,35 @@ def typed_value(text: str, schema: dict | None, untyped_json: bool = False):
     try:
         value = _PYTHON_SPELLINGS[stripped] if stripped in _PYTHON_SPELLINGS else json_value(text)
     except ValueError:
-        return text
+        value = _python_container(stripped) if kinds & {"object", "array"} else None
+        if value is None:
+            return text
     return value if any(_is_type(value, kind) for kind in kinds) else text
+
+
+def _python_container(text: str):
+    """The dict or list a Python literal of JSON's values writes (``{'a': True}``), or None: vLLM's and
+    mlx-lm's qwen3_coder parsers read an object or array parameter so when it is not JSON.
+
+    >>> _python_container("{'a': [1, None]}"), _python_container("(1, 2)"), _python_container("x")
+    ({'a': [1, None]}, None, None)
+    """
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+    return value if isinstance(value, (dict, list)) and _json_like(value) else None
+
+
+def _json_like(value) -> bool:
+    """Whether a Python value is made only of what JSON has (string keys, finite numbers)."""
+    if isinstance(value, dict):
+        return all(isinstance(key, str) and _json_like(item) for key, item in value.items())
+    if isinstance(value, list):
+        return all(_json_like(item) for item in value)
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return value is None or isinstance(value, (str, int, bool))
 
 
 # JSON Schema's type names, and those vLLM's and mlx-lm's XML parsers read besides (their qwen3_coder).

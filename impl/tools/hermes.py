@@ -7,7 +7,8 @@
     </tool_call>
 
 -> reasoning "reasoning", content "\\nSure.\\n", one call get_weather with arguments
-``{"city": "Paris"}`` exactly as written (``"arguments"`` left out: ``{}``). The tags are plain text
+``{"city": "Paris"}`` exactly as written (``"arguments"`` left out: ``{}``; a JSON string holding an
+object stands for that object, as vLLM's hermes parser and llama.cpp both read it). The tags are plain text
 that a JSON string may hold, so a ``</tool_call>`` inside a JSON string does not close the block
 (llama.cpp reads the JSON body before the close tag: common/chat-parser.cpp). A block whose text is
 not one such object is content, tags and all. Streamed, the call is announced once
@@ -140,5 +141,5 @@ class Hermes(TaggedFormat):
             body = _fenced_object(body)
         elif opener == BARE:
             body = BARE + body
-        call = None if body is None else call_from_json(body, arguments_required=opener == BARE)
+        call = None if body is None else call_from_json(body, arguments_required=opener == BARE, string_arguments=True)
         return None if call is None else [ParsedCall(*call)]
