@@ -31,7 +31,8 @@ The message
 -----------
 ``role`` is "assistant". ``content`` is every character outside reasoning and call syntax,
 verbatim, except whitespace alone beside a call (between calls, before the first, after the last:
-vLLM and llama.cpp drop it, transformers' response parser keeps it; blank_runs.py); None when the
+vLLM and llama.cpp drop it, transformers' response parser keeps it; blank_runs.py), and for glm45
+whitespace at content's ends beside calls and reasoning (both its servers trim it); None when the
 answer is tool calls alone (as OpenAI and vLLM), "" when there is nothing at all.
 ``reasoning_content`` is None when there is no reasoning. ``tool_calls`` is present only when there
 are calls; each has ``id``, ``type`` "function", ``function.name`` and ``function.arguments`` (JSON
@@ -83,12 +84,13 @@ tests, and tests/test_server_parser_corpus.py how many of them impl agrees with.
 
 - Reasoning: the open tag opens a reasoning block wherever it stands in content (after text, after
   another block: transformers opens a region at its tag anywhere; vLLM's reasoning parsers take the
-  first open tag anywhere), up to the first close tag or the end; blocks add up. A close tag outside
-  reasoning is content. Tags inside reasoning, calls included, are reasoning text.
+  first open tag anywhere), up to the first close tag or the end (kimi_k2: a block never closed ends
+  where a tool-calls section begins, as vLLM, SGLang and llama.cpp read it); blocks add up. A close
+  tag outside reasoning is content. Tags inside reasoning, calls included, are reasoning text.
   ``reasoning=False``: reasoning tags are ordinary content (gpt_oss: analysis is content).
 - A call block runs from its tag to the first close tag (hermes: the first outside a JSON string,
   its tags being plain text; elsewhere close tags are special tokens, or end values as vLLM's regexes
-  do), to where its JSON ends (mistral, llama3_json), or to the end of the stream. A block still open
+  do), to where its JSON ends (mistral, llama3_json, hermes' bare object), or to the end of the stream. A block still open
   at the end is read as it stands (transformers and vLLM's hermes parser do): calls if it reads.
 - A block that cannot be read (invalid JSON, no or empty name, arguments that are not a JSON object,
   an open tag or stray text where the format has none) is content, exactly as written, tags included
