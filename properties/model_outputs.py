@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 
 from hypothesis import strategies as st
 
+from textbound.corpora import server_parser_tests
 from textbound.oracles.tool_reference import tags
 
 WEATHER = {"type": "function", "function": {"name": "get_weather", "description": "Weather in a city", "parameters": {
@@ -181,7 +182,8 @@ def hard_outputs(format: str) -> list[dict]:
     ending in a tag's beginning that never completes, and two calls (one without arguments), once with
     every tag of the format inside a string argument, quotes and escapes (where a tag inside a string
     must not end a call, it must not), once with plain strings; each written both ways the model may
-    write it (first and last choice)."""
+    write it (first and last choice); and the outputs of the servers' own parser tests in ``format``
+    (server_test_outputs)."""
     outputs = []
     for number, string in enumerate(("".join(tags(format)) + ' "q" \\ é', "Paris")):
         choose = (lambda options: options[0]) if number == 0 else (lambda options: options[-1])
@@ -190,7 +192,20 @@ def hard_outputs(format: str) -> list[dict]:
         text = write_message(format, "Let me think", content, calls, number == 1, choose)
         outputs.append({"format": format, "text": text, "tools": list(TOOLS), "reasoning": True,
                         "starts_in_reasoning": number == 1})
-    return outputs
+    return outputs + server_test_outputs(format)
+
+
+def server_test_outputs(format: str) -> list[dict]:
+    """The model outputs of the servers' own parser tests in ``format`` (corpora/server_parser_tests),
+    with the request each test stands for: the forms real models write that the servers read, so
+    every run checks impl against the reference on them, whole and streamed.
+
+    >>> server_test_outputs("mistral")[0]
+    {'format': 'mistral', 'text': 'This is a test', 'tools': None, 'reasoning': True, 'starts_in_reasoning': False}
+    """
+    return [{"format": format, "text": case["text"], "tools": case.get("tools"),
+             "reasoning": case.get("reasoning", True), "starts_in_reasoning": case.get("starts_in_reasoning", False)}
+            for case in server_parser_tests()["cases"] if case["format"] == format]
 
 
 # Round trips: (shared template, arguments as a dict or as JSON text) per format; gpt_oss has no template.
