@@ -176,6 +176,50 @@ def _varied(**changes) -> dict:
     return {**STRATUM_BASE, **changes}
 
 
+def _call_turn(arguments) -> list[dict]:
+    """The question, an earlier call to get_weather with ``arguments``, and its result."""
+    call = {**_CALL, "function": {**_CALL["function"], "arguments": arguments}}
+    return [_CALL_TURN[0], {**_CALL_TURN[1], "tool_calls": [call]}, _CALL_TURN[2]]
+
+
+def _continued(final: str) -> dict:
+    """The question, then an assistant message ``final`` for the model to continue."""
+    return _varied(messages=[*STRATUM_BASE["messages"], {"role": "assistant", "content": final}], **ENDINGS["continue"])
+
+
+def vllm_prepared(request: dict) -> dict:
+    """The request as vLLM's chat preparation hands it to apply_chat_template when the template
+    does not iterate over content (vLLM's "string" content format, its default): a copy with
+    content parts joined with "\\n" (vllm/entrypoints/chat_utils.py ``_parse_chat_message_content_parts``)
+    and each earlier call's ``arguments`` decoded from its JSON string, an empty or undecodable
+    one, or one that is not an object, read as {} (``_postprocess_messages``).
+
+    >>> vllm_prepared({"messages": [{"role": "user", "content": [{"type": "text", "text": "a"},
+    ...     {"type": "text", "text": "b"}]}]})["messages"]
+    [{'role': 'user', 'content': 'a\\nb'}]
+    """
+    def arguments(value):
+        if isinstance(value, dict):
+            return value
+        try:
+            decoded = json.loads(value) if isinstance(value, str) and value else {}
+        except json.JSONDecodeError:
+            decoded = {}
+        return decoded if isinstance(decoded, dict) else {}
+
+    def prepared(message: dict) -> dict:
+        message = dict(message)
+        if isinstance(message.get("content"), list):
+            message["content"] = "\n".join(part["text"] for part in message["content"] if part.get("type") == "text")
+        if message.get("role") == "assistant" and isinstance(message.get("tool_calls"), list):
+            message["tool_calls"] = [{**call, "function": {**call["function"],
+                                                          "arguments": arguments(call["function"].get("arguments"))}}
+                                     for call in message["tool_calls"]]
+        return message
+
+    return {**request, "messages": [prepared(message) for message in request["messages"]]}
+
+
 def request_strata() -> dict[str, dict]:
     """Every request shape servers send, one change from a plain one-question request each (tools
     absent, None, an empty list, one, many; documents; chat_template_kwargs; content as a string, as
@@ -186,7 +230,7 @@ def request_strata() -> dict[str, dict]:
     """
     absent = {key: value for key, value in STRATUM_BASE.items() if key != "tools"}
     parts = [{"type": "text", "text": "What is the weather"}, {"type": "text", "text": " in Zürich?"}]
-    return {
+    strata = {
         "tools: absent": absent,
         "tools: None": STRATUM_BASE,
         "tools: an empty list": _varied(tools=[]),
@@ -209,3 +253,20 @@ def request_strata() -> dict[str, dict]:
             messages=[*STRATUM_BASE["messages"], {"role": "assistant", "content": "It is"}], **ENDINGS["continue"]),
         "ending: no generation prompt": _varied(**ENDINGS["plain"]),
     }
+    # chat preparation: what OpenAI clients send, and the same request as vLLM hands it over
+    sent = {
+        # compact, as OpenAI clients serialize it: json.dumps's spaced form is what tojson writes for the object
+        "tools: an earlier call, arguments a compact JSON string": _varied(
+            messages=_call_turn(json.dumps(_CALL["function"]["arguments"], ensure_ascii=False, separators=(",", ":"))),
+            tools=list(TOOLS)),
+        "tools: an earlier call, arguments an empty string": _varied(messages=_call_turn(""), tools=list(TOOLS)),
+        "ending: continue_final_message with trailing whitespace": _continued("It is "),
+        "ending: continue_final_message of an empty assistant message": _continued(""),
+    }
+    known = [*strata.values(), *sent.values()]
+    for name, request in [*sent.items(), ("content: parts", strata["content: parts"])]:
+        prepared = vllm_prepared(request)
+        if prepared not in known:
+            strata[f"{name}, as vLLM hands it over"] = prepared
+            known.append(prepared)
+    return {**strata, **sent}
