@@ -116,6 +116,22 @@ CATALOGUE: tuple[Mutant, ...] = (
            "llama.cpp's Jinja engine (common/jinja string::strip: isspace on each byte)"),
     Mutant("chat_content_parts_flattened", "chat", 'content parts joined with "\\n" into one string',
            "vLLM's \"string\" chat-template content format, which flattens content parts before rendering"),
+    Mutant("chat_content_parts_repr", "chat", "content parts rendered as the list's Python repr",
+           "servers stringifying a content they expect to be a string (str(content)); seen in the field as "
+           "prompts holding \"[{'type': 'text', ...}]\", no one upstream issue to name"),
+    Mutant("chat_arguments_decoded", "chat", "an earlier call's string arguments decoded to an object before the template",
+           "mlx-lm's server json.loads-ing tool_call arguments for the template, breaking templates that expect "
+           "the string (ml-explore/mlx-lm#1065); vLLM's _postprocess_messages does the same"),
+    Mutant("chat_arguments_double_encoded", "chat", "an earlier call's string arguments JSON-encoded again",
+           "arguments serialized once more on their way to the template, a quoted string where the object's JSON "
+           "was meant (QwenLM/Qwen3#1894, ml-explore/mlx-lm#1065)"),
+    Mutant("chat_continue_empty_final", "chat",
+           "continue_final_message cut at the final message's last occurrence (an empty message: nothing cut)",
+           "transformers' cut by rindex before it tagged the message (huggingface/transformers#40732), "
+           "sglang's continue_final_message (sgl-project/sglang#16501)"),
+    Mutant("chat_enable_thinking_ignored", "chat", "enable_thinking never reaches the template",
+           "chat_template_kwargs dropped on the way to the template, the prompt left in thinking mode "
+           "(vllm-project/vllm#19222, QwenLM/Qwen3#1297)"),
     # tools
     Mutant("tools_tag_split_leaks", "tools", "a tag split across deltas leaks into content",
            "streaming parsers assuming a tag is one token (vLLM's hermes parser on untokenized tags)"),
