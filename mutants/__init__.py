@@ -144,6 +144,9 @@ CATALOGUE: tuple[Mutant, ...] = (
            "servers that default content to an empty string"),
     Mutant("tools_starts_in_reasoning_ignored", "tools", "starts_in_reasoning ignored (the reasoning lands in content)",
            "reasoning parsers that expect <think> in the output where the template's prompt opens it (DeepSeek-R1, Qwen3)"),
+    Mutant("tools_thinking_off_ignored", "tools", "the output always parsed as starting inside reasoning",
+           "reasoning parsers assuming the prompt opened <think> after enable_thinking=false closed an empty "
+           "think block, the answer left in reasoning (vllm-project/vllm#19222, QwenLM/Qwen3#1297)"),
     # structured
     Mutant("structured_optional_required", "structured", "a schema's optional property made required",
            "early JSON-schema-to-regex translations that required every property"),

@@ -80,6 +80,7 @@ def test_impl_passes_every_stratum(component: str):
     ("tokenizer_unicode_line_breaks", "tokenizer", "line or paragraph separator: U+2028"),
     ("chat_content_parts_flattened", "chat", "content: parts"),
     ("tools_starts_in_reasoning_ignored", "tools", "starts_in_reasoning: True"),
+    ("tools_thinking_off_ignored", "tools", "enable_thinking: false (the prompt closed an empty think block)"),
     ("detokenizer_unfinished_released", "detokenizer", "UTF-8 boundaries"),
     ("stops_wrong_stop_string", "stops", "stops ending together"),
 ])
