@@ -4,17 +4,12 @@ import json
 
 from textbound import impl
 from textbound.impl import *  # noqa: F403 - a mutant re-exports impl's names
+from textbound.properties.conversations import with_call_arguments
 
 
-def _encoded_again(message):
-    calls = message.get("tool_calls") if isinstance(message, dict) else None
-    if not isinstance(calls, list):
-        return message
-    return {**message, "tool_calls": [
-        {**call, "function": {**call["function"], "arguments": json.dumps(call["function"]["arguments"])}}
-        if isinstance(call, dict) and isinstance(call.get("function"), dict)
-        and isinstance(call["function"].get("arguments"), str) else call for call in calls]}
+def _encoded_again(arguments):
+    return json.dumps(arguments) if isinstance(arguments, str) else arguments
 
 
 def render_chat(template, messages, **arguments):
-    return impl.render_chat(template, [_encoded_again(message) for message in messages], **arguments)
+    return impl.render_chat(template, with_call_arguments(messages, _encoded_again), **arguments)

@@ -187,37 +187,58 @@ def _continued(final: str) -> dict:
     return _varied(messages=[*STRATUM_BASE["messages"], {"role": "assistant", "content": final}], **ENDINGS["continue"])
 
 
+def joined_text_parts(content: list) -> str:
+    """A content's text parts joined with "\\n", as vLLM's "string" content format hands them to a
+    template (vllm/entrypoints/chat_utils.py ``_parse_chat_message_content_parts``).
+
+    >>> joined_text_parts([{"type": "text", "text": "a"}, {"type": "image_url"}, {"type": "text", "text": "b"}])
+    'a\\nb'
+    """
+    return "\n".join(part["text"] for part in content if isinstance(part, dict) and part.get("type") == "text")
+
+
+def decoded_arguments(arguments):
+    """A call's ``arguments`` as vLLM's chat preparation hands them to a template
+    (vllm/entrypoints/chat_utils.py ``_postprocess_messages``): a JSON string decoded; an empty or
+    undecodable string, or JSON that is not an object, read as {}.
+
+    >>> decoded_arguments('{"city":"Zürich"}'), decoded_arguments(""), decoded_arguments("[1]")
+    ({'city': 'Zürich'}, {}, {})
+    """
+    if isinstance(arguments, dict):
+        return arguments
+    try:
+        decoded = json.loads(arguments) if isinstance(arguments, str) and arguments else {}
+    except json.JSONDecodeError:
+        decoded = {}
+    return decoded if isinstance(decoded, dict) else {}
+
+
+def with_call_arguments(messages: list, change) -> list:
+    """The messages with ``change`` applied to each assistant call's ``arguments`` (copies; other
+    messages, and calls without a function object, as they were)."""
+    def changed(message):
+        calls = message.get("tool_calls") if isinstance(message, dict) else None
+        if not isinstance(calls, list):
+            return message
+        return {**message, "tool_calls": [
+            {**call, "function": {**call["function"], "arguments": change(call["function"].get("arguments"))}}
+            if isinstance(call, dict) and isinstance(call.get("function"), dict) else call for call in calls]}
+    return [changed(message) for message in messages]
+
+
 def vllm_prepared(request: dict) -> dict:
-    """The request as vLLM's chat preparation hands it to apply_chat_template when the template
-    does not iterate over content (vLLM's "string" content format, its default): a copy with
-    content parts joined with "\\n" (vllm/entrypoints/chat_utils.py ``_parse_chat_message_content_parts``)
-    and each earlier call's ``arguments`` decoded from its JSON string, an empty or undecodable
-    one, or one that is not an object, read as {} (``_postprocess_messages``).
+    """The request as vLLM's chat preparation hands it to apply_chat_template when the template does
+    not iterate over content (its "string" content format, the default): content parts joined
+    (joined_text_parts) and each earlier call's arguments decoded (decoded_arguments).
 
     >>> vllm_prepared({"messages": [{"role": "user", "content": [{"type": "text", "text": "a"},
     ...     {"type": "text", "text": "b"}]}]})["messages"]
     [{'role': 'user', 'content': 'a\\nb'}]
     """
-    def arguments(value):
-        if isinstance(value, dict):
-            return value
-        try:
-            decoded = json.loads(value) if isinstance(value, str) and value else {}
-        except json.JSONDecodeError:
-            decoded = {}
-        return decoded if isinstance(decoded, dict) else {}
-
-    def prepared(message: dict) -> dict:
-        message = dict(message)
-        if isinstance(message.get("content"), list):
-            message["content"] = "\n".join(part["text"] for part in message["content"] if part.get("type") == "text")
-        if message.get("role") == "assistant" and isinstance(message.get("tool_calls"), list):
-            message["tool_calls"] = [{**call, "function": {**call["function"],
-                                                          "arguments": arguments(call["function"].get("arguments"))}}
-                                     for call in message["tool_calls"]]
-        return message
-
-    return {**request, "messages": [prepared(message) for message in request["messages"]]}
+    messages = [{**m, "content": joined_text_parts(m["content"])} if isinstance(m.get("content"), list) else m
+                for m in request["messages"]]
+    return {**request, "messages": with_call_arguments(messages, decoded_arguments)}
 
 
 def request_strata() -> dict[str, dict]:
