@@ -215,8 +215,12 @@ def decoded_arguments(arguments):
 
 
 def with_call_arguments(messages: list, change) -> list:
-    """The messages with ``change`` applied to each assistant call's ``arguments`` (copies; other
-    messages, and calls without a function object, as they were)."""
+    """The messages with ``change`` applied to each call's ``arguments`` (copies; other messages,
+    and calls without a function object, as they were).
+
+    >>> with_call_arguments([{"role": "assistant", "tool_calls": [{"function": {"arguments": "{}"}}]}], len)
+    [{'role': 'assistant', 'tool_calls': [{'function': {'arguments': 2}}]}]
+    """
     def changed(message):
         calls = message.get("tool_calls") if isinstance(message, dict) else None
         if not isinstance(calls, list):
@@ -243,8 +247,11 @@ def vllm_prepared(request: dict) -> dict:
 
 def request_strata() -> dict[str, dict]:
     """Every request shape servers send, one change from a plain one-question request each (tools
-    absent, None, an empty list, one, many; documents; chat_template_kwargs; content as a string, as
-    parts, None, with Unicode spaces at its ends), by stratum name:
+    absent, None, an empty list, one, many; an earlier call's arguments as an object, a compact JSON
+    string and an empty string; documents; chat_template_kwargs; content as a string, as parts, None,
+    with Unicode spaces at its ends; continue_final_message, with trailing whitespace and of an empty
+    message), and each as vLLM hands it to the template where that differs (vllm_prepared), by
+    stratum name:
 
     >>> request_strata()["tools: an empty list"]["tools"]
     []
@@ -270,8 +277,7 @@ def request_strata() -> dict[str, dict]:
         "content: None": _varied(messages=[{"role": "user", "content": QUESTION},
                                            {"role": "assistant", "content": None}], add_generation_prompt=False),
         "system message": _varied(messages=[{"role": "system", "content": "Be brief."}, *STRATUM_BASE["messages"]]),
-        "ending: continue_final_message": _varied(
-            messages=[*STRATUM_BASE["messages"], {"role": "assistant", "content": "It is"}], **ENDINGS["continue"]),
+        "ending: continue_final_message": _continued("It is"),
         "ending: no generation prompt": _varied(**ENDINGS["plain"]),
     }
     # chat preparation: what OpenAI clients send, and the same request as vLLM hands it over
