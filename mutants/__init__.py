@@ -116,6 +116,22 @@ CATALOGUE: tuple[Mutant, ...] = (
            "llama.cpp's Jinja engine (common/jinja string::strip: isspace on each byte)"),
     Mutant("chat_content_parts_flattened", "chat", 'content parts joined with "\\n" into one string',
            "vLLM's \"string\" chat-template content format, which flattens content parts before rendering"),
+    Mutant("chat_content_parts_repr", "chat", "content parts rendered as the list's Python repr",
+           "servers stringifying a content they expect to be a string (str(content)); seen in the field as "
+           "prompts holding \"[{'type': 'text', ...}]\", no one upstream issue to name"),
+    Mutant("chat_arguments_decoded", "chat", "an earlier call's string arguments decoded to an object before the template",
+           "mlx-lm's server json.loads-ing tool_call arguments for the template, breaking templates that expect "
+           "the string (ml-explore/mlx-lm#1065); vLLM's _postprocess_messages does the same"),
+    Mutant("chat_arguments_double_encoded", "chat", "an earlier call's string arguments JSON-encoded again",
+           "arguments serialized once more on their way to the template, a quoted string where the object's JSON "
+           "was meant (QwenLM/Qwen3#1894, ml-explore/mlx-lm#1065)"),
+    Mutant("chat_continue_empty_final", "chat",
+           "continue_final_message cut at the final message's last occurrence (an empty message: nothing cut)",
+           "transformers' cut by rindex before it tagged the message (huggingface/transformers#40732), "
+           "sglang's continue_final_message (sgl-project/sglang#16501)"),
+    Mutant("chat_enable_thinking_ignored", "chat", "enable_thinking never reaches the template",
+           "chat_template_kwargs dropped on the way to the template, the prompt left in thinking mode "
+           "(vllm-project/vllm#19222, QwenLM/Qwen3#1297)"),
     # tools
     Mutant("tools_tag_split_leaks", "tools", "a tag split across deltas leaks into content",
            "streaming parsers assuming a tag is one token (vLLM's hermes parser on untokenized tags)"),
@@ -128,6 +144,9 @@ CATALOGUE: tuple[Mutant, ...] = (
            "servers that default content to an empty string"),
     Mutant("tools_starts_in_reasoning_ignored", "tools", "starts_in_reasoning ignored (the reasoning lands in content)",
            "reasoning parsers that expect <think> in the output where the template's prompt opens it (DeepSeek-R1, Qwen3)"),
+    Mutant("tools_thinking_off_ignored", "tools", "the output always parsed as starting inside reasoning",
+           "reasoning parsers assuming the prompt opened <think> after enable_thinking=false closed an empty "
+           "think block, the answer left in reasoning (vllm-project/vllm#19222, QwenLM/Qwen3#1297)"),
     # structured
     Mutant("structured_optional_required", "structured", "a schema's optional property made required",
            "early JSON-schema-to-regex translations that required every property"),

@@ -176,17 +176,89 @@ def _varied(**changes) -> dict:
     return {**STRATUM_BASE, **changes}
 
 
+def _call_turn(arguments) -> list[dict]:
+    """The question, an earlier call to get_weather with ``arguments``, and its result."""
+    call = {**_CALL, "function": {**_CALL["function"], "arguments": arguments}}
+    return [_CALL_TURN[0], {**_CALL_TURN[1], "tool_calls": [call]}, _CALL_TURN[2]]
+
+
+def _continued(final: str) -> dict:
+    """The question, then an assistant message ``final`` for the model to continue."""
+    return _varied(messages=[*STRATUM_BASE["messages"], {"role": "assistant", "content": final}], **ENDINGS["continue"])
+
+
+def joined_text_parts(content: list) -> str:
+    """A content's text parts joined with "\\n", as vLLM's "string" content format hands them to a
+    template (vllm/entrypoints/chat_utils.py ``_parse_chat_message_content_parts``).
+
+    >>> joined_text_parts([{"type": "text", "text": "a"}, {"type": "image_url"}, {"type": "text", "text": "b"}])
+    'a\\nb'
+    """
+    return "\n".join(part["text"] for part in content if isinstance(part, dict) and part.get("type") == "text")
+
+
+def decoded_arguments(arguments):
+    """A call's ``arguments`` as vLLM's chat preparation hands them to a template
+    (vllm/entrypoints/chat_utils.py ``_postprocess_messages``): a JSON string decoded; an empty or
+    undecodable string, or JSON that is not an object, read as {}.
+
+    >>> decoded_arguments('{"city":"Zürich"}'), decoded_arguments(""), decoded_arguments("[1]")
+    ({'city': 'Zürich'}, {}, {})
+    """
+    if isinstance(arguments, dict):
+        return arguments
+    try:
+        decoded = json.loads(arguments) if isinstance(arguments, str) and arguments else {}
+    except json.JSONDecodeError:
+        decoded = {}
+    return decoded if isinstance(decoded, dict) else {}
+
+
+def with_call_arguments(messages: list, change) -> list:
+    """The messages with ``change`` applied to each call's ``arguments`` (copies; other messages,
+    and calls without a function object, as they were).
+
+    >>> with_call_arguments([{"role": "assistant", "tool_calls": [{"function": {"arguments": "{}"}}]}], len)
+    [{'role': 'assistant', 'tool_calls': [{'function': {'arguments': 2}}]}]
+    """
+    def changed(message):
+        calls = message.get("tool_calls") if isinstance(message, dict) else None
+        if not isinstance(calls, list):
+            return message
+        return {**message, "tool_calls": [
+            {**call, "function": {**call["function"], "arguments": change(call["function"].get("arguments"))}}
+            if isinstance(call, dict) and isinstance(call.get("function"), dict) else call for call in calls]}
+    return [changed(message) for message in messages]
+
+
+def vllm_prepared(request: dict) -> dict:
+    """The request as vLLM's chat preparation hands it to apply_chat_template when the template does
+    not iterate over content (its "string" content format, the default): content parts joined
+    (joined_text_parts) and each earlier call's arguments decoded (decoded_arguments).
+
+    >>> vllm_prepared({"messages": [{"role": "user", "content": [{"type": "text", "text": "a"},
+    ...     {"type": "text", "text": "b"}]}]})["messages"]
+    [{'role': 'user', 'content': 'a\\nb'}]
+    """
+    messages = [{**m, "content": joined_text_parts(m["content"])} if isinstance(m.get("content"), list) else m
+                for m in request["messages"]]
+    return {**request, "messages": with_call_arguments(messages, decoded_arguments)}
+
+
 def request_strata() -> dict[str, dict]:
     """Every request shape servers send, one change from a plain one-question request each (tools
-    absent, None, an empty list, one, many; documents; chat_template_kwargs; content as a string, as
-    parts, None, with Unicode spaces at its ends), by stratum name:
+    absent, None, an empty list, one, many; an earlier call's arguments as an object, a compact JSON
+    string and an empty string; documents; chat_template_kwargs; content as a string, as parts, None,
+    with Unicode spaces at its ends; continue_final_message, with trailing whitespace and of an empty
+    message), and each as vLLM hands it to the template where that differs (vllm_prepared), by
+    stratum name:
 
     >>> request_strata()["tools: an empty list"]["tools"]
     []
     """
     absent = {key: value for key, value in STRATUM_BASE.items() if key != "tools"}
     parts = [{"type": "text", "text": "What is the weather"}, {"type": "text", "text": " in Zürich?"}]
-    return {
+    strata = {
         "tools: absent": absent,
         "tools: None": STRATUM_BASE,
         "tools: an empty list": _varied(tools=[]),
@@ -205,7 +277,23 @@ def request_strata() -> dict[str, dict]:
         "content: None": _varied(messages=[{"role": "user", "content": QUESTION},
                                            {"role": "assistant", "content": None}], add_generation_prompt=False),
         "system message": _varied(messages=[{"role": "system", "content": "Be brief."}, *STRATUM_BASE["messages"]]),
-        "ending: continue_final_message": _varied(
-            messages=[*STRATUM_BASE["messages"], {"role": "assistant", "content": "It is"}], **ENDINGS["continue"]),
+        "ending: continue_final_message": _continued("It is"),
         "ending: no generation prompt": _varied(**ENDINGS["plain"]),
     }
+    # chat preparation: what OpenAI clients send, and the same request as vLLM hands it over
+    sent = {
+        # compact, as OpenAI clients serialize it: json.dumps's spaced form is what tojson writes for the object
+        "tools: an earlier call, arguments a compact JSON string": _varied(
+            messages=_call_turn(json.dumps(_CALL["function"]["arguments"], ensure_ascii=False, separators=(",", ":"))),
+            tools=list(TOOLS)),
+        "tools: an earlier call, arguments an empty string": _varied(messages=_call_turn(""), tools=list(TOOLS)),
+        "ending: continue_final_message with trailing whitespace": _continued("It is "),
+        "ending: continue_final_message of an empty assistant message": _continued(""),
+    }
+    known = [*strata.values(), *sent.values()]
+    for name, request in [*sent.items(), ("content: parts", strata["content: parts"])]:
+        prepared = vllm_prepared(request)
+        if prepared not in known:
+            strata[f"{name}, as vLLM hands it over"] = prepared
+            known.append(prepared)
+    return {**strata, **sent}

@@ -236,6 +236,24 @@ def assistant_messages(draw, format: str) -> dict:
 
 
 
+THINKING_OFF = "enable_thinking: false (the prompt closed an empty think block)"
+
+
+def thinking_off_output(format: str) -> dict | None:
+    """What a model writes after a generation prompt rendered with enable_thinking false, which closes
+    an empty think block itself (Qwen3's '<think>\\n\\n</think>\\n\\n'): content and a call, no reasoning
+    tag at all, parsed with reasoning on and starts_in_reasoning false; None for a format without
+    reasoning tags.
+
+    >>> thinking_off_output("hermes")["text"][:5], thinking_off_output("llama3_json")
+    ('Sure.', None)
+    """
+    if REASONING_TAGS.get(format, ()) is None:
+        return None
+    text = write_message(format, None, "Sure.", [("get_weather", {"city": "Paris"})], False, lambda options: options[0])
+    return {"format": format, "text": text, "tools": list(TOOLS), "reasoning": True, "starts_in_reasoning": False}
+
+
 def option_strata(format: str) -> dict[str, dict]:
     """One fixed output in ``format`` (reasoning, content, a call with typed arguments and one of an
     unlisted tool) for every combination of the parser's options, by stratum name: tools absent or

@@ -111,7 +111,8 @@ def test_a_chat_mutant_is_marked_at_the_rendered_prompt_and_explained(capsys, tm
     code, out, _ = explain(capsys, "--family", "qwen", "--conversation", _conversation_file(tmp_path, CONVERSATION),
                            "--impl", "textbound.mutants.chat_generation_prompt_ignored")
     assert code == 1
-    assert ">> rendered prompt: drops mixed text before '\\n'" in out
+    # qwen's template opens thinking in its generation prompt: the text dropped ends in '<think>\n'
+    assert ">> rendered prompt: drops mixed text before symbols" in out
     assert "      impl:   '<|im_start|>system\\nBe brief<|im_end|>\\n<|im_start|>user\\nHi<|im_end|>\\n'" in out
     assert "   prompt ids: same" in out
     assert "explained by chat_generation_prompt_ignored (add_generation_prompt ignored)" in out

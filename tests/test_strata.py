@@ -6,6 +6,7 @@ Only the stratum cases of one small family are checked, so this takes seconds.
 """
 from __future__ import annotations
 
+import functools
 import unicodedata
 
 import pytest
@@ -23,17 +24,23 @@ FAMILY = "gpt2"
 STRATIFIED = [c for c in COMPONENTS if c != "structured"]  # structured's cases are another module's
 
 
-def stratum_cases(component: str):
-    family = embedded_family(FAMILY)
-    return [case for case in case_source(family, component, BUDGETS["quick"], 0) if STRATUM_FIELD in case.input]
+def stratum_cases(component: str, family_name: str = FAMILY) -> tuple:
+    return _stratum_cases(component, family_name, templates_dir())
 
 
-def caught_by(module: str, component: str) -> set[str]:
-    """The strata on which ``module`` diverges where impl does not."""
-    family = embedded_family(FAMILY)
+@functools.cache  # keyed by the templates folder too: the chat strata go to the shared templates where one is set
+def _stratum_cases(component: str, family_name: str, _templates) -> tuple:
+    family = embedded_family(family_name)
+    return tuple(case for case in case_source(family, component, BUDGETS["quick"], 0) if STRATUM_FIELD in case.input)
+
+
+def caught_by(module: str, component: str, family_name: str = FAMILY, stratum: str = "") -> set[str]:
+    """The strata (those named ``stratum``, or all) on which ``module`` diverges where impl does not."""
+    family = embedded_family(family_name)
     mutant, base = (Subject(family.name, family.path, Implementation(name)) for name in (module, "textbound.impl"))
-    return {case.input[STRATUM_FIELD] for case in stratum_cases(component)
-            if run_check(mutant, case) is not None and run_check(base, case) is None}
+    return {case.input[STRATUM_FIELD] for case in stratum_cases(component, family_name)
+            if case.input[STRATUM_FIELD] == (stratum or case.input[STRATUM_FIELD])
+            and run_check(mutant, case) is not None and run_check(base, case) is None}
 
 
 def test_every_character_class_stands_in_every_context():
@@ -73,6 +80,7 @@ def test_impl_passes_every_stratum(component: str):
     ("tokenizer_unicode_line_breaks", "tokenizer", "line or paragraph separator: U+2028"),
     ("chat_content_parts_flattened", "chat", "content: parts"),
     ("tools_starts_in_reasoning_ignored", "tools", "starts_in_reasoning: True"),
+    ("tools_thinking_off_ignored", "tools", "enable_thinking: false (the prompt closed an empty think block)"),
     ("detokenizer_unfinished_released", "detokenizer", "UTF-8 boundaries"),
     ("stops_wrong_stop_string", "stops", "stops ending together"),
 ])
@@ -81,9 +89,50 @@ def test_a_real_world_bug_is_caught_by_its_stratum(mutant: str, component: str, 
     assert any(stratum in name for name in caught), sorted(caught)[:5]
 
 
-@pytest.mark.skipif(templates_dir() is None, reason="needs $TEXTBOUND_TEMPLATES (the shared chat templates)")
-def test_empty_tools_as_none_is_caught_by_the_empty_list_stratum():
-    assert "tools: an empty list" in caught_by("textbound.mutants.chat_empty_tools_as_none", "chat")
+CHAT_FAMILIES = ("gpt2", "qwen", "llama3", "sentencepiece")  # project ChatML, Qwen3-Coder, Llama 3.1, Mistral v3
+
+
+@pytest.fixture
+def no_shared_templates(monkeypatch):
+    """The embedded default alone: its families' own templates must tell every shape apart."""
+    monkeypatch.delenv("TEXTBOUND_TEMPLATES", raising=False)
+
+
+@pytest.mark.parametrize("family", CHAT_FAMILIES)
+def test_impl_renders_every_chat_stratum_on_each_embedded_template(family: str, no_shared_templates):
+    subject = Subject(family, embedded_family(family).path, Implementation("textbound.impl"))
+    cases = stratum_cases("chat", family)
+    assert {case.input["template"] for case in cases} == {"project:chatml" if family == "gpt2" else "family"}
+    found = [d for d in map(lambda case: run_check(subject, case), cases) if d is not None]
+    assert not found, found[0].describe()
+
+
+# Each chat-preparation bug, caught on the quick budget by the embedded families' own templates alone
+# (no $TEXTBOUND_TEMPLATES), by the stratum holding its shape, on the families whose template style
+# tells it: tools absent vs [] only where a template tests `tools is not none` (llama3, sentencepiece),
+# enable_thinking only where a template reads it (gpt2's ChatML, qwen).
+@pytest.mark.parametrize("mutant, stratum, families", [
+    ("chat_arguments_decoded", "tools: an earlier call, arguments a compact JSON string", CHAT_FAMILIES),
+    ("chat_arguments_double_encoded", "tools: an earlier call, arguments a compact JSON string", CHAT_FAMILIES),
+    ("chat_content_parts_repr", "content: parts", CHAT_FAMILIES),
+    ("chat_content_parts_flattened", "content: parts", CHAT_FAMILIES),
+    ("chat_continue_empty_final", "ending: continue_final_message of an empty assistant message", CHAT_FAMILIES),
+    ("chat_enable_thinking_ignored", "chat_template_kwargs: enable_thinking false", ("gpt2", "qwen")),
+    ("chat_empty_tools_as_none", "tools: an empty list", ("llama3", "sentencepiece")),
+])
+def test_a_chat_preparation_bug_is_caught_without_shared_templates(mutant: str, stratum: str, families: tuple,
+                                                                   no_shared_templates):
+    for family in families:
+        assert caught_by(f"textbound.mutants.{mutant}", "chat", family, stratum) == {stratum}, family
+
+
+def test_vllm_prepared_strata_follow_vllms_conversion():
+    strata = request_strata()
+    decoded = strata["tools: an earlier call, arguments an empty string, as vLLM hands it over"]
+    assert decoded["messages"][1]["tool_calls"][0]["function"]["arguments"] == {}
+    assert strata["content: parts, as vLLM hands it over"]["messages"][0]["content"] == "What is the weather\n in Zürich?"
+    # the compact string decodes to the object a plain stratum already sends: no stratum twice
+    assert len({repr(request) for request in strata.values()}) == len(strata)
 
 
 def test_a_minimized_example_keeps_its_stratum_name():

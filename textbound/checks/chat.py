@@ -22,7 +22,8 @@ with both sides' text around it.
 A divergence's kind says what the renderer does, whichever template or characters show it, so that
 one bug gives one signature over every template: first a reading of the request that makes
 transformers give impl's answer ("renders as if add_generation_prompt were false", "renders an
-empty tools list as none", "reads content as vLLM's 'string' content format"); else, where
+empty tools list as none", "reads content as vLLM's 'string' content format", "reads string call
+arguments as objects (vLLM's chat preparation)"); else, where
 transformers raises, "does not raise the error transformers raises" (whatever error the template
 meets, impl rendering or raising another); else the texts' shape (``render_kind``): whitespace
 alone ("inserts '\\n'"), \\u escapes alone, a JSON value's key order, or the first edit ("drops
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import json
 import re
 from collections import Counter
@@ -49,6 +51,8 @@ from textbound.oracles.chat_oracle import (
     render,
     resolve,
 )
+
+from textbound.properties.conversations import decoded_arguments, joined_text_parts, with_call_arguments
 
 from ..naming.divergence import Case, Divergence, first_index
 from ..naming.shape import describe, first_change
@@ -79,14 +83,37 @@ def content_formats(messages: list) -> Iterator[tuple[str, list]]:
     """The messages as each of vLLM's content formats (--chat-template-content-format) gives them
     to a template where it differs from what was sent: "string" joins a content's text parts with
     "\\n", "openai" makes a string content one text part."""
-    def text_parts(content):
-        return "\n".join(part["text"] for part in content if isinstance(part, dict) and part.get("type") == "text")
-
-    formats = {"string": (list, text_parts), "openai": (str, lambda content: [{"type": "text", "text": content}])}
+    formats = {"string": (list, joined_text_parts),
+               "openai": (str, lambda content: [{"type": "text", "text": content}])}
     for name, (shape, convert) in formats.items():
         if any(isinstance(m, dict) and isinstance(m.get("content"), shape) for m in messages):
             yield name, [{**m, "content": convert(m["content"])} if isinstance(m, dict) and
                          isinstance(m.get("content"), shape) else m for m in messages]
+
+
+# How a server may hand an earlier call's string arguments to the template, by what it says of the renderer.
+ARGUMENT_READINGS = {
+    "reads string call arguments as objects (vLLM's chat preparation)": decoded_arguments,
+    "reads string call arguments JSON-encoded again": json.dumps,
+}
+
+
+def _string_read(read: Callable, arguments):
+    return read(arguments) if isinstance(arguments, str) else arguments
+
+
+def argument_readings(messages: list) -> Iterator[tuple[str, list]]:
+    """The messages with every string ``arguments`` of an earlier call read as each of
+    ARGUMENT_READINGS does, where there is one; and with content given as parts read as the list's
+    Python repr."""
+    for description, read in ARGUMENT_READINGS.items():
+        read_messages = with_call_arguments(messages, functools.partial(_string_read, read))
+        if read_messages != messages:
+            yield description, read_messages
+    if any(isinstance(m, dict) and isinstance(m.get("content"), list) for m in messages):
+        yield "reads content parts as their Python repr", [
+            {**m, "content": str(m["content"])} if isinstance(m, dict) and isinstance(m.get("content"), list) else m
+            for m in messages]
 
 
 def without_variable(name: str) -> str:
@@ -131,6 +158,8 @@ def request_readings(request: ChatRequest) -> Iterator[tuple[str, ChatRequest]]:
         yield without_variable(name), blank
     for name, messages in content_formats(request.messages):
         yield f"reads content as vLLM's {name!r} content format", replace(request, messages=messages)
+    for description, messages in argument_readings(request.messages):
+        yield description, replace(request, messages=messages)
 
 
 def readings_after_a_blank_variable(request: ChatRequest) -> Iterator[tuple[str, ChatRequest]]:

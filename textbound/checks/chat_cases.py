@@ -4,7 +4,8 @@ templates and by the shared ones.
 Per family, ``budget.generated_cases`` requests (properties.conversations.chat_requests, drawn from
 the seed and the family's name) are each checked
 
-- with the family's own template(s) from its tokenizer files, or, for a family that ships none (the
+- with the family's own template(s) from its tokenizer files (the embedded qwen, llama3 and
+  sentencepiece ship one each in a real family's style), or, for a family that ships none (the other
   embedded ones, llama2), the project's ChatML (impl's CHATML_TEMPLATE, read as input data: see
   oracles.chat_oracle.project_template): chat/render, chat/ids and chat/sanitized_ids;
 - with shared templates ($TEXTBOUND_TEMPLATES): chat/render. Request i goes to a window of
@@ -15,7 +16,8 @@ Render cases carry the family's special tokens as variables (bos_token, eos_toke
 apply_chat_template passes them; ids cases get them from the tokenizers themselves.
 
 Every budget also checks the request strata (properties.conversations.request_strata: every request
-shape servers send, each one change from a plain request), each case naming its stratum in
+shape servers send, each one change from a plain request, and each as vLLM's chat preparation hands it
+to the template where that differs), each case naming its stratum in
 STRATUM_FIELD: with the family's own templates, and with ``STRATUM_SHARED`` of the shared templates
 on which transformers renders the stratum otherwise than the plain request (elsewhere it is the
 plain request again), a window that moves with the family.

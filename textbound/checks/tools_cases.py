@@ -7,8 +7,9 @@ across deltas or a close tag inside a string is met on every run; and assistant 
 each format's own template (when $TEXTBOUND_TEMPLATES is set) for round trips, each with the whole
 parse of its assistant part (the round trip leaves to it what impl reads otherwise); and the option
 strata (properties.model_outputs.option_strata: one fixed output for every combination of tools,
-reasoning and starts_in_reasoning), parsed whole and streamed in two halves, each case naming its
-stratum in STRATUM_FIELD.
+reasoning and starts_in_reasoning, and, where the format has reasoning tags, the answer after a prompt
+rendered with enable_thinking false: no reasoning tag at all), parsed whole and streamed in two
+halves, each case naming its stratum in STRATUM_FIELD.
 
 The tools component hardly depends on the family (only tools/tokens uses its tokenizer), so a
 family's generated cases are shared out among the formats, and each family takes its own sample of
@@ -25,11 +26,13 @@ from textbound.oracles.chat_oracle import templates_dir
 from textbound.oracles.tool_reference import TOOL_CALL_FORMATS
 from textbound.properties.model_outputs import (
     ROUND_TRIP_TEMPLATES,
+    THINKING_OFF,
     TOOLS,
     assistant_messages,
     hard_outputs,
     model_outputs,
     option_strata,
+    thinking_off_output,
 )
 from textbound.properties.strategies import DRAW_CHUNK, draw_examples
 
@@ -69,7 +72,10 @@ def tool_cases(family: Family, budget: Budget, seed: int, subject: Subject) -> I
             yield Case("tools", "whole", family.name, {**output, "splits": []})
             yield Case("tools", "stream", family.name, {**output, "splits": one_by_one})
             yield Case("tools", "deltas", family.name, {**output, "splits": one_by_one})
-        for stratum, output in option_strata(fmt).items():
+        strata = option_strata(fmt)
+        if (thinking_off := thinking_off_output(fmt)) is not None:
+            strata[THINKING_OFF] = thinking_off
+        for stratum, output in strata.items():
             named = {**output, STRATUM_FIELD: f"{fmt} {stratum}"}
             yield Case("tools", "whole", family.name, {**named, "splits": []})
             yield Case("tools", "stream", family.name, {**named, "splits": [len(output["text"]) // 2]})
