@@ -18,6 +18,7 @@ from ..families import Family
 from ..naming.divergence import STRATUM_FIELD, Case
 from ..plan.budget import Budget
 from .registry import Subject, cases
+from .shapes_cases import feeds_of, interleaved_cases
 from .streaming import VocabularySurvey, random_splits, vocabulary_survey
 from .tokenizer_cases import corpus_snippets
 
@@ -133,9 +134,13 @@ def detokenizer_cases(family: Family, budget: Budget, seed: int, subject: Subjec
         return Case("detokenizer", prop, family.name,
                     {"ids": ids, "splits": splits, "skip_special_tokens": skip, "prompt_ids": prompt, **named})
 
+    streams = []
     for stratum, ids, prompt, skip in detokenizer_strata(subject):
         for prop in ("decode_stream", "stream"):
-            yield case(prop, ids, list(range(1, len(ids))), skip, prompt, **{STRATUM_FIELD: stratum})
+            streams.append(case(prop, ids, list(range(1, len(ids))), skip, prompt, **{STRATUM_FIELD: stratum}))
+            yield streams[-1]
+    yield from interleaved_cases("detokenizer", family.name, [c.input for c in streams if c.property == "stream"],
+                                 feeds_of("ids"))
 
     for sequence in _sequences(subject, budget, rng):
         cut = _prompt_cut(rng, sequence, survey)
@@ -156,15 +161,19 @@ def stop_cases(family: Family, budget: Budget, seed: int, subject: Subject) -> I
     rng = _rng(seed, family, "stops")
     specials = [subject.oracle.id_to_token(i) for i in vocabulary_survey(subject).special_ids]
     stop_ids = subject.oracle.encode(STOP_TEXT)
+    streams = []
     for stratum, stops in STOP_STRATA.items():
         for include in (False, True):
             for cut, splits in (("one delta", []), ("one character per delta", list(range(1, len(STOP_TEXT))))):
-                yield Case("stops", "stream", family.name, {
-                    "text": STOP_TEXT, "stops": stops, "splits": splits, "include_stop": include,
-                    STRATUM_FIELD: f"{stratum}, include_stop {include}, {cut}"})
+                streams.append({"text": STOP_TEXT, "stops": stops, "splits": splits, "include_stop": include,
+                                STRATUM_FIELD: f"{stratum}, include_stop {include}, {cut}"})
+                yield Case("stops", "stream", family.name, streams[-1])
             yield Case("stops", "pipeline", family.name, {
                 "ids": stop_ids, "splits": list(range(1, len(stop_ids))), "skip_special_tokens": False,
                 "stops": stops, "include_stop": include, STRATUM_FIELD: f"{stratum}, include_stop {include}, one id per delta"})
+    # Stops cut the stream only with a stop in it: those streamed one character per delta hold text the most.
+    yield from interleaved_cases("stops", family.name, [stream for stream in streams if stream["stops"] and stream["splits"]],
+                                 feeds_of("text"))
     for ids in _sequences(subject, budget, rng):
         skip = rng.random() < 0.5
         text = subject.oracle.decode(ids, skip)
