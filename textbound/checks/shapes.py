@@ -18,10 +18,11 @@ interleaved, and the whole pipeline a server runs on a model's ids.
   as a server must set it for a format whose markers are special tokens, or True, as a careless one
   sets it) -> StopChecker -> OutputParser, streamed, equal the whole-text references applied in the
   same order: the oracle's decode, cut by oracles.stop_reference, parsed by oracles.tool_reference.
-  Where the text the parser was fed is not the reference's cut, stops/pipeline (every pipeline case
-  has one of the same ids, stops and flag) names what the detokenizer or the checker did; this
-  property names what the parser does with a stream a stop ended (inside reasoning, inside a call)
-  and with what a detokenizer leaves of the markers.
+  The text the stop checker released is also parsed whole (parse_response), as a server answering
+  without streaming does. Where the text the parser was fed is not the reference's cut, the
+  stops/pipeline case of the same ids, stops and flag (every pipeline case has one) names what the
+  detokenizer or the checker did (a detokenizer dropping the markers, say); this property names
+  what the parser does with an output a stop ended (inside reasoning, inside a call).
 """
 from __future__ import annotations
 
@@ -186,9 +187,10 @@ class PipelineInput:
                    StreamInput.of(case), given["stops"], given.get("include_stop", False))
 
 
-def run_pipeline(subject: Subject, given: PipelineInput) -> tuple[str, dict]:
-    """(the text the parser was fed, the message it assembled): ids -> detokenizer -> stop checker ->
-    parser, streamed, as a server runs them."""
+def run_pipeline(subject: Subject, given: PipelineInput) -> tuple[str, dict, dict]:
+    """(the text the parser was fed, the message its deltas assemble to, parse_response's message of
+    that text): ids -> detokenizer -> stop checker -> parser, streamed, as a server runs them; and the
+    stopped text parsed whole, as a server answering without streaming does."""
     detokenizer = subject.impl.IncrementalDetokenizer(subject.tokenizer,
                                                       skip_special_tokens=given.stream.skip_special_tokens)
     checker = subject.impl.StopChecker(given.stops, include_stop=given.include_stop)
@@ -209,7 +211,8 @@ def run_pipeline(subject: Subject, given: PipelineInput) -> tuple[str, dict]:
         if not checker.stopped:
             parse(checker.finish())
     deltas.extend(parser.feed("", final=True))
-    return fed, message_of(subject.impl.assemble(deltas))
+    whole = subject.impl.parse_response(fed, given.tool.format, **given.tool.options)
+    return fed, message_of(subject.impl.assemble(deltas)), message_of(whole)
 
 
 @check("tools", "pipeline", minimize="ids")
@@ -223,11 +226,13 @@ def check_tools_pipeline(subject: Subject, case: Case) -> Divergence | None:
     result, failure = impl_call(case, expected, lambda: run_pipeline(subject, given))
     if failure:
         return failure
-    fed, actual = result
+    fed, streamed, parsed = result
     if fed != cut:
-        return None  # the detokenizer or the stop checker: stops/pipeline on the same ids names it
-    if difference := message_difference(expected, actual):
-        return Divergence(case, expected, actual, f"pipeline: {read_otherwise(expected, actual, difference)}",
-                          {"format": given.tool.format, "stops": given.stops,
-                           "skip_special_tokens": given.stream.skip_special_tokens, "parsed_text": cut, **difference})
+        return None  # the detokenizer or the stop checker: the stops/pipeline case of the same ids names it
+    for how, actual in (("streamed", streamed), ("whole", parsed)):
+        if difference := message_difference(expected, actual):
+            return Divergence(case, expected, actual, f"pipeline, {how}: {read_otherwise(expected, actual, difference)}",
+                              {"format": given.tool.format, "stops": given.stops,
+                               "skip_special_tokens": given.stream.skip_special_tokens, "parsed_text": cut,
+                               **difference})
     return None

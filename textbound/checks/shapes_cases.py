@@ -10,7 +10,8 @@ in STRATUM_FIELD; the builders of the detokenizer, stops and tools components dr
   and calls) as the family's ids, one id per delta, with a stop inside its reasoning, a stop inside
   its first call, and no stop; with ``skip_special_tokens`` False (as a server must set it where
   markers are special tokens), and for the formats whose markers families hold as added tokens
-  (MARKER_FORMATS) True as well (as a careless server sets it).
+  (MARKER_FORMATS) True as well (as a careless server sets it); each with its stops/pipeline twin
+  (``stop_pipeline_twins``, drawn by the stops builder).
 
     {"streams": [<stops/stream stratum input>, <another>], "order": [0, 0, 1, 0, 1, ...],
      "stratum": "2 streams interleaved: stop at the start, ..."}
@@ -20,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from textbound.oracles import tool_reference
+from textbound.oracles.tool_reference import TOOL_CALL_FORMATS
 from textbound.oracles.tool_reference_core import REASONING
 from textbound.properties.model_outputs import hard_outputs, option_strata
 
@@ -89,7 +91,7 @@ def tool_shape_cases(family: str, subject: Subject, fmt: str) -> Iterator[Case]:
             streams.append(stream)
             yield Case("tools", "stream", family, stream)
     yield from interleaved_cases("tools", family, streams, feeds_of("text"))
-    yield from pipeline_cases(family, subject, option_strata(fmt)[PIPELINE_STRATUM])
+    yield from pipeline_cases(family, subject, fmt, "tools")
 
 
 def _stop_inside(text: str, start: int, end: int) -> str | None:
@@ -103,8 +105,11 @@ def _stop_inside(text: str, start: int, end: int) -> str | None:
     return None
 
 
-def pipeline_cases(family: str, subject: Subject, output: dict) -> Iterator[Case]:
-    text, fmt = output["text"], output["format"]
+def pipeline_cases(family: str, subject: Subject, fmt: str, component: str) -> Iterator[Case]:
+    """The tools/pipeline cases of ``fmt`` (``component`` "tools"), or their twins of stops/pipeline
+    (``component`` "stops": the same ids, splits, flag and stops)."""
+    output = option_strata(fmt)[PIPELINE_STRATUM]
+    text = output["text"]
     reference = tool_reference.parse(text, fmt, tools=output["tools"], reasoning=output["reasoning"],
                                      starts_in_reasoning=output["starts_in_reasoning"])
     reasoning = next((span for span in reference.spans if span.kind == REASONING), None)
@@ -114,9 +119,17 @@ def pipeline_cases(family: str, subject: Subject, output: dict) -> Iterator[Case
     if reference.call_markup and (stop := _stop_inside(text, *reference.call_markup[0])):
         stops["a stop inside the first call"] = [stop]
     ids = subject.oracle.encode(text)
+    parser_options = {k: output[k] for k in ("format", "tools", "reasoning", "starts_in_reasoning")} \
+        if component == "tools" else {}
     for skip in (False, True) if fmt in MARKER_FORMATS else (False,):
         for name, stop_list in stops.items():
-            yield Case("tools", "pipeline", family, {
-                **{k: output[k] for k in ("format", "tools", "reasoning", "starts_in_reasoning")},
-                "ids": ids, "splits": list(range(1, len(ids))), "skip_special_tokens": skip, "stops": stop_list,
-                "include_stop": False, STRATUM_FIELD: f"{fmt} pipeline: {name}, skip_special_tokens {skip}"})
+            yield Case(component, "pipeline", family, {
+                **parser_options, "ids": ids, "splits": list(range(1, len(ids))), "skip_special_tokens": skip,
+                "stops": stop_list, "include_stop": False,
+                STRATUM_FIELD: f"{fmt} pipeline: {name}, skip_special_tokens {skip}"})
+
+
+def stop_pipeline_twins(family: str, subject: Subject) -> Iterator[Case]:
+    """The stops/pipeline twin of every tools/pipeline case."""
+    for fmt in TOOL_CALL_FORMATS:
+        yield from pipeline_cases(family, subject, fmt, "stops")

@@ -18,7 +18,7 @@ from ..families import Family
 from ..naming.divergence import STRATUM_FIELD, Case
 from ..plan.budget import Budget
 from .registry import Subject, cases
-from .shapes_cases import feeds_of, interleaved_cases
+from .shapes_cases import feeds_of, interleaved_cases, stop_pipeline_twins
 from .streaming import VocabularySurvey, random_splits, vocabulary_survey
 from .tokenizer_cases import corpus_snippets
 
@@ -174,6 +174,7 @@ def stop_cases(family: Family, budget: Budget, seed: int, subject: Subject) -> I
     # Stops cut the stream only with a stop in it: those streamed one character per delta hold text the most.
     yield from interleaved_cases("stops", family.name, [stream for stream in streams if stream["stops"] and stream["splits"]],
                                  feeds_of("text"))
+    yield from stop_pipeline_twins(family.name, subject)
     for ids in _sequences(subject, budget, rng):
         skip = rng.random() < 0.5
         text = subject.oracle.decode(ids, skip)
