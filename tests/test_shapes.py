@@ -18,7 +18,7 @@ from textbound.plan.budget import BUDGETS
 from textbound.plan.implementation import Implementation
 
 SHAPE_PROPERTIES = {("detokenizer", "interleaved"), ("stops", "interleaved"), ("tools", "interleaved"),
-                    ("tools", "pipeline"), ("stops", "pipeline"), ("tools", "stream")}
+                    ("tools", "pipeline"), ("stops", "pipeline"), ("tools", "stream"), ("tools", "whole")}
 
 
 @functools.cache  # building a component's cases draws all of them: once per family and component
@@ -74,8 +74,9 @@ def test_quick_budget_draws_every_shape():
     ("stops_shared_state", "gpt2", "stops", "stops/interleaved"),
     ("tools_shared_parser_state", "gpt2", "tools", "tools/interleaved"),
     ("tools_open_close_one_delta", "gpt2", "tools", "tools/stream"),
-    ("tools_unclosed_reasoning_as_content", "gpt2", "tools", "tools/pipeline"),
-    ("tools_interrupted_call_dropped", "gpt2", "tools", "tools/pipeline"),
+    # The parser's reading of an output a stop ended: named by the pipeline cases' twins.
+    ("tools_unclosed_reasoning_as_content", "gpt2", "tools", "tools/whole"),
+    ("tools_interrupted_call_dropped", "gpt2", "tools", "tools/stream"),
     # The careless server's flag on the family whose markers are added tokens: the detokenizer's text
     # differs before the parser, which the stops/pipeline twin of the tools/pipeline case names.
     ("detokenizer_skips_added_tokens", "qwen", "stops", "stops/pipeline"),

@@ -18,11 +18,14 @@ interleaved, and the whole pipeline a server runs on a model's ids.
   as a server must set it for a format whose markers are special tokens, or True, as a careless one
   sets it) -> StopChecker -> OutputParser, streamed, equal the whole-text references applied in the
   same order: the oracle's decode, cut by oracles.stop_reference, parsed by oracles.tool_reference.
-  The text the stop checker released is also parsed whole (parse_response), as a server answering
-  without streaming does. Where the text the parser was fed is not the reference's cut, the
-  stops/pipeline case of the same ids, stops and flag (every pipeline case has one) names what the
-  detokenizer or the checker did (a detokenizer dropping the markers, say); this property names
-  what the parser does with an output a stop ended (inside reasoning, inside a call).
+  So that one bug gets one signature, every pipeline case has twins: where the text the parser was
+  fed is not the reference's cut, the stops/pipeline case of the same ids, stops and flag names what
+  the detokenizer or the checker did (a detokenizer dropping the markers, say); where a new parser
+  fed the same pieces alone gives the same message, the parser's reading of an output a stop ended
+  (inside reasoning, inside a call) is named by the tools/stream twin (the cut text at the family's
+  token boundaries) and the tools/whole twin (the cut text parsed whole, as a server answering
+  without streaming does). What is left is the pipeline's own: a parser whose answer depends on
+  more than the text it is fed.
 """
 from __future__ import annotations
 
@@ -187,19 +190,17 @@ class PipelineInput:
                    StreamInput.of(case), given["stops"], given.get("include_stop", False))
 
 
-def run_pipeline(subject: Subject, given: PipelineInput) -> tuple[str, dict, dict]:
-    """(the text the parser was fed, the message its deltas assemble to, parse_response's message of
-    that text): ids -> detokenizer -> stop checker -> parser, streamed, as a server runs them; and the
-    stopped text parsed whole, as a server answering without streaming does."""
+def run_pipeline(subject: Subject, given: PipelineInput) -> tuple[list[str], dict]:
+    """(the pieces of text the parser was fed, the message its deltas assemble to): ids -> detokenizer
+    -> stop checker -> parser, streamed, as a server runs them."""
     detokenizer = subject.impl.IncrementalDetokenizer(subject.tokenizer,
                                                       skip_special_tokens=given.stream.skip_special_tokens)
     checker = subject.impl.StopChecker(given.stops, include_stop=given.include_stop)
     parser = subject.impl.OutputParser(given.tool.format, **given.tool.options)
-    fed, deltas = "", []
+    pieces, deltas = [], []
 
     def parse(text: str) -> None:
-        nonlocal fed
-        fed += text
+        pieces.append(text)
         deltas.extend(parser.feed(text))
 
     for chunk in given.stream.chunks:
@@ -211,8 +212,14 @@ def run_pipeline(subject: Subject, given: PipelineInput) -> tuple[str, dict, dic
         if not checker.stopped:
             parse(checker.finish())
     deltas.extend(parser.feed("", final=True))
-    whole = subject.impl.parse_response(fed, given.tool.format, **given.tool.options)
-    return fed, message_of(subject.impl.assemble(deltas)), message_of(whole)
+    return pieces, message_of(subject.impl.assemble(deltas))
+
+
+def parsed_alone(subject: Subject, given: PipelineInput, pieces: list[str]) -> dict:
+    """The message of a new parser fed ``pieces`` alone."""
+    parser = subject.impl.OutputParser(given.tool.format, **given.tool.options)
+    deltas = [delta for piece in pieces for delta in parser.feed(piece)] + parser.feed("", final=True)
+    return message_of(subject.impl.assemble(deltas))
 
 
 @check("tools", "pipeline", minimize="ids")
@@ -226,13 +233,15 @@ def check_tools_pipeline(subject: Subject, case: Case) -> Divergence | None:
     result, failure = impl_call(case, expected, lambda: run_pipeline(subject, given))
     if failure:
         return failure
-    fed, streamed, parsed = result
-    if fed != cut:
-        return None  # the detokenizer or the stop checker: the stops/pipeline case of the same ids names it
-    for how, actual in (("streamed", streamed), ("whole", parsed)):
-        if difference := message_difference(expected, actual):
-            return Divergence(case, expected, actual, f"pipeline, {how}: {read_otherwise(expected, actual, difference)}",
-                              {"format": given.tool.format, "stops": given.stops,
-                               "skip_special_tokens": given.stream.skip_special_tokens, "parsed_text": cut,
-                               **difference})
-    return None
+    pieces, streamed = result
+    if "".join(pieces) != cut:
+        return None  # the detokenizer or the stop checker: the stops/pipeline twin names it
+    difference = message_difference(expected, streamed)
+    if difference is None:
+        return None
+    alone, failure = impl_call(case, expected, lambda: parsed_alone(subject, given, pieces))
+    if failure is None and message_difference(alone, streamed) is None:
+        return None  # the parser's own reading of the stopped text: its tools/stream and tools/whole twins name it
+    return Divergence(case, expected, streamed, f"pipeline: {read_otherwise(expected, streamed, difference)}",
+                      {"format": given.tool.format, "stops": given.stops,
+                       "skip_special_tokens": given.stream.skip_special_tokens, "parsed_text": cut, **difference})

@@ -11,7 +11,8 @@ in STRATUM_FIELD; the builders of the detokenizer, stops and tools components dr
   its first call, and no stop; with ``skip_special_tokens`` False (as a server must set it where
   markers are special tokens), and for the formats whose markers families hold as added tokens
   (MARKER_FORMATS) True as well (as a careless server sets it); each with its stops/pipeline twin
-  (``stop_pipeline_twins``, drawn by the stops builder).
+  (``stop_pipeline_twins``, drawn by the stops builder) and tools/stream and tools/whole twins of
+  the text the reference cuts (see textbound.checks.shapes).
 
     {"streams": [<stops/stream stratum input>, <another>], "order": [0, 0, 1, 0, 1, ...],
      "stratum": "2 streams interleaved: stop at the start, ..."}
@@ -22,6 +23,7 @@ from collections.abc import Callable, Iterator
 
 from textbound.oracles import tool_reference
 from textbound.oracles.tool_reference import TOOL_CALL_FORMATS
+from textbound.oracles.stop_reference import stop_outcome
 from textbound.oracles.tool_reference_core import REASONING
 from textbound.properties.model_outputs import hard_outputs, option_strata
 
@@ -119,14 +121,19 @@ def pipeline_cases(family: str, subject: Subject, fmt: str, component: str) -> I
     if reference.call_markup and (stop := _stop_inside(text, *reference.call_markup[0])):
         stops["a stop inside the first call"] = [stop]
     ids = subject.oracle.encode(text)
-    parser_options = {k: output[k] for k in ("format", "tools", "reasoning", "starts_in_reasoning")} \
-        if component == "tools" else {}
+    options = {k: output[k] for k in ("format", "tools", "reasoning", "starts_in_reasoning")}
     for skip in (False, True) if fmt in MARKER_FORMATS else (False,):
+        decoded = subject.oracle.decode(ids, skip)
         for name, stop_list in stops.items():
+            stratum = f"{fmt} pipeline: {name}, skip_special_tokens {skip}"
             yield Case(component, "pipeline", family, {
-                **parser_options, "ids": ids, "splits": list(range(1, len(ids))), "skip_special_tokens": skip,
-                "stops": stop_list, "include_stop": False,
-                STRATUM_FIELD: f"{fmt} pipeline: {name}, skip_special_tokens {skip}"})
+                **(options if component == "tools" else {}), "ids": ids, "splits": list(range(1, len(ids))),
+                "skip_special_tokens": skip, "stops": stop_list, "include_stop": False, STRATUM_FIELD: stratum})
+            if component == "tools":
+                cut = stop_outcome(decoded, stop_list, False).output
+                cuts = [at for at in token_cuts(subject, ids, decoded) if at < len(cut)]
+                yield Case("tools", "stream", family, {**options, "text": cut, "splits": cuts, STRATUM_FIELD: stratum})
+                yield Case("tools", "whole", family, {**options, "text": cut, "splits": [], STRATUM_FIELD: stratum})
 
 
 def stop_pipeline_twins(family: str, subject: Subject) -> Iterator[Case]:
