@@ -86,23 +86,24 @@ def round_robin(feeds: list[int]) -> list[int]:
 
 def interleaved_divergence(case: Case, feeding: Feeding) -> Divergence | None:
     """The interleaved case judged (see the module docstring): each stream against itself alone, then a
-    new instance against the first stream alone."""
+    new instance against the first stream alone. An exception only the interleaved feeding raises is
+    a stream differing from itself alone too (state one stream left for another: one bug, whether it
+    shows as other text or as an exception)."""
     streams, order = case.input["streams"], case.input["order"]
-
-    def run() -> tuple[list, list, object]:
-        alone = [feeding.alone(stream) for stream in streams]
-        together = feeding.interleaved(streams, order)
-        return alone, together, feeding.alone(streams[0])
-
-    result, failure = impl_call(case, None, run)
+    alone, failure = impl_call(case, None, lambda: [feeding.alone(stream) for stream in streams])
     if failure:
-        return failure
-    alone, together, again = result
+        return failure  # a stream alone raising is its own stream property's to name
+    together, failure = impl_call(case, alone, lambda: feeding.interleaved(streams, order))
+    if failure:
+        return Divergence(case, alone, failure.actual, DIFFERS_FROM_ALONE,
+                          {"streams": len(streams), "raised": failure.kind, **failure.first_difference})
     for index, (want, got) in enumerate(zip(alone, together)):
         if want != got:
             return Divergence(case, want, got, DIFFERS_FROM_ALONE, {"stream": index, "streams": len(streams)})
-    if again != alone[0]:
-        return Divergence(case, alone[0], again, NOT_CLEAN, {"stream": 0, "streams": len(streams)})
+    again, failure = impl_call(case, alone[0], lambda: feeding.alone(streams[0]))
+    if failure or again != alone[0]:
+        return Divergence(case, alone[0], failure.actual if failure else again, NOT_CLEAN,
+                          {"stream": 0, "streams": len(streams)})
     return None
 
 
