@@ -18,7 +18,8 @@ from textbound.plan.budget import BUDGETS
 from textbound.plan.implementation import Implementation
 
 SHAPE_PROPERTIES = {("detokenizer", "interleaved"), ("stops", "interleaved"), ("tools", "interleaved"),
-                    ("tools", "pipeline"), ("stops", "pipeline"), ("tools", "stream"), ("tools", "whole")}
+                    ("tools", "pipeline"), ("stops", "pipeline"), ("tools", "stream"), ("tools", "whole"),
+                    ("detokenizer", "stream")}
 
 
 @functools.cache  # building a component's cases draws all of them: once per family and component
@@ -80,6 +81,8 @@ def test_quick_budget_draws_every_shape():
     # The careless server's flag on the family whose markers are added tokens: the detokenizer's text
     # differs before the parser, which the stops/pipeline twin of the tools/pipeline case names.
     ("detokenizer_skips_added_tokens", "qwen", "stops", "stops/pipeline"),
+    # ... and the detokenizer's own stratum of an added token that is not special, skipped.
+    ("detokenizer_skips_added_tokens", "qwen", "detokenizer", "detokenizer/stream"),
 ])
 def test_each_shape_mutant_is_caught_by_its_property(mutant: str, family_name: str, component: str, caught_by: str):
     assert caught_by in catching(f"textbound.mutants.{mutant}", family_name, component)
