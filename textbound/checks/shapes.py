@@ -3,16 +3,16 @@ interleaved, and the whole pipeline a server runs on a model's ids.
 
 - detokenizer/interleaved, stops/interleaved, tools/interleaved: two to four streams, each the input
   of the component's own stream property (detokenizer/stream, stops/stream, tools/stream), fed to
-  their own instances of IncrementalDetokenizer, StopChecker or OutputParser in the case's
-  ``order`` (a stream index per feed; a stream's instance is made at its first feed and its last
-  feed ends it: flush, finish, ``final=True``), as a server feeds the choices of an n>1 request or
-  concurrent requests. Each stream must give what the same stream fed alone to one instance gives,
+  their own instances of IncrementalDetokenizer, StopChecker or OutputParser in ``round_robin``
+  order (worked out from the streams, so that a shrunk case stays consistent; a stream's instance is
+  made at its first feed and its last feed ends it: flush, finish, ``final=True``), as a server
+  feeds the choices of an n>1 request or concurrent requests. Each stream must give what the same stream fed alone to one instance gives,
   and a new instance made after all of them finished must give what the first stream gave alone.
   Whether what a stream gives alone is the oracle's is its own stream property's to say: every
   stream of an interleaved case is a case of that property too, so one bug gets one signature.
 
-      {"streams": [{"text": "ab", "stops": ["b"], "splits": [1]}, {"text": "cd", "stops": ["d"], "splits": [1]}],
-       "order": [0, 1, 0, 1, 0, 1]}
+      {"streams": [{"text": "ab", "stops": ["b"], "splits": [1]}, {"text": "cd", "stops": ["d"], "splits": [1]}]}
+      -> fed 0, 0, 1, 0, 1, 1 (three feeds each: two deltas and the end)
 
 - tools/pipeline: ids -> IncrementalDetokenizer (``skip_special_tokens`` as the case sets it: False,
   as a server must set it for a format whose markers are special tokens, or True, as a careless one
@@ -89,7 +89,8 @@ def interleaved_divergence(case: Case, feeding: Feeding) -> Divergence | None:
     new instance against the first stream alone. An exception only the interleaved feeding raises is
     a stream differing from itself alone too (state one stream left for another: one bug, whether it
     shows as other text or as an exception)."""
-    streams, order = case.input["streams"], case.input["order"]
+    streams = case.input["streams"]
+    order = round_robin([feeding.feeds(stream) for stream in streams])
     alone, failure = impl_call(case, None, lambda: [feeding.alone(stream) for stream in streams])
     if failure:
         return failure  # a stream alone raising is its own stream property's to name

@@ -2,7 +2,7 @@
 in STRATUM_FIELD; the builders of the detokenizer, stops and tools components draw them in:
 
 - */interleaved: two to four of the component's own stratum streams (each a case of its stream
-  property already), fed in ``round_robin`` order, the stream count cycling through 2, 3 and 4;
+  property already), the stream count cycling through 2, 3 and 4;
 - tools/stream at the split shapes servers feed parsers in (``split_shapes``): the family's token
   boundaries (where the family decodes the output's ids back to it), each whole call in one delta, a
   closing reasoning tag with the next call's opening tag in one delta, the whole output in one delta;
@@ -14,12 +14,11 @@ in STRATUM_FIELD; the builders of the detokenizer, stops and tools components dr
   (``stop_pipeline_twins``, drawn by the stops builder) and tools/stream and tools/whole twins of
   the text the reference cuts (see textbound.checks.shapes).
 
-    {"streams": [<stops/stream stratum input>, <another>], "order": [0, 0, 1, 0, 1, ...],
-     "stratum": "2 streams interleaved: stop at the start, ..."}
+    {"streams": [<stops/stream stratum input>, <another>], "stratum": "2 streams interleaved: stop at the start, ..."}
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 from textbound.oracles import tool_reference
 from textbound.oracles.tool_reference import TOOL_CALL_FORMATS
@@ -29,8 +28,7 @@ from textbound.properties.model_outputs import hard_outputs, option_strata
 
 from ..naming.divergence import STRATUM_FIELD, Case
 from .registry import Subject
-from .shapes import INTERLEAVED, round_robin
-from .streaming import chunks
+from .shapes import INTERLEAVED
 from .tools import token_cuts
 
 STREAM_COUNTS = (2, 3, 4)  # streams fed interleaved, as n>1 choices and concurrent requests are
@@ -40,7 +38,7 @@ STOP_LENGTH = 4  # characters of a stop cut from inside the output's reasoning o
 PIPELINE_STRATUM = "tools: listed, reasoning: True, starts_in_reasoning: False"  # option_strata's, reasoning and two calls
 
 
-def interleaved_cases(component: str, family: str, streams: list[dict], feeds: Callable[[dict], int]) -> Iterator[Case]:
+def interleaved_cases(component: str, family: str, streams: list[dict]) -> Iterator[Case]:
     """INTERLEAVED_CASES cases of ``component``/interleaved from ``streams`` (stratum inputs, which
     name their own strata), taking the next 2, 3 or 4 of them in turn."""
     if len(streams) < 2:
@@ -52,13 +50,7 @@ def interleaved_cases(component: str, family: str, streams: list[dict], feeds: C
         start += count
         yield Case(component, INTERLEAVED, family, {
             "streams": [{k: v for k, v in stream.items() if k != STRATUM_FIELD} for stream in chosen],
-            "order": round_robin([feeds(stream) for stream in chosen]),
             STRATUM_FIELD: f"{count} streams interleaved: " + "; ".join(s.get(STRATUM_FIELD, "") for s in chosen)})
-
-
-def feeds_of(items: str) -> Callable[[dict], int]:
-    """How many feeds a stream input takes: its ``items`` field cut at its splits, and the end."""
-    return lambda stream: len(chunks(list(stream[items]), stream.get("splits", []))) + 1
 
 
 def split_shapes(subject: Subject, output: dict) -> dict[str, list[int]]:
@@ -92,7 +84,7 @@ def tool_shape_cases(family: str, subject: Subject, fmt: str) -> Iterator[Case]:
             stream = {**stratum, "splits": splits, STRATUM_FIELD: f"{stratum[STRATUM_FIELD]}, {shape}"}
             streams.append(stream)
             yield Case("tools", "stream", family, stream)
-    yield from interleaved_cases("tools", family, streams, feeds_of("text"))
+    yield from interleaved_cases("tools", family, streams)
     yield from pipeline_cases(family, subject, fmt, "tools")
 
 

@@ -20,7 +20,7 @@ from ..families import Family
 from ..naming.divergence import STRATUM_FIELD, Case
 from ..plan.budget import Budget
 from .registry import Subject, cases
-from .shapes_cases import feeds_of, interleaved_cases, stop_pipeline_twins
+from .shapes_cases import interleaved_cases, stop_pipeline_twins
 from .streaming import VocabularySurvey, random_splits, vocabulary_survey
 from .tokenizer_cases import corpus_snippets
 
@@ -149,8 +149,7 @@ def detokenizer_cases(family: Family, budget: Budget, seed: int, subject: Subjec
         for prop in ("decode_stream", "stream"):
             streams.append(case(prop, ids, list(range(1, len(ids))), skip, prompt, **{STRATUM_FIELD: stratum}))
             yield streams[-1]
-    yield from interleaved_cases("detokenizer", family.name, [c.input for c in streams if c.property == "stream"],
-                                 feeds_of("ids"))
+    yield from interleaved_cases("detokenizer", family.name, [c.input for c in streams if c.property == "stream"])
 
     for sequence in _sequences(subject, budget, rng):
         cut = _prompt_cut(rng, sequence, survey)
@@ -182,8 +181,8 @@ def stop_cases(family: Family, budget: Budget, seed: int, subject: Subject) -> I
                 "ids": stop_ids, "splits": list(range(1, len(stop_ids))), "skip_special_tokens": False,
                 "stops": stops, "include_stop": include, STRATUM_FIELD: f"{stratum}, include_stop {include}, one id per delta"})
     # Stops cut the stream only with a stop in it: those streamed one character per delta hold text the most.
-    yield from interleaved_cases("stops", family.name, [stream for stream in streams if stream["stops"] and stream["splits"]],
-                                 feeds_of("text"))
+    yield from interleaved_cases("stops", family.name,
+                                 [stream for stream in streams if stream["stops"] and stream["splits"]])
     yield from stop_pipeline_twins(family.name, subject)
     for ids in _sequences(subject, budget, rng):
         skip = rng.random() < 0.5
