@@ -199,8 +199,9 @@ def shared_state(base: type, *names: str) -> type:
     does), so streams fed one after another are right and streams fed interleaved are not.
 
     >>> Checker = shared_state(impl.StopChecker, "_state", "_held")
-    >>> a, b = Checker(["xy"]), Checker(["xy"]); a.add("ax"), b.add("b"), a.add("y")  # b's "b" ended a's held "x"
-    ('a', 'b', 'xy')
+    >>> a, b = Checker(["xy"]), Checker(["xy"])
+    >>> a.add("ax"), b.add("b"), a.add("y")  # b releases the "x" a held, and a misses its stop
+    ('a', 'xb', 'y')
     """
     store: dict[str, object] = {}
 

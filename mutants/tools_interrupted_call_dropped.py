@@ -11,8 +11,9 @@ class DroppingStream(engine.TaggedStream):
     def _block(self, final):
         if final:
             end = self.format.block_end(self.opener, self.buffer, final, dict(self.block_memo))
-            if end not in (None, engine.REJECT) and end[1] == len(self.buffer) and not self.buffer.endswith(
-                    self.format.close_tag or "\0") and self.format.parse_block(self.opener, self.buffer, self.parameters) is None:
+            interrupted = end not in (None, engine.REJECT) and end[1] == len(self.buffer) and not (
+                self.format.close_tag and self.buffer.endswith(self.format.close_tag))
+            if interrupted and self.format.parse_block(self.opener, self.buffer, self.parameters) is None:
                 self.block_calls.finish(None)
                 self.buffer, self.mode = "", engine.CONTENT
                 return True

@@ -7,8 +7,9 @@ from textbound.impl.tools import engine
 
 
 def parse_response(text, format="hermes", *, tools=None, reasoning=True, starts_in_reasoning=False):
-    message = impl.parse_response(text, format, tools=tools, reasoning=reasoning, starts_in_reasoning=starts_in_reasoning)
-    parser = impl.OutputParser(format, tools=tools, reasoning=reasoning, starts_in_reasoning=starts_in_reasoning)
+    options = {"tools": tools, "reasoning": reasoning, "starts_in_reasoning": starts_in_reasoning}
+    message = impl.parse_response(text, format, **options)
+    parser = impl.OutputParser(format, **options)
     parser.feed(text)
     if getattr(parser._stream, "mode", None) in (engine.REASONING, engine.OPENED) and message.get("reasoning_content"):
         message["content"] = message.pop("reasoning_content") + (message.get("content") or "")

@@ -66,7 +66,8 @@ def test_quick_budget_draws_every_shape():
                   "no stop, skip_special_tokens True"):
         assert any(shape in stratum for stratum in tools), shape
     for component in ("detokenizer", "stops", "tools"):
-        counts = {len(case.input["streams"]) for case in shape_cases("gpt2", component) if case.property == "interleaved"}
+        interleaved = [case for case in shape_cases("gpt2", component) if case.property == "interleaved"]
+        counts = {len(case.input["streams"]) for case in interleaved}
         assert counts == {2, 3, 4}, component
 
 

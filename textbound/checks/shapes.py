@@ -6,8 +6,9 @@ interleaved, and the whole pipeline a server runs on a model's ids.
   their own instances of IncrementalDetokenizer, StopChecker or OutputParser in ``round_robin``
   order (worked out from the streams, so that a shrunk case stays consistent; a stream's instance is
   made at its first feed and its last feed ends it: flush, finish, ``final=True``), as a server
-  feeds the choices of an n>1 request or concurrent requests. Each stream must give what the same stream fed alone to one instance gives,
-  and a new instance made after all of them finished must give what the first stream gave alone.
+  feeds the choices of an n>1 request or concurrent requests. Each stream must give what the same
+  stream fed alone to one instance gives, and a new instance made after all of them finished must
+  give what the first stream gave alone.
   Whether what a stream gives alone is the oracle's is its own stream property's to say: every
   stream of an interleaved case is a case of that property too, so one bug gets one signature.
 

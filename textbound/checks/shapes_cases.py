@@ -35,7 +35,8 @@ STREAM_COUNTS = (2, 3, 4)  # streams fed interleaved, as n>1 choices and concurr
 INTERLEAVED_CASES = 3  # per component and family (per format for tools)
 MARKER_FORMATS = ("hermes",)  # their tags are added tokens in families (Qwen's <tool_call>, <think>)
 STOP_LENGTH = 4  # characters of a stop cut from inside the output's reasoning or first call
-PIPELINE_STRATUM = "tools: listed, reasoning: True, starts_in_reasoning: False"  # option_strata's, reasoning and two calls
+# option_strata's output with reasoning and two calls, fed through the pipeline
+PIPELINE_STRATUM = "tools: listed, reasoning: True, starts_in_reasoning: False"
 
 
 def interleaved_cases(component: str, family: str, streams: list[dict]) -> Iterator[Case]:
