@@ -87,3 +87,12 @@ def test_quick_budget_draws_every_shape():
 ])
 def test_each_shape_mutant_is_caught_by_its_property(mutant: str, family_name: str, component: str, caught_by: str):
     assert caught_by in catching(f"textbound.mutants.{mutant}", family_name, component)
+
+
+def test_the_pipeline_names_what_a_new_parser_fed_the_same_pieces_does_not_reproduce():
+    """A parser wrong on every other instance: in the pipeline it is wrong where a new one fed the
+    same pieces is right, which no twin reproduces."""
+    kinds = {d.kind for d in (run_check(Subject("gpt2", embedded_family("gpt2").path,
+                                                Implementation("tests.shapes_broken_impl")), case)
+                              for case in shape_cases("gpt2", "tools") if case.property == "pipeline") if d}
+    assert "pipeline: reasoning_content differs" in kinds

@@ -23,8 +23,8 @@ interleaved, and the whole pipeline a server runs on a model's ids.
   fed is not the reference's cut, the stops/pipeline case of the same ids, stops and flag names what
   the detokenizer or the checker did (a detokenizer dropping the markers, say); where a new parser
   fed the same pieces alone gives the same message, the parser's reading of an output a stop ended
-  (inside reasoning, inside a call) is named by the tools/stream twin (the cut text at the family's
-  token boundaries) and the tools/whole twin (the cut text parsed whole, as a server answering
+  (inside reasoning, inside a call) is named by the tools/stream twin (the cut text in the deltas a
+  stop checker releases it in, one id at a time) and the tools/whole twin (the cut text parsed whole, as a server answering
   without streaming does). What is left is the pipeline's own: a parser whose answer depends on
   more than the text it is fed.
 """

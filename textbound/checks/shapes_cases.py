@@ -12,7 +12,8 @@ in STRATUM_FIELD; the builders of the detokenizer, stops and tools components dr
   markers are special tokens), and for the formats whose markers families hold as added tokens
   (MARKER_FORMATS) True as well (as a careless server sets it); each with its stops/pipeline twin
   (``stop_pipeline_twins``, drawn by the stops builder) and tools/stream and tools/whole twins of
-  the text the reference cuts (see textbound.checks.shapes).
+  the text the reference cuts, the stream's deltas where a stop checker releases them
+  (``released_cuts``; see textbound.checks.shapes).
 
     {"streams": [<stops/stream stratum input>, <another>], "stratum": "2 streams interleaved: stop at the start, ..."}
 """
@@ -22,7 +23,7 @@ from collections.abc import Iterator
 
 from textbound.oracles import tool_reference
 from textbound.oracles.tool_reference import TOOL_CALL_FORMATS
-from textbound.oracles.stop_reference import stop_outcome
+from textbound.oracles.stop_reference import held_back_reference, stop_outcome
 from textbound.oracles.tool_reference_core import REASONING
 from textbound.properties.model_outputs import hard_outputs, option_strata
 
@@ -124,9 +125,16 @@ def pipeline_cases(family: str, subject: Subject, fmt: str, component: str) -> I
                 "skip_special_tokens": skip, "stops": stop_list, "include_stop": False, STRATUM_FIELD: stratum})
             if component == "tools":
                 cut = stop_outcome(decoded, stop_list, False).output
-                cuts = [at for at in token_cuts(subject, ids, decoded) if at < len(cut)]
-                yield Case("tools", "stream", family, {**options, "text": cut, "splits": cuts, STRATUM_FIELD: stratum})
+                yield Case("tools", "stream", family, {**options, "text": cut, "splits": released_cuts(
+                    subject, ids, decoded, stop_list, len(cut)), STRATUM_FIELD: stratum})
                 yield Case("tools", "whole", family, {**options, "text": cut, "splits": [], STRATUM_FIELD: stratum})
+
+
+def released_cuts(subject: Subject, ids: list[int], decoded: str, stops: list[str], end: int) -> list[int]:
+    """Where a stop checker fed ``decoded`` one id at a time releases text, before ``end`` (where the
+    reference cuts): at each token boundary, less the tail that may still begin a stop."""
+    released = {at - held_back_reference(decoded[:at], stops) for at in token_cuts(subject, ids, decoded)}
+    return sorted(at for at in released if 0 < at < end)
 
 
 def stop_pipeline_twins(family: str, subject: Subject) -> Iterator[Case]:
