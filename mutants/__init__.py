@@ -88,6 +88,11 @@ CATALOGUE: tuple[Mutant, ...] = (
            "streams showing U+FFFD for emoji and CJK split across tokens"),
     Mutant("detokenizer_skip_special_ignored", "detokenizer", "the stream ignores skip_special_tokens",
            "streaming paths that differ from the non-streaming one"),
+    Mutant("detokenizer_shared_state", "detokenizer", "one decode state shared by every stream (reset by each new one)",
+           "SGLang's batched requests sharing one incremental decode state (sgl-project/sglang#3754)"),
+    Mutant("detokenizer_skips_added_tokens", "detokenizer",
+           "skip_special_tokens drops every added token (the tool-call markers too)",
+           "tool-call tokens skipped before vLLM's tool parser sees them (vllm-project/vllm#25281)"),
     # stops
     Mutant("stops_fixed_holdback", "stops", "a fixed-size stop hold-back (longest stop - 1 characters)",
            "servers holding back a fixed window instead of a possible stop prefix"),
@@ -99,6 +104,9 @@ CATALOGUE: tuple[Mutant, ...] = (
            "stop checks run on each new piece of text alone"),
     Mutant("stops_include_stop_ignored", "stops", "include_stop ignored",
            "servers that always strip the stop string"),
+    Mutant("stops_shared_state", "stops", "one stop-checker state shared by every stream (reset by each new one)",
+           "per-request state shared across n>1 choices and batched requests (vllm-project/vllm#38158, "
+           "sgl-project/sglang#3754)"),
     # chat
     Mutant("chat_trim_blocks_off", "chat", "trim_blocks off", "engines rendering with Jinja's default Environment"),
     Mutant("chat_lstrip_blocks_off", "chat", "lstrip_blocks off", "engines rendering with Jinja's default Environment"),
@@ -142,6 +150,16 @@ CATALOGUE: tuple[Mutant, ...] = (
            "streaming parsers flushing the complete arguments in their last delta"),
     Mutant("tools_empty_content", "tools", 'content "" instead of null beside tool calls',
            "servers that default content to an empty string"),
+    Mutant("tools_shared_parser_state", "tools", "one parser state shared by every choice (replaced by each new one)",
+           "vLLM's tool parser shared across n>1 choices (vllm-project/vllm#38158, #38526, #42493)"),
+    Mutant("tools_open_close_one_delta", "tools", "a call whose opening and closing tags arrive in one delta dropped",
+           "multi-token deltas (speculative decoding, MTP, stream_interval) in vLLM's streaming tool parsers "
+           "(vllm-project/vllm#15177, #55082)"),
+    Mutant("tools_unclosed_reasoning_as_content", "tools", "reasoning a stop left unclosed read as content",
+           "a stop string moving reasoning into content (vllm-project/vllm#51641; Qwen3's parser rule: no </think>, "
+           "no reasoning)"),
+    Mutant("tools_interrupted_call_dropped", "tools", "a call block a stop interrupts dropped instead of kept as content",
+           "streaming auto tool parsing interrupted by a stop string (vllm-project/vllm#42210)"),
     Mutant("tools_starts_in_reasoning_ignored", "tools", "starts_in_reasoning ignored (the reasoning lands in content)",
            "reasoning parsers that expect <think> in the output where the template's prompt opens it (DeepSeek-R1, Qwen3)"),
     Mutant("tools_thinking_off_ignored", "tools", "the output always parsed as starting inside reasoning",

@@ -191,6 +191,26 @@ class ReleasingStopChecker(impl.StopChecker):
         return new
 
 
+# -- state one class keeps for all its instances (n>1 choices, concurrent requests) -----------------
+
+def shared_state(base: type, *names: str) -> type:
+    """A subclass of ``base`` whose attributes ``names`` live on the class, one value for every
+    instance: each new instance resets them (as a server resetting one parser object per request
+    does), so streams fed one after another are right and streams fed interleaved are not.
+
+    >>> Checker = shared_state(impl.StopChecker, "_state", "_held")
+    >>> a, b = Checker(["xy"]), Checker(["xy"])
+    >>> a.add("ax"), b.add("b"), a.add("y")  # b releases the "x" a held, and a misses its stop
+    ('a', 'xb', 'y')
+    """
+    store: dict[str, object] = {}
+
+    def attribute(name: str) -> property:
+        return property(lambda self: store[name], lambda self, value: store.__setitem__(name, value))
+
+    return type(base.__name__, (base,), {name: attribute(name) for name in names})
+
+
 # -- chat: a renderer of its own, in a Jinja environment changed ------------------------------------
 
 def render_chat_with(configure: Callable[[object], None]) -> Callable:

@@ -142,7 +142,7 @@ def test_a_stops_only_engine_passes_its_stops_and_the_rest_is_not_provided(tmp_p
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert code == EXIT_OK, (tmp_path / "report.md").read_text()
     assert summary["harness_errors"] == [] and summary["signatures"] == {}
-    assert {(p["property"], p["cases"] > 0) for p in summary["properties"]} == {("stream", True)}
+    assert {(p["property"], p["cases"] > 0) for p in summary["properties"]} == {("stream", True), ("interleaved", True)}
     assert summary["skipped"] == [{"family": FAMILY, "component": "stops", "property": "pipeline",
                                    "reason": f"not provided by {ENGINES}.stops_only (missing Tokenizer, "
                                              "IncrementalDetokenizer)"}]

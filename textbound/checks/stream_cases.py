@@ -2,9 +2,11 @@
 with prompts that end anywhere (mid-character too) and stop strings that occur in the text; and at
 every budget the strata, each case naming its stratum in STRATUM_FIELD: for the detokenizer, each
 multi-byte character spelled byte by byte (and a prompt ending inside it) and each special token
-(kept and skipped), streamed one id per delta; for stops, a stop at the start, at the end, the
+and each added token that is not special (kept and skipped), streamed one id per delta, and two to
+four of these fed interleaved (textbound.checks.shapes_cases); for stops, a stop at the start, at the end, the
 whole text, overlapping or nested stops, a stop's beginning left at the end, with include_stop both
-ways, streamed whole and one character per delta.
+ways, streamed whole and one character per delta, those holding a stop also fed interleaved; and the
+stops/pipeline twins of the tools/pipeline strata.
 
     {"text": "Hello, world.\nGoodbye!", "stops": ["Hello"], "splits": [], "include_stop": true,
      "stratum": "stop at the start, include_stop True, one delta"}
@@ -18,6 +20,7 @@ from ..families import Family
 from ..naming.divergence import STRATUM_FIELD, Case
 from ..plan.budget import Budget
 from .registry import Subject, cases
+from .shapes_cases import interleaved_cases, stop_pipeline_twins
 from .streaming import VocabularySurvey, random_splits, vocabulary_survey
 from .tokenizer_cases import corpus_snippets
 
@@ -110,7 +113,8 @@ def _sequences(subject: Subject, budget: Budget, rng: random.Random) -> Iterator
 def detokenizer_strata(subject: Subject) -> Iterator[tuple[str, list[int], list[int], bool]]:
     """(stratum, ids, prompt ids, skip_special_tokens): each multi-byte character the vocabulary can
     spell byte by byte, between words and with a prompt ending inside it; each of the first special
-    tokens between words and first, kept and skipped."""
+    tokens between words and first, kept and skipped; each of the first added tokens that are not
+    special between words, kept and skipped (the flag leaves them in the text)."""
     survey, words = vocabulary_survey(subject), subject.oracle.encode(STRATUM_WORDS)
     for char in MULTI_BYTE_CHARACTERS:
         spelled, name = survey.spelled(char), f"U+{ord(char):04X}"
@@ -122,6 +126,13 @@ def detokenizer_strata(subject: Subject) -> Iterator[tuple[str, list[int], list[
         for skip in (False, True):
             yield f"special token {token}, skip_special_tokens {skip}", words + [special] + words, [], skip
             yield f"special token {token} first, skip_special_tokens {skip}", [special] + words, [], skip
+    # Added tokens that are not special (Qwen's <tool_call> and <think>) stay in the text whatever
+    # skip_special_tokens says: a detokenizer skipping them hides a tool parser's markers (vllm#25281).
+    decoder = subject.oracle.tokenizer.get_added_tokens_decoder()
+    for added in sorted(i for i, token in decoder.items() if not token.special)[:SPECIAL_STRATA]:
+        for skip in (False, True):
+            yield (f"added token {decoder[added].content} (not special), skip_special_tokens {skip}",
+                   words + [added] + words, [], skip)
 
 
 @cases("detokenizer")
@@ -133,9 +144,12 @@ def detokenizer_cases(family: Family, budget: Budget, seed: int, subject: Subjec
         return Case("detokenizer", prop, family.name,
                     {"ids": ids, "splits": splits, "skip_special_tokens": skip, "prompt_ids": prompt, **named})
 
+    streams = []
     for stratum, ids, prompt, skip in detokenizer_strata(subject):
         for prop in ("decode_stream", "stream"):
-            yield case(prop, ids, list(range(1, len(ids))), skip, prompt, **{STRATUM_FIELD: stratum})
+            streams.append(case(prop, ids, list(range(1, len(ids))), skip, prompt, **{STRATUM_FIELD: stratum}))
+            yield streams[-1]
+    yield from interleaved_cases("detokenizer", family.name, [c.input for c in streams if c.property == "stream"])
 
     for sequence in _sequences(subject, budget, rng):
         cut = _prompt_cut(rng, sequence, survey)
@@ -156,15 +170,20 @@ def stop_cases(family: Family, budget: Budget, seed: int, subject: Subject) -> I
     rng = _rng(seed, family, "stops")
     specials = [subject.oracle.id_to_token(i) for i in vocabulary_survey(subject).special_ids]
     stop_ids = subject.oracle.encode(STOP_TEXT)
+    streams = []
     for stratum, stops in STOP_STRATA.items():
         for include in (False, True):
             for cut, splits in (("one delta", []), ("one character per delta", list(range(1, len(STOP_TEXT))))):
-                yield Case("stops", "stream", family.name, {
-                    "text": STOP_TEXT, "stops": stops, "splits": splits, "include_stop": include,
-                    STRATUM_FIELD: f"{stratum}, include_stop {include}, {cut}"})
+                streams.append({"text": STOP_TEXT, "stops": stops, "splits": splits, "include_stop": include,
+                                STRATUM_FIELD: f"{stratum}, include_stop {include}, {cut}"})
+                yield Case("stops", "stream", family.name, streams[-1])
             yield Case("stops", "pipeline", family.name, {
                 "ids": stop_ids, "splits": list(range(1, len(stop_ids))), "skip_special_tokens": False,
                 "stops": stops, "include_stop": include, STRATUM_FIELD: f"{stratum}, include_stop {include}, one id per delta"})
+    # Stops cut the stream only with a stop in it: those streamed one character per delta hold text the most.
+    yield from interleaved_cases("stops", family.name,
+                                 [stream for stream in streams if stream["stops"] and stream["splits"]])
+    yield from stop_pipeline_twins(family.name, subject)
     for ids in _sequences(subject, budget, rng):
         skip = rng.random() < 0.5
         text = subject.oracle.decode(ids, skip)

@@ -41,6 +41,7 @@ from ..naming.divergence import STRATUM_FIELD, Case
 from ..plan.budget import Budget
 from .registry import Subject, cases, oracle_call
 from .streaming import random_splits
+from .shapes_cases import tool_shape_cases
 from .tools import assistant_part, shared_template
 
 MIN_OUTPUTS = 3         # per format and family, whatever the budget
@@ -79,6 +80,7 @@ def tool_cases(family: Family, budget: Budget, seed: int, subject: Subject) -> I
             named = {**output, STRATUM_FIELD: f"{fmt} {stratum}"}
             yield Case("tools", "whole", family.name, {**named, "splits": []})
             yield Case("tools", "stream", family.name, {**named, "splits": [len(output["text"]) // 2]})
+        yield from tool_shape_cases(family.name, subject, fmt)
         rng = random.Random(f"{seed}/{family.name}/tools/{fmt}")
         for number, output in enumerate(_sample(rng, "outputs", fmt, seed, per_format)):
             length = len(output["text"])

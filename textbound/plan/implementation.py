@@ -59,6 +59,11 @@ PROPERTY_NAMES: dict[tuple[str, str], tuple[str, ...]] = {
     # The parser fed what the implementation's own detokenizer streams of the oracle's ids.
     ("tools", "tokens"): ("Tokenizer", "IncrementalDetokenizer", "OutputParser", "assemble"),
     ("tools", "round_trip"): ("parse_response",),
+    # Request shapes (textbound.checks.shapes): several instances fed interleaved; the server's pipeline.
+    ("detokenizer", "interleaved"): ("Tokenizer", "IncrementalDetokenizer"),
+    ("stops", "interleaved"): ("StopChecker",),
+    ("tools", "interleaved"): ("OutputParser", "assemble"),
+    ("tools", "pipeline"): ("Tokenizer", "IncrementalDetokenizer", "StopChecker", "OutputParser", "assemble"),
     ("structured", "sound"): ("json_schema_to_regex",),
     ("structured", "complete"): ("json_schema_to_regex",),
     ("structured", "differential"): ("json_schema_to_regex",),
