@@ -1,0 +1,107 @@
+"""textbound.adapters.mlx_lm_adapter: its plumbing on a stand-in of mlx-lm (tests/engines/mlx_lm_stand_in.py:
+the server's SSE chunks and message read back as the protocol's deltas and message, the format's
+tokenizer, the detokenizer's steps, what is not provided); where mlx-lm is installed (nox -s
+engine_mlx_lm), the real server code through the adapter; elsewhere those skip, saying so.
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+
+import pytest
+
+from tests.engines import mlx_lm_stand_in
+from tests.parser_engines import assert_encodes_and_decodes_as_tokenizers, assert_reads_a_hermes_call_whole_and_streamed
+from textbound.adapters import EngineMissing
+from textbound.families import build_family
+from textbound.server.protocol import NotProvided
+
+ADAPTER = "textbound.adapters.mlx_lm_adapter"
+
+
+def fresh_adapter(monkeypatch):
+    monkeypatch.delitem(sys.modules, ADAPTER, raising=False)
+    return importlib.import_module(ADAPTER)
+
+
+@pytest.fixture
+def stand_in(monkeypatch):
+    """The adapter imported anew over the stand-in of mlx-lm."""
+    mlx_lm_stand_in.install(monkeypatch)
+    yield fresh_adapter(monkeypatch)
+    sys.modules.pop(ADAPTER, None)  # the next import gets the real mlx-lm, or its absence
+
+
+@pytest.fixture(scope="module")
+def real():
+    """The adapter over the installed mlx-lm, or a skip saying how to get it."""
+    pytest.importorskip("mlx_lm", reason="mlx-lm is not installed (pip install -e '.[mlx-lm]'; nox -s engine_mlx_lm)")
+    return importlib.import_module(ADAPTER)
+
+
+def test_without_mlx_lm_the_import_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "mlx_lm", None)
+    with pytest.raises(EngineMissing, match=r"'mlx-lm'.*pip install 'textbound\[mlx-lm\]'"):
+        fresh_adapter(monkeypatch)
+    sys.modules.pop(ADAPTER, None)
+
+
+def test_streamed_chunks_become_deltas_with_reasoning_as_reasoning_content(stand_in):
+    parser = stand_in.OutputParser("hermes", starts_in_reasoning=True)
+    assert parser.feed("hm") == [{"reasoning_content": "hm"}]
+    assert parser.feed("", final=True) == []
+    assert stand_in.__version__ == "mlx-lm 0.0-stand-in"
+
+
+def test_reasoning_off_is_a_vocabulary_without_think_tokens(stand_in):
+    """The server reads reasoning whenever the vocabulary has <think>: off, the model has none, so a
+    request starting inside reasoning starts in content."""
+    assert stand_in.OutputParser("hermes", reasoning=False, starts_in_reasoning=True).feed("hm") == [{"content": "hm"}]
+    assert not stand_in.format_tokenizer("hermes", False).has_thinking
+
+
+def test_a_whole_completion_is_the_servers_message(stand_in):
+    assert stand_in.parse_response("Hi", "hermes") == {"role": "assistant", "content": "Hi", "reasoning_content": None}
+
+
+def test_a_format_mlx_lm_has_no_parser_for_is_not_provided(stand_in):
+    with pytest.raises(NotProvided, match="format llama3_json: mlx-lm has no tool parser"):
+        stand_in.OutputParser("llama3_json")
+    with pytest.raises(NotProvided):
+        stand_in.parse_response("x", "gpt_oss")
+
+
+def test_a_template_mlx_lm_reads_as_another_format_is_refused(stand_in, monkeypatch):
+    monkeypatch.setitem(stand_in.FORMATS, "hermes", ("qwen3_coder", "{{ tool_call.name }}"))
+    with pytest.raises(ValueError, match="inferred tool parser 'json_tools' for format 'hermes', expected 'qwen3_coder'"):
+        stand_in.parse_response("x", "hermes")
+
+
+def test_the_detokenizer_reads_last_segment_per_id_and_finalizes_at_flush(stand_in):
+    tokenizer = stand_in.Tokenizer.from_dir(build_family("qwen"))
+    prompt, ids = (tokenizer.encode(text, add_special_tokens=False) for text in ("Hi", " there "))
+    detokenizer = stand_in.IncrementalDetokenizer(tokenizer, skip_special_tokens=False, prompt_ids=prompt)
+    shown = [detokenizer.add([token_id]) for token_id in ids]
+    assert "".join(shown) == " there" and detokenizer.flush() == " "  # the stand-in holds a trailing space
+    assert detokenizer.prompt_text == "Hi" and detokenizer.text == " there "
+
+
+def test_skipping_special_tokens_is_not_provided_only_where_one_is_streamed(stand_in):
+    tokenizer = stand_in.Tokenizer.from_dir(build_family("qwen"))
+    special = tokenizer.token_to_id("<|im_end|>")
+    detokenizer = stand_in.IncrementalDetokenizer(tokenizer, skip_special_tokens=True)
+    assert detokenizer.add(tokenizer.encode("ok", add_special_tokens=False)) == "ok"
+    with pytest.raises(NotProvided, match="always show special tokens"):
+        detokenizer.add([special])
+    with pytest.raises(NotProvided):
+        stand_in.IncrementalDetokenizer(tokenizer, skip_special_tokens=True, prompt_ids=[special])
+
+
+# -- the real mlx-lm --------------------------------------------------------------------------------
+
+def test_mlx_lms_server_reads_a_hermes_call_whole_and_streamed(real):
+    assert_reads_a_hermes_call_whole_and_streamed(real)
+
+
+def test_mlx_lm_encodes_and_decodes_as_tokenizers(real):
+    assert_encodes_and_decodes_as_tokenizers(real)
