@@ -84,6 +84,8 @@ def test_the_detokenizer_reads_last_segment_per_id_and_finalizes_at_flush(stand_
     shown = [detokenizer.add([token_id]) for token_id in ids]
     assert "".join(shown) == " there" and detokenizer.flush() == " "  # the stand-in holds a trailing space
     assert detokenizer.prompt_text == "Hi" and detokenizer.text == " there "
+    # The prompt is shown as the same detokenizer streams it alone: the stand-in holds its trailing space.
+    assert stand_in.IncrementalDetokenizer(tokenizer, False, prompt_ids=prompt + ids).prompt_text == "Hi there"
 
 
 def test_skipping_special_tokens_is_not_provided_only_where_one_is_streamed(stand_in):

@@ -13,9 +13,10 @@ own environment (``nox -s engine_mlx_lm`` installs the extra and runs this adapt
 - detokenizer: ``TokenizerWrapper.detokenizer``, the naive, SPM or BPE streaming detokenizer
   ``tokenizer_utils.load`` picks from tokenizer.json's decoder, fed as the server's batch loop feeds
   it (``ResponseGenerator._generate``): per generated id ``add_token`` then ``last_segment``;
-  ``flush`` is a finish by length (``finalize`` then ``last_segment``). The server never streams
-  the prompt (its detokenizer starts empty at the first generated id), so ``prompt_text`` is the
-  prompt's decode. mlx-lm's detokenizers always show special tokens (SPM's and BPE's token map is
+  ``flush`` is a finish by length (``finalize`` then ``last_segment``). The server never feeds the
+  prompt to the detokenizer (a fresh one starts at the first generated id), so ``prompt_text`` is
+  what the same detokenizer shows of the prompt streamed alone, and the generated ids are streamed
+  by another, without the prompt before them, as the server streams them. mlx-lm's detokenizers always show special tokens (SPM's and BPE's token map is
   ``convert_ids_to_tokens``, the naive one calls ``decode`` without skipping; the server has no
   ``skip_special_tokens``): a case skipping special tokens that holds one is not provided.
 - tools: ``APIHandler.handle_completion`` itself, on a handler made without a socket, whose
@@ -115,6 +116,13 @@ class Tokenizer:
         return len(self.wrapper)
 
 
+def _segments(streaming, ids: list[int]):
+    """What the server reads of ``streaming`` per generated id: ``add_token``, then ``last_segment``."""
+    for token_id in ids:
+        streaming.add_token(token_id)
+        yield streaming.last_segment
+
+
 class IncrementalDetokenizer:
     """One request's ``TokenizerWrapper.detokenizer``, fed one id at a time as the server feeds it.
 
@@ -127,8 +135,9 @@ class IncrementalDetokenizer:
         self.tokenizer, self.skip = tokenizer, skip_special_tokens
         prompt_ids = list(prompt_ids or [])
         self._refuse_skipped_specials(prompt_ids)
-        self.streaming = tokenizer.wrapper.detokenizer  # a reset copy per request, as the server takes it
-        self.prompt_text = tokenizer.decode(prompt_ids, skip_special_tokens=skip_special_tokens)
+        prompt = tokenizer.wrapper.detokenizer  # a reset copy per request, as the server takes it
+        self.prompt_text = "".join(_segments(prompt, prompt_ids))
+        self.streaming = tokenizer.wrapper.detokenizer
         self.text = ""
 
     def _refuse_skipped_specials(self, ids: list[int]) -> None:
@@ -139,10 +148,7 @@ class IncrementalDetokenizer:
     def add(self, ids) -> str:
         ids = list(ids)
         self._refuse_skipped_specials(ids)
-        delta = ""
-        for token_id in ids:
-            self.streaming.add_token(token_id)
-            delta += self.streaming.last_segment
+        delta = "".join(_segments(self.streaming, ids))
         self.text += delta
         return delta
 
