@@ -99,6 +99,22 @@ def test_skipping_special_tokens_is_not_provided_only_where_one_is_streamed(stan
         stand_in.IncrementalDetokenizer(tokenizer, skip_special_tokens=True, prompt_ids=[special])
 
 
+def test_a_chat_request_is_prepared_as_the_server_prepares_it(stand_in):
+    """The server's content step runs on a copy (the caller's messages stay as they were), and the
+    generation prompt is always added."""
+    tokenizer = stand_in.Tokenizer.from_dir(build_family("qwen"))
+    messages = [{"role": "user", "content": None}]
+    template = "{{ messages[0].content is none }}/{{ add_generation_prompt }}"
+    assert tokenizer.decode(tokenizer.apply_chat_template(messages, template, add_generation_prompt=True)) == "False/True"
+    assert messages == [{"role": "user", "content": None}]
+
+
+def test_what_the_server_cannot_be_asked_in_a_chat_request_is_not_provided(stand_in):
+    tokenizer = stand_in.Tokenizer.from_dir(build_family("qwen"))
+    with pytest.raises(NotProvided, match="documents, add_generation_prompt=False: mlx-lm.s server"):
+        tokenizer.apply_chat_template([{"role": "user", "content": "Hi"}], "{{ 1 }}", documents=[{"text": "d"}])
+
+
 # -- the real mlx-lm --------------------------------------------------------------------------------
 
 def test_mlx_lms_server_reads_a_hermes_call_whole_and_streamed(real):

@@ -5,6 +5,7 @@ plumbing is tested where mlx-lm is not installed (``install(monkeypatch)`` puts 
 - ``utils.load_tokenizer``: transformers' tokenizer of the folder; the tool parser is inferred from
   the chat template by PARSER_MARKERS; its detokenizer shows the decode of every id so far, and
   holds a trailing space until ``finalize`` (so that ``flush`` has something to give).
+- ``server.process_message_content``: a None content becomes "" (one of the server's steps).
 - ``server.APIHandler.handle_completion``: each step's text is a delta, reasoning when the request
   starts inside reasoning, else content; a whole message gathers them; calls are never parsed.
 """
@@ -40,6 +41,9 @@ class Detokenizer:
 
 
 class TokenizerWrapper:
+    def apply_chat_template(self, *args, **kwargs):
+        return self._tokenizer.apply_chat_template(*args, return_dict=False, **kwargs)
+
     def __init__(self, tokenizer, parser):
         self._tokenizer, self.init_kwargs = tokenizer, {"tool_parser_type": parser}
         self.has_thinking = "<think>" in tokenizer.get_vocab()
@@ -61,6 +65,12 @@ def load_tokenizer(folder):
     tokenizer = AutoTokenizer.from_pretrained(str(folder))
     template = tokenizer.chat_template or ""
     return TokenizerWrapper(tokenizer, next((parser for marker, parser in PARSER_MARKERS if marker in template), None))
+
+
+def process_message_content(messages):
+    for message in messages:
+        if message.get("content") is None:
+            message["content"] = ""
 
 
 @dataclass
@@ -117,7 +127,7 @@ def install(monkeypatch) -> None:
     package = types.ModuleType("mlx_lm")
     package.__version__, package.__path__ = "0.0-stand-in", []
     parts = {"server": {"APIHandler": APIHandler, "GenerationContext": GenerationContext, "Response": Response,
-                        "CompletionRequest": CompletionRequest},
+                        "CompletionRequest": CompletionRequest, "process_message_content": process_message_content},
              "generate": {"make_text_state_machine": lambda tokenizer, stop_words: None},
              "utils": {"load_tokenizer": load_tokenizer}}
     monkeypatch.setitem(sys.modules, "mlx_lm", package)

@@ -19,6 +19,16 @@ own environment (``nox -s engine_mlx_lm`` installs the extra and runs this adapt
   by another, without the prompt before them, as the server streams them. mlx-lm's detokenizers always show special tokens (SPM's and BPE's token map is
   ``convert_ids_to_tokens``, the naive one calls ``decode`` without skipping; the server has no
   ``skip_special_tokens``): a case skipping special tokens that holds one is not provided.
+- chat: ``Tokenizer.apply_chat_template`` is the server's chat preparation (``ResponseGenerator._tokenize``):
+  ``process_message_content`` on a copy of the messages (text parts joined, a None content made
+  "", a call's JSON-string arguments parsed into an object), then the wrapper's
+  ``apply_chat_template`` with ``add_generation_prompt=True``, the request's tools (an empty list
+  is none), ``tokenize=True`` and the case's variables as the request's ``chat_template_kwargs``
+  (the wrapper adds ``enable_thinking``: whether the vocabulary has think tokens, unless given).
+  The case's template stands for the model's (the server takes none per request). What the server
+  cannot be asked (no generation prompt, continuing the final message, documents,
+  ``sanitize_control_tokens``, text instead of ids) is not provided; so is ``render_chat``, as the
+  server renders only to ids.
 - tools: ``APIHandler.handle_completion`` itself, on a handler made without a socket, whose
   ``response_generator`` answers with the ``GenerationContext`` the server's ``_serve_single``
   builds (the ``TextStateMachine`` of ``make_text_state_machine(tokenizer, [])``, the tokenizer's
@@ -41,6 +51,7 @@ own environment (``nox -s engine_mlx_lm`` installs the extra and runs this adapt
 """
 from __future__ import annotations
 
+import copy
 import io
 import json
 import logging
@@ -114,6 +125,23 @@ class Tokenizer:
     @property
     def vocab_size(self) -> int:
         return len(self.wrapper)
+
+    def apply_chat_template(self, conversation, chat_template=None, tokenize=True, return_dict=False,
+                            sanitize_control_tokens=False, tools=None, documents=None, add_generation_prompt=False,
+                            continue_final_message=False, **variables) -> list[int]:
+        """The prompt ids the server makes of a chat request: ``apply_chat_template([{"role": "user",
+        "content": "Hi"}], TEMPLATE, add_generation_prompt=True)`` -> the ids of TEMPLATE's render."""
+        unasked = [what for what, asked in (
+            ("text (tokenize=False) or a dict", not tokenize or return_dict), ("sanitize_control_tokens", sanitize_control_tokens),
+            ("documents", documents), ("add_generation_prompt=False", not add_generation_prompt),
+            ("continue_final_message", continue_final_message)) if asked]
+        if unasked:
+            raise NotProvided(f"{', '.join(unasked)}: mlx-lm's server renders every chat request to ids with the "
+                              "generation prompt, and takes no documents")
+        messages = copy.deepcopy(conversation)
+        mlx_server.process_message_content(messages)
+        return self.wrapper.apply_chat_template(messages, chat_template=chat_template, add_generation_prompt=True,
+                                                tools=tools or None, tokenize=True, **variables)
 
 
 def _segments(streaming, ids: list[int]):
