@@ -85,6 +85,9 @@ FORMATS: dict[str, tuple[str, str]] = {
     "glm45": ("glm47", "<arg_key>"),
     "minimax_m2": ("minimax_m2", "<minimax:tool_call>"),
 }
+# What a chat request to the server cannot ask for (one reason, so one "not provided" signature).
+UNASKABLE = ("mlx-lm's server renders every chat request to ids with the generation prompt, without documents "
+             "or sanitize_control_tokens")
 EVENT = "data: "  # an SSE event's prefix as the server writes it
 DONE = "[DONE]"
 SERVER_GONE_SECONDS = 60.0  # a handler that neither asks for the next step nor ends is broken
@@ -131,13 +134,9 @@ class Tokenizer:
                             continue_final_message=False, **variables) -> list[int]:
         """The prompt ids the server makes of a chat request: ``apply_chat_template([{"role": "user",
         "content": "Hi"}], TEMPLATE, add_generation_prompt=True)`` -> the ids of TEMPLATE's render."""
-        unasked = [what for what, asked in (
-            ("text (tokenize=False) or a dict", not tokenize or return_dict), ("sanitize_control_tokens", sanitize_control_tokens),
-            ("documents", documents), ("add_generation_prompt=False", not add_generation_prompt),
-            ("continue_final_message", continue_final_message)) if asked]
-        if unasked:
-            raise NotProvided(f"{', '.join(unasked)}: mlx-lm's server renders every chat request to ids with the "
-                              "generation prompt, and takes no documents")
+        if not tokenize or return_dict or sanitize_control_tokens or documents or not add_generation_prompt \
+                or continue_final_message:
+            raise NotProvided(UNASKABLE)
         messages = copy.deepcopy(conversation)
         mlx_server.process_message_content(messages)
         return self.wrapper.apply_chat_template(messages, chat_template=chat_template, add_generation_prompt=True,
