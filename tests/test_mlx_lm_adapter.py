@@ -123,3 +123,16 @@ def test_mlx_lms_server_reads_a_hermes_call_whole_and_streamed(real):
 
 def test_mlx_lm_encodes_and_decodes_as_tokenizers(real):
     assert_encodes_and_decodes_as_tokenizers(real)
+
+
+def test_the_check_finds_mlx_lms_bpe_detokenizer_dropping_the_first_space(real):
+    """The finding of the field report (reproducers/mlx_lm_bpe_detokenizer_trims_leading_space.py),
+    found through the adapter: the ids of " D" stream as "D"."""
+    from textbound.checks import Subject, run_check
+    from textbound.naming.divergence import Case
+    from textbound.plan.implementation import Implementation
+    subject = Subject("gpt2", build_family("gpt2"), Implementation(ADAPTER))
+    ids = subject.oracle.encode(" D")
+    found = run_check(subject, Case("detokenizer", "stream", "gpt2",
+                                    {"ids": ids, "splits": [], "skip_special_tokens": False, "prompt_ids": []}))
+    assert found is not None and found.kind == "shown text the whole decode changes: drops ' '"
