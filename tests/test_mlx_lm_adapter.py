@@ -60,6 +60,13 @@ def test_reasoning_off_is_a_vocabulary_without_think_tokens(stand_in):
     assert not stand_in.format_tokenizer("hermes", False).has_thinking
 
 
+def test_a_mistral_model_has_no_think_tokens(stand_in):
+    """Mistral's reasoning is [THINK], which mlx-lm does not read: a <think> in its tokenizer would
+    be the adapter's invention."""
+    assert not stand_in.format_tokenizer("mistral", True).has_thinking
+    assert stand_in.format_tokenizer("hermes", True).has_thinking
+
+
 def test_a_whole_completion_is_the_servers_message(stand_in):
     assert stand_in.parse_response("Hi", "hermes") == {"role": "assistant", "content": "Hi", "reasoning_content": None}
 
@@ -72,7 +79,7 @@ def test_a_format_mlx_lm_has_no_parser_for_is_not_provided(stand_in):
 
 
 def test_a_template_mlx_lm_reads_as_another_format_is_refused(stand_in, monkeypatch):
-    monkeypatch.setitem(stand_in.FORMATS, "hermes", ("qwen3_coder", "{{ tool_call.name }}"))
+    monkeypatch.setitem(stand_in.FORMATS, "hermes", stand_in.Format("qwen3_coder", "{{ tool_call.name }}", True))
     with pytest.raises(ValueError, match="inferred tool parser 'json_tools' for format 'hermes', expected 'qwen3_coder'"):
         stand_in.parse_response("x", "hermes")
 

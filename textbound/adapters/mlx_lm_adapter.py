@@ -41,7 +41,8 @@ own environment (``nox -s engine_mlx_lm`` installs the extra and runs this adapt
   with a chat template holding the format's call syntax (FORMATS), so that ``tokenizer_utils.load``
   infers that format's parser as it does for a real model (checked when it loads). ``reasoning=False``
   is a model whose vocabulary has no ``<think>``/``</think>`` (the server has no switch: it reads
-  reasoning whenever the vocabulary has them). Formats mlx-lm has no parser for are not provided.
+  reasoning whenever the vocabulary has them), as is every Mistral model (whose ``[THINK]`` mlx-lm
+  does not read). Formats mlx-lm has no parser for are not provided.
   The server's ``reasoning`` key is the protocol's ``reasoning_content``.
 - ``assemble`` is impl's: merging deltas is the OpenAI client's job.
 
@@ -60,6 +61,7 @@ import tempfile
 import threading
 from functools import cache
 from pathlib import Path
+from typing import NamedTuple
 
 from textbound.impl.tools import assemble
 
@@ -75,15 +77,23 @@ mlx_utils = require("mlx-lm", "mlx_lm.utils")
 __version__ = f"mlx-lm {mlx_lm.__version__}"
 TOOLS_FAMILY = "qwen"  # the family whose tokenizer the tool parsers' requests get
 THINK = ("<think>", "</think>")
-# format -> (the parser mlx-lm infers for it, what a chat template of the format holds that makes
-# tokenizer_utils._infer_tool_parser infer it)
-FORMATS: dict[str, tuple[str, str]] = {
-    "hermes": ("json_tools", "{{ '<tool_call>' }}{{ tool_call.name }}"),
-    "qwen3_coder": ("qwen3_coder", "<tool_call>\n<function="),
-    "mistral": ("mistral", "[TOOL_CALLS]"),
-    "kimi_k2": ("kimi_k2", "<|tool_calls_section_begin|>"),
-    "glm45": ("glm47", "<arg_key>"),
-    "minimax_m2": ("minimax_m2", "<minimax:tool_call>"),
+
+
+class Format(NamedTuple):
+    """How a format's models look to mlx-lm."""
+
+    parser: str  # the tool parser mlx-lm infers for them
+    template: str  # what their chat template holds that makes tokenizer_utils._infer_tool_parser infer it
+    thinks: bool  # whether their vocabulary has <think> and </think> (Mistral's reasoning is [THINK])
+
+
+FORMATS: dict[str, Format] = {
+    "hermes": Format("json_tools", "{{ '<tool_call>' }}{{ tool_call.name }}", True),
+    "qwen3_coder": Format("qwen3_coder", "<tool_call>\n<function=", True),
+    "mistral": Format("mistral", "[TOOL_CALLS]", False),
+    "kimi_k2": Format("kimi_k2", "<|tool_calls_section_begin|>", True),
+    "glm45": Format("glm47", "<arg_key>", True),
+    "minimax_m2": Format("minimax_m2", "<minimax:tool_call>", True),
 }
 # What a chat request to the server cannot ask for (one reason, so one "not provided" signature).
 UNASKABLE = ("mlx-lm's server renders every chat request to ids with the generation prompt, without documents "
@@ -194,12 +204,12 @@ def _scratch() -> tempfile.TemporaryDirectory:
 @cache
 def format_tokenizer(fmt: str, reasoning: bool):
     """The TokenizerWrapper of a model of format ``fmt``: the tools family's tokenizer with the
-    format's template, without the think tokens when ``reasoning`` is off, loaded as the server
-    loads one; ValueError if mlx-lm infers another parser from it."""
-    parser, template = FORMATS[fmt]
+    format's template, without the think tokens when ``reasoning`` is off or the format's models
+    have none, loaded as the server loads one; ValueError if mlx-lm infers another parser from it."""
+    parser, template, thinks = FORMATS[fmt]
     base = build_family(TOOLS_FAMILY)
     spec = json.loads((base / "tokenizer.json").read_text(encoding="utf-8"))
-    if not reasoning:
+    if not (reasoning and thinks):
         spec["added_tokens"] = [token for token in spec["added_tokens"] if token["content"] not in THINK]
     folder = Path(_scratch().name) / f"{fmt}-reasoning-{'on' if reasoning else 'off'}"
     folder.mkdir()
