@@ -5,6 +5,7 @@ engine_mlx_lm), the real server code through the adapter; elsewhere those skip, 
 """
 from __future__ import annotations
 
+import gc
 import importlib
 import sys
 
@@ -51,6 +52,16 @@ def test_streamed_chunks_become_deltas_with_reasoning_as_reasoning_content(stand
     assert parser.feed("hm") == [{"reasoning_content": "hm"}]
     assert parser.feed("", final=True) == []
     assert stand_in.__version__ == "mlx-lm 0.0-stand-in"
+
+
+def test_a_parser_dropped_before_its_final_piece_ends_its_handlers_thread(stand_in):
+    parser = stand_in.OutputParser("hermes")
+    parser.feed("Hi")
+    thread = parser._thread
+    del parser
+    gc.collect()
+    thread.join(timeout=stand_in.SERVER_GONE_SECONDS)  # a guard against a hang, not a measure
+    assert not thread.is_alive()
 
 
 def test_reasoning_off_is_a_vocabulary_without_think_tokens(stand_in):

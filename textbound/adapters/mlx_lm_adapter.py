@@ -59,6 +59,7 @@ import logging
 import queue
 import tempfile
 import threading
+import weakref
 from functools import cache
 from pathlib import Path
 from typing import NamedTuple
@@ -273,6 +274,16 @@ class _Steps:
             initial_state=initial, prompt=[])
         self.given: queue.Queue = queue.Queue()
         self.asked: queue.Queue = queue.Queue()
+        self.failure: BaseException | None = None
+
+    def serve(self, handler: _Handler, request) -> None:
+        """``handler.handle_completion(request)`` in a thread of its own; its failure kept for the caller."""
+        try:
+            handler.handle_completion(request, [])
+        except BaseException as exc:  # noqa: BLE001 - raised in the caller's thread by OutputParser
+            self.failure = exc
+        finally:
+            self.asked.put(False)
 
     def generate(self, request, args, progress_callback=None):
         return self.context, self._responses()
@@ -310,30 +321,23 @@ class OutputParser:
         self.format = format
         self._steps = _Steps(_wrapper_for(format, reasoning), starts_in_reasoning)
         self._handler = _Handler(stream=True, generator=self._steps)
-        request = mlx_server.CompletionRequest("chat", "", [], tools or None, None)
-        self._failure: BaseException | None = None
         self._read = 0
-        self._thread = threading.Thread(target=self._serve, args=(request,), daemon=True)
+        # The handler's thread holds the steps, not this parser: a parser dropped before its final
+        # piece ends its request, and so its thread.
+        self._thread = threading.Thread(target=self._steps.serve, daemon=True, args=(
+            self._handler, mlx_server.CompletionRequest("chat", "", [], tools or None, None)))
         self._thread.start()
+        weakref.finalize(self, self._steps.given.put, None)
         self._await_handler()
 
-    def _serve(self, request) -> None:
+    def _await_handler(self) -> None:
+        """Waits until the handler asks for the next step or ends; raises its failure."""
         try:
-            self._handler.handle_completion(request, [])
-        except BaseException as exc:  # noqa: BLE001 - raised in the caller's thread by _await_handler
-            self._failure = exc
-        finally:
-            self._steps.asked.put(False)
-
-    def _await_handler(self) -> bool:
-        """Waits until the handler asks for the next step (True) or ends (False, raising its failure)."""
-        try:
-            waiting = self._steps.asked.get(timeout=SERVER_GONE_SECONDS)
+            self._steps.asked.get(timeout=SERVER_GONE_SECONDS)
         except queue.Empty:
             raise RuntimeError(f"mlx-lm's handle_completion took no step within {SERVER_GONE_SECONDS:.0f} s") from None
-        if self._failure is not None:
-            raise self._failure
-        return waiting
+        if self._steps.failure is not None:
+            raise self._steps.failure
 
     def feed(self, text, final=False) -> list[dict]:
         if not self._thread.is_alive() and not final:
@@ -346,8 +350,8 @@ class OutputParser:
             self._await_handler()
             self._steps.given.put(None)
             self._thread.join()
-            if self._failure is not None:
-                raise self._failure
+            if self._steps.failure is not None:
+                raise self._steps.failure
         written = self._handler.wfile.getvalue()
         new, self._read = written[self._read:], len(written)
         return [d for event in _events(new) for d in _openai_deltas(event["choices"][0]["delta"])]
