@@ -114,7 +114,11 @@ logging.getLogger().addFilter(_not_the_servers)
 
 
 class Tokenizer:
-    """A family folder as ``mlx_lm.utils.load_tokenizer`` loads it (the server's tokenizer)."""
+    """A family folder as ``mlx_lm.utils.load_tokenizer`` loads it (the server's tokenizer).
+
+    >>> Tokenizer.from_dir(qwen).encode("Hi there", add_special_tokens=False)  # doctest: +SKIP
+    [13048, 1052]
+    """
 
     def __init__(self, wrapper):
         self.wrapper = wrapper
@@ -315,7 +319,11 @@ def _openai_deltas(delta: dict) -> list[dict]:
 
 class OutputParser:
     """One streamed chat completion through the server's ``handle_completion``: each ``feed`` is one
-    generated token's text, ``final`` then ends the request with the end-of-sequence token."""
+    generated token's text, ``final`` then ends the request with the end-of-sequence token.
+
+    >>> OutputParser("hermes").feed("<think>hm</think>Hi")  # doctest: +SKIP
+    [{'reasoning_content': 'hm'}, {'content': 'Hi'}]
+    """
 
     def __init__(self, format="hermes", *, tools=None, reasoning=True, starts_in_reasoning=False):
         self.format = format
@@ -359,7 +367,11 @@ class OutputParser:
 
 def parse_response(text, format="hermes", *, tools=None, reasoning=True, starts_in_reasoning=False) -> dict:
     """The whole completion (``"stream": false``) through ``handle_completion``: the text as one
-    step, then the end-of-sequence step; the server's message with ``reasoning`` as ``reasoning_content``."""
+    step, then the end-of-sequence step; the server's message with ``reasoning`` as ``reasoning_content``.
+
+    >>> parse_response("<think>hm</think>Hi", "hermes")  # doctest: +SKIP
+    {'role': 'assistant', 'content': 'Hi', 'reasoning_content': 'hm'}
+    """
     steps = _Steps(_wrapper_for(format, reasoning), starts_in_reasoning)
     for response in (_response(text, None), _response("", "stop"), None):
         steps.given.put(response)
