@@ -3,7 +3,7 @@ committed baseline), bench, mutants (the harness's own mutation score), field (t
 every adapter), and the engines that need
 heavy optional installs: engines_js (node packages), engine_llama_cpp (a source build),
 server_llama_cpp (a llama-server build, checked over HTTP), engine_vllm and engine_sglang (vllm and
-sglang, each in an environment of its own); oracle_env (textbound installed beside an engine's older
+sglang, each in an environment of its own), engine_mlx_lm (mlx-lm with mlx's CPU wheels); oracle_env (textbound installed beside an engine's older
 oracle pins, judged in the oracle environment it builds).
 
 The shared models and templates are found through $TEXTBOUND_MODELS and $TEXTBOUND_TEMPLATES; when
@@ -276,3 +276,16 @@ def engine_sglang(session: nox.Session) -> None:
     session.run("textbound", "check", "--impl", "textbound.adapters.sglang", *families, "--component",
                 "tokenizer,detokenizer", "--budget", "quick", "--jobs", "1", "--report-dir", "reports/runs/engine_sglang",
                 env=env, success_codes=[0, 1])  # divergences are findings, not a failed session
+
+
+@nox.session
+def engine_mlx_lm(session: nox.Session) -> None:
+    """mlx-lm's streaming detokenizers, its server's chat preparation and tool-call handling, in process
+    (the mlx-lm extra: mlx's Linux CPU wheels, no torch; its transformers floor is below the oracles'):
+    the adapter's tests, then its field-report rows (tools/field_report.py --engines
+    mlx-lm-server,mlx-lm, options after --)."""
+    _install(session, f"mlx-lm,{TEST_EXTRAS}")
+    env = _shared_env()
+    session.run("pytest", "-q", "-p", "no:cacheprovider", "tests/test_mlx_lm_adapter.py", env=env)
+    session.run("python", "tools/field_report.py", "--engines", "mlx-lm-server,mlx-lm", "--jobs", "1",
+                *session.posargs, env=env)

@@ -119,6 +119,11 @@ ENGINES = (
     Engine("vllm-parsers", "textbound.adapters.vllm", ("stops", "tools"), False, families=("qwen",)),
     # SGLang's tool and reasoning parsers ($TEXTBOUND_SGLANG_PYTHON; textbound/adapters/sglang.py says how)
     Engine("sglang", "textbound.adapters.sglang", ("tools",), False, families=("qwen",)),
+    # mlx-lm in process (pip install -e '.[mlx-lm]'; nox -s engine_mlx_lm): its streaming detokenizers
+    # and its server's chat preparation on every family; its server's tool handling gets one
+    # tokenizer per format whatever the family.
+    Engine("mlx-lm", "textbound.adapters.mlx_lm_adapter", ("detokenizer", "chat"), True),
+    Engine("mlx-lm-server", "textbound.adapters.mlx_lm_adapter", ("tools",), False, families=("qwen",)),
     # llama.cpp's llama-server serving each family's tiny GGUF (nox -s server_llama_cpp)
     Engine("llama-server", "textbound.adapters.server",
            ("tokenizer", "detokenizer", "chat", "stops", "tools", "structured"), False,
