@@ -2,7 +2,8 @@
 committed baseline), bench, mutants (the harness's own mutation score), field (the field report of
 every adapter), and the engines that need
 heavy optional installs: engines_js (node packages), engine_llama_cpp (a source build),
-server_llama_cpp (a llama-server build, checked over HTTP), engine_vllm and engine_sglang (vllm and
+server_llama_cpp (a llama-server build, checked over HTTP), server_llama_cpp_python (llama-cpp-python's
+own server over HTTP and its chat formatter), engine_vllm and engine_sglang (vllm and
 sglang, each in an environment of its own); oracle_env (textbound installed beside an engine's older
 oracle pins, judged in the oracle environment it builds).
 
@@ -213,6 +214,44 @@ def server_llama_cpp(session: nox.Session) -> None:
                     "textbound", "check", "--server", "{url}", "--server-dialect", "llama.cpp", "--family", family,
                     "--budget", "quick", "--report-dir", f"reports/runs/server_llama_cpp-{family}",
                     env=env, success_codes=[0, 1])  # divergences are findings, not a failed session
+
+
+FIELD_RUNS = ROOT / "reports" / "runs" / "field"  # tools/field_report.py's --work-dir
+FIELD_REPORT = ROOT / "reports" / "field"
+SERVER_RUN_FILES = ("summary.json", "report.md")  # what reports/field/ENGINE/FAMILY keeps of a server's run
+
+
+def _server_field_runs(session: nox.Session, engine: str, families: list[str], serve: list[str], dialect: str,
+                       env: dict[str, str]) -> None:
+    """``textbound check --server`` of each family's tiny model served by ``serve`` (a command that runs
+    the rest with {url}), into the field report's work folder; its summary and report kept under
+    reports/field/ENGINE/FAMILY, as tools/field_report.py reads a server engine's runs."""
+    for family in families:
+        run = FIELD_RUNS / engine / family
+        session.run(*serve, "--family", family, "--", "textbound", "check", "--server", "{url}", "--server-dialect",
+                    dialect, "--family", family, "--budget", "quick", "--jobs", "1", "--report-dir", str(run),
+                    env=env, success_codes=[0, 1])  # divergences are findings, not a failed session
+        kept = FIELD_REPORT / engine / family
+        kept.mkdir(parents=True, exist_ok=True)
+        for name in SERVER_RUN_FILES:
+            if (run / name).is_file():
+                (kept / name).write_bytes((run / name).read_bytes())
+
+
+@nox.session
+def server_llama_cpp_python(session: nox.Session) -> None:
+    """llama-cpp-python 0.3.36's own server (``python -m llama_cpp.server``, not llama-server) serving
+    each family's tiny model over HTTP (the llama-cpp-python dialect), and its chat formatter
+    in-process (textbound.adapters.llama_cpp_python_chat): the tests, then both field-report rows
+    (llama-cpp-python-server, llama-cpp-python-chat). Built from the sdist (minutes, cached by pip)."""
+    _install(session, f"llama-cpp,{TEST_EXTRAS}")
+    env = _shared_env()
+    session.run("pytest", "-q", "-p", "no:cacheprovider", "tests/test_llama_cpp_python.py", env=env)
+    names = [name for name in SERVER_FAMILIES if name in _shared_names() + _embedded_names()]
+    _server_field_runs(session, "llama-cpp-python-server", session.posargs or names,
+                       ["python", "tools/serve_engine.py", "--engine", "llama-cpp-python"], "llama-cpp-python", env)
+    session.run("python", "tools/field_report.py", "--engines", "llama-cpp-python-chat,llama-cpp-python-server",
+                "--jobs", "1", env=env)
 
 
 VLLM_VERSION = "0.33.0"

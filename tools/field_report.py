@@ -123,6 +123,12 @@ ENGINES = (
     Engine("llama-server", "textbound.adapters.server",
            ("tokenizer", "detokenizer", "chat", "stops", "tools", "structured"), False,
            families=("llama3_1", "qwen3", "llama2"), server=True),
+    # llama-cpp-python's own server and chat formatter (nox -s server_llama_cpp_python): the server has
+    # no chat text route, so its chat is checked in-process through the server's request model.
+    Engine("llama-cpp-python-chat", "textbound.adapters.llama_cpp_python_chat", ("chat",), False),
+    Engine("llama-cpp-python-server", "textbound.adapters.server",
+           ("tokenizer", "detokenizer", "stops", "tools", "structured"), False,
+           families=("llama3_1", "qwen3", "llama2", "sentencepiece"), server=True),
 )
 SERVER_VERSION_END = " serving "  # a server's impl_version goes on with its model file and URL, per run
 

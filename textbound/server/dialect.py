@@ -1,6 +1,6 @@
 """What a running server's text boundary offers, in one shape whatever HTTP API it speaks.
 
-A *dialect* (textbound/server/dialects/: ``vllm``, ``llama_cpp``, ``openai``) turns each operation
+A *dialect* (textbound/server/dialects/: ``vllm``, ``llama_cpp``, ``openai``, ``llama_cpp_python``) turns each operation
 below into that API's requests and its answers back into these types. The checks (the server's
 case builders and properties) and the ``--impl`` adapter of a server (textbound.adapters.server)
 see only this module: a dialect lacking an operation raises ``NotProvided`` and the properties
@@ -24,7 +24,7 @@ from typing import Protocol
 # one (which imports them).
 from .protocol import Chunk, Generation, GenerationRequest, NotProvided, ServerError
 
-DIALECTS = ("vllm", "llama.cpp", "openai")
+DIALECTS = ("vllm", "llama.cpp", "openai", "llama-cpp-python")
 __all__ = ["DIALECTS", "Chunk", "Dialect", "Generation", "GenerationRequest", "NotProvided", "ServerError",
            "open_dialect"]
 
@@ -65,4 +65,7 @@ def open_dialect(name: str, url: str, *, model: str | None = None, timeout: floa
     if name == "openai":
         from .dialects.openai import OpenAIDialect
         return OpenAIDialect(url, model=model, timeout=timeout)
+    if name == "llama-cpp-python":
+        from .dialects.llama_cpp_python import LlamaCppPythonDialect
+        return LlamaCppPythonDialect(url, model=model, timeout=timeout)
     raise ValueError(f"unknown server dialect {name!r} (known: {', '.join(DIALECTS)})")

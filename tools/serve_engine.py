@@ -1,0 +1,49 @@
+"""Serves a family's tiny model with an engine's own server on 127.0.0.1 while a command runs, then
+stops it (textbound.server.launch): the servers that need no build of ours.
+
+    python tools/serve_engine.py --engine llama-cpp-python --family qwen3 -- \\
+        textbound check --server {url} --server-dialect llama-cpp-python --family qwen3 --budget quick
+
+- ``llama-cpp-python``: ``python -m llama_cpp.server`` run by ``$TEXTBOUND_LLAMA_CPP_PYTHON`` (an
+  environment holding ``llama-cpp-python[server]``; default: this python) on the family's tiny GGUF
+  (textbound.server.tiny_model, its vocabulary converted by the llama-cpp-python sdist's converter).
+
+``{url}`` in the command becomes the server's URL; the exit status is the command's (2 when the
+server cannot be started, with one line saying why).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from textbound.families import FamilyError, resolve
+from textbound.server.launch import LaunchError, llama_cpp_python_plan, run_while_serving, tiny_model
+
+SETUP_ERROR = 2
+PYTHON_ENV = {"llama-cpp-python": "TEXTBOUND_LLAMA_CPP_PYTHON"}
+
+
+def engine_python(engine: str) -> Path:
+    """The python that runs ``engine``'s server: ``$TEXTBOUND_..._PYTHON``, else this one."""
+    return Path(os.environ.get(PYTHON_ENV[engine], "").strip() or sys.executable)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--engine", required=True, choices=sorted(PYTHON_ENV))
+    parser.add_argument("--family", required=True, help="serve this family's tiny model while the command runs")
+    parser.add_argument("command", nargs="*", help="run with {url} replaced by the server's URL")
+    options = parser.parse_args(argv)
+    try:
+        (family,) = resolve([options.family], [], [])
+        plan = llama_cpp_python_plan(engine_python(options.engine), tiny_model(family.path))
+        return run_while_serving(plan, options.command)
+    except (LaunchError, FamilyError, ValueError) as error:
+        print(f"serve_engine: {error}", file=sys.stderr)
+        return SETUP_ERROR
+
+
+if __name__ == "__main__":
+    sys.exit(main())
