@@ -129,6 +129,10 @@ ENGINES = (
     Engine("llama-cpp-python-server", "textbound.adapters.server",
            ("tokenizer", "detokenizer", "stops", "tools", "structured"), False,
            families=("llama3_1", "qwen3", "llama2", "sentencepiece"), server=True),
+    # NVIDIA Dynamo's front end before a random-token worker (nox -s server_dynamo); the worker
+    # constrains nothing, so tools and structured are not checked (noxfile.py's DYNAMO_COMPONENTS).
+    Engine("dynamo", "textbound.adapters.server", ("tokenizer", "detokenizer", "chat", "stops"), False,
+           families=("llama3_1", "qwen3", "llama2", "sentencepiece"), server=True),
 )
 SERVER_VERSION_END = " serving "  # a server's impl_version goes on with its model file and URL, per run
 

@@ -72,6 +72,7 @@ class LaunchPlan:
     stop_grace: float = 10.0
     poll_interval: float = 0.2
     health_path: str = HEALTH_PATH
+    ready_marker: str = ""  # text the 200 answer must hold, for a server that answers before its model is served
 
 
 def free_port() -> int:
@@ -113,7 +114,7 @@ def _wait_healthy(process: subprocess.Popen, port: int, plan: LaunchPlan, log) -
         if process.poll() is not None:
             raise LaunchError(f"{plan.argv[0]} exited with status {process.returncode} before answering "
                               f"GET {plan.health_path}{_tail(log)}")
-        if _healthy(port, plan.health_path):
+        if _healthy(port, plan):
             return
         if time.monotonic() > deadline:
             raise LaunchError(f"{plan.argv[0]} did not answer GET {plan.health_path} with 200 within "
@@ -121,11 +122,12 @@ def _wait_healthy(process: subprocess.Popen, port: int, plan: LaunchPlan, log) -
         time.sleep(plan.poll_interval)
 
 
-def _healthy(port: int, path: str) -> bool:
+def _healthy(port: int, plan: LaunchPlan) -> bool:
     connection = http.client.HTTPConnection(HOST, port, timeout=2)
     try:
-        connection.request("GET", path)
-        return connection.getresponse().status == 200
+        connection.request("GET", plan.health_path)
+        answer = connection.getresponse()
+        return answer.status == 200 and plan.ready_marker.encode("utf-8") in answer.read()
     except OSError:  # not listening yet, or it closed the connection while loading
         return False
     finally:
