@@ -44,10 +44,14 @@ FINAL = {"choices": [{"index": 0, "delta": {}, "finish_reason": "length"}]}
 
 def test_chat_ids_and_text_are_the_prompt_annotations() -> None:
     stream = [annotation("token_ids", "[1,872,9]"), annotation("formatted_prompt", "<s>user Hi"), CHUNK, FINAL, "[DONE]"]
-    with canned({CHAT: stream}) as dialect:
+    with canned({CHAT: stream, "/v1/completions": stream}) as dialect:
         assert dialect.chat_ids(MESSAGES, continue_final_message=True, chat_template_kwargs={"t": 1}) == [1, 872, 9]
         assert dialect.chat_text(MESSAGES, add_generation_prompt=False) == "<s>user Hi"
-    (_, ids_body), (_, text_body) = Canned.requests
+        assert dialect.tokenize("Hi", add_special_tokens=True) == [1, 872, 9]
+        with pytest.raises(NotProvided, match="no route tokenizes without"):
+            dialect.tokenize("Hi")
+    (_, ids_body), (_, text_body), (path, tokenize_body) = Canned.requests
+    assert (path, tokenize_body["prompt"], tokenize_body["nvext"]) == ("/v1/completions", "Hi", {"annotations": ["token_ids"]})
     assert ids_body["nvext"] == {"annotations": ["token_ids"]} and text_body["nvext"] == {"annotations": ["formatted_prompt"]}
     assert (ids_body["continue_final_message"], ids_body["chat_template_kwargs"], ids_body["model"]) == (True, {"t": 1}, "m")
     assert (text_body["add_generation_prompt"], text_body["stream"], text_body["max_tokens"]) == (False, True, 1)
@@ -67,7 +71,7 @@ def test_generated_ids_are_read_from_nvext_streamed_and_whole() -> None:
         chat = dialect.generate(GenerationRequest(messages=MESSAGES, max_tokens=2, stream=True))
     assert chat.ids == (5, 6) and [chunk.ids for chunk in chat.chunks] == [(5,), (6,)]
     with canned({}) as dialect, pytest.raises(NotProvided):
-        dialect.tokenize("Hi")
+        dialect.detokenize([5])
 
 
 # A stand-in that answers GET /v1/models 200 but never lists the model.
@@ -97,11 +101,13 @@ DYNAMO_PYTHON = os.environ.get("TEXTBOUND_DYNAMO_PYTHON", "")
 def test_the_real_front_end_renders_and_tokenizes_as_transformers() -> None:
     from textbound.families.embedded import build_family
     from textbound.oracles.chat_oracle import FamilyChatOracle
+    from textbound.oracles.tokenizers_oracle import TokenizersOracle
     from tools.serve_engine import dynamo_plan
     family = build_family("qwen")
     with running_server(dynamo_plan(Path(DYNAMO_PYTHON), family)) as url:
         dialect = open_dialect("dynamo", url, model="m", timeout=30)
         expected = FamilyChatOracle.of(family).ids(MESSAGES, None, False, add_generation_prompt=True)
         assert dialect.chat_ids(MESSAGES) == expected
+        assert dialect.tokenize("Hi there", add_special_tokens=True) == TokenizersOracle.from_dir(family).encode("Hi there", True)
         generation = dialect.generate(GenerationRequest(prompt=[1, 2], max_tokens=3, seed=1))
         assert generation.finish_reason == "length" and len(generation.ids) == 3

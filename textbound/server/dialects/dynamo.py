@@ -13,7 +13,9 @@ Fields as ai-dynamo-runtime 1.6.1 takes and answers them (``nvext``: Dynamo's re
   and ``event: formatted_prompt`` with the prompt's ids and text (JSON) in a comment line: what the
   preprocessor rendered and tokenized, ``add_generation_prompt``, ``continue_final_message`` and
   ``chat_template_kwargs`` sent as asked;
-- ``tokenize``, ``detokenize`` and ``chat_template``: no route (NotProvided).
+- ``tokenize`` (with the special tokens added: the only way Dynamo tokenizes a text prompt): a
+  streamed completion of the text for one token with the ``token_ids`` annotation;
+- ``detokenize`` and ``chat_template``: no route (NotProvided).
 
     >>> dialect = DynamoDialect("http://127.0.0.1:8000", model="m")               # doctest: +SKIP
     >>> dialect.chat_ids([{"role": "user", "content": "Hi there"}])               # doctest: +SKIP
@@ -25,8 +27,8 @@ import json
 from collections.abc import Iterator
 
 from ..client import DONE, ServerClient
-from ..protocol import GenerationRequest, ServerError
-from .openai import CHAT_PATH, OpenAIDialect, ids_field
+from ..protocol import GenerationRequest, NotProvided, ServerError
+from .openai import CHAT_PATH, COMPLETIONS_PATH, OpenAIDialect, ids_field
 
 NVEXT = "nvext"
 TOKEN_IDS_FIELD = "completion_token_ids"
@@ -47,34 +49,47 @@ class DynamoDialect(OpenAIDialect):
     def chat_ids(self, messages: list[dict], *, tools: list[dict] | None = None,
                  add_generation_prompt: bool = True, continue_final_message: bool = False,
                  chat_template_kwargs: dict | None = None) -> list[int]:
-        body, found = self._annotated(PROMPT_IDS, messages, tools, add_generation_prompt, continue_final_message,
-                                      chat_template_kwargs)
+        return self._prompt_ids(CHAT_PATH, self._chat_body(messages, tools, add_generation_prompt,
+                                                           continue_final_message, chat_template_kwargs))
+
+    def tokenize(self, text: str, add_special_tokens: bool = False) -> list[int]:
+        if not add_special_tokens:
+            raise NotProvided(f"{self.name}: a completion's text prompt is tokenized with the special tokens added; "
+                              "no route tokenizes without")
+        return self._prompt_ids(COMPLETIONS_PATH, {**self.model_field(), "prompt": text})
+
+    def _prompt_ids(self, path: str, body: dict) -> list[int]:
+        body, found = self._annotated(PROMPT_IDS, path, body)
         try:
             ids = json.loads(found)
         except (json.JSONDecodeError, TypeError):
             ids = None
-        return ids_field(ids, f"the {PROMPT_IDS} annotation", {"method": "POST", "path": CHAT_PATH, "body": body})
+        return ids_field(ids, f"the {PROMPT_IDS} annotation", {"method": "POST", "path": path, "body": body})
 
     def chat_text(self, messages: list[dict], *, tools: list[dict] | None = None,
                   add_generation_prompt: bool = True, chat_template_kwargs: dict | None = None) -> str:
-        body, found = self._annotated(PROMPT_TEXT, messages, tools, add_generation_prompt, False, chat_template_kwargs)
+        body, found = self._annotated(PROMPT_TEXT, CHAT_PATH, self._chat_body(messages, tools, add_generation_prompt,
+                                                                              False, chat_template_kwargs))
         if not isinstance(found, str):
             raise ServerError(f"the {PROMPT_TEXT} annotation is not a string", {"method": "POST", "path": CHAT_PATH,
                                                                                 "body": body})
         return found
 
-    def _annotated(self, annotation: str, messages, tools, add_generation_prompt, continue_final_message,
-                   chat_template_kwargs) -> tuple[dict, object]:
-        """The request asking for ``annotation`` of a chat's prompt, and the annotation's JSON value."""
-        body = {**self.model_field(), "messages": messages, "max_tokens": 1, "stream": True,
-                "add_generation_prompt": add_generation_prompt, "continue_final_message": continue_final_message,
-                NVEXT: {"annotations": [annotation]}}
+    def _chat_body(self, messages, tools, add_generation_prompt, continue_final_message, chat_template_kwargs) -> dict:
+        body = {**self.model_field(), "messages": messages, "add_generation_prompt": add_generation_prompt,
+                "continue_final_message": continue_final_message}
         if tools is not None:
             body["tools"] = tools
         if chat_template_kwargs is not None:
             body["chat_template_kwargs"] = chat_template_kwargs
-        sent = {"method": "POST", "path": CHAT_PATH, "body": body}
-        for event in self.server.stream(CHAT_PATH, body, named=True):
+        return body
+
+    def _annotated(self, annotation: str, path: str, request: dict) -> tuple[dict, object]:
+        """The request (``request`` streamed for one token with ``annotation`` asked) and the
+        annotation's JSON value."""
+        body = {**request, "max_tokens": 1, "stream": True, NVEXT: {"annotations": [annotation]}}
+        sent = {"method": "POST", "path": path, "body": body}
+        for event in self.server.stream(path, body, named=True):
             if event.get("event") == annotation:
                 try:
                     return body, json.loads(event["comment"])
