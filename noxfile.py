@@ -239,6 +239,11 @@ def _server_field_runs(session: nox.Session, engine: str, families: list[str], s
                 (kept / name).write_bytes((run / name).read_bytes())
 
 
+# Its tokenizer is llama.cpp's, checked in-process by engine_llama_cpp; its routes always add the special
+# tokens (/extras/tokenize) and answer about 10 cases a second here, so the field run leaves it out.
+LLAMA_CPP_PYTHON_COMPONENTS = "detokenizer,stops,tools,structured"
+
+
 @nox.session
 def server_llama_cpp_python(session: nox.Session) -> None:
     """llama-cpp-python 0.3.36's own server (``python -m llama_cpp.server``, not llama-server) serving
@@ -251,7 +256,7 @@ def server_llama_cpp_python(session: nox.Session) -> None:
     names = [name for name in SERVER_FAMILIES if name in _shared_names() + _embedded_names()]
     _server_field_runs(session, "llama-cpp-python-server", session.posargs or names,
                        ["python", "tools/serve_engine.py", "--engine", "llama-cpp-python"],
-                       ["--server-dialect", "llama-cpp-python"], env)
+                       ["--server-dialect", "llama-cpp-python", "--component", LLAMA_CPP_PYTHON_COMPONENTS], env)
     session.run("python", "tools/field_report.py", "--engines", "llama-cpp-python-chat,llama-cpp-python-server",
                 "--jobs", "1", env=env)
 

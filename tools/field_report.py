@@ -125,10 +125,11 @@ ENGINES = (
            ("tokenizer", "detokenizer", "chat", "stops", "tools", "structured"), False,
            families=("llama3_1", "qwen3", "llama2"), server=True),
     # llama-cpp-python's own server and chat formatter (nox -s server_llama_cpp_python): the server has
-    # no chat text route, so its chat is checked in-process through the server's request model.
+    # no chat text route, so its chat is checked in-process through the server's request model. Its
+    # tokenizer is llama.cpp's (the llama.cpp row) behind routes that always add special tokens: not run
+    # here (noxfile.py's LLAMA_CPP_PYTHON_COMPONENTS).
     Engine("llama-cpp-python-chat", "textbound.adapters.llama_cpp_python_chat", ("chat",), False),
-    Engine("llama-cpp-python-server", "textbound.adapters.server",
-           ("tokenizer", "detokenizer", "stops", "tools", "structured"), False,
+    Engine("llama-cpp-python-server", "textbound.adapters.server", ("detokenizer", "stops", "tools", "structured"), False,
            families=("llama3_1", "qwen3", "llama2", "sentencepiece"), server=True),
     # NVIDIA Dynamo's front end before a random-token worker (nox -s server_dynamo); the worker
     # constrains nothing, so tools and structured are not checked (noxfile.py's DYNAMO_COMPONENTS).
