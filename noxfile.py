@@ -1,11 +1,11 @@
 """nox sessions: tests, one check per family, fuzz (the fuzzed pipelines), gate (check against the
 committed baseline), bench, mutants (the harness's own mutation score), field (the field report of
-every adapter), and the engines that need
-heavy optional installs: engines_js (node packages), engine_llama_cpp (a source build),
-server_llama_cpp (a llama-server build, checked over HTTP), server_llama_cpp_python (llama-cpp-python's
-own server over HTTP and its chat formatter), server_dynamo (NVIDIA Dynamo's front end over HTTP), engine_vllm and engine_sglang (vllm and
-sglang, each in an environment of its own); oracle_env (textbound installed beside an engine's older
-oracle pins, judged in the oracle environment it builds).
+every adapter), and the engines that need heavy optional installs: engines_js (node packages),
+engine_llama_cpp (a source build), server_llama_cpp (a llama-server build, checked over HTTP),
+server_llama_cpp_python (llama-cpp-python's own server over HTTP and its chat formatter),
+server_dynamo (NVIDIA Dynamo's front end over HTTP), engine_vllm and engine_sglang (vllm and sglang,
+each in an environment of its own); oracle_env (textbound installed beside an engine's older oracle
+pins, judged in the oracle environment it builds).
 
 The shared models and templates are found through $TEXTBOUND_MODELS and $TEXTBOUND_TEMPLATES; when
 they are unset, the folders beside the repository (../shared) are used if they exist.
