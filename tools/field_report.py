@@ -132,8 +132,9 @@ ENGINES = (
     Engine("llama-cpp-python-server", "textbound.adapters.server", ("detokenizer", "stops", "tools", "structured"), False,
            families=("llama3_1", "qwen3", "llama2", "sentencepiece"), server=True),
     # NVIDIA Dynamo's front end before a random-token worker (nox -s server_dynamo); the worker
-    # constrains nothing, so tools and structured are not checked (noxfile.py's DYNAMO_COMPONENTS).
-    Engine("dynamo", "textbound.adapters.server", ("tokenizer", "detokenizer", "chat", "stops"), False,
+    # constrains nothing, so tools and structured are not checked, and its tokenizer is checked
+    # through chat ids (noxfile.py's DYNAMO_COMPONENTS).
+    Engine("dynamo", "textbound.adapters.server", ("detokenizer", "chat", "stops"), False,
            families=("llama3_1", "qwen3"), server=True,
            refuses=tuple((family, "its front end does not serve the model: 'Model materialization failed ... "
                                   "prompt_formatter_from_mdc: chat_template field is required in the "
