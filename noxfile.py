@@ -1,10 +1,12 @@
 """nox sessions: tests, one check per family, fuzz (the fuzzed pipelines), gate (check against the
 committed baseline), bench, mutants (the harness's own mutation score), field (the field report of
-every adapter), and the engines that need
-heavy optional installs: engines_js (node packages), engine_llama_cpp (a source build),
-server_llama_cpp (a llama-server build, checked over HTTP), engine_vllm and engine_sglang (vllm and
-sglang, each in an environment of its own), engine_mlx_lm (mlx-lm with mlx's CPU wheels); oracle_env (textbound installed beside an engine's older
-oracle pins, judged in the oracle environment it builds).
+every adapter), and the engines that need heavy optional installs: engines_js (node packages),
+engine_llama_cpp (a source build), server_llama_cpp (a llama-server build, checked over HTTP),
+server_llama_cpp_python (llama-cpp-python's own server over HTTP and its chat formatter),
+server_dynamo (NVIDIA Dynamo's front end over HTTP), engine_vllm and engine_sglang (vllm and sglang,
+each in an environment of its own), engine_mlx_lm (mlx-lm with mlx's CPU wheels); oracle_env
+(textbound installed beside an engine's older oracle pins, judged in the oracle environment it
+builds).
 
 The shared models and templates are found through $TEXTBOUND_MODELS and $TEXTBOUND_TEMPLATES; when
 they are unset, the folders beside the repository (../shared) are used if they exist.
@@ -213,6 +215,77 @@ def server_llama_cpp(session: nox.Session) -> None:
                     "textbound", "check", "--server", "{url}", "--server-dialect", "llama.cpp", "--family", family,
                     "--budget", "quick", "--report-dir", f"reports/runs/server_llama_cpp-{family}",
                     env=env, success_codes=[0, 1])  # divergences are findings, not a failed session
+
+
+FIELD_RUNS = ROOT / "reports" / "runs" / "field"  # tools/field_report.py's --work-dir
+FIELD_REPORT = ROOT / "reports" / "field"
+SERVER_RUN_FILES = ("summary.json", "report.md")  # what reports/field/ENGINE/FAMILY keeps of a server's run
+
+
+def _server_field_runs(session: nox.Session, engine: str, families: list[str], serve: list[str],
+                       check_options: list[str], env: dict[str, str]) -> None:
+    """``textbound check --server`` (with ``check_options``: its dialect...) of each family served by
+    ``serve`` (a command that runs the rest with {url}), into the field report's work folder; its
+    summary and report kept under reports/field/ENGINE/FAMILY, as tools/field_report.py reads a
+    server engine's runs."""
+    for family in families:
+        run = FIELD_RUNS / engine / family
+        session.run(*serve, "--family", family, "--", "textbound", "check", "--server", "{url}", *check_options,
+                    "--family", family, "--budget", "quick", "--jobs", "1", "--report-dir", str(run),
+                    env=env, success_codes=[0, 1])  # divergences are findings, not a failed session
+        kept = FIELD_REPORT / engine / family
+        kept.mkdir(parents=True, exist_ok=True)
+        for name in SERVER_RUN_FILES:
+            if (run / name).is_file():
+                (kept / name).write_bytes((run / name).read_bytes())
+
+
+# Its tokenizer is llama.cpp's, checked in-process by engine_llama_cpp; its routes always add the special
+# tokens (/extras/tokenize) and answer about 10 cases a second here, so the field run leaves it out.
+LLAMA_CPP_PYTHON_COMPONENTS = "detokenizer,stops,tools,structured"
+
+
+@nox.session
+def server_llama_cpp_python(session: nox.Session) -> None:
+    """llama-cpp-python 0.3.36's own server (``python -m llama_cpp.server``, not llama-server) serving
+    each family's tiny model over HTTP (the llama-cpp-python dialect), and its chat formatter
+    in-process (textbound.adapters.llama_cpp_python_chat): the tests, then both field-report rows
+    (llama-cpp-python-server, llama-cpp-python-chat). Built from the sdist (minutes, cached by pip)."""
+    _install(session, f"llama-cpp,{TEST_EXTRAS}")
+    env = _shared_env()
+    session.run("pytest", "-q", "-p", "no:cacheprovider", "tests/test_llama_cpp_python.py", env=env)
+    names = [name for name in SERVER_FAMILIES if name in _shared_names() + _embedded_names()]
+    _server_field_runs(session, "llama-cpp-python-server", session.posargs or names,
+                       ["python", "tools/serve_engine.py", "--engine", "llama-cpp-python"],
+                       ["--server-dialect", "llama-cpp-python", "--component", LLAMA_CPP_PYTHON_COMPONENTS], env)
+    session.run("python", "tools/field_report.py", "--engines", "llama-cpp-python-chat,llama-cpp-python-server",
+                "--jobs", "1", env=env)
+
+
+DYNAMO_VERSION = "1.6.1"
+# Dynamo's worker here is noise that constrains nothing (engines/dynamo/serve.py): its tools and
+# structured checks would judge the worker, not Dynamo, so they are not run. Its tokenizer is checked
+# through chat ids: it tokenizes a text prompt only with the special tokens added, and the tokenizer
+# checks ask without them first (textbound/server/features.py), so tokenizer/encode is not provided.
+DYNAMO_COMPONENTS = "detokenizer,chat,stops"
+# Its front end serves no model without a chat template (llama2's, sentencepiece's): see the dynamo row.
+DYNAMO_FAMILIES = ("qwen3", "llama3_1")
+
+
+@nox.session
+def server_dynamo(session: nox.Session) -> None:
+    """NVIDIA Dynamo's OpenAI front end (ai-dynamo-runtime, in an environment of its own: 75 MB, no
+    GPU needed) on each family's tokenizer and template, in front of a seeded random-token worker:
+    the tests (the real front end among them), then its field-report row (dynamo)."""
+    _install(session, TEST_EXTRAS)
+    python = str(_engine_python(session, "TEXTBOUND_DYNAMO_PYTHON", "server_dynamo-dynamo",
+                                [[f"ai-dynamo-runtime=={DYNAMO_VERSION}"]]))
+    env = {**_shared_env(), "TEXTBOUND_DYNAMO_PYTHON": python}
+    session.run("pytest", "-q", "-p", "no:cacheprovider", "tests/test_dynamo.py", env=env)
+    names = [name for name in DYNAMO_FAMILIES if name in _shared_names()]
+    _server_field_runs(session, "dynamo", session.posargs or names, ["python", "tools/serve_engine.py", "--engine", "dynamo"],
+                       ["--server-dialect", "dynamo", "--model", "m", "--component", DYNAMO_COMPONENTS], env)
+    session.run("python", "tools/field_report.py", "--engines", "dynamo", "--jobs", "1", env=env)
 
 
 VLLM_VERSION = "0.33.0"

@@ -174,6 +174,16 @@ def test_a_server_engine_is_one_row_of_its_per_family_reports(field_report, tmp_
     assert entry["signatures"]["tokenizer/decode/text: drops ' ' at the start"]["count"] == 2
 
 
+def test_a_server_engines_refused_families_are_its_not_applicable_ones(field_report, tmp_path):
+    engine = field_report.Engine("srv", "textbound.adapters.server", ("chat",), False, families=("qwen",), server=True,
+                                 refuses=(("gpt2", "no chat template"),))
+    setup = field_report.run_engine(engine, [], tmp_path, "quick", 1)
+    assert setup == {"missing": None, "not_applicable": {"gpt2": "no chat template"}}
+    page = field_report.site({"budget": "quick", "engines": {"srv": {**setup, "module": engine.module,
+                              "components": ["chat"], "version": None, "counts": [], "signatures": {}}}}, {})
+    assert "- gpt2: no chat template" in page["engines/srv.md"]
+
+
 def test_every_reproducer_and_report_the_triage_links_exists(field_report):
     triage = json.loads(field_report.TRIAGE_FILE.read_text(encoding="utf-8"))
     assert field_report.dangling_links(triage) == {}

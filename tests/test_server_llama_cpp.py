@@ -85,6 +85,9 @@ class Canned(BaseHTTPRequestHandler):
         self.end_headers()
         events = answer if stream else [answer]
         for event in events:
+            if isinstance(event, bytes):  # an event written as given (a named one, without data)
+                self.wfile.write(event)
+                continue
             data = event if isinstance(event, str) else json.dumps(event)
             self.wfile.write((f"data: {data}\n\n" if stream else data).encode())
 

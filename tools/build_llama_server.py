@@ -10,13 +10,11 @@ server cannot be built or started, with one line saying why).
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 
 from textbound.families import FamilyError, resolve
-from textbound.server.launch import LaunchError, build_llama_server, running_server, tiny_model_plan
+from textbound.server.launch import LaunchError, build_llama_server, run_while_serving, tiny_model_plan
 
-URL_PLACEHOLDER = "{url}"
 SETUP_ERROR = 2
 
 
@@ -32,10 +30,7 @@ def main(argv: list[str] | None = None) -> int:
             print(binary)
             return 0
         (family,) = resolve([options.family], [], [])
-        with running_server(tiny_model_plan(binary, family.path)) as url:
-            print(f"serving {family.name} at {url}", file=sys.stderr)
-            command = [part.replace(URL_PLACEHOLDER, url) for part in options.command]
-            return subprocess.run(command).returncode if command else 0
+        return run_while_serving(tiny_model_plan(binary, family.path), options.command)
     except (LaunchError, FamilyError, ValueError) as error:
         print(f"build_llama_server: {error}", file=sys.stderr)
         return SETUP_ERROR

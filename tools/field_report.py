@@ -91,6 +91,7 @@ class Engine:
     environment: tuple[tuple[str, str], ...] = ()  # what its adapter reads, e.g. the subprocess engine's command
     families: tuple[str, ...] = ()  # the only families it is run on (none: every family)
     server: bool = False  # checked over HTTP, run per family elsewhere (see the module's docstring)
+    refuses: tuple[tuple[str, str], ...] = ()  # a server's families it cannot serve, with its own words
 
     def environ(self):
         """os.environ with the engine's variables, for the setup done in this process."""
@@ -128,6 +129,22 @@ ENGINES = (
     Engine("llama-server", "textbound.adapters.server",
            ("tokenizer", "detokenizer", "chat", "stops", "tools", "structured"), False,
            families=("llama3_1", "qwen3", "llama2"), server=True),
+    # llama-cpp-python's own server and chat formatter (nox -s server_llama_cpp_python): the server has
+    # no chat text route, so its chat is checked in-process through the server's request model. Its
+    # tokenizer is llama.cpp's (the llama.cpp row) behind routes that always add special tokens: not run
+    # here (noxfile.py's LLAMA_CPP_PYTHON_COMPONENTS).
+    Engine("llama-cpp-python-chat", "textbound.adapters.llama_cpp_python_chat", ("chat",), False),
+    Engine("llama-cpp-python-server", "textbound.adapters.server", ("detokenizer", "stops", "tools", "structured"), False,
+           families=("llama3_1", "qwen3", "llama2", "sentencepiece"), server=True),
+    # NVIDIA Dynamo's front end before a random-token worker (nox -s server_dynamo); the worker
+    # constrains nothing, so tools and structured are not checked, and its tokenizer is checked
+    # through chat ids (noxfile.py's DYNAMO_COMPONENTS).
+    Engine("dynamo", "textbound.adapters.server", ("detokenizer", "chat", "stops"), False,
+           families=("llama3_1", "qwen3"), server=True,
+           refuses=tuple((family, "its front end does not serve the model: 'Model materialization failed ... "
+                                  "prompt_formatter_from_mdc: chat_template field is required in the "
+                                  "tokenizer_config.json file' (the family has no chat template)")
+                         for family in ("llama2", "sentencepiece"))),
 )
 SERVER_VERSION_END = " serving "  # a server's impl_version goes on with its model file and URL, per run
 
@@ -172,7 +189,7 @@ def run_engine(engine: Engine, families: list[FieldFamily], work_dir: Path, budg
     if engine.server:
         print(f"field: {engine.name} is run by its nox session; its reports are read from {FIELD_DIR / engine.name}",
               flush=True)
-        return {"missing": None, "not_applicable": {}}
+        return {"missing": None, "not_applicable": dict(engine.refuses)}
     try:
         with engine.environ():
             Implementation(engine.module)

@@ -50,10 +50,12 @@ class ServerClient:
         """The JSON object answering ``POST path`` with ``body``."""
         return self._json({"method": "POST", "path": path, "body": body})
 
-    def stream(self, path: str, body: dict, done: str | None = DONE) -> Iterator[dict]:
+    def stream(self, path: str, body: dict, done: str | None = DONE, named: bool = False) -> Iterator[dict]:
         """The JSON objects of the SSE events answering ``POST path``, in order, until the event
         ``data: <done>`` (vLLM's and OpenAI's ``[DONE]``) or, with ``done=None``, the body's end.
-        A stream ending otherwise, or in the middle of an event, raises ServerError."""
+        A stream ending otherwise, or in the middle of an event, raises ServerError. With ``named``,
+        an event without data but with a name comes as ``{"event": NAME, "comment": TEXT}`` (its
+        comment lines joined: Dynamo's annotations, ``event: token_ids`` then ``: "[1, 2]"``)."""
         request = {"method": "POST", "path": path, "body": body}
         with _Exchange(self, request) as exchange:
             buffer, count = b"", 0
@@ -64,6 +66,8 @@ class ServerClient:
                     payload = _event_data(raw, count, request)
                     count += 1
                     if payload is None:
+                        if named and (event := _named_event(raw)):
+                            yield event
                         continue
                     if done is not None and payload == done:
                         return
@@ -186,6 +190,15 @@ def _event_data(raw: bytes, index: int, request: dict) -> str | None:
         raise ServerError(f"SSE event {index + 1} is not UTF-8 at byte {exc.start}", request) from None
     data = [line[5:].removeprefix(" ") for line in lines if line.startswith("data:")]
     return "\n".join(data) if data else None
+
+
+def _named_event(raw: bytes) -> dict | None:
+    """An SSE event's name and comment lines, None for an event without a name:
+    ``_named_event(b'event: token_ids\n: "[1]"') == {"event": "token_ids", "comment": '"[1]"'}``."""
+    lines = raw.decode("utf-8").split("\n")
+    names = [line[6:].strip() for line in lines if line.startswith("event:")]
+    comment = "\n".join(line[1:].removeprefix(" ") for line in lines if line.startswith(":"))
+    return {"event": names[0], "comment": comment} if names else None
 
 
 def _parsed(data: bytes | str, where: str, request: dict) -> dict:

@@ -1,7 +1,7 @@
 """What a running server's text boundary offers, in one shape whatever HTTP API it speaks.
 
-A *dialect* (textbound/server/dialects/: ``vllm``, ``llama_cpp``, ``openai``) turns each operation
-below into that API's requests and its answers back into these types. The checks (the server's
+A *dialect* (textbound/server/dialects/: ``vllm``, ``llama_cpp``, ``openai``, ``llama_cpp_python``,
+``dynamo``) turns each operation below into that API's requests and its answers back into these types. The checks (the server's
 case builders and properties) and the ``--impl`` adapter of a server (textbound.adapters.server)
 see only this module: a dialect lacking an operation raises ``NotProvided`` and the properties
 needing it are reported "not provided", never passed. A server that misbehaves (a timeout, a
@@ -24,7 +24,7 @@ from typing import Protocol
 # one (which imports them).
 from .protocol import Chunk, Generation, GenerationRequest, NotProvided, ServerError
 
-DIALECTS = ("vllm", "llama.cpp", "openai")
+DIALECTS = ("vllm", "llama.cpp", "openai", "llama-cpp-python", "dynamo")
 __all__ = ["DIALECTS", "Chunk", "Dialect", "Generation", "GenerationRequest", "NotProvided", "ServerError",
            "open_dialect"]
 
@@ -65,4 +65,10 @@ def open_dialect(name: str, url: str, *, model: str | None = None, timeout: floa
     if name == "openai":
         from .dialects.openai import OpenAIDialect
         return OpenAIDialect(url, model=model, timeout=timeout)
+    if name == "llama-cpp-python":
+        from .dialects.llama_cpp_python import LlamaCppPythonDialect
+        return LlamaCppPythonDialect(url, model=model, timeout=timeout)
+    if name == "dynamo":
+        from .dialects.dynamo import DynamoDialect
+        return DynamoDialect(url, model=model, timeout=timeout)
     raise ValueError(f"unknown server dialect {name!r} (known: {', '.join(DIALECTS)})")

@@ -9,7 +9,8 @@ raises ``LaunchError``: one line naming the command and how it failed, then the 
 ``build_llama_server()`` builds only the ``llama-server`` target of llama-cpp-python
 ``LLAMA_CPP_PYTHON_VERSION``'s ``vendor/llama.cpp`` (cmake, CPU only, no network code, no web UI)
 under ``$TEXTBOUND_CACHE/llama_cpp/server-<version>``; ``llama_server_binary()`` finds it there or at
-``$TEXTBOUND_LLAMA_SERVER``. ``llama_server_plan(binary, model)`` is the command serving a GGUF.
+``$TEXTBOUND_LLAMA_SERVER``. ``llama_server_plan(binary, model)`` is the command serving a GGUF;
+``llama_cpp_python_plan(python, model)`` the same GGUF served by llama-cpp-python's own server.
 
     >>> plan = llama_server_plan(llama_server_binary(), tiny_model_path)      # doctest: +SKIP
     >>> with running_server(plan) as url:                                     # doctest: +SKIP
@@ -22,6 +23,7 @@ import http.client
 import os
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -37,7 +39,9 @@ LLAMA_CPP_PYTHON_VERSION = "0.3.36"
 SERVER_ENV = "TEXTBOUND_LLAMA_SERVER"
 HOST = "127.0.0.1"
 HEALTH_PATH = "/health"
+MODELS_PATH = "/v1/models"  # the readiness of a server without /health
 PORT_PLACEHOLDER = "{port}"
+URL_PLACEHOLDER = "{url}"  # in a command run while a server serves (run_while_serving)
 LOG_TAIL_LINES = 15
 BUILD_JOBS = 2
 # CPU only and nothing fetched at build or run time: no curl/OpenSSL, no prebuilt web UI download.
@@ -56,7 +60,8 @@ class LaunchError(RuntimeError):
 @dataclass(frozen=True)
 class LaunchPlan:
     """How to start a server: ``argv`` with ``{port}`` where the port goes, how long it may take to
-    answer ``GET /health`` with 200, and how long it gets to exit once terminated.
+    answer ``GET health_path`` with 200 (a server without /health is polled at an endpoint it
+    answers once its model is loaded), and how long it gets to exit once terminated.
 
     >>> LaunchPlan(("python", "-m", "http.server", "{port}")).startup_timeout
     120.0
@@ -66,6 +71,8 @@ class LaunchPlan:
     startup_timeout: float = 120.0
     stop_grace: float = 10.0
     poll_interval: float = 0.2
+    health_path: str = HEALTH_PATH
+    ready_marker: str = ""  # text the 200 answer must hold, for a server that answers before its model is served
 
 
 def free_port() -> int:
@@ -92,25 +99,35 @@ def running_server(plan: LaunchPlan) -> Iterator[str]:
             _stop(process, plan.stop_grace)
 
 
+def run_while_serving(plan: LaunchPlan, command: list[str]) -> int:
+    """Runs ``command`` (``{url}`` in it replaced by the server's URL) while ``plan``'s server serves;
+    its exit status, 0 for no command. The server is stopped however the command ends."""
+    with running_server(plan) as url:
+        print(f"serving {plan.argv[0]} at {url}", file=sys.stderr, flush=True)
+        command = [part.replace(URL_PLACEHOLDER, url) for part in command]
+        return subprocess.run(command).returncode if command else 0
+
+
 def _wait_healthy(process: subprocess.Popen, port: int, plan: LaunchPlan, log) -> None:
     deadline = time.monotonic() + plan.startup_timeout
     while True:
         if process.poll() is not None:
             raise LaunchError(f"{plan.argv[0]} exited with status {process.returncode} before answering "
-                              f"GET {HEALTH_PATH}{_tail(log)}")
-        if _healthy(port):
+                              f"GET {plan.health_path}{_tail(log)}")
+        if _healthy(port, plan):
             return
         if time.monotonic() > deadline:
-            raise LaunchError(f"{plan.argv[0]} did not answer GET {HEALTH_PATH} with 200 within "
+            raise LaunchError(f"{plan.argv[0]} did not answer GET {plan.health_path} with 200 within "
                               f"{plan.startup_timeout:g} s{_tail(log)}")
         time.sleep(plan.poll_interval)
 
 
-def _healthy(port: int) -> bool:
+def _healthy(port: int, plan: LaunchPlan) -> bool:
     connection = http.client.HTTPConnection(HOST, port, timeout=2)
     try:
-        connection.request("GET", HEALTH_PATH)
-        return connection.getresponse().status == 200
+        connection.request("GET", plan.health_path)
+        answer = connection.getresponse()
+        return answer.status == 200 and plan.ready_marker.encode("utf-8") in answer.read()
     except OSError:  # not listening yet, or it closed the connection while loading
         return False
     finally:
@@ -179,13 +196,30 @@ def llama_server_plan(binary: Path, model: Path, *, context: int = 4096) -> Laun
                        "-c", str(context), "-np", "1", "-t", "1", "--jinja", "--no-webui", "--no-warmup"))
 
 
-def tiny_model_plan(binary: Path, family: Path) -> LaunchPlan:
-    """llama-server at ``binary`` serving the tiny model of the family folder ``family`` (its
-    vocabulary converted by the server's own source: textbound.server.tiny_model)."""
+def tiny_model(family: Path) -> Path:
+    """The tiny GGUF of the family folder ``family``: its vocabulary converted by the server's own
+    source (textbound.server.tiny_model); LaunchError naming what is missing to write it."""
     from .llama_cpp_source import vocab_gguf
     from .tiny_model import tiny_gguf
     try:
-        model = tiny_gguf(vocab_gguf(family, LLAMA_CPP_PYTHON_VERSION, server_source()))
+        return tiny_gguf(vocab_gguf(family, LLAMA_CPP_PYTHON_VERSION, server_source()))
     except MissingExtra as exc:
         raise LaunchError(f"the tiny model of {family}: {exc}") from exc
-    return llama_server_plan(binary, model)
+
+
+def tiny_model_plan(binary: Path, family: Path) -> LaunchPlan:
+    """llama-server at ``binary`` serving the tiny model of the family folder ``family``."""
+    return llama_server_plan(binary, tiny_model(family))
+
+
+def llama_cpp_python_plan(python: Path, model: Path, *, context: int = 4096) -> LaunchPlan:
+    """llama-cpp-python's own server, ``python -m llama_cpp.server`` run by ``python`` (an environment
+    holding ``llama-cpp-python[server]``), serving the GGUF ``model`` with one thread. It has no
+    /health: uvicorn starts once the model is loaded, so ``GET /v1/models`` answering is readiness.
+
+    >>> llama_cpp_python_plan(Path("python"), Path("m.gguf")).argv[:4]
+    ('python', '-m', 'llama_cpp.server', '--model')
+    """
+    return LaunchPlan((str(python), "-m", "llama_cpp.server", "--model", str(model), "--host", HOST,
+                       "--port", PORT_PLACEHOLDER, "--n_ctx", str(context), "--n_threads", "1",
+                       "--n_threads_batch", "1"), health_path=MODELS_PATH)

@@ -26,8 +26,7 @@ class OpenAIDialect:
     """A server speaking the OpenAI chat-completions API at ``url``."""
 
     name = "openai"
-    # vLLM's request extensions (return_token_ids and the rest), and its /v1/completions.
-    vllm_extensions = False
+    offers_completions = False  # POST /v1/completions (of a prompt): vLLM's and llama-cpp-python's
 
     def __init__(self, url: str, *, model: str | None = None, timeout: float = 30.0):
         self.client = ServerClient(url, timeout=timeout)
@@ -64,7 +63,7 @@ class OpenAIDialect:
         if (request.prompt is None) == (request.messages is None):
             raise ValueError("a GenerationRequest needs exactly one of prompt and messages")
         chat = request.messages is not None
-        if not chat and not self.vllm_extensions:
+        if not chat and not self.offers_completions:
             raise NotProvided(f"{self.name}: only chat completions")
         body = self.model_field()
         body.update({"messages" if chat else "prompt": request.messages if chat else request.prompt,

@@ -27,7 +27,7 @@ class VllmDialect(OpenAIDialect):
     """A vLLM (or SGLang) OpenAI-compatible server at ``url``."""
 
     name = "vllm"
-    vllm_extensions = True
+    offers_completions = True
 
     def tokenize(self, text: str, add_special_tokens: bool = False) -> list[int]:
         return self._tokens({"prompt": text, "add_special_tokens": add_special_tokens})

@@ -1,0 +1,64 @@
+"""Serves a family's tiny model with an engine's own server on 127.0.0.1 while a command runs, then
+stops it (textbound.server.launch): the servers that need no build of ours.
+
+    python tools/serve_engine.py --engine llama-cpp-python --family qwen3 -- \\
+        textbound check --server {url} --server-dialect llama-cpp-python --family qwen3 --budget quick
+
+- ``llama-cpp-python``: ``python -m llama_cpp.server`` run by ``$TEXTBOUND_LLAMA_CPP_PYTHON`` (an
+  environment holding ``llama-cpp-python[server]``; default: this python) on the family's tiny GGUF
+  (textbound.server.tiny_model, its vocabulary converted by the llama-cpp-python sdist's converter);
+- ``dynamo``: NVIDIA Dynamo's OpenAI front end on the family folder's tokenizer and template, in
+  front of a seeded random-token worker (engines/dynamo/serve.py), run by ``$TEXTBOUND_DYNAMO_PYTHON``
+  (an environment holding ``ai-dynamo-runtime``).
+
+``{url}`` in the command becomes the server's URL; the exit status is the command's (2 when the
+server cannot be started, with one line saying why).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from textbound.families import FamilyError, resolve
+from textbound.server.launch import (MODELS_PATH, PORT_PLACEHOLDER, LaunchError, LaunchPlan, llama_cpp_python_plan,
+                                     run_while_serving, tiny_model)
+
+SETUP_ERROR = 2
+PYTHON_ENV = {"llama-cpp-python": "TEXTBOUND_LLAMA_CPP_PYTHON", "dynamo": "TEXTBOUND_DYNAMO_PYTHON"}
+DYNAMO_SERVE = Path(__file__).resolve().parents[1] / "engines" / "dynamo" / "serve.py"
+DYNAMO_MODEL = '"id":"m"'  # engines/dynamo/serve.py's MODEL_NAME, listed by GET /v1/models once served
+
+
+def dynamo_plan(python: Path, family: Path) -> LaunchPlan:
+    """engines/dynamo/serve.py serving ``family``: ready once its model is listed (its /health answers
+    200 before the worker has registered)."""
+    return LaunchPlan((str(python), str(DYNAMO_SERVE), str(family), "--port", PORT_PLACEHOLDER),
+                      health_path=MODELS_PATH, ready_marker=DYNAMO_MODEL)
+
+
+def engine_python(engine: str) -> Path:
+    """The python that runs ``engine``'s server: ``$TEXTBOUND_..._PYTHON``, else this one."""
+    return Path(os.environ.get(PYTHON_ENV[engine], "").strip() or sys.executable)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--engine", required=True, choices=sorted(PYTHON_ENV))
+    parser.add_argument("--family", required=True, help="serve this family's tiny model while the command runs")
+    parser.add_argument("command", nargs="*", help="run with {url} replaced by the server's URL")
+    options = parser.parse_args(argv)
+    try:
+        (family,) = resolve([options.family], [], [])
+        python = engine_python(options.engine)
+        plan = (dynamo_plan(python, family.path) if options.engine == "dynamo"
+                else llama_cpp_python_plan(python, tiny_model(family.path)))
+        return run_while_serving(plan, options.command)
+    except (LaunchError, FamilyError, ValueError) as error:
+        print(f"serve_engine: {error}", file=sys.stderr)
+        return SETUP_ERROR
+
+
+if __name__ == "__main__":
+    sys.exit(main())
