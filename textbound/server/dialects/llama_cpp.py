@@ -202,12 +202,16 @@ def _streamed_completion(events: Iterator[dict], sent: dict) -> Generation:
 
 
 def _ending(answer: dict, sent: dict) -> dict:
-    """``finish_reason`` and ``stop_reason`` of a final /completion answer."""
+    """``finish_reason``, ``stop_reason`` and ``usage`` (its ``tokens_evaluated`` and ``tokens_predicted``)
+    of a final /completion answer."""
     stop_type = answer.get("stop_type")
     if stop_type not in FINISH_REASONS:
         raise ServerError(f"stop_type is {stop_type!r}, not one of {', '.join(FINISH_REASONS)}", sent)
+    counts = (answer.get("tokens_evaluated"), answer.get("tokens_predicted"))
+    usage = ({"prompt_tokens": counts[0], "completion_tokens": counts[1]}
+             if all(isinstance(count, int) for count in counts) else None)
     return {"finish_reason": FINISH_REASONS[stop_type],
-            "stop_reason": _text(answer, "stopping_word", sent) if stop_type == "word" else None}
+            "stop_reason": _text(answer, "stopping_word", sent) if stop_type == "word" else None, "usage": usage}
 
 
 def _text(answer: dict, key: str, sent: dict, where: str = "the answer") -> str:
