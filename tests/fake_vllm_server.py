@@ -63,7 +63,7 @@ STEERED_BIAS = 50  # a logit_bias at least this large steers to its id (the chec
 OUTPUT_BUGS = frozenset({
     "prompt_ids",  # /tokenize (and text prompts) drop the last id (change a lone one)
     "chat_ids",  # the chat prompt is rendered with an extra "\n" at its end
-    "stream_text",  # one chunk's text doubles its first character
+    "stream_text",  # the first chunk starting with a letter or digit doubles it
     "early_replacement",  # deltas are decode(ids so far) minus what was shown: U+FFFD shown mid-character
     "stream_vs_whole",  # the non-streamed text loses its last character (or gains " ")
     "stop_late",  # a stopped text leaks the stop string's first character
@@ -87,6 +87,9 @@ SHAPE_BUGS = frozenset({
     "usage_count",  # usage.completion_tokens one more than the ids
     "tool_calls_at_length",  # finish_reason "tool_calls" for a call cut at max_tokens (vllm#58228)
 })
+# A server taking the steering fields and sampling as if they were not there: no property's bug, the
+# features probe's finding (the run's notes say its output side ran unsteered).
+STEERING_IGNORED = "steering_ignored"
 MISBEHAVIOUR_BUGS = frozenset({
     "hang",  # never answers
     "close",  # closes the connection mid-response
@@ -96,7 +99,7 @@ MISBEHAVIOUR_BUGS = frozenset({
     "huge_body",  # answers an endless body
     "redirect",  # answers 302 to another URL
 })
-BUGS = OUTPUT_BUGS | SHAPE_BUGS | MISBEHAVIOUR_BUGS
+BUGS = OUTPUT_BUGS | SHAPE_BUGS | MISBEHAVIOUR_BUGS | {STEERING_IGNORED}
 OVERLAP_WAIT = 0.1  # seconds a concurrent_state request stays in flight, so that concurrent ones meet
 REDIRECT_TARGET = "http://127.0.0.1:9/elsewhere"
 POLL_INTERVAL = 0.02  # seconds between the serving thread's looks at shutdown: a quick stop
@@ -325,6 +328,8 @@ class FakeEngine:
         """The ids ``allowed_token_ids`` (vLLM) or a large ``logit_bias`` (OpenAI) steer to; [] for none."""
         allowed = body.get("allowed_token_ids") or [int(i) for i, bias in (body.get("logit_bias") or {}).items()
                                                     if bias >= STEERED_BIAS]
+        if STEERING_IGNORED in self.bugs:
+            return []
         if not all(isinstance(i, int) and self.tokenizer.id_to_token(i) is not None for i in allowed):
             raise BadRequest(f"allowed_token_ids: not token ids of this model: {allowed[:5]}")
         return sorted(set(allowed) - {self.tokenizer.eos_token_id})
@@ -528,9 +533,9 @@ class FakeEngine:
         texts = [("".join(step.text for step in group), [i for step in group for i in step.ids], group)
                  for group in groups]
         texts.append(("" if "tail_dropped" in self.bugs else output.tail, [], []))
-        if "stream_text" in self.bugs:
+        if "stream_text" in self.bugs:  # a letter or digit: a U+FFFD or a space repeated is named otherwise
             for index, (text, ids, steps) in enumerate(texts):
-                if text:
+                if text[:1].isalnum():
                     texts[index] = (text[0] + text, ids, steps)
                     break
         return texts

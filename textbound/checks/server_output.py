@@ -58,6 +58,17 @@ def steered(subject: Subject, given: dict) -> dict:
     return {"steer": tuple(ids), "steer_by": way} if way else {}
 
 
+def steering_note(dialect) -> str | None:
+    """The run's note where the server honours no steering (None where it does): its output side
+    then checks whatever the model generated, and may never meet a shape its cases were built for."""
+    way, why = steering(dialect)
+    if way:
+        return None
+    return (f"the server's output side ran unsteered ({why}): each case checked what the model generated, "
+            f"not the output shape it was built for (split characters, byte runs, special and added tokens, "
+            f"tool-call tags, a prompt ending mid-character)")
+
+
 def completion(subject: Subject, given: dict, stream: bool, stop: tuple[str, ...] = (), **fields) -> GenerationRequest:
     """The completion a case (or one of its requests, ``given``) asks, steered where the server can be."""
     return GenerationRequest(prompt=list(given["prompt"]), max_tokens=given["max_tokens"], seed=given["seed"],

@@ -23,7 +23,6 @@ is steered (server_output.steered) to the shape it was built for (server_cases.o
 """
 from __future__ import annotations
 
-import os
 from concurrent.futures import ThreadPoolExecutor
 
 from ..naming.divergence import Case, Divergence
@@ -34,9 +33,6 @@ from .registry import Subject, check, impl_call
 from .server_output import LENGTH, completion, decoded, stream_divergence
 from .streaming import vocabulary_survey
 
-CONCURRENCY_VARIABLE = "TEXTBOUND_SERVER_CONCURRENCY"  # set by --server-concurrency
-DEFAULT_CONCURRENCY = 4  # where the server does not tell its slots
-CONCURRENCY_RANGE = (2, 8)  # two at least: one request alone is no concurrency
 # How each dialect's logprob entries spell a token ending mid-character: vLLM gives each id its share
 # of the decoded text (a character's first bytes "", its last byte the character: vllm#34875's fix);
 # llama.cpp sends an entry only with text, its ``bytes`` the text's bytes since the last entry.
@@ -107,20 +103,9 @@ def check_server_choices(subject: Subject, case: Case) -> Divergence | None:
     return None
 
 
-def concurrency(subject: Subject) -> int:
-    """Requests sent at once: ``$TEXTBOUND_SERVER_CONCURRENCY`` (--server-concurrency), else the
-    server's slots where its dialect tells them, else DEFAULT_CONCURRENCY; within CONCURRENCY_RANGE."""
-    def asked() -> int:
-        given = os.environ.get(CONCURRENCY_VARIABLE)
-        slots = int(given) if given else subject.impl.server_dialect.slots() or DEFAULT_CONCURRENCY
-        low, high = CONCURRENCY_RANGE
-        return min(max(slots, low), high)
-    return subject.cached("concurrency", asked)
-
-
 @check("detokenizer", "server_concurrent", minimize="requests", sources=(SERVER,))
 def check_server_concurrent(subject: Subject, case: Case) -> Divergence | None:
-    given = case.input["requests"][:concurrency(subject)]
+    given = case.input["requests"][:subject.cached("concurrency", subject.impl.concurrency)]
     requests = [completion(subject, request, stream=True) for request in given]
     with ThreadPoolExecutor(len(requests)) as pool:
         answers = list(pool.map(lambda request: _send(subject, case, request), requests))

@@ -22,10 +22,10 @@ from typing import Protocol
 
 # The types every dialect answers in live in a leaf module, so the dialects need not import this
 # one (which imports them).
-from .protocol import STEERING, Chunk, Generation, GenerationRequest, Logprob, NotProvided, ServerError
+from .protocol import CONCURRENCY_RANGE, STEERING, Chunk, Generation, GenerationRequest, Logprob, NotProvided, ServerError
 
 DIALECTS = ("vllm", "llama.cpp", "openai")
-__all__ = ["DIALECTS", "STEERING", "Chunk", "Dialect", "Generation", "GenerationRequest", "Logprob", "NotProvided",
+__all__ = ["CONCURRENCY_RANGE", "DIALECTS", "STEERING", "Chunk", "Dialect", "Generation", "GenerationRequest", "Logprob", "NotProvided",
            "ServerError", "open_dialect"]
 
 

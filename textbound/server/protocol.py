@@ -63,6 +63,9 @@ class GenerationRequest:
 
 # The ways a request can steer the model to a set of ids, as GenerationRequest.steer_by names them.
 STEERING = ("allowed_token_ids", "logit_bias")
+# Streamed requests sent at once to check concurrency (--server-concurrency): two at least, since one
+# alone is no concurrency, and up to eight.
+CONCURRENCY_RANGE = (2, 8)
 STEERING_BIAS = 100  # the largest bias OpenAI's API (and vLLM, which clamps) takes
 
 
