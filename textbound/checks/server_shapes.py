@@ -44,10 +44,11 @@ def _send(subject: Subject, case: Case, request) -> tuple[Generation | None, Div
     return impl_call(case, None, lambda: subject.impl.server_dialect.generate(request))
 
 
-def _labelled(found: Divergence | None, label: str) -> Divergence | None:
-    """``found`` with its kind prefixed by which choice or request it is of."""
+def _located(found: Divergence | None, **where) -> Divergence | None:
+    """``found`` saying which choice or request of the case it is of (in its first difference, not
+    its kind: one bug gives one signature whichever choice shows it)."""
     if found is not None:
-        found.kind = f"{label}: {found.kind}"
+        found.first_difference.update(where)
     return found
 
 
@@ -89,7 +90,6 @@ def check_server_choices(subject: Subject, case: Case) -> Divergence | None:
         if len(choices) != count:
             return Divergence(case, count, len(choices), "another number of choices", {"request": answer.request})
         for index, choice in enumerate(choices):
-            label = f"{'streamed' if stream else 'whole'} choice {index}"
             if stream:
                 found = stream_divergence(subject, case, case.input, choice)
             else:
@@ -99,7 +99,7 @@ def check_server_choices(subject: Subject, case: Case) -> Divergence | None:
                     {"ids": list(choice.ids), "request": choice.request})
             found = found or _finish_divergence(case, choice, case.input["max_tokens"])
             if found:
-                return _labelled(found, label)
+                return _located(found, stream=stream, choice=index)
     return None
 
 
@@ -115,7 +115,7 @@ def check_server_concurrent(subject: Subject, case: Case) -> Divergence | None:
             return failure
         found = stream_divergence(subject, case, request, answer)
         if found:
-            return _labelled(found, f"request {index} of {len(requests)}")
+            return _located(found, request=index, concurrent=len(requests))
         if not deterministic:
             continue
         alone, failure = _send(subject, case, sent)
@@ -221,7 +221,7 @@ def check_server_finish(subject: Subject, case: Case) -> Divergence | None:
             return failure
         found = _finish_divergence(case, answer, case.input["max_tokens"])
         if found:
-            return _labelled(found, "streamed" if stream else "whole")
+            return _located(found, stream=stream)
         if answer.usage is None and not stream:  # a stream may leave usage out: OpenAI sends it when asked
             return Divergence(case, "usage", None, "no usage", {"request": answer.request})
         usage = answer.usage or {}
