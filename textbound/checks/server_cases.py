@@ -10,7 +10,11 @@ the output side (textbound.checks.server_output) from the seed.
 - detokenizer, stops: completions of prompts cut from the corpora's snippets as the family encodes
   them (or of random ids of its vocabulary), seeded, of 1 to MAX_TOKENS tokens, special tokens
   skipped (server_specials: kept, where the dialect can ask that); with ``messages``,
-  the chat asked instead where the dialect has no completions (OpenAI's public API);
+  the chat asked instead where the dialect has no completions (OpenAI's public API). Each is built
+  for one output shape (``output_shapes``, in turn): ``steer`` names the ids the output is steered
+  to, ``shape`` the shape, and a prompt ending mid-character ends with a character's first byte.
+  The same requests ask the shapes of checks/server_shapes.py: ``n`` choices, logprobs, echo (of a
+  prompt of whole characters), finish reasons, and MAX_CONCURRENCY requests sent at once;
 - tools, structured: short conversations of corpus text, with a tool group of the corpus and a
   tool_choice ("required" or one of them by name), or with a tool's parameters as the JSON schema.
 
@@ -21,7 +25,8 @@ after; a key left out, as minimizing leaves them, counts as 0, 0 and 1), so they
 and chunk boundaries whatever the server generates.
 
     >>> next(server_detokenizer_cases(family, BUDGETS["quick"], 0, subject)).input    # doctest: +SKIP
-    {'prompt': [464, 2068], 'max_tokens': 9, 'seed': 1804289383, 'skip_special_tokens': True}
+    {'prompt': [464, 2068], 'max_tokens': 9, 'seed': 1804289383, 'skip_special_tokens': True,
+     'steer': [127, 102, 643, 275, 280], 'shape': 'split characters', ...}
 """
 from __future__ import annotations
 
