@@ -80,6 +80,7 @@ SHAPE_BUGS = frozenset({
     "prompt_leak",  # a prompt ending mid-character: its last settled character leaks into the first delta
     "shared_choices",  # n > 1: the choices share one detokenizer, fed in turn (vllm#38158, sglang#3754)
     "concurrent_state",  # requests in flight together share one detokenizer
+    "concurrent_seed",  # requests in flight together sample with another seed than asked
     "logprob_pieces",  # logprob token strings decode each id alone: "" for a character's first bytes (vllm#34875)
     "echo_text",  # echo drops the first prompt token's text (vllm#58007)
     "prompt_logprobs_shift",  # prompt logprobs drop the first prompt token's entry (vllm#27477)
@@ -101,6 +102,7 @@ MISBEHAVIOUR_BUGS = frozenset({
 })
 BUGS = OUTPUT_BUGS | SHAPE_BUGS | MISBEHAVIOUR_BUGS | {STEERING_IGNORED}
 OVERLAP_WAIT = 0.1  # seconds a concurrent_state request stays in flight, so that concurrent ones meet
+CONCURRENCY_BUGS = frozenset({"concurrent_state", "concurrent_seed"})
 REDIRECT_TARGET = "http://127.0.0.1:9/elsewhere"
 POLL_INTERVAL = 0.02  # seconds between the serving thread's looks at shutdown: a quick stop
 
@@ -377,21 +379,26 @@ class FakeEngine:
     # -- answers ---------------------------------------------------------------------------------
 
     def outputs(self, body: dict, chat: bool) -> list[Output]:
-        """The request's outputs, through the concurrent_state bug: a request in flight while another
-        is takes the first delta the other one left in the state they share."""
-        if "concurrent_state" not in self.bugs:
+        """The request's outputs, through the concurrency bugs: a request in flight while another is
+        takes the first delta the other left in the state they share (concurrent_state), or samples
+        with another seed (concurrent_seed)."""
+        if not self.bugs & CONCURRENCY_BUGS:
             return self.generate(body, chat)
         with self.lock:
             self.in_flight += 1
         try:
             time.sleep(OVERLAP_WAIT)  # so that requests sent together are in flight together
-            outputs = self.generate(body, chat)
             with self.lock:
-                steps = outputs[0].steps
-                if steps:
+                together = self.in_flight > 1
+            if together and "concurrent_seed" in self.bugs:
+                body = {**body, "seed": (body.get("seed") or 0) + 1}
+            outputs = self.generate(body, chat)
+            steps = outputs[0].steps
+            if "concurrent_state" in self.bugs and steps:
+                with self.lock:
                     left, self.shared_delta = self.shared_delta, steps[0].text
-                    if self.in_flight > 1:
-                        steps[0].text = left + steps[0].text
+                if together:
+                    steps[0].text = left + steps[0].text
             return outputs
         finally:
             with self.lock:

@@ -32,6 +32,7 @@ CAUGHT_BY = {
     "prompt_leak": ("detokenizer", "server_stream", "shown"),
     "shared_choices": ("detokenizer", "server_choices", "text is not the decode of its ids"),
     "concurrent_state": ("detokenizer", "server_concurrent", "shown"),
+    "concurrent_seed": ("detokenizer", "server_concurrent", "a concurrent request differs from the same request alone"),
     "logprob_pieces": ("detokenizer", "server_logprobs", "logprob tokens do not spell the text"),
     "echo_text": ("detokenizer", "server_echo", "echoed text is not the prompt's decode"),
     "prompt_logprobs_shift": ("detokenizer", "server_echo", "prompt logprobs do not line up"),

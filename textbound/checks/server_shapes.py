@@ -33,10 +33,10 @@ from .registry import Subject, check, impl_call
 from .server_output import LENGTH, completion, decoded, stream_divergence
 from .streaming import vocabulary_survey
 
+UTF8_LONGEST = 4  # bytes of the longest UTF-8 character
 # How each dialect's logprob entries spell a token ending mid-character: vLLM gives each id its share
 # of the decoded text (a character's first bytes "", its last byte the character: vllm#34875's fix);
 # llama.cpp sends an entry only with text, its ``bytes`` the text's bytes since the last entry.
-UTF8_LONGEST = 4  # bytes of the longest UTF-8 character
 LOGPROB_CONVENTIONS = {"vllm": "shares", "llama.cpp": "pieces", "openai": "shares"}
 
 
@@ -52,17 +52,16 @@ def _located(found: Divergence | None, **where) -> Divergence | None:
     return found
 
 
-def finish_problem(generation: Generation, max_tokens: int, stopped: bool = False) -> str | None:
-    """What is wrong with a generation's finish_reason for its ids: None, or why. "length" exactly
-    when ``max_tokens`` ids came, "stop" when fewer did (an end-of-sequence id or, where ``stopped``,
-    a stop string; a stop may also end it on the last id):
+def finish_problem(generation: Generation, max_tokens: int) -> str | None:
+    """What is wrong with a generation's finish_reason for its ids (no stop strings asked): None, or
+    why. "length" exactly when ``max_tokens`` ids came, "stop" when fewer did (an end-of-sequence id):
     ``finish_problem(Generation("", (1, 2), "stop"), 2) == "finish_reason stop after max_tokens ids"``."""
     count, reason = len(generation.ids), generation.finish_reason
     if count > max_tokens:
         return f"{count} ids for max_tokens {max_tokens}"
     if count < max_tokens and reason != "stop":
         return f"finish_reason {reason} before max_tokens ids"
-    if count == max_tokens and reason != LENGTH and not (reason == "stop" and stopped):
+    if count == max_tokens and reason != LENGTH:
         return f"finish_reason {reason} after max_tokens ids"
     return None
 
