@@ -25,7 +25,7 @@ from ..naming.baseline import BaselineEntry, Verdict, judge
 from ..naming.divergence import Case, Divergence
 from ..naming.root_causes import Evidence, root_causes
 from ..plan.budget import Budget
-from ..plan.implementation import LIBRARY, Implementation
+from ..plan.implementation import LIBRARY, SERVER, Implementation
 from ..records.report import Recorder
 from .pool import (
     Checked,
@@ -381,7 +381,7 @@ def root_cause_evidence(plan: Plan, records: list[dict], limits: Limits, progres
 
 def _steering_notes(impl: Implementation) -> list[str]:
     """A server's run notes that its output side ran unsteered, where the server honours no steering."""
-    if impl.source == LIBRARY:
+    if impl.source != SERVER:
         return []
     from ..checks.server_output import steering_note
     note = steering_note(impl.server_dialect)
