@@ -141,8 +141,11 @@ def test_llama_cpp_logprob_pieces_spell_the_text_by_their_bytes():
     assert _entry_problem(pieces[1:], (7, 8), "pieces") is None
     assert _logprob_text(pieces[1:], "pieces") == "é"
     assert _entry_problem(pieces, (7, 8), "pieces") is None
-    assert _entry_problem((Logprob("x", (0xC3, 0xA9), 8),), (7, 8), "pieces") == "entry 0's token is not its bytes' text"
+    assert _entry_problem((Logprob("x", (0xC3, 0xA9), 8),), (7, 8), "pieces") == "an entry's token is not its bytes' text"
     assert _entry_problem((Logprob("é", (0xC3, 0xA9), 9),), (7, 8), "pieces").startswith("logprob entries name ids")
+    # a lone continuation byte is no cut-off character: sent, and shown as U+FFFD in the JSON answer
+    assert _entry_problem((Logprob("\ufffd", (0xA9,), 8),), (8,), "pieces") is None
+    assert _entry_problem((Logprob("é", (0xC3, 0xA9, 0xE2), 8),), (8,), "pieces") is None
 
 
 def test_a_concurrency_out_of_range_is_one_line_and_exit_2(capsys):

@@ -157,7 +157,7 @@ def check_server_whole(subject: Subject, case: Case) -> Divergence | None:
 
 def _stop_strings(text: str, generation: Generation, picks: list[dict]) -> tuple[str, ...]:
     """The stop strings ``picks`` cut from ``text`` around where its chunks meet (its middle when
-    the text came in one chunk), each once, in order."""
+    the text came in one chunk), each once, in order, none holding a U+FFFD."""
     meets, at = [], 0
     for chunk in generation.chunks[:-1]:
         at += len(chunk.text)
@@ -168,7 +168,9 @@ def _stop_strings(text: str, generation: Generation, picks: list[dict]) -> tuple
     for pick in picks:
         middle = meets[pick.get("at", 0) % len(meets)]
         stops.append(text[max(0, middle - pick.get("before", 0)): middle + pick.get("after", 1)])
-    return tuple(dict.fromkeys(stop for stop in stops if stop))
+    # A U+FFFD in the text stands for bytes that are not UTF-8, which no user sends as a stop string
+    # (and a server matching stops against the bytes, as llama.cpp does, never meets).
+    return tuple(dict.fromkeys(stop for stop in stops if stop and REPLACEMENT_CHARACTER not in stop))
 
 
 def _stop_divergence(case: Case, expected: dict, actual: dict, detail: dict) -> Divergence | None:

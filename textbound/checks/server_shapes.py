@@ -143,29 +143,31 @@ def _entry_problem(entries, ids: tuple[int, ...], convention: str) -> str | None
             return f"{len(entries)} logprob entries for {len(ids)} ids"
         bad = next((n for n, entry in enumerate(entries)
                     if entry.bytes is not None and bytes(entry.bytes) != entry.token.encode()), None)
-        return None if bad is None else f"entry {bad}'s bytes are not its token's"
+        return None if bad is None else "an entry's bytes are not its token's"
     named = [entry.id for entry in entries]
     position = iter(ids)
     if not all(any(i == token_id for i in position) for token_id in named):  # in order, each an id sent
         return "logprob entries name ids the output has not, or out of order"
     bad = next((n for n, entry in enumerate(entries) if not _valid_beginning(entry.token, bytes(entry.bytes or b""))), None)
-    return None if bad is None else f"entry {bad}'s token is not its bytes' text"
+    return None if bad is None else "an entry's token is not its bytes' text"
 
 
 def _valid_beginning(token: str, data: bytes) -> bool:
-    """Whether ``token`` is ``data``'s longest beginning that is UTF-8 (llama.cpp's validate_utf8)."""
-    spelled = token.encode()
-    return data.startswith(spelled) and len(data) - len(spelled) < UTF8_LONGEST and not _utf8(data)[len(token):]
+    """Whether ``token`` is llama.cpp's token string for the piece ``data``: its bytes up to a
+    character cut off at the end (server-common.cpp validate_utf8), invalid bytes left as the JSON
+    answer shows them, U+FFFD: ``_valid_beginning("é", b"\\xc3\\xa9\\xe2")`` is True."""
+    return token == data[:_validated_length(data)].decode("utf-8", "replace")
 
 
-def _utf8(data: bytes) -> str:
-    """``data`` decoded, the bytes of an unfinished last character left out."""
-    for cut in range(len(data), max(len(data) - UTF8_LONGEST, -1), -1):
-        try:
-            return data[:cut].decode()
-        except UnicodeDecodeError:
-            continue
-    return ""
+def _validated_length(data: bytes) -> int:
+    """llama.cpp's validate_utf8: the length of ``data`` without a multi-byte character cut off at
+    its end, judged by the lead bytes among its last four."""
+    for back in range(1, min(UTF8_LONGEST, len(data)) + 1):
+        byte = data[-back]
+        needs = 2 if byte & 0xE0 == 0xC0 else 3 if byte & 0xF0 == 0xE0 else 4 if byte & 0xF8 == 0xF0 else 0
+        if back < needs:
+            return len(data) - back
+    return len(data)
 
 
 @check("detokenizer", "server_logprobs", minimize="max_tokens", sources=(SERVER,))
