@@ -141,15 +141,14 @@ def _entry_problem(entries, ids: tuple[int, ...], convention: str) -> str | None
     if convention == "shares":
         if len(entries) != len(ids):
             return f"{len(entries)} logprob entries for {len(ids)} ids"
-        bad = next((n for n, entry in enumerate(entries)
-                    if entry.bytes is not None and bytes(entry.bytes) != entry.token.encode()), None)
-        return None if bad is None else "an entry's bytes are not its token's"
+        bad = any(entry.bytes is not None and bytes(entry.bytes) != entry.token.encode() for entry in entries)
+        return "an entry's bytes are not its token's" if bad else None
     named = [entry.id for entry in entries]
     position = iter(ids)
     if not all(any(i == token_id for i in position) for token_id in named):  # in order, each an id sent
         return "logprob entries name ids the output has not, or out of order"
-    bad = next((n for n, entry in enumerate(entries) if not _valid_beginning(entry.token, bytes(entry.bytes or b""))), None)
-    return None if bad is None else "an entry's token is not its bytes' text"
+    bad = any(not _valid_beginning(entry.token, bytes(entry.bytes or b"")) for entry in entries)
+    return "an entry's token is not its bytes' text" if bad else None
 
 
 def _valid_beginning(token: str, data: bytes) -> bool:
