@@ -33,8 +33,13 @@ Where it is simpler than vLLM (on purpose, and harmless to what it tests):
   "required" to a JSON list of calls and a named function to its bare arguments); the call is
   parsed back by impl's hermes parser, and finish_reason is "tool_calls" whenever there are calls;
 - a forced output that ends before max_tokens ends with finish_reason "stop" and no EOS id;
-- one stream chunk per generated token (each with that token's id), then a last chunk carrying
-  the held-back text and finish_reason.
+- one stream chunk per generated token (each with that token's id), or ``tokens_per_chunk`` of
+  them (vLLM's --stream-interval), then a last chunk carrying the held-back text and
+  finish_reason; with ``n`` > 1 the choices' chunks are sent in turn, each choice seeded apart;
+- steering (``allowed_token_ids``, or a ``logit_bias`` of 50 or more) samples the steered ids only;
+  logprob token strings are each token's share of the decoded text (vLLM after vllm#34875), echo
+  shows the prompt's decode, ``prompt_logprobs`` give None then each prompt id's own entry, and a
+  stream sends ``usage`` last where ``stream_options.include_usage`` asks it.
 
 Bugs (``BUGS``; several may be named at once). The misbehaviour bugs touch the POST endpoints
 only, so ``GET /version`` and ``GET /v1/models`` still answer and a run can be set up.
