@@ -33,17 +33,24 @@ Where it is simpler than vLLM (on purpose, and harmless to what it tests):
   "required" to a JSON list of calls and a named function to its bare arguments); the call is
   parsed back by impl's hermes parser, and finish_reason is "tool_calls" whenever there are calls;
 - a forced output that ends before max_tokens ends with finish_reason "stop" and no EOS id;
-- one stream chunk per generated token (each with that token's id), then a last chunk carrying
-  the held-back text and finish_reason.
+- one stream chunk per generated token (each with that token's id), or ``tokens_per_chunk`` of
+  them (vLLM's --stream-interval), then a last chunk carrying the held-back text and
+  finish_reason; with ``n`` > 1 the choices' chunks are sent in turn, each choice seeded apart;
+- steering (``allowed_token_ids``, or a ``logit_bias`` of 50 or more) samples the steered ids only;
+  logprob token strings are each token's share of the decoded text (vLLM after vllm#34875), echo
+  shows the prompt's decode, ``prompt_logprobs`` give None then each prompt id's own entry, and a
+  stream sends ``usage`` last where ``stream_options.include_usage`` asks it.
 
 Bugs (``BUGS``; several may be named at once). The misbehaviour bugs touch the POST endpoints
 only, so ``GET /version`` and ``GET /v1/models`` still answer and a run can be set up.
 """
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -55,11 +62,13 @@ VERSION = "0.33.0+fake"
 MAX_MODEL_LEN = 4096
 # A non-ASCII character spelled as lone byte tokens, so characters split across ids.
 SPLIT_CHARACTERS = ("é", "€", "😀")
+REPLACEMENT = "\ufffd"
+STEERED_BIAS = 50  # a logit_bias at least this large steers to its id (the checks send 100)
 
 OUTPUT_BUGS = frozenset({
     "prompt_ids",  # /tokenize (and text prompts) drop the last id (change a lone one)
     "chat_ids",  # the chat prompt is rendered with an extra "\n" at its end
-    "stream_text",  # one chunk's text doubles its first character
+    "stream_text",  # the first chunk starting with a letter or digit doubles it
     "early_replacement",  # deltas are decode(ids so far) minus what was shown: U+FFFD shown mid-character
     "stream_vs_whole",  # the non-streamed text loses its last character (or gains " ")
     "stop_late",  # a stopped text leaks the stop string's first character
@@ -68,6 +77,25 @@ OUTPUT_BUGS = frozenset({
     "invalid_arguments",  # generated tool arguments break the schema
     "invalid_json_output",  # response_format output loses its last character
 })
+# The request shapes servers break on (issue 38): each caught by a property of checks/server_shapes.py
+# (or of server_output.py on steered output).
+SHAPE_BUGS = frozenset({
+    "decode_alone",  # each token decoded alone, without the text before it
+    "tail_dropped",  # the detokenizer's held tail is never sent at the end of a stream
+    "prompt_leak",  # a prompt ending mid-character: its last settled character leaks into the first delta
+    "shared_choices",  # n > 1: the choices share one detokenizer, fed in turn (vllm#38158, sglang#3754)
+    "concurrent_state",  # requests in flight together share one detokenizer
+    "concurrent_seed",  # requests in flight together sample with another seed than asked
+    "logprob_pieces",  # logprob token strings decode each id alone: "" for a character's first bytes (vllm#34875)
+    "echo_text",  # echo drops the first prompt token's text (vllm#58007)
+    "prompt_logprobs_shift",  # prompt logprobs drop the first prompt token's entry (vllm#27477)
+    "finish_length",  # finish_reason "stop" where max_tokens cut the output
+    "usage_count",  # usage.completion_tokens one more than the ids
+    "tool_calls_at_length",  # finish_reason "tool_calls" for a call cut at max_tokens (vllm#58228)
+})
+# A server taking the steering fields and sampling as if they were not there: no property's bug, the
+# features probe's finding (the run's notes say its output side ran unsteered).
+STEERING_IGNORED = "steering_ignored"
 MISBEHAVIOUR_BUGS = frozenset({
     "hang",  # never answers
     "close",  # closes the connection mid-response
@@ -77,7 +105,9 @@ MISBEHAVIOUR_BUGS = frozenset({
     "huge_body",  # answers an endless body
     "redirect",  # answers 302 to another URL
 })
-BUGS = OUTPUT_BUGS | MISBEHAVIOUR_BUGS
+BUGS = OUTPUT_BUGS | SHAPE_BUGS | MISBEHAVIOUR_BUGS | {STEERING_IGNORED}
+OVERLAP_WAIT = 0.1  # seconds a concurrent_state request stays in flight, so that concurrent ones meet
+CONCURRENCY_BUGS = frozenset({"concurrent_state", "concurrent_seed"})
 REDIRECT_TARGET = "http://127.0.0.1:9/elsewhere"
 POLL_INTERVAL = 0.02  # seconds between the serving thread's looks at shutdown: a quick stop
 
@@ -94,11 +124,13 @@ class FakeVllmServer:
     'http://127.0.0.1:40123'
     """
 
-    def __init__(self, family_dir: str | Path, bugs: frozenset[str] | set[str] = frozenset(), model: str = "fake"):
+    def __init__(self, family_dir: str | Path, bugs: frozenset[str] | set[str] = frozenset(), model: str = "fake",
+                 tokens_per_chunk: int = 1):
         unknown = set(bugs) - BUGS
         if unknown:
             raise ValueError(f"unknown fake server bugs {sorted(unknown)} (known: {', '.join(sorted(BUGS))})")
         self.engine = FakeEngine(impl.Tokenizer.from_dir(family_dir), frozenset(bugs), model, str(family_dir))
+        self.engine.tokens_per_chunk = tokens_per_chunk  # vLLM's --stream-interval: several tokens a chunk
         self.stopping = threading.Event()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -124,10 +156,12 @@ class FakeVllmServer:
 
 @dataclass
 class Step:
-    """One generated token: its id and the text it released."""
+    """One generated token: its id, the text it released and its share of the decode (its logprob
+    entry's token string: the text the detokenizer gave for it, before the stop checker)."""
 
     ids: list[int]
     text: str
+    piece: str = ""
 
 
 @dataclass
@@ -140,6 +174,7 @@ class Output:
     stop_reason: str | None
     tools: list[dict] | None = None
     prompt_ids: list[int] = field(default_factory=list)
+    prompt_text: str = ""  # what echo shows
 
     @property
     def text(self) -> str:
@@ -164,6 +199,8 @@ class FakeEngine:
             data = tokenizer.token_bytes(i)
             if len(data) == 1:
                 lone.setdefault(data, i)
+        self.tokens_per_chunk = 1
+        self.lock, self.in_flight, self.shared_delta = threading.Lock(), 0, ""
         self.split_spellings = [[lone[bytes([b])] for b in char.encode()] for char in SPLIT_CHARACTERS
                                 if all(bytes([b]) in lone for b in char.encode())]
 
@@ -212,7 +249,8 @@ class FakeEngine:
         except Exception as exc:  # a template error is the request's fault, as vLLM answers it
             raise BadRequest(f"chat template: {type(exc).__name__}: {exc}") from exc
 
-    def generate(self, body: dict, chat: bool) -> Output:
+    def generate(self, body: dict, chat: bool) -> list[Output]:
+        """Each choice's output (``n`` of them), generated in turn token by token."""
         if chat:
             prompt = self.chat_prompt_ids(body)
         else:
@@ -228,37 +266,88 @@ class FakeEngine:
         stops = body.get("stop") or []
         stops = [stops] if isinstance(stops, str) else stops
         skip = body.get("skip_special_tokens", True)
-        forced = self.forced_text(body, random.Random(seed))
-        text, tools = forced if forced is not None else (None, None)
-        ids = iter(self.tokenizer.encode(text)) if text is not None else self.sampled(random.Random(seed))
-        try:
-            detokenizer = (_NaiveDetokenizer(self.tokenizer, skip) if "early_replacement" in self.bugs
-                           else impl.IncrementalDetokenizer(self.tokenizer, skip, prompt_ids=prompt))
-        except ValueError as exc:
-            raise BadRequest(f"prompt: {exc}") from exc
-        checker = impl.StopChecker(stops, include_stop=body.get("include_stop_str_in_output", False))
-        steps, finish = [], "length"
+        count, allowed = body.get("n") or 1, self.steered_ids(body)
+        sources, tools = [], None
+        for index in range(count):
+            rng = random.Random(seed if index == 0 else f"{seed}/{index}")
+            forced = self.forced_text(body, rng)
+            text, tools = forced if forced is not None else (None, None)
+            sources.append(iter(self.tokenizer.encode(text)) if text is not None else self.sampled(rng, allowed))
+        detokenizers = self.detokenizers(prompt, skip, count)
+        checkers = [impl.StopChecker(stops, include_stop=body.get("include_stop_str_in_output", False))
+                    for _ in range(count)]
+        steps, finishes = [[] for _ in range(count)], ["length"] * count
+        active = set(range(count))
         for _ in range(max_tokens):
-            token_id = next(ids, None)
-            if token_id is None:
-                finish = "stop"
-                break
-            steps.append(Step([token_id], checker.add(detokenizer.add([token_id]))))
-            if checker.stopped:
-                break
-        tail = checker.add(detokenizer.flush())
+            for index in sorted(active):
+                token_id = next(sources[index], None)
+                if token_id is None:
+                    finishes[index] = "stop"
+                    active.discard(index)
+                    continue
+                piece = detokenizers[index].add([token_id])
+                steps[index].append(Step([token_id], checkers[index].add(piece), piece))
+                if checkers[index].stopped:
+                    active.discard(index)
+        return [self.finished(steps[index], detokenizers[index], checkers[index], finishes[index], tools, prompt, skip)
+                for index in range(count)]
+
+    def finished(self, steps: list[Step], detokenizer, checker, finish: str, tools, prompt: list[int],
+                 skip: bool) -> Output:
+        """One choice's output once its steps are generated: the held tail flushed, the stop's reason."""
+        flushed = detokenizer.flush()
+        if steps:
+            steps[-1].piece += flushed
+        tail = checker.add(flushed)
         if checker.stopped:
             finish = "stop"
             if "stop_late" in self.bugs:
                 tail += checker.stop_string[:1]
         else:
             tail += checker.finish()
+        if "finish_length" in self.bugs and finish == "length":
+            finish = "stop"
         stop_reason = checker.stop_string if "stop_reason" not in self.bugs else None
-        return Output(steps, tail, finish, stop_reason, tools, prompt)
+        shown_prompt = prompt[1:] if "echo_text" in self.bugs else prompt
+        output = Output(steps, tail, finish, stop_reason, tools, prompt,
+                        self.tokenizer.decode(shown_prompt, skip_special_tokens=skip))
+        if "prompt_leak" in self.bugs and steps:
+            whole = self.tokenizer.decode(prompt, skip_special_tokens=skip)
+            settled = whole.rstrip(REPLACEMENT)
+            if settled != whole and settled:  # the prompt ends mid-character
+                steps[0].text = settled[-1] + steps[0].text
+        return output
 
-    def sampled(self, rng: random.Random) -> Iterator[int]:
-        """Seeded ids: mostly plain tokens, a few special ones, some characters split into bytes."""
+    def detokenizers(self, prompt: list[int], skip: bool, count: int) -> list:
+        """A detokenizer per choice (the bugs': one shared by all, or a naive one)."""
+        try:
+            if "early_replacement" in self.bugs:
+                return [_NaiveDetokenizer(self.tokenizer, skip) for _ in range(count)]
+            if "decode_alone" in self.bugs:
+                return [_AloneDetokenizer(self.tokenizer, skip) for _ in range(count)]
+            if "shared_choices" in self.bugs:
+                return [impl.IncrementalDetokenizer(self.tokenizer, skip, prompt_ids=prompt)] * count
+            return [impl.IncrementalDetokenizer(self.tokenizer, skip, prompt_ids=prompt) for _ in range(count)]
+        except ValueError as exc:
+            raise BadRequest(f"prompt: {exc}") from exc
+
+    def steered_ids(self, body: dict) -> list[int]:
+        """The ids ``allowed_token_ids`` (vLLM) or a large ``logit_bias`` (OpenAI) steer to; [] for none."""
+        allowed = body.get("allowed_token_ids") or [int(i) for i, bias in (body.get("logit_bias") or {}).items()
+                                                    if bias >= STEERED_BIAS]
+        if STEERING_IGNORED in self.bugs:
+            return []
+        if not all(isinstance(i, int) and self.tokenizer.id_to_token(i) is not None for i in allowed):
+            raise BadRequest(f"allowed_token_ids: not token ids of this model: {allowed[:5]}")
+        return sorted(set(allowed) - {self.tokenizer.eos_token_id})
+
+    def sampled(self, rng: random.Random, allowed: list[int]) -> Iterator[int]:
+        """Seeded ids: the allowed ones where steered, else mostly plain tokens, a few special ones,
+        some characters split into bytes."""
         while True:
+            if allowed:
+                yield rng.choice(allowed)
+                continue
             roll = rng.random()
             if roll < 0.15 and self.split_spellings:
                 yield from rng.choice(self.split_spellings)
@@ -294,95 +383,201 @@ class FakeEngine:
 
     # -- answers ---------------------------------------------------------------------------------
 
+    def outputs(self, body: dict, chat: bool) -> list[Output]:
+        """The request's outputs, through the concurrency bugs: a request in flight while another is
+        takes the first delta the other left in the state they share (concurrent_state), or samples
+        with another seed (concurrent_seed)."""
+        if not self.bugs & CONCURRENCY_BUGS:
+            return self.generate(body, chat)
+        with self.lock:
+            self.in_flight += 1
+        try:
+            time.sleep(OVERLAP_WAIT)  # so that requests sent together are in flight together
+            with self.lock:
+                together = self.in_flight > 1
+            if together and "concurrent_seed" in self.bugs:
+                body = {**body, "seed": (body.get("seed") or 0) + 1}
+            outputs = self.generate(body, chat)
+            steps = outputs[0].steps
+            if "concurrent_state" in self.bugs and steps:
+                with self.lock:
+                    left, self.shared_delta = self.shared_delta, steps[0].text
+                if together:
+                    steps[0].text = left + steps[0].text
+            return outputs
+        finally:
+            with self.lock:
+                self.in_flight -= 1
+
     def whole_text(self, output: Output) -> str:
         text = output.text
         if "stream_vs_whole" in self.bugs:
             return text[:-1] if text else " "
         return text
 
+    def finish_reason(self, output: Output, called: bool) -> str:
+        """``tool_calls`` for a completed call; the tool_calls_at_length bug says it for a cut one too."""
+        if called and (output.finish_reason == "stop" or "tool_calls_at_length" in self.bugs):
+            return "tool_calls"
+        return output.finish_reason
+
+    def logprobs(self, steps: list[Step], chat: bool) -> dict:
+        """vLLM's logprobs of ``steps``: each token's string is its share of the decode (after vllm#34875)."""
+        pieces = [self.tokenizer.decode(step.ids) if "logprob_pieces" in self.bugs else step.piece for step in steps]
+        if "logprob_pieces" in self.bugs:
+            pieces = ["" if piece.endswith(REPLACEMENT) else piece for piece in pieces]
+        if chat:
+            return {"content": [{"token": piece, "logprob": -1.0, "bytes": list(piece.encode()), "top_logprobs": []}
+                                for piece in pieces]}
+        return {"tokens": pieces, "token_logprobs": [-1.0] * len(pieces), "top_logprobs": [{}] * len(pieces),
+                "text_offset": [0] * len(pieces)}
+
+    def prompt_logprobs(self, prompt: list[int]) -> list:
+        """vLLM's prompt_logprobs: None for the first token, then each token's own entry."""
+        entries = [{str(i): {"logprob": -1.0, "rank": 1, "decoded_token": self.tokenizer.decode([i])}}
+                   for i in prompt[1:]]
+        if "prompt_logprobs_shift" in self.bugs:
+            entries = entries[1:] + [entries[-1]] if entries else entries
+        return [None, *entries]
+
+    def usage(self, outputs: list[Output]) -> dict:
+        completion = sum(len(output.ids) for output in outputs) + ("usage_count" in self.bugs)
+        prompt = len(outputs[0].prompt_ids)
+        return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
     def completion(self, body: dict) -> dict:
-        output = self.generate(body, chat=False)
-        with_ids = bool(body.get("return_token_ids"))
-        choice = {"index": 0, "text": self.whole_text(output), "logprobs": None,
-                  "finish_reason": output.finish_reason, "stop_reason": output.stop_reason,
-                  "token_ids": output.ids if with_ids else None,
-                  "prompt_token_ids": output.prompt_ids if with_ids else None}
+        outputs = self.outputs(body, chat=False)
+        with_ids, echo = bool(body.get("return_token_ids")), bool(body.get("echo"))
+        choices = []
+        for index, output in enumerate(outputs):
+            choice = {"index": index, "text": (output.prompt_text if echo else "") + self.whole_text(output),
+                      "logprobs": self.logprobs(output.steps, False) if body.get("logprobs") is not None else None,
+                      "finish_reason": output.finish_reason, "stop_reason": output.stop_reason,
+                      "token_ids": output.ids if with_ids else None,
+                      "prompt_token_ids": output.prompt_ids if with_ids else None}
+            if body.get("prompt_logprobs") is not None:
+                choice["prompt_logprobs"] = self.prompt_logprobs(output.prompt_ids)
+            choices.append(choice)
         return {"id": "cmpl-fake", "object": "text_completion", "created": 0, "model": self.model,
-                "choices": [choice], "usage": _usage(output)}
+                "choices": choices, "usage": self.usage(outputs)}
 
     def chat_completion(self, body: dict) -> dict:
-        output = self.generate(body, chat=True)
+        outputs = self.outputs(body, chat=True)
         with_ids = bool(body.get("return_token_ids"))
-        message = {"role": "assistant", "content": self.whole_text(output), "reasoning": None}
-        finish = output.finish_reason
-        if output.tools is not None:
-            parsed = impl.parse_response(output.text, "hermes", tools=output.tools, reasoning=False)
-            message["content"] = parsed["content"]
-            if parsed.get("tool_calls"):
-                message["tool_calls"] = parsed["tool_calls"]
-                finish = "tool_calls" if finish == "stop" else finish
-        choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": finish,
-                  "stop_reason": output.stop_reason, "token_ids": output.ids if with_ids else None}
+        choices = []
+        for index, output in enumerate(outputs):
+            message = {"role": "assistant", "content": self.whole_text(output), "reasoning": None}
+            called = False
+            if output.tools is not None:
+                parsed = impl.parse_response(output.text, "hermes", tools=output.tools, reasoning=False)
+                message["content"] = parsed["content"]
+                if parsed.get("tool_calls"):
+                    message["tool_calls"] = parsed["tool_calls"]
+                called = "<tool_call>" in output.text
+            choices.append({"index": index, "message": message,
+                            "logprobs": self.logprobs(output.steps, True) if body.get("logprobs") else None,
+                            "finish_reason": self.finish_reason(output, called), "stop_reason": output.stop_reason,
+                            "token_ids": output.ids if with_ids else None})
         return {"id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": self.model,
-                "choices": [choice], "usage": _usage(output),
-                "prompt_token_ids": output.prompt_ids if with_ids else None}
+                "choices": choices, "usage": self.usage(outputs),
+                "prompt_token_ids": outputs[0].prompt_ids if with_ids else None}
 
     def completion_chunks(self, body: dict) -> Iterator[dict]:
-        output = self.generate(body, chat=False)
+        outputs = self.outputs(body, chat=False)
         with_ids = bool(body.get("return_token_ids"))
-        texts = self._shown_texts(output)
-        for index, (text, step_ids) in enumerate(texts):
-            last = index == len(texts) - 1
-            choice = {"index": 0, "text": text, "logprobs": None,
-                      "finish_reason": output.finish_reason if last else None,
-                      "stop_reason": output.stop_reason if last else None,
-                      "token_ids": step_ids if with_ids else None}
-            if index == 0 and with_ids:
-                choice["prompt_token_ids"] = output.prompt_ids
-            yield {"id": "cmpl-fake", "object": "text_completion", "created": 0, "model": self.model,
-                   "choices": [choice]}
+        streams = []
+        for index, output in enumerate(outputs):
+            events = []
+            texts = self._shown_texts(output)
+            for number, (text, step_ids, steps) in enumerate(texts):
+                last = number == len(texts) - 1
+                choice = {"index": index, "text": text,
+                          "logprobs": self.logprobs(steps, False) if body.get("logprobs") is not None else None,
+                          "finish_reason": output.finish_reason if last else None,
+                          "stop_reason": output.stop_reason if last else None,
+                          "token_ids": step_ids if with_ids else None}
+                if number == 0 and with_ids:
+                    choice["prompt_token_ids"] = output.prompt_ids
+                events.append({"id": "cmpl-fake", "object": "text_completion", "created": 0, "model": self.model,
+                               "choices": [choice]})
+            streams.append(events)
+        yield from _interleaved(streams)
+        yield from self._usage_chunk(body, outputs, "text_completion")
 
     def chat_chunks(self, body: dict) -> Iterator[dict]:
-        output = self.generate(body, chat=True)
+        outputs = self.outputs(body, chat=True)
         with_ids = bool(body.get("return_token_ids"))
-        first = {"role": "assistant", "content": ""}
-        yield self._chat_chunk(first, [] if with_ids else None, None, None,
-                               output.prompt_ids if with_ids else None)
+        streams = [self._chat_events(body, index, output, with_ids) for index, output in enumerate(outputs)]
+        yield from _interleaved(streams)
+        yield from self._usage_chunk(body, outputs, "chat.completion.chunk")
+
+    def _chat_events(self, body: dict, index: int, output: Output, with_ids: bool) -> list[dict]:
+        events = [self._chat_chunk(index, {"role": "assistant", "content": ""}, [] if with_ids else None, None, None,
+                                   output.prompt_ids if with_ids and index == 0 else None, None)]
         texts = self._shown_texts(output)
         parser = impl.OutputParser("hermes", tools=output.tools, reasoning=False) if output.tools is not None else None
         duplicated = "tool_deltas" not in self.bugs
-        called = False
-        for index, (text, step_ids) in enumerate(texts):
-            last = index == len(texts) - 1
+        called = parser is not None and "<tool_call>" in output.text
+        for number, (text, step_ids, steps) in enumerate(texts):
+            last = number == len(texts) - 1
             deltas = parser.feed(text, final=last) if parser else [{"content": text}]
             deltas = deltas or [{"content": ""}]
-            for number, delta in enumerate(deltas):
-                called = called or "tool_calls" in delta
+            for part, delta in enumerate(deltas):
                 if not duplicated and _has_arguments(delta):
                     duplicated = True
-                    deltas.insert(number + 1, delta)
-                final = last and number == len(deltas) - 1
-                finish = ("tool_calls" if called and output.finish_reason == "stop" else output.finish_reason)
-                yield self._chat_chunk(_vllm_delta(delta), (step_ids if number == 0 else []) if with_ids else None,
-                                       finish if final else None, output.stop_reason if final else None, None)
+                    deltas.insert(part + 1, delta)
+                final = last and part == len(deltas) - 1
+                logprobs = self.logprobs(steps, True) if body.get("logprobs") and part == 0 else None
+                events.append(self._chat_chunk(index, _vllm_delta(delta), (step_ids if part == 0 else []) if with_ids else None,
+                                               self.finish_reason(output, called) if final else None,
+                                               output.stop_reason if final else None, None, logprobs))
+        return events
 
-    def _shown_texts(self, output: Output) -> list[tuple[str, list[int]]]:
-        """Each chunk's text and ids: one per step, then the tail."""
-        texts = [(step.text, step.ids) for step in output.steps] + [(output.tail, [])]
-        if "stream_text" in self.bugs:
-            for index, (text, ids) in enumerate(texts):
-                if text:
-                    texts[index] = (text[0] + text, ids)
+    def _usage_chunk(self, body: dict, outputs: list[Output], kind: str) -> Iterator[dict]:
+        if (body.get("stream_options") or {}).get("include_usage"):
+            yield {"id": "fake", "object": kind, "created": 0, "model": self.model, "choices": [],
+                   "usage": self.usage(outputs)}
+
+    def _shown_texts(self, output: Output) -> list[tuple[str, list[int], list[Step]]]:
+        """Each chunk's text, ids and steps: ``tokens_per_chunk`` steps a chunk, then the tail."""
+        size = self.tokens_per_chunk
+        groups = [output.steps[start:start + size] for start in range(0, len(output.steps), size)]
+        texts = [("".join(step.text for step in group), [i for step in group for i in step.ids], group)
+                 for group in groups]
+        texts.append(("" if "tail_dropped" in self.bugs else output.tail, [], []))
+        if "stream_text" in self.bugs:  # a letter or digit: a U+FFFD or a space repeated is named otherwise
+            for index, (text, ids, steps) in enumerate(texts):
+                if text[:1].isalnum():
+                    texts[index] = (text[0] + text, ids, steps)
                     break
         return texts
 
-    def _chat_chunk(self, delta: dict, ids, finish, stop_reason, prompt_ids) -> dict:
+    def _chat_chunk(self, index: int, delta: dict, ids, finish, stop_reason, prompt_ids, logprobs) -> dict:
         chunk = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0, "model": self.model,
-                 "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish,
+                 "choices": [{"index": index, "delta": delta, "logprobs": logprobs, "finish_reason": finish,
                               "stop_reason": stop_reason, "token_ids": ids}]}
         if prompt_ids is not None:
             chunk["prompt_token_ids"] = prompt_ids
         return chunk
+
+
+def _interleaved(streams: list[list[dict]]) -> Iterator[dict]:
+    """The choices' events taken in turn, as a server streaming several choices sends them."""
+    for group in itertools.zip_longest(*streams):
+        yield from (event for event in group if event is not None)
+
+
+class _AloneDetokenizer:
+    """The decode_alone bug: each id decoded by itself, without the text before it."""
+
+    def __init__(self, tokenizer, skip_special_tokens: bool):
+        self._tokenizer, self._skip = tokenizer, skip_special_tokens
+
+    def add(self, ids: list[int]) -> str:
+        return self._tokenizer.decode(ids, skip_special_tokens=self._skip)
+
+    def flush(self) -> str:
+        return ""
 
 
 class _NaiveDetokenizer:
@@ -474,11 +669,6 @@ def _has_arguments(delta: dict) -> bool:
 def _vllm_delta(delta: dict) -> dict:
     """impl's OpenAI delta in vLLM 0.33's spelling (``reasoning``, not ``reasoning_content``)."""
     return {("reasoning" if key == "reasoning_content" else key): value for key, value in delta.items()}
-
-
-def _usage(output: Output) -> dict:
-    return {"prompt_tokens": len(output.prompt_ids), "completion_tokens": len(output.ids),
-            "total_tokens": len(output.prompt_ids) + len(output.ids)}
 
 
 def _field(body: dict, name: str, kind: type):

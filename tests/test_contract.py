@@ -26,13 +26,14 @@ from textbound.adapters.contract import (
     conforms,
     type_name,
 )
-from textbound.checks import CHECKS, Subject, case_source, run_check
+from textbound.checks import CHECK_SOURCES, CHECKS, Subject, case_source, run_check
 from textbound.cli import EXIT_DIVERGED, EXIT_OK, EXIT_SETUP, main
 from textbound.families import Family
 from textbound.naming.divergence import Case, kind_of, signature_of
 from textbound.plan.budget import BUDGETS
 from textbound.plan.implementation import (
     PROPERTY_NAMES,
+    LIBRARY,
     FamilyUnloadable,
     Implementation,
     PropertyNotProvided,
@@ -47,8 +48,9 @@ OPTIONAL_TOKENIZER_MEMBERS = ("vocab_bytes", "apply_chat_template")
 
 
 def library_properties() -> list[tuple[str, str]]:
-    # A server's properties (checks/server_output.py) run over its wire: no module names of theirs.
-    return sorted(key for key, check in CHECKS.items() if check.__module__ != "textbound.checks.server_output")
+    # A server's own properties (checks/server_output.py, server_shapes.py) run over its wire: no
+    # module names of theirs.
+    return sorted(key for key in CHECKS if LIBRARY in CHECK_SOURCES[key])
 
 
 def engine_module(monkeypatch, names, name: str = "engine_under_test") -> Implementation:

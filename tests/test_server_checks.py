@@ -109,15 +109,21 @@ def test_each_output_bug_of_the_fake_is_caught_by_its_property(monkeypatch, fami
     assert any(k.startswith(kind) for k in found), found
 
 
-@pytest.mark.parametrize("bug", ["stream_text", "early_replacement", "stop_late"])
-def test_one_output_bug_of_the_fake_gives_one_kind_two_at_most(monkeypatch, family, bug):
+# The kinds one bug may give over a quick run's steered cases. stream_text doubles a letter wherever
+# the steering put it: beside a byte run it is named a byte run shown otherwise, and a doubled letter
+# the decode goes on differently after is named by what follows it.
+MOST_KINDS = {"stream_text": 3, "early_replacement": 2, "stop_late": 2}
+
+
+@pytest.mark.parametrize("bug", sorted(MOST_KINDS))
+def test_one_output_bug_of_the_fake_gives_few_kinds(monkeypatch, family, bug):
     """A server's stream and stops are told by the shape of what it showed, not by the characters
     its model happened to generate."""
     component, prop, _ = CAUGHT_BY[bug]
     with FakeVllmServer(family.path, bugs={bug}) as server:
         subject = Subject(family.name, family.path, server_impl(monkeypatch, server.url))
         found = set(kinds(subject, property_cases(family, component, prop)))
-    assert 1 <= len(found) <= 2, found
+    assert 1 <= len(found) <= MOST_KINDS[bug], found
 
 
 @pytest.mark.parametrize("bug", sorted(MISBEHAVIOUR_BUGS))
@@ -168,7 +174,7 @@ def test_the_stream_after_a_prompt_is_the_text_its_ids_add_as_decode_stream_show
     from tokenizers import Tokenizer
     from tokenizers.decoders import DecodeStream
 
-    from textbound.checks.server_output import _decoded
+    from textbound.checks.server_output import decoded
 
     family = Family("sentencepiece", build_family("sentencepiece"), "embedded")
     oracle = Tokenizer.from_file(str(family.path / "tokenizer.json"))
@@ -180,7 +186,7 @@ def test_the_stream_after_a_prompt_is_the_text_its_ids_add_as_decode_stream_show
     shown = "".join(filter(None, (stream.step(oracle, token_id) for token_id in ids)))
     subject = Subject(family.name, family.path, Implementation("textbound.impl"))
     case = Case("detokenizer", "server_stream", family.name, {"prompt": prompt, "skip_special_tokens": True})
-    assert _decoded(subject, case, Generation("", tuple(ids), "length")) == shown == "arg"
+    assert decoded(subject, case.input, Generation("", tuple(ids), "length")) == shown == "arg"
 
 
 def test_streamed_tool_call_deltas_assemble_by_index():

@@ -180,6 +180,26 @@ def test_what_llama_cpp_lacks_is_not_provided() -> None:
     assert Canned.requests == []
 
 
+def test_a_completion_sends_logit_bias_and_n_probs_and_reads_probabilities_usage_and_slots() -> None:
+    """llama-server's shapes: logit_bias as [[id, bias]], n_probs, completion_probabilities (``bytes``
+    the piece sent, ``token`` its valid UTF-8 beginning), tokens_evaluated and tokens_predicted."""
+    entry = {"id": 6, "token": "é", "bytes": [0xC3, 0xA9], "logprob": -0.5, "top_logprobs": []}
+    answer = {**final("é", [5, 6], "limit"), "completion_probabilities": [entry], "tokens_evaluated": 2,
+              "tokens_predicted": 2}
+    with canned({"/completion": answer, "/props": {"total_slots": 3}}) as dialect:
+        generation = dialect.generate(GenerationRequest(prompt=[1, 2], max_tokens=2, steer=(5, 6),
+                                                        steer_by="logit_bias", logprobs=0))
+        assert dialect.slots() == 3
+        for request in (GenerationRequest(prompt="Hi", n=2), GenerationRequest(prompt="Hi", echo=True),
+                        GenerationRequest(prompt="Hi", steer=(5,), steer_by="allowed_token_ids")):
+            with pytest.raises(NotProvided):
+                dialect.generate(request)
+    (_, body), _ = Canned.requests
+    assert body["logit_bias"] == [[5, 100], [6, 100]] and body["n_probs"] == 1
+    assert [(e.token, e.bytes, e.id) for e in generation.logprobs] == [("é", (0xC3, 0xA9), 6)]
+    assert generation.usage == {"prompt_tokens": 2, "completion_tokens": 2}
+
+
 # The real server, where built.
 BINARY = llama_server_binary()
 needs_server = pytest.mark.skipif(BINARY is None or not BINARY.is_file(), reason=(

@@ -50,13 +50,13 @@ from .run.mutate import add_arguments as add_mutate_arguments
 from .run.mutate import run_command as run_mutate
 from .run.pool import DEFAULT_CASE_TIMEOUT, LimitError
 from .run.runner import Shard
-from .server.dialect import DIALECTS
+from .server.dialect import CONCURRENCY_RANGE, DIALECTS
 
 EXIT_OK, EXIT_DIVERGED, EXIT_SETUP = 0, 1, 2
 SERVER_ADAPTER = "textbound.adapters.server"
 # What textbound.adapters.server reads, by the option that sets it.
 SERVER_ENV = {"server": "TEXTBOUND_SERVER_URL", "server_dialect": "TEXTBOUND_SERVER_DIALECT",
-              "model": "TEXTBOUND_SERVER_MODEL"}
+              "model": "TEXTBOUND_SERVER_MODEL", "server_concurrency": "TEXTBOUND_SERVER_CONCURRENCY"}
 
 
 def _components(value: str) -> list[str]:
@@ -85,6 +85,9 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_argument("--server-dialect", choices=DIALECTS, default="vllm",
                          help="the API --server speaks (default: %(default)s)")
         sub.add_argument("--model", default=None, metavar="NAME", help="the model --server serves (default: its only one)")
+        sub.add_argument("--server-concurrency", type=_concurrency, default=None, metavar="N",
+                         help=f"streamed requests --server gets at once, {CONCURRENCY_RANGE[0]} to {CONCURRENCY_RANGE[1]} "
+                              "(default: the server's slots where its dialect tells them, else 4)")
         sub.add_argument("--family", action="append", default=[], metavar="NAME",
                          help="a family textbound knows by name: textbound families lists them (repeatable; "
                               f"default, with no --model-dir nor --hub either: {without})")
@@ -239,6 +242,8 @@ def within(convert, accepts, expectation: str):
 
 
 _at_least_one = within(int, lambda n: n >= 1, "a whole number of 1 or more")  # --jobs, --max-memory
+_concurrency = within(int, lambda n: CONCURRENCY_RANGE[0] <= n <= CONCURRENCY_RANGE[1],
+                      f"a whole number from {CONCURRENCY_RANGE[0]} to {CONCURRENCY_RANGE[1]}")
 # --case-timeout: with 0 every case would time out; nan and inf are no limits either.
 positive_seconds = within(float, lambda s: 0 < s < float("inf"), "a number of seconds greater than 0")
 
@@ -310,7 +315,7 @@ def _server_environment(args):
         return
     args.impl = SERVER_ADAPTER
     sys.modules.pop(SERVER_ADAPTER, None)  # the adapter reads its environment when imported: this run's
-    with patch.dict(os.environ, {name: getattr(args, option) for option, name in SERVER_ENV.items()
+    with patch.dict(os.environ, {name: str(getattr(args, option)) for option, name in SERVER_ENV.items()
                                  if getattr(args, option)}):
         yield
 
@@ -586,7 +591,8 @@ def _server_options(args) -> tuple[str, ...]:
     """How a replay names the server checked: ``("--server", URL, "--server-dialect", "vllm", "--model", NAME)``."""
     if not args.server:
         return ()
-    return ("--server", args.server, "--server-dialect", args.server_dialect, *(("--model", args.model) if args.model else ()))
+    return ("--server", args.server, "--server-dialect", args.server_dialect, *(("--model", args.model) if args.model else ()),
+            *(("--server-concurrency", str(args.server_concurrency)) if args.server_concurrency else ()))
 
 
 def _copy_gate_outputs(report_dir: Path, junit: Path | None, markdown: Path | None) -> None:

@@ -8,7 +8,9 @@ module's name:
 - ``TEXTBOUND_SERVER_DIALECT``: ``vllm`` (the default), ``llama.cpp``, ``openai``,
   ``llama-cpp-python`` or ``dynamo`` (textbound.server.dialect.DIALECTS);
 - ``TEXTBOUND_SERVER_MODEL``: the ``model`` field of requests (default: none, the server's only model);
-- ``TEXTBOUND_SERVER_TIMEOUT``: seconds per request (default 30).
+- ``TEXTBOUND_SERVER_TIMEOUT``: seconds per request (default 30);
+- ``TEXTBOUND_SERVER_CONCURRENCY``: streamed requests sent at once by detokenizer/server_concurrent
+  (2 to 8; default: the server's slots where its dialect tells them, else 4).
 
 Importing it asks the server for its version (``GET /version``, else ``GET /v1/models``), so a
 server that cannot be reached fails the run's setup with one line. What the server offers:
@@ -37,7 +39,7 @@ import os
 from pathlib import Path
 
 from ..server.client import ServerClient
-from ..server.dialect import Dialect, NotProvided, ServerError, open_dialect
+from ..server.dialect import CONCURRENCY_RANGE, Dialect, NotProvided, ServerError, open_dialect
 
 URL_VARIABLE = "TEXTBOUND_SERVER_URL"
 # The variables a chat render case passes that a server takes from its own model: the tokenizer's
@@ -47,6 +49,8 @@ SPECIAL_TOKEN_VARIABLES = frozenset({"bos_token", "eos_token", "unk_token", "pad
 DIALECT_VARIABLE = "TEXTBOUND_SERVER_DIALECT"
 MODEL_VARIABLE = "TEXTBOUND_SERVER_MODEL"
 TIMEOUT_VARIABLE = "TEXTBOUND_SERVER_TIMEOUT"
+CONCURRENCY_VARIABLE = "TEXTBOUND_SERVER_CONCURRENCY"
+DEFAULT_CONCURRENCY = 4  # where the server does not tell its slots
 DEFAULT_DIALECT = "vllm"
 DEFAULT_TIMEOUT = 30.0
 # The dialects whose server renders a chat's text (Dialect.chat_text), so render_chat is offered.
@@ -66,6 +70,17 @@ def _timeout() -> float:
     if not timeout > 0:
         raise ServerNotConfigured(f"{TIMEOUT_VARIABLE}={text!r} must be positive")
     return timeout
+
+
+def _concurrency() -> int | None:
+    """``$TEXTBOUND_SERVER_CONCURRENCY`` as a number, None where it is not set."""
+    text = os.environ.get(CONCURRENCY_VARIABLE, "")
+    low, high = CONCURRENCY_RANGE
+    if not text:
+        return None
+    if not (text.isdigit() and low <= int(text) <= high):
+        raise ServerNotConfigured(f"{CONCURRENCY_VARIABLE}={text!r} must be a whole number from {low} to {high}")
+    return int(text)
 
 
 def _open() -> tuple[Dialect, str]:
@@ -93,7 +108,21 @@ def _server_version(client: ServerClient, name: str, url: str) -> str:
     return f"{name} server {version} at {url}"
 
 
+_CONCURRENCY = _concurrency()
 _DIALECT, __version__ = _open()
+
+
+def concurrency() -> int:
+    """Streamed requests the server gets at once: ``$TEXTBOUND_SERVER_CONCURRENCY``, else its slots
+    where the dialect tells them (within CONCURRENCY_RANGE), else DEFAULT_CONCURRENCY."""
+    if _CONCURRENCY:
+        return _CONCURRENCY
+    try:
+        slots = _DIALECT.slots()
+    except (ServerError, NotProvided):
+        slots = None
+    low, high = CONCURRENCY_RANGE
+    return min(max(slots or DEFAULT_CONCURRENCY, low), high)
 
 
 def dialect() -> Dialect:

@@ -10,7 +10,11 @@ the output side (textbound.checks.server_output) from the seed.
 - detokenizer, stops: completions of prompts cut from the corpora's snippets as the family encodes
   them (or of random ids of its vocabulary), seeded, of 1 to MAX_TOKENS tokens, special tokens
   skipped (server_specials: kept, where the dialect can ask that); with ``messages``,
-  the chat asked instead where the dialect has no completions (OpenAI's public API);
+  the chat asked instead where the dialect has no completions (OpenAI's public API). Each is built
+  for one output shape (``output_shapes``, in turn): ``steer`` names the ids the output is steered
+  to, ``shape`` the shape, and a prompt ending mid-character ends with a character's first byte.
+  The same requests ask the shapes of checks/server_shapes.py: ``n`` choices, logprobs, echo (of a
+  prompt of whole characters), finish reasons, and MAX_CONCURRENCY requests sent at once;
 - tools, structured: short conversations of corpus text, with a tool group of the corpus and a
   tool_choice ("required" or one of them by name), or with a tool's parameters as the JSON schema.
 
@@ -21,18 +25,20 @@ after; a key left out, as minimizing leaves them, counts as 0, 0 and 1), so they
 and chunk boundaries whatever the server generates.
 
     >>> next(server_detokenizer_cases(family, BUDGETS["quick"], 0, subject)).input    # doctest: +SKIP
-    {'prompt': [464, 2068], 'max_tokens': 9, 'seed': 1804289383, 'skip_special_tokens': True}
+    {'prompt': [464, 2068], 'max_tokens': 9, 'seed': 1804289383, 'skip_special_tokens': True,
+     'steer': [127, 102, 643, 275, 280], 'shape': 'split characters', ...}
 """
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Iterator
 
 from textbound.oracles.chat_oracle import ChatRequest, FamilyChatOracle, outcome
 from textbound.properties.schemas import tool_corpus
 
 from ..families import Family
-from ..naming.divergence import Case
+from ..naming.divergence import REPLACEMENT_CHARACTER, Case
 from ..plan.budget import Budget
 from ..plan.implementation import SERVER
 from .chat_cases import chat_cases
@@ -46,6 +52,17 @@ MAX_PROMPT_IDS = 16
 MAX_STOPS = 3
 SEED_RANGE = 2**31  # what every server takes as a sampling seed
 OWN_TEMPLATE = "family"  # the template a family folder's tokenizer_config.json holds: the one a server renders
+# What a steered output meets (output_shapes): characters of two, three and four UTF-8 bytes spelled
+# one byte a token, a few plain ids, special and added tokens that do not end generation, tool tags.
+SPLIT_CHARACTERS = ("é", "€", "😀")
+PLAIN_TEXT = " the world, said"
+PLAIN_STEERED = 3
+SPECIALS_STEERED = 4
+END_WORDS = re.compile(r"end|eos|eot|</s>|stop|eom", re.IGNORECASE)  # an end-of-generation token's name
+TOOL_TAG = re.compile(r"tool|call|python", re.IGNORECASE)
+CHOICES = (2, 3)  # n of a server_choices case, in turn
+MAX_CONCURRENCY = 8  # requests a server_concurrent case holds (--server-concurrency sends up to so many)
+SHORT_TOOL_TOKENS = 12  # a forced call cut at max_tokens: its finish_reason is "length"
 
 
 
@@ -94,23 +111,76 @@ def _completion(rng: random.Random, prompt: list[int], snippets: list[str]) -> d
             "seed": rng.randrange(SEED_RANGE), "skip_special_tokens": True}
 
 
+def output_shapes(subject: Subject) -> dict[str, tuple[tuple[int, ...], tuple[int, ...]]]:
+    """Each output shape the family's vocabulary can make, as (ids a prompt ends with, ids to steer
+    the output to): characters split across tokens, byte-fallback runs, special and added tokens,
+    tool-call tags, a prompt ending mid-character. A few plain ids go with each, so that text
+    meets the shape on both sides.
+
+    >>> output_shapes(gpt2_subject)["split characters"]          # doctest: +SKIP
+    ((), (126, 102, 262, 995))                                    # "é"'s two bytes, " the", " world"
+    """
+    def cached() -> dict:
+        survey, oracle = vocabulary_survey(subject), subject.oracle
+        plain = tuple(dict.fromkeys(oracle.encode(PLAIN_TEXT)))[:PLAIN_STEERED]
+        spelled = {char: survey.spelled(char) for char in SPLIT_CHARACTERS}
+        two, longer = spelled[SPLIT_CHARACTERS[0]], [i for char in SPLIT_CHARACTERS[1:] for i in spelled[char]]
+        added = {survey.vocab[token] for token in survey.added_tokens if token in survey.vocab}
+        specials = [i for i in sorted(set(survey.special_ids) | added)
+                    if not END_WORDS.search(oracle.decode([i], False))][:SPECIALS_STEERED]
+        tags = [i for i in sorted(added) if TOOL_TAG.search(oracle.decode([i], False))][:SPECIALS_STEERED]
+        shapes = {"split characters": ((), tuple(two) + plain), "byte runs": ((), tuple(longer) + plain[:1]),
+                  "special and added tokens": ((), tuple(specials) + plain), "tool-call tags": ((), tuple(tags) + plain),
+                  "prompt mid-character": (tuple(two[:1]), tuple(two[1:]) + tuple(two[:1]) + plain[:1])}
+        return {name: shape for name, shape in shapes.items() if set(shape[1]) - set(plain)}
+    return subject.cached("output shapes", cached)
+
+
+def _steered(subject: Subject, request: dict, index: int) -> dict:
+    """``request`` with the ``index``-th output shape (in turn, so that every run draws each): its
+    ``steer`` ids and, for a prompt ending mid-character, the prompt's last ids."""
+    shapes = output_shapes(subject)
+    if not shapes:
+        return request
+    name = sorted(shapes)[index % len(shapes)]
+    ending, steer = shapes[name]
+    return {**request, "prompt": list(request["prompt"]) + list(ending), "steer": list(steer), "shape": name}
+
+
 @cases("detokenizer", source=SERVER)
 def server_detokenizer_cases(family: Family, budget: Budget, seed: int, subject: Subject) -> Iterator[Case]:
     rng = _rng(seed, family, "detokenizer")
-    for _, prompt in zip(range(_per_property(budget)), _prompts(subject, budget, rng)):
-        request = _completion(rng, prompt, corpus_snippets(budget))
+    snippets = corpus_snippets(budget)
+    for index, prompt in zip(range(_per_property(budget)), _prompts(subject, budget, rng)):
+        request = _steered(subject, _completion(rng, prompt, snippets), index)
         yield Case("detokenizer", "server_stream", family.name, request)
         yield Case("detokenizer", "server_specials", family.name, {**request, "skip_special_tokens": False})
         yield Case("detokenizer", "server_whole", family.name, request)
+        yield Case("detokenizer", "server_choices", family.name, {**request, "n": CHOICES[index % len(CHOICES)]})
+        yield Case("detokenizer", "server_finish", family.name, request)
+        yield Case("detokenizer", "server_logprobs", family.name, {**request, "top_logprobs": rng.randint(0, 2)})
+        echoed = _steered(subject, _completion(rng, _snippet_prompt(subject, budget, rng), snippets), index)
+        if echoed.get("shape") != "prompt mid-character":  # an echo shows the prompt's text: whole characters
+            yield Case("detokenizer", "server_echo", family.name, echoed)
+        yield Case("detokenizer", "server_concurrent", family.name, {"requests": [
+            _steered(subject, _completion(rng, prompt, snippets), index + offset) for offset in range(MAX_CONCURRENCY)]})
+
+
+def _snippet_prompt(subject: Subject, budget: Budget, rng: random.Random) -> list[int]:
+    """A corpus snippet's first ids, ending on a whole character (an echo case's prompt)."""
+    for prompt in _prompts(subject, budget, rng):
+        if not subject.oracle.decode(prompt, True).endswith(REPLACEMENT_CHARACTER):
+            return prompt
 
 
 @cases("stops", source=SERVER)
 def server_stop_cases(family: Family, budget: Budget, seed: int, subject: Subject) -> Iterator[Case]:
     rng = _rng(seed, family, "stops")
-    for _, prompt in zip(range(_per_property(budget)), _prompts(subject, budget, rng)):
+    for index, prompt in zip(range(_per_property(budget)), _prompts(subject, budget, rng)):
         picks = [{"at": rng.randrange(MAX_TOKENS), "before": rng.randint(0, 3), "after": rng.randint(1, 3)}
                  for _ in range(rng.randint(1, MAX_STOPS))]
-        yield Case("stops", "server", family.name, {**_completion(rng, prompt, corpus_snippets(budget)), "stops": picks})
+        request = _steered(subject, _completion(rng, prompt, corpus_snippets(budget)), index)
+        yield Case("stops", "server", family.name, {**request, "stops": picks})
 
 
 def _conversation(rng: random.Random, snippets: list[str]) -> list[dict]:
@@ -138,7 +208,8 @@ def server_tool_cases(family: Family, budget: Budget, seed: int, subject: Subjec
         choice = {"type": "function", "function": {"name": named}} if named else "required"
         yield Case("tools", "server", family.name, {
             "messages": _conversation(rng, snippets), "tools": tools, "tool_choice": choice,
-            "max_tokens": CONSTRAINED_MAX_TOKENS, "seed": rng.randrange(SEED_RANGE)})
+            "max_tokens": rng.choice((CONSTRAINED_MAX_TOKENS, CONSTRAINED_MAX_TOKENS, SHORT_TOOL_TOKENS)),
+            "seed": rng.randrange(SEED_RANGE)})
 
 
 @cases("structured", source=SERVER)

@@ -14,7 +14,8 @@ server's text boundary must treat it as the oracles do.
   run's text, finish_reason and stop_reason (where the dialect reports one), streamed and not,
   equal ``stop_outcome`` of the unstopped run's text.
 - tools/server: with tool_choice "required" or a named function, the streamed tool-call deltas
-  assemble to the non-streamed message's tool_calls; a run that ended on its own (not at
+  assemble to the non-streamed message's tool_calls; finish_reason "tool_calls" only for completed
+  calls, never at max_tokens (vllm#58228), streamed or not; a run that ended on its own (not at
   max_tokens) calls a tool it was offered (the named one), with arguments valid for its parameters.
 - structured/server: with response_format json_schema, streamed content equals the non-streamed;
   a run that ended on its own has content that is JSON valid for the schema.
@@ -32,7 +33,7 @@ from textbound.oracles.stop_reference import stop_outcome
 from ..naming.divergence import REPLACEMENT_CHARACTER, Case, Divergence, first_index
 from ..plan.implementation import SERVER
 from ..server.dialect import Generation, GenerationRequest
-from ..server.features import probe
+from ..server.features import probe, steering
 from .detokenizer import premature_kind
 from .registry import Subject, check, impl_call, text_divergence, text_window
 from .stops import MISSED, STOPPED_EARLY, outcome_kind
@@ -46,21 +47,44 @@ def _generated(subject: Subject, case: Case, request: GenerationRequest) -> tupl
     return impl_call(case, None, lambda: subject.impl.server_dialect.generate(request))
 
 
-def _completion(case: Case, stream: bool, stop: tuple[str, ...] = ()) -> GenerationRequest:
-    given = case.input
+def steered(subject: Subject, given: dict) -> dict:
+    """The request fields steering a case's output to its ``steer`` ids, the way the server honours
+    (textbound.server.features.steering); none where it honours none, and the run's notes then say
+    that the output side ran unsteered: ``{"steer": (5, 7), "steer_by": "allowed_token_ids"}``."""
+    ids = given.get("steer")
+    if not ids:
+        return {}
+    way = subject.cached("steering", lambda: steering(subject.impl.server_dialect)[0])
+    return {"steer": tuple(ids), "steer_by": way} if way else {}
+
+
+def steering_note(dialect) -> str | None:
+    """The run's note where the server honours no steering (None where it does): its output side
+    then checks whatever the model generated, and may never meet a shape its cases were built for."""
+    way, why = steering(dialect)
+    if way:
+        return None
+    return (f"the server's output side ran unsteered ({why}): each case checked what the model generated, "
+            f"not the output shape it was built for (split characters, byte runs, special and added tokens, "
+            f"tool-call tags, a prompt ending mid-character)")
+
+
+def completion(subject: Subject, given: dict, stream: bool, stop: tuple[str, ...] = (), **fields) -> GenerationRequest:
+    """The completion a case (or one of its requests, ``given``) asks, steered where the server can be."""
     return GenerationRequest(prompt=list(given["prompt"]), max_tokens=given["max_tokens"], seed=given["seed"],
-                             skip_special_tokens=given.get("skip_special_tokens", True), stream=stream, stop=stop)
+                             skip_special_tokens=given.get("skip_special_tokens", True), stream=stream, stop=stop,
+                             **steered(subject, given), **fields)
 
 
 def _text_request(subject: Subject, case: Case, stream: bool, stop: tuple[str, ...] = ()) -> GenerationRequest:
     """The case's completion, or where the dialect has none its chat (compared only with itself)."""
     if subject.cached("completions", lambda: probe(subject.impl.server_dialect, "completions") is None) \
             or "messages" not in case.input:
-        return _completion(case, stream, stop)
+        return completion(subject, case.input, stream, stop)
     return _chat(case, stream, stop=stop)
 
 
-def _decoded(subject: Subject, case: Case, generation: Generation) -> str:
+def decoded(subject: Subject, given: dict, generation: Generation) -> str:
     """The oracle's text for the returned ids after the prompt: the decode of prompt and ids together
     past the part of the prompt's decode that decode keeps (a server decodes the first ids in the
     prompt's context, as vLLM's detokenizer and tokenizers' DecodeStream primed with the prompt do:
@@ -69,12 +93,12 @@ def _decoded(subject: Subject, case: Case, generation: Generation) -> str:
     returned ones leave alone, was shown with the prompt and is not shown again. A stop token that
     ended the run is not shown.
 
-    ``_decoded`` of prompt [Hello] and ids [▁world] on a Metaspace family == " world"; of Llama 2's
+    ``decoded`` of prompt [Hello] and ids [▁world] on a Metaspace family == " world"; of Llama 2's
     prompt [▁{, <0x0A>] and ids [argument] == "argument" (another byte after <0x0A> would have made
     the "\n" a U+FFFD, but "argument" does not).
     """
-    prompt, ids = list(case.input["prompt"]), list(generation.ids)
-    skip = case.input.get("skip_special_tokens", True)
+    prompt, ids = list(given["prompt"]), list(generation.ids)
+    skip = given.get("skip_special_tokens", True)
     if ids and generation.finish_reason == "stop" and ids[-1] in set(vocabulary_survey(subject).special_ids):
         ids = ids[:-1]
     whole, prompt_text = subject.oracle.decode_batch([prompt + ids, prompt], skip)
@@ -85,10 +109,14 @@ def _decoded(subject: Subject, case: Case, generation: Generation) -> str:
 @check("detokenizer", "server_stream", minimize="max_tokens", sources=(SERVER,))
 @check("detokenizer", "server_specials", minimize="max_tokens", sources=(SERVER,))
 def check_server_stream(subject: Subject, case: Case) -> Divergence | None:
-    streamed, failure = _generated(subject, case, _completion(case, stream=True))
-    if failure:
-        return failure
-    expected = _decoded(subject, case, streamed)
+    streamed, failure = _generated(subject, case, completion(subject, case.input, stream=True))
+    return failure or stream_divergence(subject, case, case.input, streamed)
+
+
+def stream_divergence(subject: Subject, case: Case, given: dict, streamed: Generation) -> Divergence | None:
+    """How a streamed generation of the request ``given`` is not the oracle's decode of its ids:
+    a chunk showing what the decode changes, a different whole text, chunk ids not the returned ids."""
+    expected = decoded(subject, given, streamed)
     shown = ""
     for index, chunk in enumerate(streamed.chunks):
         shown += chunk.text
@@ -129,7 +157,7 @@ def check_server_whole(subject: Subject, case: Case) -> Divergence | None:
 
 def _stop_strings(text: str, generation: Generation, picks: list[dict]) -> tuple[str, ...]:
     """The stop strings ``picks`` cut from ``text`` around where its chunks meet (its middle when
-    the text came in one chunk), each once, in order."""
+    the text came in one chunk), each once, in order, none holding a U+FFFD."""
     meets, at = [], 0
     for chunk in generation.chunks[:-1]:
         at += len(chunk.text)
@@ -140,7 +168,9 @@ def _stop_strings(text: str, generation: Generation, picks: list[dict]) -> tuple
     for pick in picks:
         middle = meets[pick.get("at", 0) % len(meets)]
         stops.append(text[max(0, middle - pick.get("before", 0)): middle + pick.get("after", 1)])
-    return tuple(dict.fromkeys(stop for stop in stops if stop))
+    # A U+FFFD in the text stands for bytes that are not UTF-8, which no user sends as a stop string
+    # (and a server matching stops against the bytes, as llama.cpp does, never meets).
+    return tuple(dict.fromkeys(stop for stop in stops if stop and REPLACEMENT_CHARACTER not in stop))
 
 
 def _stop_divergence(case: Case, expected: dict, actual: dict, detail: dict) -> Divergence | None:
@@ -238,6 +268,24 @@ def schema_problem(text: str, schema: dict) -> str | None:
     return None if error is None else f"invalid for the schema ({error.validator})"
 
 
+def tool_finish_problem(generation: Generation, calls: list[dict], max_tokens: int) -> str | None:
+    """What is wrong with a finish_reason of "tool_calls" (vllm#58228): None where it ends a
+    completed call (arguments that are JSON), else why not:
+    ``tool_finish_problem(Generation("", (1,) * 8, "tool_calls"), [...], 8) == "finish_reason tool_calls at max_tokens"``."""
+    if generation.finish_reason != "tool_calls":
+        return None
+    if generation.ids is not None and len(generation.ids) >= max_tokens:
+        return "finish_reason tool_calls at max_tokens"
+    if not calls:
+        return "finish_reason tool_calls without a call"
+    try:
+        for call in calls:
+            json.loads(call["arguments"])
+    except ValueError:
+        return "finish_reason tool_calls for an unfinished call"
+    return None
+
+
 @check("tools", "server", minimize="messages", sources=(SERVER,))
 def check_server_tools(subject: Subject, case: Case) -> Divergence | None:
     tools, choice = case.input["tools"], case.input["tool_choice"]
@@ -249,6 +297,11 @@ def check_server_tools(subject: Subject, case: Case) -> Divergence | None:
     if expected != actual:
         return Divergence(case, expected, actual, "streamed tool calls differ from the message's",
                           {"request": streamed.request})
+    for generation, calls in ((whole, expected), (streamed, actual)):
+        problem = tool_finish_problem(generation, calls, case.input["max_tokens"])
+        if problem:
+            return Divergence(case, "tool_calls for a completed call only", generation.finish_reason, problem,
+                              {"stream": bool(generation.chunks), "request": generation.request})
     if whole.finish_reason == LENGTH:
         return None  # cut short: the arguments cannot be complete
     offered = {tool["function"]["name"]: tool["function"].get("parameters", {}) for tool in tools}

@@ -25,7 +25,7 @@ from ..naming.baseline import BaselineEntry, Verdict, judge
 from ..naming.divergence import Case, Divergence
 from ..naming.root_causes import Evidence, root_causes
 from ..plan.budget import Budget
-from ..plan.implementation import LIBRARY, Implementation
+from ..plan.implementation import LIBRARY, SERVER, Implementation
 from ..records.report import Recorder
 from .pool import (
     Checked,
@@ -379,6 +379,15 @@ def root_cause_evidence(plan: Plan, records: list[dict], limits: Limits, progres
                   limits.minimize_timeout, limits.max_memory_mb)
 
 
+def _steering_notes(impl: Implementation) -> list[str]:
+    """A server's run notes that its output side ran unsteered, where the server honours no steering."""
+    if impl.source != SERVER:
+        return []
+    from ..checks.server_output import steering_note
+    note = steering_note(impl.server_dialect)
+    return [note] if note else []
+
+
 def run(plan: Plan, recorder: Recorder, *, jobs: int = 1, limits: Limits = Limits(),
         case_source: CaseSource | None = None, progress: Progress | None = None) -> Verdict:
     """Checks ``plan`` with ``jobs`` worker processes under ``limits``, records into ``recorder``
@@ -407,6 +416,7 @@ def run(plan: Plan, recorder: Recorder, *, jobs: int = 1, limits: Limits = Limit
         schedule.keep_unfinished()
         if interrupted is None:
             recorder.notes.extend(schedule.unbuilt_notes())
+            recorder.notes.extend(_steering_notes(plan.impl))
         evidence, stopped = {}, None
         if interrupted is None:  # a run stopped before its end is reported as it stands, at once
             try:

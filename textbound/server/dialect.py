@@ -22,11 +22,12 @@ from typing import Protocol
 
 # The types every dialect answers in live in a leaf module, so the dialects need not import this
 # one (which imports them).
-from .protocol import Chunk, Generation, GenerationRequest, NotProvided, ServerError
+from .protocol import (CONCURRENCY_RANGE, STEERING, Chunk, Generation, GenerationRequest, Logprob, NotProvided,
+                       ServerError)
 
 DIALECTS = ("vllm", "llama.cpp", "openai", "llama-cpp-python", "dynamo")
-__all__ = ["DIALECTS", "Chunk", "Dialect", "Generation", "GenerationRequest", "NotProvided", "ServerError",
-           "open_dialect"]
+__all__ = ["CONCURRENCY_RANGE", "DIALECTS", "STEERING", "Chunk", "Dialect", "Generation", "GenerationRequest", "Logprob",
+           "NotProvided", "ServerError", "open_dialect"]
 
 
 class Dialect(Protocol):
@@ -52,6 +53,11 @@ class Dialect(Protocol):
         check of chat text knows which template's text the server's is."""
 
     def generate(self, request: GenerationRequest) -> Generation: ...
+
+    def slots(self) -> int | None:
+        """How many requests the server runs at once, where its API tells (llama.cpp's /props), else None."""
+
+    steering: tuple[str, ...]  # the ways (protocol.STEERING) this API can steer sampling, in the order tried
 
 
 def open_dialect(name: str, url: str, *, model: str | None = None, timeout: float = 30.0) -> Dialect:

@@ -51,6 +51,32 @@ class GenerationRequest:
     tool_choice: Any = None  # "required", {"type": "function", "function": {"name": ...}}, ...
     response_format: dict | None = None  # {"type": "json_schema", "json_schema": {...}}
     chat_template_kwargs: dict | None = None
+    # Steering: generate only these ids, asked by ``steer_by`` (STEERING: "allowed_token_ids", vLLM's
+    # own field, or "logit_bias", OpenAI's, +100 on each); nothing sent where either is empty.
+    steer: tuple[int, ...] = ()
+    steer_by: str | None = None
+    n: int = 1  # choices per request
+    logprobs: int | None = None  # top logprobs per generated token (0: the chosen token's only)
+    echo: bool = False  # completions: the prompt's text before the generated text
+    prompt_logprobs: int | None = None  # completions (vLLM): an entry per prompt token
+
+
+# The ways a request can steer the model to a set of ids, as GenerationRequest.steer_by names them.
+STEERING = ("allowed_token_ids", "logit_bias")
+# Streamed requests sent at once to check concurrency (--server-concurrency): two at least, since one
+# alone is no concurrency, and up to eight.
+CONCURRENCY_RANGE = (2, 8)
+STEERING_BIAS = 100  # the largest bias OpenAI's API (and vLLM, which clamps) takes
+
+
+@dataclass(frozen=True)
+class Logprob:
+    """One token's logprob entry as the server sent it: its token string, its ``bytes`` (None where
+    the dialect sends none) and its id where the dialect names it (vLLM's "token_id:123" strings)."""
+
+    token: str
+    bytes: tuple[int, ...] | None = None
+    id: int | None = None
 
 
 @dataclass(frozen=True)
@@ -66,3 +92,7 @@ class Generation:
     chunks: tuple[Chunk, ...] = ()  # streamed only, in order
     prompt_ids: tuple[int, ...] | None = None  # where the dialect returns the prompt's ids
     request: dict = field(default_factory=dict)  # the exact request sent, for replay
+    choices: tuple["Generation", ...] = ()  # with n > 1: every choice by index (this one is the first)
+    logprobs: tuple[Logprob, ...] | None = None  # per generated token, where asked and sent
+    prompt_logprobs: tuple[Logprob | None, ...] | None = None  # per prompt token (vLLM: None for the first)
+    usage: dict | None = None  # prompt_tokens, completion_tokens (whole request)

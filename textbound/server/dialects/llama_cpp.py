@@ -21,6 +21,8 @@ Field names as in llama.cpp's tools/server/README.md and server-context.cpp (the
 - ``generate`` of a chat: ``POST /v1/chat/completions`` as the OpenAI dialect sends it, plus
   ``return_tokens`` and ``verbose``, so each answer carries llama.cpp's own result in ``__verbose``;
   its ``tokens`` become the choice's ``token_ids`` and its ``stopping_word`` the ``stop_reason``.
+``logit_bias`` steers (``[[id, 100], ...]``), ``n_probs`` asks logprobs (``completion_probabilities``:
+``id``, ``token`` and the token's own ``bytes``); ``GET /props``'s ``total_slots`` are its slots.
 Every generation samples from the whole distribution at the given temperature (``top_k: 0``,
 ``top_p: 1``, ``min_p: 0``, no repetition penalty) and with ``cache_prompt: false``, since the
 server says reused prompt caches may change the logits, and streamed must equal non-streamed.
@@ -38,7 +40,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..client import DONE, ServerClient
-from ..protocol import Chunk, Generation, GenerationRequest, NotProvided, ServerError
+from ..protocol import STEERING_BIAS, Chunk, Generation, GenerationRequest, Logprob, NotProvided, ServerError
 from .openai import OpenAIDialect, ids_field
 
 COMPLETION_PATH = "/completion"
@@ -92,13 +94,19 @@ class LlamaCppDialect(OpenAIDialect):
         self.extension_fields(request, chat=False)  # NotProvided for what llama.cpp cannot do
         body = {"prompt": request.prompt, "n_predict": request.max_tokens, "seed": request.seed,
                 "temperature": request.temperature, "stop": list(request.stop), "stream": request.stream,
-                "return_tokens": True, **SAMPLING}
+                "return_tokens": True, **SAMPLING, **_completion_shape(request)}
         sent = _sent(COMPLETION_PATH, body)
         if request.stream:
             return _streamed_completion(self.server.stream(COMPLETION_PATH, body, done=None), sent)
         answer = self.server.post_json(COMPLETION_PATH, body)
         return Generation(text=_text(answer, "content", sent), ids=tuple(ids_field(answer.get("tokens"), "tokens", sent)),
-                          **_ending(answer, sent), request=sent)
+                          **_ending(answer, sent), request=sent,
+                          logprobs=_probabilities(answer, sent, "the answer") if request.logprobs is not None else None)
+
+    def slots(self) -> int | None:
+        """The server's parallel slots (``GET /props``'s ``total_slots``: its ``-np``)."""
+        slots = self.server.get_json("/props").get("total_slots")
+        return slots if isinstance(slots, int) and slots > 0 else None
 
     def extension_fields(self, request: GenerationRequest, chat: bool) -> dict:
         lacking = [name for name, asked in (("include_stop_str_in_output", request.include_stop_str_in_output),
@@ -145,28 +153,65 @@ def _with_verbose_fields(answer: dict, sent: dict) -> dict:
     return {**answer, "choices": [choice, *choices[1:]]}
 
 
+def _completion_shape(request: GenerationRequest) -> dict:
+    """/completion's fields for the request's shape: ``logit_bias`` as ``[[id, bias], ...]`` and
+    ``n_probs``; several choices, echo and prompt logprobs it has not (NotProvided)."""
+    lacking = [name for name, asked in (("n > 1", request.n != 1), ("echo", request.echo),
+                                        ("prompt_logprobs", request.prompt_logprobs is not None),
+                                        ("allowed_token_ids", request.steer_by == "allowed_token_ids")) if asked]
+    if lacking:
+        raise NotProvided(f"llama.cpp /completion: no {', '.join(lacking)}")
+    fields: dict = {}
+    if request.steer and request.steer_by:
+        fields["logit_bias"] = [[i, STEERING_BIAS] for i in request.steer]
+    if request.logprobs is not None:
+        fields["n_probs"] = max(1, request.logprobs)
+    return fields
+
+
+def _probabilities(answer: dict, sent: dict, where: str) -> tuple[Logprob, ...]:
+    """``completion_probabilities`` as entries: each ``{id, token, bytes}`` (llama.cpp: ``bytes`` the
+    token's own piece, ``token`` its longest valid UTF-8 beginning; server-task.cpp probs_vector_to_json)."""
+    entries = []
+    for n, entry in enumerate(answer.get("completion_probabilities") or []):
+        if not isinstance(entry, dict) or not isinstance(entry.get("token"), str):
+            raise ServerError(f"{where}'s completion_probabilities[{n}] is not an entry with a token", sent)
+        data, token_id = entry.get("bytes"), entry.get("id")
+        if not (isinstance(data, list) and all(isinstance(b, int) and 0 <= b < 256 for b in data)):
+            raise ServerError(f"{where}'s completion_probabilities[{n}].bytes is not a list of bytes", sent)
+        entries.append(Logprob(entry["token"], tuple(data), token_id if isinstance(token_id, int) else None))
+    return tuple(entries)
+
+
 def _streamed_completion(events: Iterator[dict], sent: dict) -> Generation:
     chunks: list[Chunk] = []
+    logprobs: list[Logprob] = []
     for number, event in enumerate(events, start=1):
         where = f"SSE event {number}"
         if "error" in event:
             raise ServerError(f"error in {where}: {str(event['error'])[:200]}", sent)
         chunks.append(Chunk(text=_text(event, "content", sent, where),
                             ids=tuple(ids_field(event.get("tokens", []), f"{where} tokens", sent))))
+        logprobs += _probabilities(event, sent, where)
         if event.get("stop") is True:
             return Generation(text="".join(chunk.text for chunk in chunks),
                               ids=tuple(i for chunk in chunks for i in chunk.ids), **_ending(event, sent),
-                              chunks=tuple(chunks), request=sent)
+                              chunks=tuple(chunks), request=sent,
+                              logprobs=tuple(logprobs) if "n_probs" in sent["body"] else None)
     raise ServerError(f"the stream ended after {len(chunks)} events without one with stop: true", sent)
 
 
 def _ending(answer: dict, sent: dict) -> dict:
-    """``finish_reason`` and ``stop_reason`` of a final /completion answer."""
+    """``finish_reason``, ``stop_reason`` and ``usage`` (its ``tokens_evaluated`` and ``tokens_predicted``)
+    of a final /completion answer."""
     stop_type = answer.get("stop_type")
     if stop_type not in FINISH_REASONS:
         raise ServerError(f"stop_type is {stop_type!r}, not one of {', '.join(FINISH_REASONS)}", sent)
+    counts = (answer.get("tokens_evaluated"), answer.get("tokens_predicted"))
+    usage = ({"prompt_tokens": counts[0], "completion_tokens": counts[1]}
+             if all(isinstance(count, int) for count in counts) else None)
     return {"finish_reason": FINISH_REASONS[stop_type],
-            "stop_reason": _text(answer, "stopping_word", sent) if stop_type == "word" else None}
+            "stop_reason": _text(answer, "stopping_word", sent) if stop_type == "word" else None, "usage": usage}
 
 
 def _text(answer: dict, key: str, sent: dict, where: str = "the answer") -> str:

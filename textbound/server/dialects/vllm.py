@@ -8,7 +8,9 @@
   ``return_token_ids: true``: every choice and chunk carries ``token_ids``, and ``prompt_token_ids``
   come on the completion choice, the chat answer or the first chunk; ``stop_reason`` is the stop
   string or id that ended generation; ``include_stop_str_in_output``, ``skip_special_tokens`` and
-  ``chat_template_kwargs`` are sent as asked.
+  ``chat_template_kwargs`` are sent as asked; ``allowed_token_ids`` steers (as OpenAI's ``logit_bias``
+  does), ``echo`` and ``prompt_logprobs`` (a list per prompt token: None, then ``{"<id>":
+  {"logprob", "rank", "decoded_token"}}``) are the completions' own.
 Field names as in vllm/entrypoints/serve/tokenize/protocol.py and
 vllm/entrypoints/openai/{completion,chat_completion}/protocol.py. SGLang's server answers the same
 requests where it offers them. vLLM renders no chat text on its own: ``chat_text`` is NotProvided.
@@ -28,6 +30,8 @@ class VllmDialect(OpenAIDialect):
 
     name = "vllm"
     offers_completions = True
+    vllm_extensions = True
+    steering = ("allowed_token_ids", "logit_bias")
 
     def tokenize(self, text: str, add_special_tokens: bool = False) -> list[int]:
         return self._tokens({"prompt": text, "add_special_tokens": add_special_tokens})
