@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from textbound.checks import case_source
+from textbound.naming.divergence import Case
 from textbound.cli import EXIT_DIVERGED, EXIT_OK, main
-from textbound.families import embedded_family
+from textbound.families import build_family, embedded_family
 from textbound.naming.root_causes import ANY_CLASS, Evidence, class_free, root_causes
 from textbound.naming.signatures import signature_groups
 from textbound.plan.budget import BUDGETS
@@ -21,6 +22,7 @@ from textbound.plan.implementation import Implementation
 from textbound.records.alignment import labelled_example
 from textbound.records.report import Recorder, RunInfo, build_summary, ci_markdown, markdown_report
 from textbound.run.runner import Plan, run
+from textbound.run.evidence import Gatherer
 from textbound.run.stand_ins import ReferenceStopChecker
 
 UNFINISHED = "textbound.mutants.detokenizer_unfinished_released"
@@ -129,6 +131,14 @@ def test_signatures_are_grouped_only_by_evidence():
                 symbols: Evidence("IncrementalDetokenizer", upstream="detokenizer/stream/x")}
     led = {c.name: (c.lead, c.signatures) for c in root_causes(records, upstream)}
     assert led[decode] == (decode, [spaces, decode]) and led["detokenizer/stream/x"] == ("detokenizer/stream/x", [symbols])
+
+
+def test_a_tokenizer_method_is_swapped_behind_the_contract():
+    """The checks reach the tokenizer through its contract (a stand-in with slots, which a shallow
+    copy cannot take): the oracle's encode swapped in behind it still names the culprit."""
+    gatherer = Gatherer(Implementation("tests.one_bug.encode_line_endings_normalized"), {"gpt2": str(build_family("gpt2"))})
+    case = Case("tokenizer", "encode", "gpt2", {"text": "\r]", "add_special_tokens": False})
+    assert gatherer.culprit(gatherer.subject("gpt2"), case) == "Tokenizer.encode"
 
 
 def test_the_baseline_is_keyed_by_root_cause(unfinished, tmp_path, capsys):
