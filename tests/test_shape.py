@@ -58,6 +58,8 @@ def test_named_strings_tell_a_difference():
     assert text_shape(" </s>", "  </s>", added) == "inserts ' ' at the start"  # the start tells more
     assert text_shape("[CLS] a", "[cls] a", added) == text_shape("a", "[cls] a", added) == \
         "gives an added token in another case"
+    cased = Named("an added token", ("Wellmoor",), recased=True)  # normalized: both sides decode it lowercased
+    assert text_shape("wellmoor [CLS]", "wellmoor[CLS]", cased) == "drops ' ' before punctuation"
 
 
 def test_ids_shapes(gpt2):
