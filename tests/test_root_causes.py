@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from textbound.checks import case_source
+from textbound.checks import case_source, run_check
 from textbound.naming.divergence import Case
 from textbound.cli import EXIT_DIVERGED, EXIT_OK, main
 from textbound.families import build_family, embedded_family
-from textbound.naming.root_causes import ANY_CLASS, Evidence, class_free, root_causes
+from textbound.naming.root_causes import ANY_CLASS, ANY_PLACE, Evidence, class_free, root_causes
 from textbound.naming.signatures import signature_groups
 from textbound.plan.budget import BUDGETS
 from textbound.plan.implementation import Implementation
@@ -131,6 +131,57 @@ def test_signatures_are_grouped_only_by_evidence():
                 symbols: Evidence("IncrementalDetokenizer", upstream="detokenizer/stream/x")}
     led = {c.name: (c.lead, c.signatures) for c in root_causes(records, upstream)}
     assert led[decode] == (decode, [spaces, decode]) and led["detokenizer/stream/x"] == ("detokenizer/stream/x", [symbols])
+
+
+def test_one_culprits_shape_at_several_places_or_beside_a_class_is_one_root_cause():
+    records = [{"signature": signature, "family": "bert", "minimized_input": {"ids": [n]}}
+               for n, signature in enumerate(["tokenizer/decode/text: drops ' ' before punctuation",
+                                              "tokenizer/decode/text: drops ' ' inside the text",
+                                              "tokenizer/decode/text: drops ASCII letters inside the text",
+                                              "stops/stream/output: replaces '\\n' by ' '",
+                                              "stops/stream/output: replaces '\\n' by ' ' and ASCII letters"])]
+    punctuation, inside, letters, newline, beside = (r["signature"] for r in records)
+    decode = {s: Evidence("Tokenizer.decode") for s in (punctuation, inside, letters)}
+    stops = {s: Evidence("StopChecker") for s in (newline, beside)}
+    causes = {c.name: c.signatures for c in root_causes(records, {**decode, **stops})}
+    assert causes == {f"tokenizer/decode/text: drops ' ' {ANY_PLACE}": sorted([punctuation, inside]),
+                      letters: [letters],  # dropping letters is another shape
+                      newline: sorted([newline, beside])}
+    assert len(root_causes(records, {**decode, inside: Evidence("IncrementalDetokenizer"), **stops})) == 4
+    parted = {**decode, punctuation: Evidence("Tokenizer.decode", mutants={"a": "bug a"}),
+              inside: Evidence("Tokenizer.decode", mutants={"b": "bug b"})}
+    assert len(root_causes(records, {**parted, **stops})) == 4
+
+
+def test_a_mutant_reproducing_one_followers_example_does_not_name_the_cause():
+    """A detokenizer counting shown text in UTF-8 bytes loses text after a prompt's unfinished
+    character too, which the catalogue's detokenizer_prompt_ignored reproduces on that one example."""
+    lead, prompt = ("detokenizer/stream/shown a byte run otherwise than the whole decode",
+                    "detokenizer/stream/stream decodes the ids without the prompt")
+    records = [{"signature": s, "family": "gpt2", "minimized_input": {}} for s in (lead, prompt, lead)]
+    ignored = {"detokenizer_prompt_ignored": "the prompt ignored"}
+    evidence = {lead: Evidence("IncrementalDetokenizer", neighbours=(prompt,)),
+                prompt: Evidence("IncrementalDetokenizer", mutants=ignored)}
+    (cause,) = root_causes(records, evidence)
+    assert (cause.name, cause.mutants) == (lead, {})
+    evidence[lead] = Evidence("IncrementalDetokenizer", neighbours=(prompt,), mutants=ignored)
+    assert [c.name for c in root_causes(records, evidence)] == ["detokenizer_prompt_ignored"]
+
+
+def test_a_signature_its_example_gives_with_one_element_left_out_is_its_root_cause():
+    """A line-ending bug: "\\r\\n" read as "\\n" drops the "\\r"; the same input less its "\\n" shows
+    the "\\r" read as "\\n", the oracle's encode swapped in agreeing on both."""
+    gatherer = Gatherer(Implementation("tests.one_bug.encode_line_endings_normalized"), {"gpt2": str(build_family("gpt2"))})
+    subject = gatherer.subject("gpt2")
+    found = run_check(subject, Case("tokenizer", "encode", "gpt2", {"text": "\r\n*", "add_special_tokens": False}))
+    replaced = "tokenizer/encode/ids: replaces '\\r' by '\\n'"
+    assert found.signature == "tokenizer/encode/ids: drops '\\r' at the start"
+    assert gatherer.neighbours(subject, found, "Tokenizer.encode") == (  # less its "\\n", less its "*"
+        replaced, "tokenizer/encode/ids: drops whitespace at the end")
+    assert gatherer.neighbours(subject, found, None) == ()  # no culprit, no evidence
+    records = [{"signature": s, "family": "gpt2", "minimized_input": {}} for s in (found.signature, replaced)]
+    assert len(root_causes(records, {found.signature: Evidence("Tokenizer.encode", neighbours=(replaced,))})) == 1
+    assert Evidence.from_json(Evidence(neighbours=(replaced,)).to_json()).neighbours == (replaced,)
 
 
 def test_a_tokenizer_method_is_swapped_behind_the_contract():

@@ -12,6 +12,10 @@ For a signature's smallest example (minimized wherever one was):
   (``UPSTREAM``: the ids of a ``stops/pipeline`` example streamed through ``detokenizer/stream``;
   a chat request's ids rendered by ``chat/render``, its rendered text encoded by ``tokenizer/encode``):
   the signature it gives there is the same bug;
+- the **neighbours**: the other signatures the example gives with one element of its minimized
+  field left out (a character of a text, an id of a list), where the culprit's swap makes that
+  smaller case agree too: one name's bug seen on a sub-input ("\\r\\n" encoded as "\\n" gives
+  ``drops '\\r' at the start``; without its "\\n", ``replaces '\\r' by '\\n'``);
 - the **mutants** of the catalogue (textbound.mutants) that give the example's actual answer
   exactly, among those replacing the culprit's name (else those of the example's component);
 - a **timeline** of a streamed example (textbound.run.timeline).
@@ -39,7 +43,7 @@ from pathlib import Path
 
 from textbound.mutants import CATALOGUE, Mutant
 
-from ..checks import Subject, run_check
+from ..checks import MINIMIZED_FIELD, Subject, run_check
 from ..checks.streaming import StreamInput
 from ..naming.divergence import (
     ORACLE_FAILURE,
@@ -75,6 +79,7 @@ SUSPECTS: dict[tuple[str, str], tuple[str, ...]] = {
 # failed a request or lacks what the case asks.
 NOT_RERUN = ("timed out", "crashed", "out of memory", SERVER_ERROR, "not provided", ORACLE_FAILURE)
 MOST_HOPS = 3  # upstream signatures followed from one example (tools/tokens -> detokenizer/stream -> tokenizer/decode)
+MOST_NEIGHBOURS = 64  # elements of a minimized example left out one at a time, at most (a longer one is not tried)
 
 
 def _always(subject: Subject, case: Case, found: Divergence, there: Divergence) -> bool:
@@ -294,7 +299,8 @@ class Gatherer:
         mutants = explaining_mutants(record, self.families, suspected_mutants(case.component, culprit), self)
         result = {record["signature"]: Evidence(culprit, found_upstream and found_upstream.signature,
                                                 {m.name: m.bug for m in mutants},
-                                                timeline(subject, found, self.oracle_tokenizers(case.family)))}
+                                                timeline(subject, found, self.oracle_tokenizers(case.family)),
+                                                self.neighbours(subject, found, culprit))}
         if found_upstream is not None and hops > 1:
             result = {**self.evidence(divergence_record(found_upstream), hops - 1), **result}
         return result
@@ -309,6 +315,33 @@ class Gatherer:
             except Exception:  # noqa: BLE001 - a swap the implementation cannot run with tells nothing
                 continue
         return None
+
+    def neighbours(self, subject: Subject, found: Divergence, culprit: str | None) -> tuple[str, ...]:
+        """The other signatures ``found``'s case gives with one element of its minimized field left
+        out, each where the culprit's stand-in makes that smaller case agree (the same name's bug);
+        none without a culprit or for a field longer than MOST_NEIGHBOURS."""
+        case = found.case
+        name = MINIMIZED_FIELD.get((case.component, case.property))
+        value = case.input.get(name)
+        if culprit is None or not isinstance(value, (str, list)) or len(value) > MOST_NEIGHBOURS:
+            return ()
+        seen: list[str] = []
+        for index in range(len(value)):
+            if index and value[index] == value[index - 1]:
+                continue  # the same smaller case as the element before
+            smaller = Case(case.component, case.property, case.family,
+                           {**case.input, name: value[:index] + value[index + 1:]})
+            try:
+                there = run_check(subject, smaller)
+                if there is None or there.signature in (found.signature, *seen) or there.is_oracle_disagreement \
+                        or there.kind.startswith(NOT_RERUN):
+                    continue
+                swapped = swap(subject, culprit, self.oracle_tokenizers(case.family))
+                if swapped is not None and run_check(swapped, smaller) is None:
+                    seen.append(there.signature)
+            except Exception:  # noqa: BLE001 - a smaller input the implementation cannot take tells nothing
+                continue
+        return tuple(seen)
 
     def upstream(self, subject: Subject, case: Case, found: Divergence, culprit: str | None) -> Divergence | None:
         """The divergence the case's input gives in the check the culprit sends it to, if any."""
