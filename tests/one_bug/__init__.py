@@ -26,5 +26,6 @@ COMPONENTS = {
     "stops_endswith_only": "stops",
     "stops_finish_drops_held": "stops",
     "stops_first_listed": "stops",
+    "stops_newline_as_space": "stops",
     "stops_whole_delta": "stops",
 }
