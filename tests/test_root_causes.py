@@ -184,6 +184,18 @@ def test_a_signature_its_example_gives_with_one_element_left_out_is_its_root_cau
     assert Evidence.from_json(Evidence(neighbours=(replaced,)).to_json()).neighbours == (replaced,)
 
 
+def test_a_streams_prompt_is_streamed_as_its_first_ids_next_to_it():
+    """A detokenizer counting shown text in UTF-8 bytes: a prompt ending in half a character (its
+    U+FFFD counted as shown) loses the bytes after it, as if the prompt were ignored; the prompt
+    streamed as the first ids shows the same bug."""
+    gatherer = Gatherer(Implementation("tests.one_bug.detokenizer_counts_utf8_bytes"), {"gpt2": str(build_family("gpt2"))})
+    subject = gatherer.subject("gpt2")
+    found = run_check(subject, Case("detokenizer", "stream", "gpt2", {"ids": [81], "splits": [], "prompt_ids": [102],
+                                                                      "skip_special_tokens": False}))
+    assert found.signature == "detokenizer/stream/stream decodes the ids without the prompt"
+    assert gatherer.neighbours(subject, found, "IncrementalDetokenizer") == (DETOKENIZER_SIGNATURE,)
+
+
 def test_a_tokenizer_method_is_swapped_behind_the_contract():
     """The checks reach the tokenizer through its contract (a stand-in with slots, which a shallow
     copy cannot take): the oracle's encode swapped in behind it still names the culprit."""

@@ -13,9 +13,10 @@ For a signature's smallest example (minimized wherever one was):
   a chat request's ids rendered by ``chat/render``, its rendered text encoded by ``tokenizer/encode``):
   the signature it gives there is the same bug;
 - the **neighbours**: the other signatures the example gives with one element of its minimized
-  field left out (a character of a text, an id of a list), where the culprit's swap makes that
-  smaller case agree too: one name's bug seen on a sub-input ("\\r\\n" encoded as "\\n" gives
-  ``drops '\\r' at the start``; without its "\\n", ``replaces '\\r' by '\\n'``);
+  field left out (a character of a text, an id of a list), or with a stream's prompt streamed as
+  its first ids, where the culprit's swap makes that case agree too: one name's bug seen on a
+  nearby input ("\\r\\n" encoded as "\\n" gives ``drops '\\r' at the start``; without its "\\n",
+  ``replaces '\\r' by '\\n'``);
 - the **mutants** of the catalogue (textbound.mutants) that give the example's actual answer
   exactly, among those replacing the culprit's name (else those of the example's component);
 - a **timeline** of a streamed example (textbound.run.timeline).
@@ -211,6 +212,25 @@ UPSTREAM: dict[tuple[str, str], tuple[Upstream, ...]] = {
 }
 
 
+def neighbour_cases(case: Case) -> Iterator[Case]:
+    """The cases next to an example: its minimized field with one element left out (a field longer
+    than MOST_NEIGHBOURS is not tried), and a stream's prompt streamed as its first ids instead (a
+    bug seen after a prompt may show on the ids alone):
+    ``[c.input["text"] for c in neighbour_cases(Case("tokenizer", "encode", "gpt2", {"text": "ab"}))] == ["b", "a"]``."""
+    name = MINIMIZED_FIELD.get((case.component, case.property))
+    value = case.input.get(name)
+    if isinstance(value, (str, list)) and len(value) <= MOST_NEIGHBOURS:
+        for index in range(len(value)):
+            if not index or value[index] != value[index - 1]:  # else the same case as the element before
+                yield Case(case.component, case.property, case.family,
+                           {**case.input, name: value[:index] + value[index + 1:]})
+    prompt = case.input.get("prompt_ids")
+    if prompt and isinstance(case.input.get("ids"), list):
+        splits = [len(prompt), *(len(prompt) + split for split in case.input.get("splits") or [])]
+        yield Case(case.component, case.property, case.family,
+                   {**case.input, "prompt_ids": [], "ids": prompt + case.input["ids"], "splits": splits})
+
+
 def recorded_case(record: dict) -> Case:
     """The minimized case of a divergences.jsonl record."""
     return Case(record["component"], record["property"], record["family"], record["minimized_input"])
@@ -317,29 +337,20 @@ class Gatherer:
         return None
 
     def neighbours(self, subject: Subject, found: Divergence, culprit: str | None) -> tuple[str, ...]:
-        """The other signatures ``found``'s case gives with one element of its minimized field left
-        out, each where the culprit's stand-in makes that smaller case agree (the same name's bug);
-        none without a culprit or for a field longer than MOST_NEIGHBOURS."""
-        case = found.case
-        name = MINIMIZED_FIELD.get((case.component, case.property))
-        value = case.input.get(name)
-        if culprit is None or not isinstance(value, (str, list)) or len(value) > MOST_NEIGHBOURS:
+        """The other signatures the cases next to ``found``'s give (``neighbour_cases``), each where
+        the culprit's stand-in makes that case agree (the same name's bug); none without a culprit."""
+        swapped = culprit and swap(subject, culprit, self.oracle_tokenizers(found.case.family))
+        if not swapped:
             return ()
         seen: list[str] = []
-        for index in range(len(value)):
-            if index and value[index] == value[index - 1]:
-                continue  # the same smaller case as the element before
-            smaller = Case(case.component, case.property, case.family,
-                           {**case.input, name: value[:index] + value[index + 1:]})
+        for near in neighbour_cases(found.case):
             try:
-                there = run_check(subject, smaller)
-                if there is None or there.signature in (found.signature, *seen) or there.is_oracle_disagreement \
-                        or there.kind.startswith(NOT_RERUN):
-                    continue
-                swapped = swap(subject, culprit, self.oracle_tokenizers(case.family))
-                if swapped is not None and run_check(swapped, smaller) is None:
+                there = run_check(subject, near)
+                if there is not None and there.signature not in (found.signature, *seen) \
+                        and not there.is_oracle_disagreement and not there.kind.startswith(NOT_RERUN) \
+                        and run_check(swapped, near) is None:
                     seen.append(there.signature)
-            except Exception:  # noqa: BLE001 - a smaller input the implementation cannot take tells nothing
+            except Exception:  # noqa: BLE001 - an input the implementation cannot take tells nothing
                 continue
         return tuple(seen)
 
