@@ -97,12 +97,15 @@ def test_one_chat_bug_in_render_ids_and_sanitized_ids_is_one_root_cause(tmp_path
     assert set(signatures) == {r["signature"] for r in recorder.records}
 
 
-@pytest.mark.parametrize(("impl", "names"), [
-    ("tests.two_bugs.detokenizer_and_stops", {"detokenizer_unfinished_released", "stops_within_delta"}),
-    ("tests.two_bugs.in_the_detokenizer", {"detokenizer_unfinished_released", "detokenizer_skip_special_ignored"}),
+@pytest.mark.parametrize(("impl", "components", "names"), [
+    ("tests.two_bugs.detokenizer_and_stops", "detokenizer,stops", {"detokenizer_unfinished_released", "stops_within_delta"}),
+    ("tests.two_bugs.in_the_detokenizer", "detokenizer,stops",
+     {"detokenizer_unfinished_released", "detokenizer_skip_special_ignored"}),
+    ("tests.two_bugs.in_the_decode", "tokenizer",
+     {"tokenizer/decode/text: drops ' ' at the start", "tokenizer_trailing_whitespace_collapsed"}),
 ])
-def test_two_independent_bugs_stay_two_root_causes(impl, names, tmp_path):
-    check(impl, tmp_path)
+def test_two_independent_bugs_stay_two_root_causes(impl, components, names, tmp_path):
+    check(impl, tmp_path, components=components)
     causes = causes_of(tmp_path)
     assert set(causes) == names, causes
     signatures = [s for listed in causes.values() for s in listed]
