@@ -156,6 +156,23 @@ def test_one_culprits_shape_at_several_places_or_beside_a_class_is_one_root_caus
     assert len(root_causes(records, {**parted, **stops})) == 4
 
 
+def test_text_replaced_by_u_fffd_is_one_shape_and_an_upstream_signature_joins_by_shape_too():
+    """A decode joining each id's own decode: characters split over byte tokens come out as U+FFFD,
+    with whatever context the difference widens over; a detokenizer example follows a decode
+    signature the run itself lacks, which meets the run's decode signatures by its shape."""
+    joined, widened, absent, stream = ("tokenizer/decode/text: replaces symbols by U+FFFD",
+                                       "tokenizer/decode/text: replaces ' ' and marks by ' ' and U+FFFD",
+                                       "tokenizer/decode/text: replaces U+FFFD and marks by U+FFFD",
+                                       "detokenizer/stream/stream decodes each piece without the text before it")
+    records = [{"signature": s, "family": "gpt2", "minimized_input": {}} for s in (joined, widened, stream)]
+    evidence = {joined: Evidence("Tokenizer.decode"), widened: Evidence("Tokenizer.decode"),
+                absent: Evidence("Tokenizer.decode"), stream: Evidence("Tokenizer.decode", upstream=absent)}
+    (cause,) = root_causes(records, evidence)
+    assert cause.name == f"tokenizer/decode/text: replaces {ANY_CLASS} by U+FFFD"
+    assert sorted(cause.signatures) == sorted([joined, widened, stream])
+    assert len(root_causes(records, {**evidence, absent: Evidence()})) == 2  # the upstream's culprit unknown
+
+
 def test_a_mutant_reproducing_one_followers_example_does_not_name_the_cause():
     """A detokenizer counting shown text in UTF-8 bytes loses text after a prompt's unfinished
     character too, which the catalogue's detokenizer_prompt_ignored reproduces on that one example."""

@@ -19,8 +19,9 @@ implementation is loaded (textbound.run.evidence) by re-running each signature's
 Signatures of one culprit whose kinds differ only by character class (``replaces symbols by
 U+FFFD``, ``replaces non-ASCII letters by U+FFFD``), only by where in the text (``drops ' ' before
 punctuation``, ``drops ' ' inside the text``), or by the class beside a named character (``by ' '``,
-``by ' ' and ASCII letters``) are one root cause (``SHAPE_KEYS``) unless two catalogue classes part
-them. Without evidence each signature is its own root cause.
+``by ' ' and ASCII letters``), or replacing text by U+FFFD whatever else the replacement holds, are
+one root cause (``SHAPE_KEYS``) unless two catalogue classes part them. Without evidence each
+signature is its own root cause.
 
     >>> records = [{"signature": "detokenizer/stream/shown a byte run otherwise than the whole decode", ...},
     ...            {"signature": "stops/pipeline/output: replaces symbols by U+FFFD", ...}]
@@ -86,8 +87,19 @@ def named_core(signature: str) -> str:
     return _NAMED_BESIDE_CLASS.sub(lambda m: m.group(1) or m.group(2), signature)
 
 
+_BY_REPLACEMENT_CHARACTER = re.compile(r"(?<=: )replaces (?:(?! by ).)+ by (?:(?! by ).)*U\+FFFD(?:(?! by ).)*$")
+
+
+def replaced_by_u_fffd(signature: str) -> str:
+    """A signature whose kind replaces text by U+FFFD (among other characters, the widened
+    context of a character split apart) as one placeholder shape:
+    ``replaced_by_u_fffd("tokenizer/decode/text: replaces ' ' and marks by ' ' and U+FFFD") ==
+    "tokenizer/decode/text: replaces [a character class] by U+FFFD"``."""
+    return _BY_REPLACEMENT_CHARACTER.sub(f"replaces {ANY_CLASS} by U+FFFD", signature)
+
+
 # The keys under which signatures of one culprit and one shape meet, each naming the cause it joins.
-SHAPE_KEYS = (class_free, place_free, named_core)
+SHAPE_KEYS = (class_free, place_free, named_core, replaced_by_u_fffd)
 
 
 def not_minimized_counts(records: Iterable[dict]) -> list[dict]:
@@ -218,14 +230,15 @@ def root_causes(records: list[dict], evidence: Mapping[str, Evidence] | None = N
     for signature in by_signature:
         for mutant in evidence.get(signature, Evidence()).mutants:
             groups.join(signature, by_mutant.setdefault(mutant, signature))
-    for signature in by_signature:
+    known = list(groups.parent)  # the run's signatures and the upstream ones they follow
+    for signature in known:
         for neighbour in evidence.get(signature, Evidence()).neighbours:
             if not _parted_by_catalogue(evidence.get(signature), evidence.get(neighbour)):
                 groups.join(neighbour, signature)
     merged_as: dict[str, str] = {}  # a signature joined by its shape, and the shape's key
     for key in SHAPE_KEYS:
         by_shape: dict[tuple[str, str], list[str]] = {}
-        for signature in by_signature:
+        for signature in known:
             culprit = evidence.get(signature, Evidence()).culprit
             if culprit:
                 by_shape.setdefault((key(signature), culprit), []).append(signature)
