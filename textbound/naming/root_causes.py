@@ -11,8 +11,9 @@ implementation is loaded (textbound.run.evidence) by re-running each signature's
   implementation's IncrementalDetokenizer replaced by one over the oracle's decode, say);
 - ``upstream``: the signature the same input gives in the culprit's own check (the ids of a
   ``stops/pipeline`` example streamed through ``detokenizer/stream``): the two are one root cause;
-- ``neighbours``: the other signatures the example gives with one element left out, the culprit's
-  stand-in making that smaller case agree too: the same name's bug on a sub-input;
+- ``neighbours``: the other signatures the example gives with one element left out (or a stream's
+  prompt streamed as its first ids), the culprit's stand-in making that case agree too: the same
+  name's bug on a nearby input;
 - ``mutants``: the catalogue mutants that give the example's actual answer exactly: the signatures
   one mutant reproduces are one root cause, named by it.
 
