@@ -216,6 +216,24 @@ def test_a_streams_prompt_is_streamed_as_its_first_ids_next_to_it():
     assert gatherer.neighbours(subject, found, "IncrementalDetokenizer") == (DETOKENIZER_SIGNATURE,)
 
 
+def test_a_mutant_giving_the_examples_answer_by_coincidence_does_not_explain_it():
+    """A stop checker matching stops in any case holds back a character the reference releases
+    after one delta of this text; the catalogue's fixed hold (the longest stop's length, less one)
+    gives that answer too, but not on the texts next to it."""
+    from textbound.run.evidence import divergence_record, explaining_mutants
+
+    families = {"metaspace": str(build_family("metaspace"))}
+    gatherer = Gatherer(Implementation("tests.one_bug.stops_case_insensitive"), families)
+    case = Case("stops", "stream", "metaspace", {
+        "text": "<pad><extra_id_0> \nck().<unk>\u1209<extra_id_0>\u30ad</s>EP + 1))", "stops": ["r:", "User:"],
+        "splits": [1, 3, 4, 5, 5, 5, 6, 8, 16, 17, 18, 18, 20, 20, 22, 26, 28, 28, 41, 41, 44, 46, 48, 54, 54],
+        "include_stop": False})
+    record = divergence_record(run_check(gatherer.subject("metaspace"), case))
+    assert record["signature"] == "stops/stream/holds back more than may begin a stop"
+    assert [m.name for m in explaining_mutants(record, families, None, gatherer)] == ["stops_fixed_holdback"]
+    assert gatherer.evidence(record)[record["signature"]].mutants == {}
+
+
 def test_a_tokenizer_method_is_swapped_behind_the_contract():
     """The checks reach the tokenizer through its contract (a stand-in with slots, which a shallow
     copy cannot take): the oracle's encode swapped in behind it still names the culprit."""

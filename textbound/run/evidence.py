@@ -18,7 +18,8 @@ For a signature's smallest example (minimized wherever one was):
   nearby input ("\\r\\n" encoded as "\\n" gives ``drops '\\r' at the start``; without its "\\n",
   ``replaces '\\r' by '\\n'``);
 - the **mutants** of the catalogue (textbound.mutants) that give the example's actual answer
-  exactly, among those replacing the culprit's name (else those of the example's component);
+  exactly, and the implementation's answers on the cases next to it that agree or show the same
+  signature, among those replacing the culprit's name (else those of the example's component);
 - a **timeline** of a streamed example (textbound.run.timeline).
 
     >>> evidence = Gatherer(Implementation("textbound.mutants.detokenizer_unfinished_released"),
@@ -316,7 +317,8 @@ class Gatherer:
             return {}
         culprit = self.culprit(subject, case)
         found_upstream = self.upstream(subject, case, found, culprit)
-        mutants = explaining_mutants(record, self.families, suspected_mutants(case.component, culprit), self)
+        mutants = [m for m in explaining_mutants(record, self.families, suspected_mutants(case.component, culprit), self)
+                   if self.agrees_nearby(subject, m, found)]
         result = {record["signature"]: Evidence(culprit, found_upstream and found_upstream.signature,
                                                 {m.name: m.bug for m in mutants},
                                                 timeline(subject, found, self.oracle_tokenizers(case.family)),
@@ -335,6 +337,25 @@ class Gatherer:
             except Exception:  # noqa: BLE001 - a swap the implementation cannot run with tells nothing
                 continue
         return None
+
+    def agrees_nearby(self, subject: Subject, mutant: Mutant, found: Divergence) -> bool:
+        """Whether ``mutant`` answers as the implementation does on the cases next to ``found``'s
+        (``neighbour_cases``) where the implementation agrees with the oracle or shows the same
+        signature (where it shows another, a second bug may): one that gives the example's answer by
+        coincidence parts from the implementation there (stops_fixed_holdback's fixed hold against a
+        checker holding a stop's prefix in any case, on one text alike)."""
+        theirs = self.subject(found.case.family, mutant.module)
+        for near in neighbour_cases(found.case):
+            try:
+                mine = run_check(subject, near)
+                if mine is not None and mine.signature != found.signature:
+                    continue
+                its = run_check(theirs, near)
+            except Exception:  # noqa: BLE001 - a case either side cannot take tells nothing
+                continue
+            if (mine is None) != (its is None) or (mine is not None and plain_json(mine.actual) != plain_json(its.actual)):
+                return False
+        return True
 
     def neighbours(self, subject: Subject, found: Divergence, culprit: str | None) -> tuple[str, ...]:
         """The other signatures the cases next to ``found``'s give (``neighbour_cases``), each where
