@@ -12,17 +12,18 @@ from pathlib import Path
 import pytest
 
 from textbound.checks import case_source, run_check
-from textbound.naming.divergence import Case
 from textbound.cli import EXIT_DIVERGED, EXIT_OK, main
 from textbound.families import build_family, embedded_family
+from textbound.mutants import CATALOGUE
+from textbound.naming.divergence import Case
 from textbound.naming.root_causes import ANY_CLASS, ANY_PLACE, Evidence, class_free, root_causes
 from textbound.naming.signatures import signature_groups
 from textbound.plan.budget import BUDGETS
 from textbound.plan.implementation import Implementation
 from textbound.records.alignment import labelled_example
 from textbound.records.report import Recorder, RunInfo, build_summary, ci_markdown, markdown_report
-from textbound.run.runner import Plan, run
 from textbound.run.evidence import Gatherer
+from textbound.run.runner import Plan, run
 from textbound.run.stand_ins import ReferenceStopChecker
 
 UNFINISHED = "textbound.mutants.detokenizer_unfinished_released"
@@ -232,6 +233,18 @@ def test_a_mutant_giving_the_examples_answer_by_coincidence_does_not_explain_it(
     assert record["signature"] == "stops/stream/holds back more than may begin a stop"
     assert [m.name for m in explaining_mutants(record, families, None, gatherer)] == ["stops_fixed_holdback"]
     assert gatherer.evidence(record)[record["signature"]].mutants == {}
+
+
+def test_a_mutant_is_tried_next_to_the_example_with_each_stop_string_left_out():
+    """The minimized hold: "N" held as the start of "never occurs" by a checker ignoring case, and
+    by the catalogue's fixed hold (13 characters) alike; without that stop they part."""
+    gatherer = Gatherer(Implementation("tests.one_bug.stops_case_insensitive"), {"metaspace": str(build_family("metaspace"))})
+    case = Case("stops", "stream", "metaspace", {"text": "N", "stops": ["never occurs \x00", "\n{"], "splits": [],
+                                                 "include_stop": True})
+    found = run_check(gatherer.subject("metaspace"), case)
+    assert found.signature == "stops/stream/holds back more than may begin a stop"
+    (mutant,) = (m for m in CATALOGUE if m.name == "stops_fixed_holdback")
+    assert not gatherer.agrees_nearby(gatherer.subject("metaspace"), mutant, found)
 
 
 def test_a_tokenizer_method_is_swapped_behind_the_contract():

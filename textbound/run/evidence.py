@@ -82,6 +82,9 @@ SUSPECTS: dict[tuple[str, str], tuple[str, ...]] = {
 NOT_RERUN = ("timed out", "crashed", "out of memory", SERVER_ERROR, "not provided", ORACLE_FAILURE)
 MOST_HOPS = 3  # upstream signatures followed from one example (tools/tokens -> detokenizer/stream -> tokenizer/decode)
 MOST_NEIGHBOURS = 64  # elements of a minimized example left out one at a time, at most (a longer one is not tried)
+# Left out one at a time too where a mutant is tried next to an example: what the case asks for, not
+# how it is fed (splits or a prompt moved shift where a second bug of the same object shows).
+MUTANT_NEIGHBOUR_FIELDS = ("stops",)
 
 
 def _always(subject: Subject, case: Case, found: Divergence, there: Divergence) -> bool:
@@ -213,18 +216,18 @@ UPSTREAM: dict[tuple[str, str], tuple[Upstream, ...]] = {
 }
 
 
-def neighbour_cases(case: Case) -> Iterator[Case]:
-    """The cases next to an example: its minimized field with one element left out (a field longer
-    than MOST_NEIGHBOURS is not tried), and a stream's prompt streamed as its first ids instead (a
-    bug seen after a prompt may show on the ids alone):
+def neighbour_cases(case: Case, also: tuple[str, ...] = ()) -> Iterator[Case]:
+    """The cases next to an example: its minimized field (and the fields ``also`` names) with one
+    element left out (a field longer than MOST_NEIGHBOURS is not tried), and a stream's prompt
+    streamed as its first ids instead (a bug seen after a prompt may show on the ids alone):
     ``[c.input["text"] for c in neighbour_cases(Case("tokenizer", "encode", "gpt2", {"text": "ab"}))] == ["b", "a"]``."""
-    name = MINIMIZED_FIELD.get((case.component, case.property))
-    value = case.input.get(name)
-    if isinstance(value, (str, list)) and len(value) <= MOST_NEIGHBOURS:
-        for index in range(len(value)):
-            if not index or value[index] != value[index - 1]:  # else the same case as the element before
-                yield Case(case.component, case.property, case.family,
-                           {**case.input, name: value[:index] + value[index + 1:]})
+    for name in dict.fromkeys((MINIMIZED_FIELD.get((case.component, case.property)), *also)):
+        value = case.input.get(name)
+        if isinstance(value, (str, list)) and len(value) <= MOST_NEIGHBOURS:
+            for index in range(len(value)):
+                if not index or value[index] != value[index - 1]:  # else the same case as the element before
+                    yield Case(case.component, case.property, case.family,
+                               {**case.input, name: value[:index] + value[index + 1:]})
     prompt = case.input.get("prompt_ids")
     if prompt and isinstance(case.input.get("ids"), list):
         splits = [len(prompt), *(len(prompt) + split for split in case.input.get("splits") or [])]
@@ -340,12 +343,13 @@ class Gatherer:
 
     def agrees_nearby(self, subject: Subject, mutant: Mutant, found: Divergence) -> bool:
         """Whether ``mutant`` answers as the implementation does on the cases next to ``found``'s
-        (``neighbour_cases``) where the implementation agrees with the oracle or shows the same
-        signature (where it shows another, a second bug may): one that gives the example's answer by
-        coincidence parts from the implementation there (stops_fixed_holdback's fixed hold against a
-        checker holding a stop's prefix in any case, on one text alike)."""
+        (``neighbour_cases``, its stop strings left out one at a time too) where the implementation
+        agrees with the oracle or shows the same signature (where it shows another, a second bug
+        may): one that gives the example's answer by coincidence parts from the implementation there
+        (stops_fixed_holdback's fixed hold against a checker holding a stop's prefix in any case:
+        "N" with the stops "never occurs" and "\\n{" held alike, "N" with "\\n{" alone not)."""
         theirs = self.subject(found.case.family, mutant.module)
-        for near in neighbour_cases(found.case):
+        for near in neighbour_cases(found.case, also=MUTANT_NEIGHBOUR_FIELDS):
             try:
                 mine = run_check(subject, near)
                 if mine is not None and mine.signature != found.signature:
