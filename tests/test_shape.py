@@ -58,6 +58,8 @@ def test_named_strings_tell_a_difference():
     assert text_shape(" </s>", "  </s>", added) == "inserts ' ' at the start"  # the start tells more
     assert text_shape("[CLS] a", "[cls] a", added) == text_shape("a", "[cls] a", added) == \
         "gives an added token in another case"
+    cased = Named("an added token", ("Wellmoor",), recased=True)  # normalized: both sides decode it lowercased
+    assert text_shape("wellmoor [CLS]", "wellmoor[CLS]", cased) == "drops ' ' before punctuation"
 
 
 def test_ids_shapes(gpt2):
@@ -267,6 +269,7 @@ def _outcome(output, stop):
     (_outcome("abc", "bc"), _outcome("abc", "c"), True, None),  # another stop reported where it stopped
     (_outcome("abSTOP", "STOP"), _outcome("ab", "STOP"), True, None),  # include_stop ignored: the output tells
     (_outcome("ab", "STOP"), _outcome("ab", None), False, None),
+    (_outcome("a\n", "\n"), _outcome("a ", "\n"), True, None),  # its stop shown otherwise: the output tells
 ])
 def test_a_stream_stopped_elsewhere_is_told_by_where_its_stop_is(expected, actual, include, kind):
     assert _other_stop_kind(expected, actual, include) == kind

@@ -15,7 +15,9 @@ COMPONENTS = {
     "decode_drops_leading_space": "tokenizer",
     "decode_joins_token_decodes": "tokenizer",
     "deltas_lstripped": "detokenizer",
+    "detokenizer_counts_utf8_bytes": "detokenizer",
     "detokenizer_holds_last_character": "detokenizer",
+    "detokenizer_skips_added_tokens": "detokenizer",
     "encode_line_endings_normalized": "tokenizer",
     "lowercase_ascii": "tokenizer",
     "spaces_around_special": "detokenizer",
@@ -24,5 +26,6 @@ COMPONENTS = {
     "stops_endswith_only": "stops",
     "stops_finish_drops_held": "stops",
     "stops_first_listed": "stops",
+    "stops_newline_as_space": "stops",
     "stops_whole_delta": "stops",
 }

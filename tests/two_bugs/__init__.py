@@ -1,2 +1,3 @@
-"""Implementations with two independent bugs each, from the mutation catalogue: the triage must
-keep them two root causes, whether the bugs sit in two components or in one."""
+"""Implementations with two independent bugs each, from the mutation catalogue (and tests/one_bug):
+the triage must keep them two root causes, whether the bugs sit in two components, in one, or in
+one method."""

@@ -11,12 +11,18 @@ implementation is loaded (textbound.run.evidence) by re-running each signature's
   implementation's IncrementalDetokenizer replaced by one over the oracle's decode, say);
 - ``upstream``: the signature the same input gives in the culprit's own check (the ids of a
   ``stops/pipeline`` example streamed through ``detokenizer/stream``): the two are one root cause;
+- ``neighbours``: the other signatures the example gives with one element left out (or a stream's
+  prompt streamed as its first ids), the culprit's stand-in making that case agree too: the same
+  name's bug on a nearby input;
 - ``mutants``: the catalogue mutants that give the example's actual answer exactly: the signatures
   one mutant reproduces are one root cause, named by it.
 
-Signatures whose kinds differ only by character class (``replaces symbols by U+FFFD``,
-``replaces non-ASCII letters by U+FFFD``) are one root cause where the same culprit gives them
-all and no two catalogue classes part them. Without evidence each signature is its own root cause.
+Signatures of one culprit whose kinds differ only by character class (``replaces symbols by
+U+FFFD``, ``replaces non-ASCII letters by U+FFFD``), only by where in the text (``drops ' ' before
+punctuation``, ``drops ' ' inside the text``), or by the class beside a named character (``by ' '``,
+``by ' ' and ASCII letters``), or replacing text by U+FFFD whatever else the replacement holds, are
+one root cause (``SHAPE_KEYS``) unless two catalogue classes part them. Without evidence each
+signature is its own root cause.
 
     >>> records = [{"signature": "detokenizer/stream/shown a byte run otherwise than the whole decode", ...},
     ...            {"signature": "stops/pipeline/output: replaces symbols by U+FFFD", ...}]
@@ -60,6 +66,43 @@ def class_free(signature: str) -> str:
     return _CLASSES.sub(ANY_CLASS, signature)
 
 
+# Where a kind says an insertion or a deletion happened (shape._where, shape._one_sided): the last
+# words of "inserts ..." or "drops ..." kinds.
+_PLACE = re.compile(r"(?<=: )((?:inserts|drops) .+?) (?:at the start|at the end|inside the text|after an added token"
+                    r"|before [^:]+)$")
+ANY_PLACE = "[somewhere]"
+_NAMED_BESIDE_CLASS = re.compile(rf"(?<!\w)(?:({_NAMED}) and {_CLASS}|{_CLASS} and ({_NAMED}))(?!\w)")
+
+
+def place_free(signature: str) -> str:
+    """A signature with the place of an insertion or deletion (and its classes) put as placeholders:
+    ``place_free("tokenizer/decode/text: drops ' ' before punctuation") == "tokenizer/decode/text: drops ' '
+    [somewhere]"``; a kind that names no place is ``class_free`` of itself."""
+    return _PLACE.sub(rf"\1 {ANY_PLACE}", class_free(signature))
+
+
+def named_core(signature: str) -> str:
+    """A signature with each description of a named character beside a class put as the character
+    alone: ``named_core("stops/pipeline/output: replaces '\\n' by ' ' and ASCII letters") ==
+    "stops/pipeline/output: replaces '\\n' by ' '"``."""
+    return _NAMED_BESIDE_CLASS.sub(lambda m: m.group(1) or m.group(2), signature)
+
+
+_BY_REPLACEMENT_CHARACTER = re.compile(r"(?<=: )replaces (?:(?! by ).)+ by (?:(?! by ).)*U\+FFFD(?:(?! by ).)*$")
+
+
+def replaced_by_u_fffd(signature: str) -> str:
+    """A signature whose kind replaces text by U+FFFD (among other characters, the widened
+    context of a character split apart) as one placeholder shape:
+    ``replaced_by_u_fffd("tokenizer/decode/text: replaces ' ' and marks by ' ' and U+FFFD") ==
+    "tokenizer/decode/text: replaces [a character class] by U+FFFD"``."""
+    return _BY_REPLACEMENT_CHARACTER.sub(f"replaces {ANY_CLASS} by U+FFFD", signature)
+
+
+# The keys under which signatures of one culprit and one shape meet, each naming the cause it joins.
+SHAPE_KEYS = (class_free, place_free, named_core, replaced_by_u_fffd)
+
+
 def not_minimized_counts(records: Iterable[dict]) -> list[dict]:
     """How many records of each family × signature were recorded as found, not minimized (later
     examples of a signature a worker had minimized enough of): ``[{"family", "signature", "count"}]``."""
@@ -80,13 +123,15 @@ class Evidence:
     upstream: str | None = None
     mutants: dict[str, str] = field(default_factory=dict)
     timeline: dict | None = None
+    neighbours: tuple[str, ...] = ()
 
     def to_json(self) -> dict:
-        return {key: value for key, value in asdict(self).items() if value}
+        return {key: list(value) if isinstance(value, tuple) else value for key, value in asdict(self).items() if value}
 
     @classmethod
     def from_json(cls, data: Mapping) -> "Evidence":
-        return cls(data.get("culprit"), data.get("upstream"), dict(data.get("mutants") or {}), data.get("timeline"))
+        return cls(data.get("culprit"), data.get("upstream"), dict(data.get("mutants") or {}), data.get("timeline"),
+                   tuple(data.get("neighbours") or ()))
 
 
 @dataclass
@@ -186,24 +231,31 @@ def root_causes(records: list[dict], evidence: Mapping[str, Evidence] | None = N
     for signature in by_signature:
         for mutant in evidence.get(signature, Evidence()).mutants:
             groups.join(signature, by_mutant.setdefault(mutant, signature))
-    by_shape: dict[tuple[str, str], list[str]] = {}
-    for signature in by_signature:
-        culprit = evidence.get(signature, Evidence()).culprit
-        if culprit:
-            by_shape.setdefault((class_free(signature), culprit), []).append(signature)
-    merged_classes: set[str] = set()
-    for alike in by_shape.values():
-        for other in alike[1:]:
-            if not _parted_by_catalogue(evidence.get(alike[0]), evidence.get(other)):
-                groups.join(other, alike[0])
-                merged_classes.update((alike[0], other))
-    causes = [_cause(members, by_signature, evidence, followed, merged_classes)
+    known = list(groups.parent)  # the run's signatures and the upstream ones they follow
+    for signature in known:
+        for neighbour in evidence.get(signature, Evidence()).neighbours:
+            if not _parted_by_catalogue(evidence.get(signature), evidence.get(neighbour)):
+                groups.join(neighbour, signature)
+    merged_as: dict[str, str] = {}  # a signature joined by its shape, and the shape's key
+    for key in SHAPE_KEYS:
+        by_shape: dict[tuple[str, str], list[str]] = {}
+        for signature in known:
+            culprit = evidence.get(signature, Evidence()).culprit
+            if culprit:
+                by_shape.setdefault((key(signature), culprit), []).append(signature)
+        for alike in by_shape.values():
+            for other in alike[1:]:
+                if not _parted_by_catalogue(evidence.get(alike[0]), evidence.get(other)):
+                    groups.join(other, alike[0])
+                    for joined in (alike[0], other):
+                        merged_as.setdefault(joined, key(joined))
+    causes = [_cause(members, by_signature, evidence, followed, merged_as)
               for members in groups.members().values() if any(m in by_signature for m in members)]
     return sorted(causes, key=lambda cause: (-cause.cases, cause.name))
 
 
 def _cause(members: list[str], by_signature: dict[str, list[dict]], evidence: Mapping[str, Evidence],
-           followed: set[str], merged_classes: set[str]) -> RootCause:
+           followed: set[str], merged_as: Mapping[str, str]) -> RootCause:
     def own(signature: str) -> Evidence:
         return evidence.get(signature, Evidence())
 
@@ -213,14 +265,23 @@ def _cause(members: list[str], by_signature: dict[str, list[dict]], evidence: Ma
     lead = min(members, key=lambda s: (follows(s), s not in followed, _component_rank(s),
                                        -len(by_signature.get(s, [])), s))
     present = sorted((s for s in members if s in by_signature), key=lambda s: (-len(by_signature[s]), s))
-    explained = [own(s).mutants for s in [lead, *present] if own(s).mutants]
-    common = set.intersection(*(set(m) for m in explained)) if explained else set()
-    mutants = {name: bug for name, bug in (explained[0].items() if explained else ()) if name in common} \
-        or (explained[0] if explained else {})
-    shape = class_free(lead) if lead in merged_classes else lead
+    mutants = _naming_mutants(own(lead).mutants, [own(s).mutants for s in present])
+    shape = merged_as.get(lead, lead)
     return RootCause(" or ".join(sorted(mutants)) or shape, lead, present,
                      [r for s in present for r in by_signature[s]], own(lead).culprit or next(
                          (own(s).culprit for s in present if own(s).culprit), None), mutants)
+
+
+def _naming_mutants(lead: Mapping[str, str], present: list[Mapping[str, str]]) -> dict[str, str]:
+    """The catalogue mutants a cause is named by: those reproducing its lead's example (the fewest
+    that also reproduce the other examples they can), else those reproducing every example of the
+    run's signatures; none else, for a mutant that reproduces one follower's example is not the
+    bug of the rest: ``_naming_mutants({}, [{"a": "bug a"}, {}]) == {}``."""
+    if lead:
+        common = set(lead).intersection(*(set(m) for m in present if m))
+        return {name: bug for name, bug in lead.items() if name in common} or dict(lead)
+    common = set.intersection(*(set(m) for m in present)) if present and all(present) else set()
+    return {name: bug for name, bug in present[0].items() if name in common} if common else {}
 
 
 def evidence_of(summary: Mapping) -> dict[str, Evidence]:

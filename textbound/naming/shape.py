@@ -152,12 +152,15 @@ class Named:
     def starts(self, text: str, at: int) -> bool:
         return any(s and text.startswith(s, at) for s in self.strings)
 
-    def shown_recased(self, actual: str) -> bool:
-        """Whether ``actual`` shows one of the strings in another case and never as it is."""
-        if not self.recased:
-            return False
-        folded = actual.casefold()
-        return any(s.casefold() != s and s not in actual and s.casefold() in folded for s in self.strings)
+    def shown_recased(self, actual: str, expected: str = "") -> bool:
+        """Whether ``actual`` shows one of the strings in another case and never as it is, more
+        often than ``expected`` does (a token both sides show lowercased is no difference):
+        ``Named("", ("Ab",), recased=True).shown_recased("ab", "ab c") is False``."""
+        def recased(text: str, string: str) -> int:
+            return text.casefold().count(string.casefold()) - text.count(string)
+
+        return self.recased and any(s.casefold() != s and s not in actual and recased(actual, s) > recased(expected, s)
+                                    for s in self.strings)
 
 
 NOTHING_NAMED = Named("")
@@ -281,7 +284,7 @@ def text_shape(expected: str, actual: str, named: Named = NOTHING_NAMED) -> str:
     ``text_shape("a", "a </s>", Named("an added token", ("</s>",))) == "inserts an added token"``."""
     if expected == actual:
         return "no difference"
-    if named.shown_recased(actual):
+    if named.shown_recased(actual, expected):
         return f"gives {named.label} in another case"
     change = _whole_characters(expected, actual, _leftmost(expected, actual, first_change(expected, actual)))
     a0, a1, b0, b1 = change

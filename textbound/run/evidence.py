@@ -12,8 +12,14 @@ For a signature's smallest example (minimized wherever one was):
   (``UPSTREAM``: the ids of a ``stops/pipeline`` example streamed through ``detokenizer/stream``;
   a chat request's ids rendered by ``chat/render``, its rendered text encoded by ``tokenizer/encode``):
   the signature it gives there is the same bug;
+- the **neighbours**: the other signatures the example gives with one element of its minimized
+  field left out (a character of a text, an id of a list), or with a stream's prompt streamed as
+  its first ids, where the culprit's swap makes that case agree too: one name's bug seen on a
+  nearby input ("\\r\\n" encoded as "\\n" gives ``drops '\\r' at the start``; without its "\\n",
+  ``replaces '\\r' by '\\n'``);
 - the **mutants** of the catalogue (textbound.mutants) that give the example's actual answer
-  exactly, among those replacing the culprit's name (else those of the example's component);
+  exactly, and the implementation's answers on the cases next to it that agree or show the same
+  signature, among those replacing the culprit's name (else those of the example's component);
 - a **timeline** of a streamed example (textbound.run.timeline).
 
     >>> evidence = Gatherer(Implementation("textbound.mutants.detokenizer_unfinished_released"),
@@ -39,7 +45,7 @@ from pathlib import Path
 
 from textbound.mutants import CATALOGUE, Mutant
 
-from ..checks import Subject, run_check
+from ..checks import MINIMIZED_FIELD, Subject, run_check
 from ..checks.streaming import StreamInput
 from ..naming.divergence import (
     ORACLE_FAILURE,
@@ -75,6 +81,10 @@ SUSPECTS: dict[tuple[str, str], tuple[str, ...]] = {
 # failed a request or lacks what the case asks.
 NOT_RERUN = ("timed out", "crashed", "out of memory", SERVER_ERROR, "not provided", ORACLE_FAILURE)
 MOST_HOPS = 3  # upstream signatures followed from one example (tools/tokens -> detokenizer/stream -> tokenizer/decode)
+MOST_NEIGHBOURS = 64  # elements of a minimized example left out one at a time, at most (a longer one is not tried)
+# Left out one at a time too where a mutant is tried next to an example: what the case asks for, not
+# how it is fed (splits or a prompt moved shift where a second bug of the same object shows).
+MUTANT_NEIGHBOUR_FIELDS = ("stops",)
 
 
 def _always(subject: Subject, case: Case, found: Divergence, there: Divergence) -> bool:
@@ -206,6 +216,25 @@ UPSTREAM: dict[tuple[str, str], tuple[Upstream, ...]] = {
 }
 
 
+def neighbour_cases(case: Case, also: tuple[str, ...] = ()) -> Iterator[Case]:
+    """The cases next to an example: its minimized field (and the fields ``also`` names) with one
+    element left out (a field longer than MOST_NEIGHBOURS is not tried), and a stream's prompt
+    streamed as its first ids instead (a bug seen after a prompt may show on the ids alone):
+    ``[c.input["text"] for c in neighbour_cases(Case("tokenizer", "encode", "gpt2", {"text": "ab"}))] == ["b", "a"]``."""
+    for name in dict.fromkeys((MINIMIZED_FIELD.get((case.component, case.property)), *also)):
+        value = case.input.get(name)
+        if isinstance(value, (str, list)) and len(value) <= MOST_NEIGHBOURS:
+            for index in range(len(value)):
+                if not index or value[index] != value[index - 1]:  # else the same case as the element before
+                    yield Case(case.component, case.property, case.family,
+                               {**case.input, name: value[:index] + value[index + 1:]})
+    prompt = case.input.get("prompt_ids")
+    if prompt and isinstance(case.input.get("ids"), list):
+        splits = [len(prompt), *(len(prompt) + split for split in case.input.get("splits") or [])]
+        yield Case(case.component, case.property, case.family,
+                   {**case.input, "prompt_ids": [], "ids": prompt + case.input["ids"], "splits": splits})
+
+
 def recorded_case(record: dict) -> Case:
     """The minimized case of a divergences.jsonl record."""
     return Case(record["component"], record["property"], record["family"], record["minimized_input"])
@@ -291,10 +320,12 @@ class Gatherer:
             return {}
         culprit = self.culprit(subject, case)
         found_upstream = self.upstream(subject, case, found, culprit)
-        mutants = explaining_mutants(record, self.families, suspected_mutants(case.component, culprit), self)
+        mutants = [m for m in explaining_mutants(record, self.families, suspected_mutants(case.component, culprit), self)
+                   if self.agrees_nearby(subject, m, found)]
         result = {record["signature"]: Evidence(culprit, found_upstream and found_upstream.signature,
                                                 {m.name: m.bug for m in mutants},
-                                                timeline(subject, found, self.oracle_tokenizers(case.family)))}
+                                                timeline(subject, found, self.oracle_tokenizers(case.family)),
+                                                self.neighbours(subject, found, culprit))}
         if found_upstream is not None and hops > 1:
             result = {**self.evidence(divergence_record(found_upstream), hops - 1), **result}
         return result
@@ -309,6 +340,44 @@ class Gatherer:
             except Exception:  # noqa: BLE001 - a swap the implementation cannot run with tells nothing
                 continue
         return None
+
+    def agrees_nearby(self, subject: Subject, mutant: Mutant, found: Divergence) -> bool:
+        """Whether ``mutant`` answers as the implementation does on the cases next to ``found``'s
+        (``neighbour_cases``, its stop strings left out one at a time too) where the implementation
+        agrees with the oracle or shows the same signature (where it shows another, a second bug
+        may): one that gives the example's answer by coincidence parts from the implementation there
+        (stops_fixed_holdback's fixed hold against a checker holding a stop's prefix in any case:
+        "N" with the stops "never occurs" and "\\n{" held alike, "N" with "\\n{" alone not)."""
+        theirs = self.subject(found.case.family, mutant.module)
+        for near in neighbour_cases(found.case, also=MUTANT_NEIGHBOUR_FIELDS):
+            try:
+                mine = run_check(subject, near)
+                if mine is not None and mine.signature != found.signature:
+                    continue
+                its = run_check(theirs, near)
+            except Exception:  # noqa: BLE001 - a case either side cannot take tells nothing
+                continue
+            if (mine is None) != (its is None) or (mine is not None and plain_json(mine.actual) != plain_json(its.actual)):
+                return False
+        return True
+
+    def neighbours(self, subject: Subject, found: Divergence, culprit: str | None) -> tuple[str, ...]:
+        """The other signatures the cases next to ``found``'s give (``neighbour_cases``), each where
+        the culprit's stand-in makes that case agree (the same name's bug); none without a culprit."""
+        swapped = culprit and swap(subject, culprit, self.oracle_tokenizers(found.case.family))
+        if not swapped:
+            return ()
+        seen: list[str] = []
+        for near in neighbour_cases(found.case):
+            try:
+                there = run_check(subject, near)
+                if there is not None and there.signature not in (found.signature, *seen) \
+                        and not there.is_oracle_disagreement and not there.kind.startswith(NOT_RERUN) \
+                        and run_check(swapped, near) is None:
+                    seen.append(there.signature)
+            except Exception:  # noqa: BLE001 - an input the implementation cannot take tells nothing
+                continue
+        return tuple(seen)
 
     def upstream(self, subject: Subject, case: Case, found: Divergence, culprit: str | None) -> Divergence | None:
         """The divergence the case's input gives in the check the culprit sends it to, if any."""

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 
 from textbound.oracles.stop_reference import held_back_reference, stop_outcome
 
+from ..adapters.contract import Tokenizer as TokenizerProtocol
+from ..adapters.contract import checked_as, unchecked
 from ..checks import Subject
 from ..plan.implementation import Implementation
 
@@ -31,10 +33,13 @@ SWAPPABLE = ("Tokenizer.encode", "Tokenizer.decode", "IncrementalDetokenizer", "
 
 def tokenizer_with(tokenizer, name: str, method: Callable):
     """A shallow copy of the implementation's tokenizer whose method ``name`` is ``method``: its own
-    methods calling ``self.<name>`` call the stand-in too (``apply_chat_template`` encoding its text)."""
-    clone = copy.copy(tokenizer)
+    methods calling ``self.<name>`` call the stand-in too (``apply_chat_template`` encoding its text).
+    A tokenizer reached through its contract (the checks' is) is copied behind it and checked again:
+    ``tokenizer_with(checked_as(t, Tokenizer), "encode", f).encode("a") == f("a")``."""
+    own = unchecked(tokenizer)
+    clone = copy.copy(own)
     setattr(clone, name, method)
-    return clone
+    return clone if own is tokenizer else checked_as(clone, TokenizerProtocol)
 
 
 class ReferenceStopChecker:
