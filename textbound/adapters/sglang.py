@@ -15,6 +15,12 @@ The engine dies with the process that started it. The detokenizer's module
 pyzmq, fastapi, uvicorn, uvloop, einops, dill, sentencepiece, compressed-tensors, gguf, torchvision):
 without them a family's engine refuses to load, saying which is missing.
 
+Server entry point: per component, what ``sglang.launch_server``'s ``OpenAIServingChat`` and
+detokenizer manager call, listed in engines/sglang/engine.py's docstring: the reasoning then the
+function-call parser per chunk, and on the chunk carrying the finish reason their
+``parse_stream_end`` and the server's ``_check_for_unstreamed_tool_args``; calls parsed only where
+``_tool_call_parsing_active`` (tools declared, or a detector that parses without them).
+
     >>> parse_response('<tool_call>{"name": "f", "arguments": {}}</tool_call>', "hermes",
     ...                tools=[{"type": "function", "function": {"name": "f"}}])["tool_calls"][0]["function"]
     ... # doctest: +SKIP
