@@ -98,3 +98,11 @@ def test_a_scripts_comment_header_is_read_up_to_its_code(tmp_path):
     assert entry_point(header(script)) == "`apply_chat_template`."
     script.write_text("// An engine.\nimport x from 'y';\n// Server entry point: below the header\n", encoding="utf-8")
     assert entry_point(header(script)) is None
+
+
+@pytest.mark.parametrize("jsonl", [False, True])
+def test_the_skeleton_textbound_init_writes_asks_for_the_entry_point(tmp_path, jsonl):
+    from textbound.adapters.skeleton import MARK, Skeleton
+    written = tmp_path / "adapter.py"
+    written.write_text(Skeleton(("tools",), jsonl=jsonl, out=tmp_path).text(), encoding="utf-8")
+    assert entry_point(header(written)).startswith(MARK)
