@@ -290,12 +290,12 @@ def server_dynamo(session: nox.Session) -> None:
 
 VLLM_VERSION = "0.33.0"
 SGLANG_VERSION = "0.5.23"
-# What SGLang's parsers and detokenizer manager import on the CPU: its wheel pins GPU-only packages
+# What SGLang's parsers, OpenAI chat serving and detokenizer manager import on the CPU: its wheel pins GPU-only packages
 # (flashinfer, sgl-kernel...), so it installs --no-deps, with these beside it.
 SGLANG_IMPORTS = ("numpy", "orjson", "psutil", "pybase64", "requests", "torch==2.14.1", "torchvision", "triton",
                   "packaging", "pillow", "starlette", "msgspec", "pydantic", "pyzmq", "tqdm", "IPython", "aiohttp",
                   "openai", "partial-json-parser", "regex", "xgrammar", "transformers", "setproctitle", "dill",
-                  "sentencepiece", "compressed-tensors", "gguf", "fastapi", "uvicorn", "uvloop", "einops")
+                  "sentencepiece", "compressed-tensors", "gguf", "fastapi", "uvicorn", "uvloop", "einops", "jsonschema")
 
 
 def _engine_python(session: nox.Session, variable: str, name: str, installs: list[list[str]]) -> Path:

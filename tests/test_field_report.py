@@ -190,6 +190,20 @@ def test_every_reproducer_and_report_the_triage_links_exists(field_report):
     assert any(field_report.linked_paths(entry, "reproducer") for entry in triage.values())
 
 
+# The serving engines whose engine-bug verdicts were audited against their sources: each names the
+# source file it read (a path with its extension), so that a maintainer can check the reading.
+AUDITED_ENGINES = ("vllm", "vllm-parsers", "sglang", "llama-server")
+SOURCE_FILE = re.compile(r"[\w/.-]+\.(?:py|cpp|h|hpp|c|rs|mjs|js)\b")
+
+
+def test_every_engine_bug_of_the_audited_serving_engines_names_the_source_file_read(field_report):
+    triage = json.loads(field_report.TRIAGE_FILE.read_text(encoding="utf-8"))
+    bugs = {key: entry["note"] for key, entry in triage.items()
+            if entry["verdict"] == "engine bug" and key.split(" | ")[0] in AUDITED_ENGINES}
+    assert len(bugs) > 20, "the audited rows are in the triage"
+    assert [key for key, note in bugs.items() if not SOURCE_FILE.search(note)] == []
+
+
 def test_a_link_to_a_missing_file_is_dangling_and_a_bug_without_a_reproducer_is_a_gap(field_report, tmp_path,
                                                                                      monkeypatch):
     monkeypatch.setattr(field_report, "FIELD_DIR", tmp_path)

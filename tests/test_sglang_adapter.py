@@ -52,3 +52,16 @@ def test_sglangs_detokenizer_streams_a_prompts_continuation_whole():
     detokenizer = sglang_adapter.IncrementalDetokenizer(tokenizer, skip_special_tokens=True, prompt_ids=ids[:2])
     shown = "".join(detokenizer.add([token_id]) for token_id in ids[2:]) + detokenizer.flush()
     assert detokenizer.prompt_text + shown == text and detokenizer.text == shown
+
+
+@SGLANG
+def test_a_streamed_call_ends_with_the_servers_finish_step():
+    """Kimi K2's output cut after the arguments marker: the detector streams the name with arguments
+    '', and the server's _check_for_unstreamed_tool_args sends the '{}' it parsed on the finishing
+    chunk; the adapter skipping that step streamed arguments ''."""
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {}}}}]
+    parser = sglang_adapter.OutputParser("kimi_k2", tools=tools, reasoning=False)
+    text = "<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>"
+    message = sglang_adapter.assemble(parser.feed(text, final=True))
+    assert [(c["function"]["name"], c["function"]["arguments"]) for c in message["tool_calls"]] == [("f", "{}")]
+

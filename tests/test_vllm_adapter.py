@@ -167,3 +167,12 @@ def test_a_templates_own_error_is_what_vllm_reports_raised():
         vllm_adapter.render_chat("{{ raise_exception('no system') }}", [{"role": "user", "content": "Hi"}])
     assert (type(raised.value).__module__, type(raised.value).__name__, str(raised.value)) == (
         "jinja2.exceptions", "TemplateError", "no system")
+
+
+@VLLM
+def test_with_reasoning_off_a_prefix_of_think_is_streamed_at_once():
+    """'<th' begins no marker a composed parser reads when reasoning is off (Hermes' parser reads
+    '<tool_call>' only): the server streams it as it comes, so the adapter holds nothing back (it held
+    prefixes of '<think>' whatever the reasoning flag)."""
+    parser = vllm_adapter.OutputParser("hermes", tools=None, reasoning=False)
+    assert vllm_adapter.assemble(parser.feed("<th"))["content"] == "<th"

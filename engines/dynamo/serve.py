@@ -5,6 +5,9 @@ textbound.server.launch (tools/serve_engine.py --engine dynamo).
 
     python engines/dynamo/serve.py FAMILY_DIR --port 8000
 
+Server entry point: ``python -m dynamo.frontend``'s ``run_input(runtime, "http",
+make_engine(EngineType.Dynamic))``, before a worker registered as Dynamo's vLLM worker registers.
+
 Dynamo's own text boundary is what answers: the front end (``run_input(runtime, "http",
 make_engine(EngineType.Dynamic))``, as ``python -m dynamo.frontend`` runs it) renders the template
 and tokenizes (its preprocessor), sends token ids to the worker, detokenizes the ids it streams

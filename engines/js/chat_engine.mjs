@@ -21,6 +21,9 @@
 //
 //   -> {"id": 2, "op": "render_chat", "template": "{{ messages[0].content }}", "messages": [{"role": "user", "content": "Hi"}], ...}
 //   <- {"id": 2, "result": "Hi"}
+//
+// Server entry point: none (transformers.js has no server): render_chat is what its
+// apply_chat_template does, render_template the template engine's `new Template(source).render`.
 import { Environment, Template } from "@huggingface/jinja";
 import { packageVersion, pythonError, serve } from "./protocol.mjs";
 

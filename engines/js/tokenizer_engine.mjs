@@ -14,6 +14,9 @@
 //   -> {"id": 2, "op": "load", "path": "/models/qwen3"}          <- {"id": 2, "result": null}
 //   -> {"id": 3, "op": "encode", "text": "Hi", "add_special_tokens": false}
 //   <- {"id": 3, "result": [13048]}
+//
+// Server entry point: none (transformers.js has no server): encode/decode of `new Tokenizer(json,
+// config)` as transformers.js' PreTrainedTokenizer calls them.
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Tokenizer } from "@huggingface/tokenizers";

@@ -8,9 +8,13 @@ importing the harness.
   format's ``--reasoning-parser`` and ``--tool-call-parser`` (PARSERS) makes, driven as its chat
   serving drives them: each delta goes through the reasoning parser's ``parse_stream_chunk``
   (``parse_stream_end`` at the finish), its normal text through the function-call parser's
-  ``parse_stream_chunk`` (``parse_stream_end`` at the finish); the whole text through both
-  ``parse_non_stream``. Call items become OpenAI deltas: a named item opens call ``tool_index``
-  with an id, its ``parameters`` are argument text. Without tools the server parses no calls.
+  ``parse_stream_chunk`` (``parse_stream_end`` at the finish), then, at the finish, the server's own
+  ``OpenAIServingChat._check_for_unstreamed_tool_args`` (the arguments the detector parsed but never
+  streamed, sent as one more delta: a call streamed without arguments ends with ``{}``); the whole
+  text through both ``parse_non_stream``. Call items become OpenAI deltas: a named item opens call
+  ``tool_index`` with an id, its ``parameters`` are argument text. Without tools the server parses
+  no calls unless the detector ``parses_without_tools`` (``_tool_call_parsing_active``): the text is
+  content as it comes.
 - tokenizer: the family's tokenizer as SGLang's server loads it (``get_tokenizer``), encode/decode
   as the tokenizer manager calls them.
 - detokenizer: one request through ``DetokenizerManager._decode_batch_token_id_output``, fed as the
@@ -22,11 +26,22 @@ importing the harness.
   family's ``load``, and where it cannot import (it needs torch and the server's packages), ``load``
   answers with that reason.
 
+Server entry point: ``sglang.launch_server``'s OpenAI front end, ``OpenAIServingChat``: streamed,
+``_process_reasoning_stream`` then ``_process_tool_call_stream`` per chunk, with ``flush`` (the
+parsers' ``parse_stream_end``) and ``_check_for_unstreamed_tool_args`` on the chunk carrying the
+finish reason; whole, the reasoning parser's ``parse_non_stream``, then the function-call parser's
+where its ``has_tool_call`` sees a marker (``_process_tool_calls``);
+the tokenizer ``get_tokenizer`` loads; the detokenizer manager's ``_decode_batch_token_id_output``
+per scheduler batch. Not reproduced: the parsers are made without the server's tokenizer, the
+request's prefix and its constrained flag (the server passes them; these detectors' text paths do
+not read them).
+
     -> {"id": 3, "op": "parse_response", "text": "<tool_call>...", "format": "hermes", ...}
     <- {"id": 3, "result": {"role": "assistant", "content": null, "tool_calls": [...]}}
 """
 from __future__ import annotations
 
+import json
 import logging
 import sys
 import uuid
@@ -64,6 +79,22 @@ def call_deltas(calls) -> list[dict]:
     return found
 
 
+def unstreamed_arguments(calls: FunctionCallParser, tools: list) -> list[dict]:
+    """The delta the server sends after the finishing chunk's flush: its own
+    ``_check_for_unstreamed_tool_args`` (it reads the parser, the request's model and the chunk's id), its SSE
+    chunk read back as a protocol delta; [] when it sends none."""
+    from sglang.srt.entrypoints.openai.protocol import ChatCompletionRequest
+    from sglang.srt.entrypoints.openai.serving_chat import OpenAIServingChat
+    request = ChatCompletionRequest(model=REQUEST, messages=[{"role": "user", "content": "Hi"}], tools=tools or None)
+    server = object.__new__(OpenAIServingChat)  # its __init__ needs a running tokenizer manager
+    chunk = server._check_for_unstreamed_tool_args(calls, {"meta_info": {"id": REQUEST}}, request, 0, created=0)
+    if chunk is None:
+        return []
+    delta = json.loads(chunk.removeprefix("data: "))["choices"][0]["delta"]
+    return [{"tool_calls": [{"index": call["index"], "function": {"arguments": call["function"]["arguments"]}}]}
+            for call in delta["tool_calls"]]
+
+
 class Parsing:
     """One request's parsers, as the server makes them."""
 
@@ -71,11 +102,15 @@ class Parsing:
         if r["format"] not in PARSERS:
             raise ValueError(f"SGLang has no parser for format {r['format']!r}")
         tool_parser, reasoning_parser = PARSERS[r["format"]]
+        self.tools = [Tool.model_validate(tool) for tool in r["tools"] or []]
+        # The server's _tool_call_parsing_active: with no tools declared, only a detector that parses
+        # without tools reads calls; otherwise the output is content as it comes.
+        self.parsing_calls = bool(self.tools) or FunctionCallParser.ToolCallParserEnum[tool_parser].parses_without_tools()
         self.reasoning = (ReasoningParser(reasoning_parser, stream_reasoning=True,
-                                          force_reasoning=r["starts_in_reasoning"] or None)
+                                          force_reasoning=r["starts_in_reasoning"] or None,
+                                          tool_call_parser_active=self.parsing_calls)
                           if reasoning_parser and r["reasoning"] else None)
-        tools = [Tool.model_validate(tool) for tool in r["tools"] or []]
-        self.calls = FunctionCallParser(tools, tool_parser)
+        self.calls = FunctionCallParser(self.tools, tool_parser)
 
     def feed(self, text: str, final: bool) -> list[dict]:
         reasoning, normal = self.reasoning.parse_stream_chunk(text) if self.reasoning else (None, text)
@@ -83,15 +118,21 @@ class Parsing:
             end_reasoning, end_normal = self.reasoning.parse_stream_end()
             reasoning, normal = (reasoning or "") + (end_reasoning or ""), (normal or "") + (end_normal or "")
         deltas = [{"reasoning_content": reasoning}] if reasoning else []
+        if not self.parsing_calls:
+            return deltas + ([{"content": normal}] if normal else [])
         content, calls = self.calls.parse_stream_chunk(normal) if normal else ("", [])
         if final:
             end_content, end_calls = self.calls.parse_stream_end()
             content, calls = content + (end_content or ""), [*calls, *end_calls]
-        return deltas + ([{"content": content}] if content else []) + call_deltas(calls)
+        finish = unstreamed_arguments(self.calls, self.tools) if final else []
+        return deltas + ([{"content": content}] if content else []) + call_deltas(calls) + finish
 
     def whole(self, text: str) -> dict:
         reasoning, normal = self.reasoning.parse_non_stream(text) if self.reasoning else (None, text)
-        content, calls = self.calls.parse_non_stream(normal or "")
+        normal = normal or ""
+        # The server parses calls only where the detector sees a call's marker (_process_tool_calls).
+        marked = self.parsing_calls and self.calls.has_tool_call(normal)
+        content, calls = self.calls.parse_non_stream(normal) if marked else (normal, [])
         message = {"role": "assistant", "content": content or (None if calls else content),
                    "reasoning_content": reasoning}
         if calls:

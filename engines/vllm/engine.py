@@ -5,10 +5,14 @@ run by the python of an environment holding vllm, never importing the harness.
 
 - tokenizer: ``vllm.tokenizers.get_tokenizer(family)``, the cached Hugging Face tokenizer the
   server loads; encode/decode as the server calls them.
-- detokenizer: vLLM v1's ``FastIncrementalDetokenizer`` (tokenizers' DecodeStream, what the server
-  uses for a fast tokenizer) or ``SlowIncrementalDetokenizer`` (``detokenize_incrementally``),
-  chosen by ``--detokenizer``, primed with the prompt ids; each ``add`` is one engine step, its
-  text ``get_next_output_text(finished=False, delta=True)``, ``flush`` the finished request's rest.
+- detokenizer: made as the server's output processor makes one per request,
+  ``IncrementalDetokenizer.from_new_request(tokenizer, request)`` (``--detokenizer fast``, the
+  default: it picks ``FastIncrementalDetokenizer``, tokenizers' DecodeStream, for the
+  TokenizersBackend every family folder loads as), or ``SlowIncrementalDetokenizer``
+  (``detokenize_incrementally``, ``--detokenizer slow``: what from_new_request picks for a tokenizer
+  that is not a TokenizersBackend, given this family's), primed with the prompt ids; each ``add``
+  is one engine step, ``update(ids, stop_terminated=False)`` then ``get_next_output_text(finished=False,
+  delta=True)`` as ``RequestState.make_request_output`` reads it, ``flush`` the finished request's rest.
 - stops: the same detokenizer class's stop-string check, fed each text delta as one step's text.
 - chat: the server's chat preparation of a ``ChatCompletionRequest`` built from the case (its
   pydantic validation, ``build_chat_params`` with the server's ``--chat-template``, the tool dicts
@@ -28,7 +32,18 @@ run by the python of an environment holding vllm, never importing the harness.
   ``assemble_chat_message_fields`` (whole). The parser's tokenizer is ``--tools-base``'s with the
   format's markers added as special tokens, as a real model's tokenizer has them (MARKERS), so
   token-id-based parsers see one id per marker; each streamed delta carries its text's ids and a
-  marker is never cut between deltas (the server's deltas are whole tokens).
+  marker a composed parser reads is never cut between deltas (the server's deltas are whole
+  tokens): the reasoning markers (REASONING_MARKERS) only where a reasoning parser is composed,
+  so with reasoning off '<th' is streamed as it comes, as the server streams it.
+
+Server entry point: ``vllm serve``'s OpenAI front end, per component: the tokenizer
+``get_tokenizer`` loads, the output processor's ``IncrementalDetokenizer.from_new_request`` and its
+``update``/``get_next_output_text`` per step (stops: the same detokenizer's check), chat
+``OpenAIServingChat``'s preparation (``build_chat_params``, ``HfRenderer.render_messages``), tools
+``ChatStreamProcessor.step`` per delta with the delta's token ids and the prompt's ids (the parser
+reads the prompt's reasoning state from them), the last step carrying the end-of-turn id and a
+finish reason (the parser's ``finalize_generation`` and flush run there), and ``Parser.parse`` plus
+``assemble_chat_message_fields`` for a whole response.
 
     -> {"id": 3, "op": "encode", "text": "Hi", "add_special_tokens": false}
     <- {"id": 3, "result": [13048]}
@@ -65,11 +80,13 @@ from vllm.sampling_params import SamplingParams  # noqa: E402
 from vllm.tokenizers import get_tokenizer  # noqa: E402
 from vllm.v1.engine.detokenizer import (  # noqa: E402
     BaseIncrementalDetokenizer,
-    FastIncrementalDetokenizer,
+    IncrementalDetokenizer,
     SlowIncrementalDetokenizer,
 )
 
-DETOKENIZERS = {"fast": FastIncrementalDetokenizer, "slow": SlowIncrementalDetokenizer}
+# How a request's detokenizer is made: the server's own choice, or the slow path it takes for a
+# tokenizer that is not a TokenizersBackend.
+DETOKENIZERS = {"fast": IncrementalDetokenizer.from_new_request, "slow": SlowIncrementalDetokenizer}
 THINK = ("<think>", "</think>")
 DEEPSEEK = ("<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>", "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>",
             "<｜tool▁sep｜>")
@@ -87,6 +104,8 @@ MARKERS: dict[str, tuple[str, ...]] = {
     "glm45": ("<tool_call>", "</tool_call>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>", *THINK),
     "minimax_m2": ("<minimax:tool_call>", "</minimax:tool_call>", *THINK),
 }
+# Which of a format's markers only its reasoning parser reads (THINK where not named).
+REASONING_MARKERS: dict[str, tuple[str, ...]] = {"mistral": ("[THINK]", "[/THINK]"), "llama3_json": ()}
 # (--tool-call-parser, --reasoning-parser) a server of the format's models runs with; gpt_oss's
 # model type makes the server compose the Harmony parser.
 PARSERS: dict[str, tuple[str, str | None]] = {
@@ -177,7 +196,9 @@ class Parsing:
         if fmt in REFUSED_FORMATS:
             raise ValueError(f"format {fmt!r} not provided: {REFUSED_FORMATS[fmt]}")
         tool_parser, reasoning_parser = PARSERS[fmt]
-        self.tokenizer, self.markers = tokenizer, MARKERS[fmt]
+        self.tokenizer = tokenizer
+        read_by_reasoning = REASONING_MARKERS.get(fmt, THINK)
+        self.held_markers = tuple(m for m in MARKERS[fmt] if reasoning or m not in read_by_reasoning)
         self.parser_cls = ParserManager.get_parser(
             tool_parser_name=tool_parser, reasoning_parser_name=reasoning_parser if reasoning else None,
             enable_auto_tools=True, is_harmony=fmt in HARMONY_FORMATS, tokenizer=tokenizer)
@@ -213,8 +234,10 @@ class Parsing:
         return deltas
 
     def _marker_tail(self, text: str) -> int:
-        """The longest end of ``text`` that begins a marker without being one: held for the next delta."""
-        return max((n for marker in self.markers for n in range(1, len(marker)) if text.endswith(marker[:n])),
+        """The longest end of ``text`` that begins a marker a composed parser reads without being one:
+        held for the next delta. With reasoning off, hermes' '<th' -> 0 (no parser reads '<think>'),
+        '<tool' -> 5."""
+        return max((n for marker in self.held_markers for n in range(1, len(marker)) if text.endswith(marker[:n])),
                    default=0)
 
     def whole(self, text: str) -> dict:

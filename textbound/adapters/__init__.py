@@ -39,6 +39,14 @@ The adapters here
   preparation (text and ids) and tool parsers, run by the python of an environment of its own
   (``$TEXTBOUND_VLLM_PYTHON``; nox -s engine_vllm).
 
+Every adapter drives its engine through the entry point the engine's own server uses, with the
+server's pre- and post-steps (a finish or flush step, token ids beside text, the prompt's reasoning
+state), and says so in its docstring on a line beginning ``Server entry point:``
+(SERVER_ENTRY_POINT), as does each engine script under ``engines/``; an engine with no server says
+which caller it follows. A reproducer of an engine bug calls the engine the same way: a finding made
+below the server's entry point may be the adapter's, not the engine's
+(tests/test_adapter_entry_points.py checks that every module names it).
+
 An adapter configured by environment variables lists their names in ``REPLAY_ENVIRONMENT``
 (textbound.plan.implementation), so that the replay command of each record sets them as the run had
 them: ``TEXTBOUND_ENGINE_CMD='node e.js' textbound replay --impl textbound.adapters.jsonl_engine ...``.
@@ -71,6 +79,8 @@ ENGINES_ENV = "TEXTBOUND_ENGINES"
 CHECKOUT_ENGINES = Path(__file__).resolve().parents[2] / "engines"  # beside textbound/ in a checkout
 # The extra of each engine that is not one of the oracles' libraries (those say their own).
 ENGINE_EXTRAS = {"minijinja": ENGINES_EXTRA, "llama-cpp-python": "llama-cpp", "mlx-lm": "mlx-lm"}
+# What begins the docstring line where an adapter or engine script names its server's entry point.
+SERVER_ENTRY_POINT = "Server entry point:"
 
 
 class EngineMissing(ImportError):

@@ -21,6 +21,10 @@ textbound.adapters.js_tokenizers): without ``node`` on the PATH or without the i
 reading its ``__version__`` (the harness's setup) raises ``EngineMissing`` saying which command
 installs them.
 
+Server entry point: none (transformers.js has no server): here the template engine's
+``Template.render`` under transformers' preparation; transformers.js' own ``apply_chat_template``
+is engines/js/chat_engine.mjs's ``render_chat``.
+
     >>> render_chat("{{ messages[0].content }}!", [{"role": "user", "content": "Hi"}])   # doctest: +SKIP
     'Hi!'
 """

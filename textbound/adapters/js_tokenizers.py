@@ -15,6 +15,10 @@ decodes every id so far, with and without probe ids appended, and shows what the
 probe ids (which decode alone to U+FFFD, or to one ASCII letter) are chosen by reading the
 family's vocabulary with tokenizers: the choice is the harness's, every decode is the engine's.
 
+Server entry point: none (transformers.js has no server): ``encode``/``decode`` of
+``new Tokenizer(json, config)`` as transformers.js' PreTrainedTokenizer calls them
+(engines/js/tokenizer_engine.mjs).
+
     >>> tok = Tokenizer.from_dir(path)                                   # doctest: +SKIP
     >>> tok.encode("Hi there"), tok.decode([13048, 1052])                # doctest: +SKIP
     ([13048, 1052], 'Hi there')

@@ -69,6 +69,10 @@ Handles (``h``) are ints naming engine-side objects; the harness releases them i
 ``now`` is the harness's local time (ISO 8601, "2025-03-14T09:26:53"): a template's ``strftime_now``
 reads it, not the engine's clock (the checks freeze the harness's clock, not the engine's).
 textbound.adapters.serve is a complete engine in Python (any --impl module behind every op) to copy from.
+
+Server entry point: the engine's own, named in its script's header: every script under engines/
+names the calls its engine's server makes, with their pre- and post-steps
+(tests/test_adapter_entry_points.py checks that each does).
 """
 from __future__ import annotations
 

@@ -23,6 +23,11 @@ fetched once with ``pip download`` into the cache. A family the converter refuse
 - ``token_to_id``/``id_to_token`` read ``llama_vocab_get_text``; ``vocab_size`` is
   ``llama_vocab_n_tokens``.
 
+Server entry point: llama-server's own calls, through llama-cpp-python's bindings of them: a
+prompt's ``common_tokenize(..., parse_special=true)``, and each sampled token's piece appended with
+an unfinished UTF-8 tail held back (tools/server ``validate_utf8``) as the stream goes; the server
+itself, over HTTP, is textbound.adapters.server's (nox -s server_llama_cpp).
+
     >>> tok = Tokenizer.from_dir(path)                                   # doctest: +SKIP
     >>> tok.encode("Hi there"), tok.decode([13048, 1052])                # doctest: +SKIP
     ([13048, 1052], 'Hi there')

@@ -4,7 +4,8 @@
     pip install -e '.[llama-cpp]'          # llama-cpp-python[server], built from its sdist
     textbound check --impl textbound.adapters.llama_cpp_python_chat --component chat
 
-The entry point is the server's, with its pre-steps (llama-cpp-python 0.3.36):
+Server entry point: ``create_chat_completion`` of ``llama_cpp/server/app.py`` (``POST
+/v1/chat/completions``), with its pre-steps (llama-cpp-python 0.3.36):
 
 1. FastAPI validates the body into ``llama_cpp.server.types.CreateChatCompletionRequest`` and
    ``server/app.py``'s ``create_chat_completion`` passes ``body.model_dump(exclude=...)`` on: the

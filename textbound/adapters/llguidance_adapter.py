@@ -2,6 +2,9 @@
 (llguidance compiles schemas to grammars, never regexes); see textbound.adapters.structured_adapters.
 
     textbound check --impl textbound.adapters.llguidance_adapter --component structured
+
+Server entry point: vLLM's ``backend=guidance`` (``LLMatcher``), given impl's regex where vLLM
+gives the schema; see textbound.adapters.structured_adapters.
 """
 from __future__ import annotations
 

@@ -22,6 +22,11 @@ allows:
 Everything else (how values print, which methods and filters exist, undefined values) is
 MiniJinja's own: that is what the field report measures.
 
+Server entry point: none of MiniJinja's own: the servers embedding it (mistral.rs, TGI, Dynamo,
+SGLang's gateway) each prepare a request their own way, checked through adapters of their own.
+Here MiniJinja's render replaces jinja2 under transformers' preparation only, so a divergence is
+the template engine's.
+
     >>> render_chat("{{ messages[0].content | tojson }}", [{"role": "user", "content": "é"}])
     '"é"'
 """

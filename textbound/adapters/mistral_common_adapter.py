@@ -23,6 +23,11 @@ A request mistral-common refuses (its validation, or its pydantic models': roles
 empty message...) raises
 jinja2's TemplateError, the class a template's ``raise_exception`` raises for the same refusal;
 the message keeps mistral-common's words.
+
+Server entry point: ``ChatCompletionRequest.from_openai`` then ``MistralTokenizer.encode_chat_completion``,
+what transformers' ``MistralCommonBackend.apply_chat_template`` calls and so what vLLM's
+``--tokenizer-mode mistral`` chat preparation reaches (vllm/tokenizers/mistral.py
+``apply_chat_template``; vLLM's own argument validation before it is not run here).
 """
 from __future__ import annotations
 

@@ -4,6 +4,10 @@ tool-call and reasoning handling, driven through the entry points ``mlx_lm.serve
     pip install -e '.[mlx-lm]'          # mlx-lm with mlx's Linux CPU wheels; no torch
     textbound check --impl textbound.adapters.mlx_lm_adapter --component detokenizer,tools
 
+Server entry point: ``mlx_lm.server``'s ``ResponseGenerator._generate`` batch loop (detokenizer),
+``ResponseGenerator._tokenize`` (chat ids) and ``APIHandler.handle_completion`` (tool calls and
+reasoning), each with the server's pre- and post-steps as below.
+
 mlx-lm asks for transformers >= 5.7, which the oracles' pins satisfy, so it runs in the harness's
 own environment (``nox -s engine_mlx_lm`` installs the extra and runs this adapter's checks).
 

@@ -2,6 +2,9 @@
 see textbound.adapters.structured_adapters.
 
     textbound check --impl textbound.adapters.outlines_core_adapter --component structured
+
+Server entry point: vLLM's ``backend=outlines`` (``build_regex_from_schema``, ``Index``); see
+textbound.adapters.structured_adapters.
 """
 from __future__ import annotations
 

@@ -29,6 +29,10 @@ A misbehaving server raises textbound.server.ServerError out of these calls, wit
 
     TEXTBOUND_SERVER_URL=http://127.0.0.1:8000 textbound check --impl textbound.adapters.server \\
         --family qwen3 --component tokenizer
+
+Server entry point: the server itself, over HTTP (the dialect's tokenize, detokenize, template and
+chat-completion endpoints): every pre- and post-step is the server's own.
+
     >>> Tokenizer.from_dir("models/qwen3").encode("Hi there")              # doctest: +SKIP
     [13048, 1052]
 """

@@ -13,7 +13,15 @@ textbound.adapters.jsonl_engine. ``assemble`` is impl's: merging deltas is the O
 The engine dies with the process that started it. The detokenizer's module
 (sglang.srt.managers.detokenizer_manager) imports torch and the server's packages (setproctitle,
 pyzmq, fastapi, uvicorn, uvloop, einops, dill, sentencepiece, compressed-tensors, gguf, torchvision):
-without them a family's engine refuses to load, saying which is missing.
+without them a family's engine refuses to load, saying which is missing. The streamed parsers'
+finish step is the server's own (sglang.srt.entrypoints.openai.serving_chat, which needs jsonschema
+too): without it the stream's last feed answers with the import error.
+
+Server entry point: per component, what ``sglang.launch_server``'s ``OpenAIServingChat`` and
+detokenizer manager call, listed in engines/sglang/engine.py's docstring: the reasoning then the
+function-call parser per chunk, and on the chunk carrying the finish reason their
+``parse_stream_end`` and the server's ``_check_for_unstreamed_tool_args``; calls parsed only where
+``_tool_call_parsing_active`` (tools declared, or a detector that parses without them).
 
     >>> parse_response('<tool_call>{"name": "f", "arguments": {}}</tool_call>', "hermes",
     ...                tools=[{"type": "function", "function": {"name": "f"}}])["tool_calls"][0]["function"]

@@ -113,6 +113,10 @@ Replace each line marked "{mark}" with your engine's call (`grep -n "{mark}"` li
 run the check again; without --family and --budget it checks every family at the default budget.
 What each name must do: the adapter protocol in textbound.adapters' docstring, and textbound.impl's
 docstrings. A name this module lacks is reported "not provided", never passed.
+
+Server entry point: {mark}: the calls your engine's own server makes for these names, with its
+steps around them (a finish or flush at the end of a stream, token ids beside text, the prompt's
+reasoning state); call the engine the same way here, so that what the check finds is the engine's.
 """
 from textbound import impl
 
@@ -309,6 +313,10 @@ Replace each line marked "{mark}" with your engine's call (`grep -n "{mark}"` li
 write this loop in your engine's language: one JSON request a line in, one answer a line out, as
 textbound.adapters.jsonl_engine's docstring specifies. An op missing from OPS is announced missing
 in hello, and the names needing it are reported "not provided", never passed.
+
+Server entry point: {mark}: the calls your engine's own server makes for these names, with its
+steps around them (a finish or flush at the end of a stream, token ids beside text, the prompt's
+reasoning state); call the engine the same way here, so that what the check finds is the engine's.
 """
 '''
 

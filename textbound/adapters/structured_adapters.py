@@ -18,6 +18,12 @@
   guarantee property decodes (neither engine parses tool calls). Run these adapters with
   ``--component structured``: their other components would be impl's.
 
+Server entry point: vLLM's structured-output backends: ``backend=outlines`` compiles a schema with
+outlines-core's ``build_regex_from_schema`` and masks with its ``Index``/``Guide``
+(vllm/v1/structured_output/backend_outlines.py), ``backend=guidance`` with llguidance's
+``LLMatcher`` (backend_guidance.py), there from the schema itself, here from impl's regex
+(llguidance writes no regex of a schema to compare).
+
     >>> tool_call_pattern(lambda schema: "[{][}]", [{"type": "function", "function": {"name": "ping"}}],
     ...                   format="llama3_json")
     '(\\\\{[ ]?"name"[ ]?:[ ]?"ping"[ ]?,[ ]?"parameters"[ ]?:[ ]?([{][}])[ ]?\\\\})'

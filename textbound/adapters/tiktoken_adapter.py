@@ -8,9 +8,15 @@ What tiktoken itself leaves to its caller is done here the plainest way a server
 Python's ``unicodedata`` where the family normalizes so, the post-processor's ids around the text
 for ``add_special_tokens``, special tokens dropped by id for ``skip_special_tokens``, and streaming
 as tiktoken users stream: each token's bytes fed to an incremental UTF-8 decoder that holds an
-unfinished character back and replaces invalid bytes (``errors="replace"``). A family tiktoken
-cannot express (a SentencePiece or WordPiece model, a prefix space, a normalizer other than NFC...)
-fails to load with NotExpressible naming the part:
+unfinished character back and replaces invalid bytes (``errors="replace"``).
+
+Server entry point: none (tiktoken ships no server): its ``Encoding`` encode and byte decode as a
+program embedding it calls them, with the steps a server would add around them (NFC, the
+post-processor's ids, special ids skipped, the unfinished UTF-8 tail held while streaming) done
+here as listed above.
+
+A family tiktoken cannot express (a SentencePiece or WordPiece model, a prefix space, a normalizer
+other than NFC...) fails to load with NotExpressible naming the part:
 
     >>> tokenizer = Tokenizer.from_dir("models/qwen3")
     >>> tokenizer.encode("Hello world"), tokenizer.id_to_token(1879)

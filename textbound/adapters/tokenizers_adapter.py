@@ -15,6 +15,11 @@ engine: it must report nothing.
   DecodeStream is not used: it shows a byte-fallback run as soon as it decodes, and when a later
   byte turns the run into U+FFFDs it has shown text the whole decode does not have.
 
+Server entry point: none of its own (the library is the oracle); the servers that load a
+tokenizer.json (vLLM, SGLang, TGI) reach ``Tokenizer.encode``/``decode`` through transformers as
+``Tokenizer`` does here, and stream with ``DecodeStream`` or offsets, which ``IncrementalDetokenizer``
+is deliberately not (above): this adapter checks the harness, not a server.
+
     >>> tok = Tokenizer.from_dir(path)                                   # doctest: +SKIP
     >>> d = IncrementalDetokenizer(tok, prompt_ids=tok.encode("Hi"))     # doctest: +SKIP
     >>> d.prompt_text, d.add(tok.encode(" there")), d.flush()            # doctest: +SKIP

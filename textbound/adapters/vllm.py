@@ -23,6 +23,12 @@ textbound.adapters.jsonl_engine (that script documents what each op calls in vLL
   ``chat_template_kwargs``), rendered with the template as the server's ``--chat-template``.
 - ``assemble`` is impl's: merging deltas is the OpenAI client's job, which vLLM does not ship.
 
+Server entry point: per component, what ``vllm serve``'s OpenAI front end calls, listed in
+engines/vllm/engine.py's docstring: the output processor's ``IncrementalDetokenizer.from_new_request``
+stepped by ``update``/``get_next_output_text``, ``OpenAIServingChat``'s chat preparation, and its
+``ChatStreamProcessor.step`` per delta with the delta's token ids, the prompt's ids and a last step
+carrying the end-of-turn id and finish reason (``Parser.parse`` with the output's ids, whole).
+
     >>> tok = Tokenizer.from_dir(path)                                   # doctest: +SKIP
     >>> tok.encode("Hi there"), tok.decode([13048, 1052])                # doctest: +SKIP
     ([13048, 1052], 'Hi there')

@@ -1,6 +1,13 @@
 """vLLM's v1 fast detokenizer streams the whole prompt's text when the prompt ends mid-UTF-8 (reported:
 vllm-project/vllm#48853, fix pull request #48854, both open when this was written).
 
+The detokenizer is made as the server makes it for each request: the output processor's
+``IncrementalDetokenizer.from_new_request(tokenizer, request)`` (vllm/v1/engine/detokenizer.py),
+which picks FastIncrementalDetokenizer for a TokenizersBackend tokenizer; each step is
+``update(new_ids, stop_terminated=False)`` then ``get_next_output_text(finished, delta=True)``, as
+``RequestState.make_request_output`` reads it. So a fix anywhere on that path (#48854 changes
+from_new_request) makes this exit 0.
+
 Needs: vllm (0.33.0; runs on the CPU) and tokenizers. Runs in an empty folder (it writes a tiny
 byte-level tokenizer, one token per byte, to a temporary folder); exits 1 while the bug is there.
 
@@ -17,7 +24,7 @@ import tokenizers
 from tokenizers import decoders, models, pre_tokenizers
 from vllm.sampling_params import SamplingParams
 from vllm.tokenizers import get_tokenizer
-from vllm.v1.engine.detokenizer import FastIncrementalDetokenizer
+from vllm.v1.engine.detokenizer import IncrementalDetokenizer
 
 folder = Path(tempfile.mkdtemp())
 alphabet = pre_tokenizers.ByteLevel.alphabet()  # the 256 byte-level characters
@@ -31,7 +38,8 @@ prompt = tokenizer.encode("Hi €", add_special_tokens=False)[:-1]  # ends with 
 output = tokenizer.encode("€!", add_special_tokens=False)[2:]  # its third byte, then "!"
 request = SimpleNamespace(request_id="r", sampling_params=SamplingParams(), prompt_token_ids=prompt,
                           prompt_embeds=None)
-detokenizer = FastIncrementalDetokenizer(tokenizer, request)
+detokenizer = IncrementalDetokenizer.from_new_request(tokenizer, request)
+print("detokenizer:", type(detokenizer).__name__)
 streamed = ""
 for index, token in enumerate(output):
     detokenizer.update([token], stop_terminated=False)

@@ -7,10 +7,15 @@ byte-level tokenizer with the formats' markers as special tokens to a temporary 
 while the bug is there.
 
 The check: a stream must add up to the message the same request gets without `stream` (the
-parser's own extract_tool_calls on the same text). Which of the two is right is vLLM's to say: its
+server's own Parser.parse on the same text). Which of the two is right is vLLM's to say: its
 whole parse strips on purpose (ParserEngineConfig.strip_content_whitespace_with_tools), while the
 reference, transformers' response-parser rules as textbound's oracles.tool_reference applies them
 (transformers 5.24.0), keeps the space: content "i " and the call f({}) for both texts (REFERENCE).
+
+The parser is driven as ``vllm serve``'s OpenAI front end drives it: the Parser class
+``ParserManager.get_parser`` composes, streamed through ``ChatStreamProcessor.step`` (token ids, the
+prompt's ids, the last step carrying the finish reason, where the parser's finishing step runs), whole
+through ``Parser.parse`` with the output's ids.
 """
 import json
 import sys
@@ -20,9 +25,9 @@ from pathlib import Path
 import tokenizers
 from tokenizers import decoders, models, pre_tokenizers
 from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
+from vllm.entrypoints.openai.chat_completion.stream_processor import ChatStreamProcessor
+from vllm.parser import ParserManager
 from vllm.tokenizers import get_tokenizer
-from vllm.tool_parsers.glm47_moe_tool_parser import Glm47MoeModelToolParser
-from vllm.tool_parsers.minimax_m2_tool_parser import MinimaxM2ToolParser
 
 MARKERS = ("<|im_end|>", "<tool_call>", "</tool_call>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>",
            "<minimax:tool_call>", "</minimax:tool_call>", "<think>", "</think>")
@@ -37,31 +42,55 @@ tokenizer = get_tokenizer(str(folder))
 tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {}}}}]
 request = ChatCompletionRequest(model="m", messages=[{"role": "user", "content": "Hi"}], tools=tools, tool_choice="auto")
 
+
+def server_parser(tool_parser: str):
+    """The Parser class ``vllm serve --tool-call-parser TOOL_PARSER`` composes (no reasoning parser)."""
+    return ParserManager.get_parser(tool_parser_name=tool_parser, reasoning_parser_name=None, enable_auto_tools=True,
+                                    is_harmony=False, tokenizer=tokenizer)
+
+
+def whole_parse(parser_cls, text: str):
+    """The server's non-streamed parse (OpenAIServingChat: Parser.parse with the output's ids, the
+    end-of-turn id last): (content, [(name, arguments)])."""
+    ids = tokenizer.encode(text, add_special_tokens=False) + [tokenizer.eos_token_id]
+    _, content, calls = parser_cls(tokenizer, request.tools).parse(text, request, enable_auto_tools=True,
+                                                                  model_output_token_ids=ids)
+    return content, [(call.name, call.arguments) for call in calls or []]
+
+
+def stream(parser_cls, deltas: list[str]):
+    """The server's streamed parse: one ChatStreamProcessor, a step per delta with its ids and the
+    prompt's, the last ("", the end-of-turn id) carrying finish reason "stop". Returns (content, names)."""
+    processor = ChatStreamProcessor(request, parser_cls(tokenizer, request.tools), enable_auto_tools=True,
+                                    parser_cls=parser_cls)
+    prompt_ids = tokenizer.encode("Hi", add_special_tokens=False)
+    content, names = "", []
+    for delta in deltas:
+        delta_ids = tokenizer.encode(delta, add_special_tokens=False) if delta else [tokenizer.eos_token_id]
+        message = processor.step(delta, delta_ids, None if delta else "stop", prompt_ids).delta
+        if message is not None:
+            content += message.content or ""
+            names += [call.function.name for call in message.tool_calls or [] if call.function and call.function.name]
+    return content, names
+
+
 # (parser, the model's output as the deltas a server streams: one token each, the last one the
 # end-of-turn token, which decodes to nothing)
 CASES = [
-    (Glm47MoeModelToolParser, ["i", " ", "<tool_call>", "f", "</tool_call>", ""]),
-    (MinimaxM2ToolParser, ["i", " ", "<minimax:tool_call>", '<invoke name="f">', "</invoke>", "</minimax:tool_call>", ""]),
+    ("glm45", ["i", " ", "<tool_call>", "f", "</tool_call>", ""]),
+    ("minimax_m2", ["i", " ", "<minimax:tool_call>", '<invoke name="f">', "</invoke>", "</minimax:tool_call>", ""]),
 ]
 
 REFERENCE = {"content": "i ", "calls": [("f", {})]}  # oracles.tool_reference, transformers 5.24.0
 
 failed = False
-for parser_class, deltas in CASES:
-    whole = parser_class(tokenizer, request.tools).extract_tool_calls("".join(deltas), request)
-    parser = parser_class(tokenizer, request.tools)
-    streamed, names, previous_text, previous_ids = "", [], "", []
-    for delta in deltas:
-        delta_ids = tokenizer.encode(delta, add_special_tokens=False) if delta else [tokenizer.eos_token_id]
-        message = parser.extract_tool_calls_streaming(previous_text, previous_text + delta, delta, previous_ids,
-                                                      previous_ids + delta_ids, delta_ids, request)
-        if message is not None:
-            streamed += message.content or ""
-            names += [call.function.name for call in message.tool_calls or [] if call.function and call.function.name]
-        previous_text, previous_ids = previous_text + delta, previous_ids + delta_ids
-    print(f"{parser_class.__name__} on {''.join(deltas)!r}")
-    print("  expected:", repr(whole.content), "(the whole parse; calls:", [c.function.name for c in whole.tool_calls], ")")
+for tool_parser, deltas in CASES:
+    parser_cls = server_parser(tool_parser)
+    whole_content, whole_calls = whole_parse(parser_cls, "".join(deltas))
+    streamed, names = stream(parser_cls, deltas)
+    print(f"--tool-call-parser {tool_parser} on {''.join(deltas)!r}")
+    print("  expected:", repr(whole_content), "(the whole parse; calls:", whole_calls, ")")
     print("  actual:  ", repr(streamed), "(streamed content; calls:", names, ")")
     print("  (the reference:", REFERENCE, ")")
-    failed |= streamed != whole.content
+    failed |= streamed != (whole_content or "")
 sys.exit(1 if failed else 0)
