@@ -40,6 +40,14 @@ naming the keyword and its JSON path, never a wrong regex.
 - Formats (``formats.py``) are sound subsets, stricter than jsonschema's checkers; a format no draft
   defines (``int32``) is an annotation. ``pattern``/``format`` beside ``minLength``/``maxLength`` only
   where every match's length is allowed.
+- Every draft's reading must accept what impl writes, not only jsonschema's: a ``pattern`` is read as
+  both ECMA-262 and Python ``re`` read it (``regex_syntax.INNER``: ``\\d`` is ``[0-9]``), and a
+  declared name takes every ``patternProperties`` schema either reading may apply; draft 7's
+  ``contentEncoding: base64`` is written as base64 text, any other encoding and a JSON
+  ``contentMediaType`` are refused; an integral float in an ``integer`` enum is written as the integer
+  (draft 4 has no 1.0 integer); a ``$ref`` to a plain-name fragment (``#foo``, an anchor) or inside an
+  embedded resource (a nested non-fragment ``$id``/``id``) is refused. Keywords one draft has and
+  another lacks (``dependencies``, ``const``, siblings of ``$ref``) are applied: a stricter reading.
 
 Example: ``json_schema_to_regex({"type": "object", "properties": {"a": {"type": "integer"}}})`` ->
 ``\\{(?:"a":[ ]?-?(?:0|[1-9][0-9]*))?\\}`` (modulo grouping).
@@ -52,12 +60,12 @@ import re
 from decimal import Decimal
 
 from . import regex_syntax
-from .regex_syntax import Alt, Anchor, Chars, Concat, Repeat
+from .regex_syntax import INNER, Alt, Anchor, Chars, Concat, Repeat
 from .combine import conjunction, conjuncts, merge, normalized, side_schemas
 from .formats import KNOWN as KNOWN_FORMATS
 from .formats import STRING_FORMATS
 from .regex_text import (HEX_LOWER, NEVER, char_class, group, natural_range, digit_range, optional,
-                         regex_escape, repeat)
+                         regex_escape, repeat, searches)
 
 FREE_DEPTH = 2
 REF_DEPTH = 3
@@ -71,7 +79,7 @@ _UNTRANSLATED = {"multipleOf", "contains", "minContains", "maxContains", "prefix
                  "additionalItems", "unevaluatedItems", "unevaluatedProperties", "$dynamicRef", "$recursiveRef",
                  "disallow", "extends", "divisibleBy"}  # the last three: draft 3's
 _KEYWORDS_BY_TYPE = {
-    "string": {"minLength", "maxLength", "pattern"},
+    "string": {"minLength", "maxLength", "pattern", "contentEncoding", "contentMediaType"},
     "integer": {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"},
     "number": {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"},
     "object": {"properties", "required", "additionalProperties", "patternProperties", "propertyNames",
@@ -92,6 +100,7 @@ STRING_CHAR = group([
     rf"\\u[dD][89abAB]{_HEX}{{2}}\\u[dD][c-fC-F]{_HEX}{{2}}",
 ])
 _INTEGER = r"-?(?:0|[1-9][0-9]*)"
+_BASE64 = "(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?"  # RFC 4648's alphabet, padded
 EXCLUSIVE_MARGIN = Decimal("0.000001")  # how far inside an exclusive bound on a number impl writes
 _FRACTION = r"(?:\.[0-9]+)?"
 _NUMBER = _INTEGER + _FRACTION + r"(?:[eE][+-]?[0-9]+)?"
@@ -170,7 +179,30 @@ def json_schema_to_regex(schema, *, whitespace: str | None = None) -> str:
     >>> json_schema_to_regex({"type": "boolean"}), json_schema_to_regex({"enum": ["a", 1]})
     ('(?:(?:true|false))', '(?:"a"|1)')
     """
+    _refuse_refs_in_embedded_resources(schema, "$", None)
     return _Translator(schema, Punctuation(whitespace)).value(schema, "$", ())
+
+
+def _refuse_refs_in_embedded_resources(node, path: str, resource: str | None) -> None:
+    """Raises ValueError naming a local ``$ref`` inside (or beside) a nested ``$id``/``id`` that is not a
+    fragment: there ``#`` is that embedded resource, not the document impl resolves it in.
+
+    ``{"items": {"$id": "x.json", "$ref": "#/a"}}`` -> refused, naming ``$.items.$ref`` and ``$.items``.
+    """
+    if isinstance(node, list):
+        for index, item in enumerate(node):
+            _refuse_refs_in_embedded_resources(item, f"{path}[{index}]", resource)
+        return
+    if not isinstance(node, dict):
+        return
+    if path != "$" and any(isinstance(node.get(key), str) and not node[key].startswith("#") for key in ("$id", "id")):
+        resource = path
+    ref = node.get("$ref")
+    if resource is not None and isinstance(ref, str) and ref.startswith("#"):
+        raise ValueError(f"unsupported $ref {ref!r} at {path} inside the embedded resource at {resource} "
+                         f"(its '#' is that resource's root, not the document's)")
+    for key, value in node.items():
+        _refuse_refs_in_embedded_resources(value, f"{path}.{key}", resource)
 
 
 class _Translator:
@@ -297,7 +329,7 @@ class _Translator:
                     raise ValueError(f"unsupported $ref {ref!r} at {path} (only local '#/...' references)")
                 if refs.count(ref) >= REF_DEPTH:
                     return False, None, refs
-                part, refs = self._pointed(ref), refs + (ref,)
+                part, refs = self._pointed(ref, path), refs + (ref,)
                 if part is _UNRESOLVED:
                     raise ValueError(f"unresolvable $ref {ref!r} at {path}")
             if part is True or part == {}:
@@ -348,13 +380,19 @@ class _Translator:
             raise ValueError(f"unsupported $ref {ref!r} at {path} (only local '#/...' references)")
         if refs.count(ref) >= REF_DEPTH:
             return NEVER
-        target = self._pointed(ref)
+        target = self._pointed(ref, path)
         if target is _UNRESOLVED:
             raise ValueError(f"unresolvable $ref {ref!r} at {path}")
         return self.value(target, ref, refs + (ref,))
 
-    def _pointed(self, ref: str):
-        """The part of the root schema a local ``#/a/b`` reference points to, or ``_UNRESOLVED``."""
+    def _pointed(self, ref: str, path: str = "$"):
+        """The part of the root schema a local ``#/a/b`` reference points to, or ``_UNRESOLVED``.
+
+        Raises ValueError for a plain-name fragment (``#foo``: an ``$anchor`` or draft 4-7's ``"id": "#foo"``).
+        """
+        if ref != "#" and not ref.startswith("#/"):
+            raise ValueError(f"unsupported $ref {ref!r} at {path} (a plain-name fragment, an anchor: "
+                             f"only '#/...' pointers)")
         target = self.root
         for part in ref[1:].split("/")[1:]:
             part = part.replace("~1", "/").replace("~0", "~")
@@ -425,7 +463,10 @@ class _Translator:
             raise ValueError(f"unsupported keyword {sorted(others)[0]!r} beside {where.rsplit('.', 1)[1]!r} at {path}")
         types = schema.get("type")
         types = [types] if isinstance(types, str) else types
-        # enum and type both apply: a member of another type is not an instance.
+        # enum and type both apply: a member of another type is not an instance. A float with no fraction
+        # is an "integer" from draft 6 on but not in draft 4: written as the integer, valid in both.
+        if types is not None and "integer" in types and "number" not in types:
+            values = [int(v) if isinstance(v, float) and v.is_integer() else v for v in values]
         return group(json_literal(v, self.p, f"{where}[{i}]") for i, v in enumerate(values)
                      if types is None or any(_has_type(v, t) for t in types))
 
@@ -453,6 +494,16 @@ class _Translator:
     def type_string(self, schema, path, refs) -> str:
         low, high = self._count(schema, "minLength", path), self._count(schema, "maxLength", path, None)
         lengths = "minLength" in schema or "maxLength" in schema
+        media = schema.get("contentMediaType")
+        if isinstance(media, str) and (media.split(";")[0].strip() == "application/json" or media.endswith("+json")):
+            raise ValueError(f"unsupported keyword 'contentMediaType' {media!r} at {path} (draft 7 lets a validator "
+                             f"check that the string is a JSON document)")
+        if "contentEncoding" in schema:
+            if schema["contentEncoding"] != "base64":
+                raise ValueError(f"unsupported keyword 'contentEncoding' {schema['contentEncoding']!r} at {path}")
+            if lengths or {"format", "pattern"} & schema.keys():
+                raise ValueError(f"unsupported keyword 'contentEncoding' beside format, pattern or lengths at {path}")
+            return f'"{_BASE64}"'
         if "format" in schema:
             if "pattern" in schema:
                 raise ValueError(f"unsupported keyword 'format' beside a pattern at {path}")
@@ -724,11 +775,11 @@ def _exclusive(first, second) -> bool:
 
 
 def _searches(pattern, text: str, path: str) -> bool:
-    """Whether ``pattern`` (Python ``re``, as jsonschema reads it) occurs in ``text``."""
+    """Whether ``pattern`` occurs in ``text`` under both ECMA-262 and Python ``re`` (regex_syntax's INNER)."""
     try:
-        return re.search(pattern, text) is not None
-    except (re.error, TypeError):
-        raise ValueError(f"{path}: {pattern!r} is not a regex") from None
+        return searches(pattern, text, INNER)
+    except (ValueError, re.error, TypeError) as exc:
+        raise ValueError(f"unsupported pattern at {path}: {exc}") from None
 
 
 def _lengths_within(node, low: int, high: int | None) -> bool:
@@ -876,7 +927,7 @@ class _StringPattern:
         if not isinstance(pattern, str):
             raise ValueError(f"{path}: expected a string")
         try:
-            node = regex_syntax.parse(pattern)
+            node = regex_syntax.parse(pattern, INNER)
         except ValueError as exc:
             raise ValueError(f"unsupported pattern at {path}: {exc}") from None
         items = list(node.items) if isinstance(node, Concat) else [node]
