@@ -586,3 +586,26 @@ def test_a_pattern_class_reads_as_both_ecma_262_and_python_and_a_negated_class_s
     for escape in ("\\a", "\\U0001F600", "a{,3}"):
         with pytest.raises(ValueError, match="ECMA-262"):
             parse(escape, INNER)
+
+
+# Keywords of drafts 4 to 2020-12 that assert nothing about an instance: identifiers, containers of
+# definitions, annotations. Every other keyword of a draft's metaschema must be written or refused.
+NON_ASSERTIONS = {"$schema", "$id", "id", "$anchor", "$dynamicAnchor", "$recursiveAnchor", "$vocabulary",
+                  "$comment", "$defs", "definitions", "title", "description", "default", "examples",
+                  "deprecated", "readOnly", "writeOnly", "contentSchema"}
+
+
+def test_every_keyword_of_drafts_4_to_2020_12_is_written_or_refused():
+    from jsonschema_specifications import REGISTRY
+
+    from textbound.impl.structured import schema as translator
+    keywords = set()
+    for uri in REGISTRY:
+        if "draft-03" not in uri and "draft3" not in uri:
+            keywords |= set(REGISTRY.contents(uri).get("properties", {}))
+    assert len(keywords) > 60
+    assert keywords - NON_ASSERTIONS <= translator._TRANSLATED | translator._UNTRANSLATED
+    refused = {"multipleOf", "contains", "prefixItems", "additionalItems", "unevaluatedProperties", "$dynamicRef"}
+    for keyword in refused:
+        with pytest.raises(ValueError, match=re.escape(repr(keyword))):
+            json_schema_to_regex({keyword: {"type": "integer"} if keyword != "multipleOf" else 2})
