@@ -30,10 +30,13 @@ naming the keyword and its JSON path, never a wrong regex.
   branches. ``if``/``then``/``else`` is ``anyOf`` of ``if``-and-``then`` and "not ``if``"-and-``else``;
   ``not`` and "not ``if``" are sound subsets of the negation (of ``required``, ``type``, ``enum``,
   ``const``); where none is known ``not`` is refused and the ``else`` side is not written.
-- ``oneOf`` is exact: branches proved pairwise exclusive (different types, a required property's
-  distinct ``const``/``enum`` values, a property one branch requires and another forbids) are written
-  as they are; otherwise each branch is conjoined with a negation of every branch it may overlap,
-  and where no negation is known ``oneOf`` is refused naming the two branches (never read as ``anyOf``).
+- ``oneOf`` is exact: branches proved pairwise disjoint (``disjoint.py``: from over-approximations of
+  each, through ``$ref``, ``allOf``, ``anyOf`` and nested required properties) are written as they are;
+  otherwise branch i is conjoined with, for each branch j it may overlap, the values of branch i that j
+  certainly rejects (where branch i's values are a known finite set), or else a negation of branch j
+  (of ``required``, ``type``, ``enum``/``const`` or an ``allOf`` member; the first of
+  ``NEGATION_CHOICES`` that leaves branch i an instance). Where no negation is known ``oneOf`` is
+  refused naming the two branches (never read as ``anyOf``).
 - ``uniqueItems``: the members of an ``enum`` items schema in enum order, each at most once, or else at
   most one item. Exclusive bounds on ``number`` are written ``EXCLUSIVE_MARGIN`` inside; draft 4's
   boolean ``exclusiveMinimum``/``exclusiveMaximum`` are read as draft 4 has them.
@@ -54,6 +57,7 @@ Example: ``json_schema_to_regex({"type": "object", "properties": {"a": {"type": 
 """
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
@@ -62,6 +66,7 @@ from decimal import Decimal
 from . import regex_syntax
 from .regex_syntax import INNER, Alt, Anchor, Chars, Concat, Repeat
 from .combine import conjunction, conjuncts, merge, normalized, side_schemas
+from .disjoint import DISJOINT_DEPTH, Disjoint
 from .formats import KNOWN as KNOWN_FORMATS
 from .formats import STRING_FORMATS
 from .regex_text import (HEX_LOWER, NEVER, char_class, group, natural_range, digit_range, optional,
@@ -70,6 +75,7 @@ from .regex_text import (HEX_LOWER, NEVER, char_class, group, natural_range, dig
 FREE_DEPTH = 2
 REF_DEPTH = 3
 _UNRESOLVED = object()  # what a $ref that points nowhere resolves to
+NEGATION_CHOICES = 64  # negations of a oneOf branch tried for one that leaves the other branch an instance
 
 # Keywords of some draft (3 to 2020-12) that constrain instances and that impl does not translate:
 # refused, since ignoring one would admit what the schema forbids. Every other keyword impl does not
@@ -210,6 +216,17 @@ class _Translator:
         self.root = root
         self.p = punctuation
         self._any: dict[int, str] = {}
+        self.disjoint = Disjoint(root, self._reference_target)
+
+    def _reference_target(self, ref):
+        """What a local ``$ref`` points to, None where it points nowhere impl can follow."""
+        if not isinstance(ref, str) or not ref.startswith("#"):
+            return None
+        try:
+            target = self._pointed(ref)
+        except ValueError:
+            return None
+        return None if target is _UNRESOLVED else target
 
     # -- dispatch ----------------------------------------------------------------------------
 
@@ -281,30 +298,43 @@ class _Translator:
         return {**rest, "allOf": [*rest.get("allOf", []), *added]}
 
     def _negation(self, schema, path: str):
-        """A schema admitting only instances ``schema`` rejects (a sound subset of its negation).
+        """A schema admitting only instances ``schema`` rejects (a sound subset of its negation): the first
+        of ``_negations``. Raises ValueError naming ``not`` and ``path`` where none is known."""
+        for negation in self._negations(schema):
+            return negation
+        raise ValueError(f"unsupported keyword 'not' at {path} (only of 'required', 'type', 'enum', 'const' "
+                         f"and boolean schemas, or of an allOf member)")
+
+    def _negations(self, schema, depth: int = 0):
+        """Schemas admitting only instances ``schema`` rejects, each a sound subset of its negation.
 
         A schema is the conjunction of its keywords, so the negation of one keyword is a subset of its
-        negation: ``{"required": ["a", ...], ...}`` -> ``{"type": "object", "properties": {"a": false}}``; ``{"type": T, ...}``
-        or an ``enum``/``const`` of values of types T -> the other types; ``true``/``{}`` -> ``false``;
-        ``false`` -> ``true``. Raises ValueError naming ``not`` and ``path`` where none of these applies.
+        negation: ``{"required": ["a", ...], ...}`` -> ``{"type": "object", "properties": {"a": false}}``
+        for each name; ``{"type": T, ...}`` or an ``enum``/``const`` of values of types T -> the other
+        types; ``true``/``{}`` -> ``false``; ``false`` -> ``true``; then those of each ``allOf`` member
+        (not (A and B) holds wherever not A does), to ``DISJOINT_DEPTH`` levels.
         """
         schema = self._resolved(schema)
         if schema is True or schema == {}:
-            return False
+            yield False
+            return
         if not isinstance(schema, dict):
-            return True
+            yield True
+            return
         required = schema.get("required")
-        if isinstance(required, list) and required and isinstance(required[0], str):
-            return {"type": "object", "properties": {required[0]: False}}  # `required` holds for every non-object
+        for name in required if isinstance(required, list) else []:
+            if isinstance(name, str):  # `required` holds for every non-object
+                yield {"type": "object", "properties": {name: False}}
         kinds = _type_set(schema) if isinstance(schema.get("type"), (str, list)) else None  # integer as number
-        values = _values(schema)
+        values = _values(schema) if self.disjoint.const_is_keyword or "const" not in schema else None
         if kinds is None and values is not None:
             kinds = {t for value in values for t in _KEYWORDS_BY_TYPE if t != "integer" and _has_type(value, t)}
         if kinds is not None:
             others = [t for t in _KEYWORDS_BY_TYPE if ("number" if t == "integer" else t) not in kinds]
-            return {"type": others} if others else False
-        raise ValueError(f"unsupported keyword 'not' at {path} (only of 'required', 'type', 'enum', 'const' "
-                         f"and boolean schemas)")
+            yield {"type": others} if others else False
+        members = schema.get("allOf") if isinstance(schema.get("allOf"), list) else []
+        for member in members if depth < DISJOINT_DEPTH else []:
+            yield from self._negations(member, depth + 1)
 
     def conjunction(self, parts: list, path: str, refs: tuple[str, ...]) -> str:
         """The schemas ``parts`` all at once: ``anyOf``/``oneOf`` distributed over their branches, the
@@ -416,24 +446,29 @@ class _Translator:
 
     def _exclusive_branches(self, branches: list, own: list, path: str, refs) -> list:
         """``oneOf``'s branches, each made to exclude the others: branch i is conjoined with a sound subset
-        of the negation of every branch j it is not proved exclusive of (``_exclusive``), so an instance
+        of the negation of every branch j it is not proved disjoint from (``disjoint.py``), so an instance
         written for branch i is valid for it and for no other. Raises naming ``oneOf``, ``path`` and the
         two branches where no negation is known."""
-        resolved = [self._plain(branch, refs) for branch in branches]
         written = []
-        for i, first in enumerate(resolved):
+        for i, first in enumerate(branches):
             excluded = []
-            for j, other in enumerate(resolved):
-                if j == i or _exclusive(first, other) or _exclusive(other, first):
+            for j, other in enumerate(branches):
+                if j == i or self.disjoint.proved(first, other):
                     continue
-                try:
-                    excluded.append(self._negation(own[j], f"{path}.oneOf[{j}]"))
-                except ValueError:
+                values = self.disjoint.values(first)
+                if values is not None:  # branch i's values, those branch j certainly rejects: exact
+                    rejected = [v for v in values if self.disjoint.rejects(other, v)]
+                    excluded.append({"enum": rejected} if rejected else False)
+                    continue
+                # A negation that leaves branch i some instance, else any (branch i then writes nothing).
+                negations = list(itertools.islice(self._negations(own[j]), NEGATION_CHOICES))
+                kept = [n for n in negations if not self.disjoint.proved(first, n)] or negations
+                if kept:
+                    excluded.append(kept[0])
+                else:
                     raise ValueError(f"unsupported keyword 'oneOf' at {path}: branches {min(i, j)} and {max(i, j)} "
-                                     f"may both match one instance (exclusivity is proved by type, by a required "
-                                     f"property's const/enum or a property one requires and the other forbids, "
-                                     f"or else made by a branch's negation: of required, type, enum or const)"
-                                     ) from None
+                                     f"may both match one instance (not proved disjoint by types, values, or a "
+                                     f"required property's, and no negation of required, type, enum or const)")
             written.append(conjunction([branches[i], *excluded]))
         return written
 
@@ -745,35 +780,6 @@ class _Translator:
         return value
 
 
-def _exclusive(first, second) -> bool:
-    """True when no instance can be valid for both schemas, by a proof impl knows (False: maybe not).
-
-    ``_exclusive({"type": "string"}, {"type": "integer"})`` -> True; proofs: the declared types are
-    disjoint; or a property ``first`` requires is one ``second`` forbids (``additionalProperties``
-    false, no such property, or its schema ``false``) or that both require with ``const``/``enum`` values in common to none.
-    """
-    if not isinstance(first, dict) or not isinstance(second, dict):
-        return first is False or second is False
-    types = [_type_set(first), _type_set(second)]
-    if None not in types and not (types[0] & types[1]):
-        return True
-    if not (types[0] == types[1] == {"object"}):
-        return False
-    required = first.get("required", [])
-    for name in required if isinstance(required, list) else []:
-        properties = second.get("properties", {})
-        if isinstance(properties, dict) and properties.get(name, True) is False:
-            return True  # second forbids the property first requires
-        if second.get("additionalProperties", True) is False and not second.get("patternProperties") \
-                and isinstance(properties, dict) and name not in properties:
-            return True
-        if name in second.get("required", []):
-            values = [_values(_property(schema, name)) for schema in (first, second)]
-            if None not in values and not any(_same_json(a, b) for a in values[0] for b in values[1]):
-                return True
-    return False
-
-
 def _searches(pattern, text: str, path: str) -> bool:
     """Whether ``pattern`` occurs in ``text`` under both ECMA-262 and Python ``re`` (regex_syntax's INNER)."""
     try:
@@ -804,11 +810,6 @@ def _length_range(node) -> tuple[int, int | None]:
         return min(f for f, _ in ranges), None if None in most else max(most)
     fewest, most = _length_range(node.item)
     return fewest * node.min, None if most is None or node.max is None else most * node.max
-
-
-def _property(schema: dict, name: str):
-    properties = schema.get("properties")
-    return properties.get(name) if isinstance(properties, dict) else None
 
 
 def _type_set(schema: dict) -> set[str] | None:
