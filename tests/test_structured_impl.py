@@ -516,6 +516,11 @@ COMBINED = {  # name: (schema, an instance the pattern must admit, in json.dumps
         {"allOf": [{"$ref": "#/$defs/base"}, {"required": ["node"]}]},
         {"allOf": [{"$ref": "#/$defs/base"}, {"required": ["python"]}]}], "$defs": {"base": {"type": "object"}}},
         {"python": {}}),
+    # SchemaStore's .swcrc: the branches differ in an optional property's values, so {} matches both
+    "oneOf told apart by an optional property's values": ({"type": "object", "oneOf": [
+        {"type": "object", "properties": {"syntax": {"enum": ["ecmascript"]}, "jsx": {"type": "boolean"}}},
+        {"type": "object", "properties": {"syntax": {"enum": ["typescript"]}, "tsx": {"type": "boolean"}}}]},
+        {"syntax": "typescript", "tsx": True}),
     # draft 7 ignores the keywords beside $ref: branch 0 is any value, so a string matches both
     "oneOf beside $ref under draft 7": ({"$schema": "http://json-schema.org/draft-07/schema#", "oneOf": [
         {"$ref": "#/definitions/any", "type": "integer"}, {"type": "string"}], "definitions": {"any": {}}}, 3),

@@ -148,6 +148,32 @@ class Disjoint:
         where any value may do: ``values({"allOf": [{"enum": [1, 2]}, {"enum": [2, 3]}]})`` -> ``[2]``."""
         return self._approximation("values", schema)
 
+    def value_exclusions(self, first, second):
+        """Schemas admitting only instances of ``first``'s kind that ``second`` rejects, read from a
+        property whose values ``first`` restricts to a finite set: objects having the property with one of
+        those values that ``second``'s constraint on it certainly rejects.
+
+        ``value_exclusions({"properties": {"k": {"enum": ["a", "b"]}}}, {"properties": {"k": {"const": "b"}}})``
+        yields ``{"type": "object", "required": ["k"], "properties": {"k": {"enum": ["a"]}}}``.
+        """
+        for name in self._declared_names(first, 0):
+            values = self.values(self._property(first, name, 0))
+            if values:
+                other = self._property(second, name, 0)
+                rejected = [v for v in values if self.rejects(other, v)]
+                if rejected:
+                    yield {"type": "object", "required": [name], "properties": {name: {"enum": rejected}}}
+
+    def _declared_names(self, schema, depth: int) -> list[str]:
+        schema, all_of, _ = self._parts(schema)
+        if not isinstance(schema, dict) or depth > DISJOINT_DEPTH:
+            return []
+        properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+        names = list(properties)
+        for part in all_of:
+            names += [n for n in self._declared_names(part, depth + 1) if n not in names]
+        return names
+
     # -- over-approximations ------------------------------------------------------------------------
     # Each is computed once per schema object (kept alive in the memo, so its id is not reused); a
     # schema met again while its own approximation is being computed (a $ref cycle) gets SAFE's.

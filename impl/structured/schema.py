@@ -33,9 +33,10 @@ naming the keyword and its JSON path, never a wrong regex.
 - ``oneOf`` is exact: branches proved pairwise disjoint (``disjoint.py``: from over-approximations of
   each, through ``$ref``, ``allOf``, ``anyOf`` and nested required properties) are written as they are;
   otherwise branch i is conjoined with, for each branch j it may overlap, the values of branch i that j
-  certainly rejects (where branch i's values are a known finite set), or else a negation of branch j
-  (of ``required``, ``type``, ``enum``/``const`` or an ``allOf`` member; the first of
-  ``NEGATION_CHOICES`` that leaves branch i an instance). Where no negation is known ``oneOf`` is
+  certainly rejects (where branch i's values are a known finite set), or else a negation of branch j:
+  branch i's objects whose property (of finitely many values in branch i) has a value branch j
+  rejects, or a negation of ``required``, ``type``, ``enum``/``const`` or an ``allOf`` member; the
+  first of ``NEGATION_CHOICES`` that leaves branch i an instance. Where no negation is known ``oneOf`` is
   refused naming the two branches (never read as ``anyOf``).
 - ``uniqueItems``: the members of an ``enum`` items schema in enum order, each at most once, or else at
   most one item. Exclusive bounds on ``number`` are written ``EXCLUSIVE_MARGIN`` inside; draft 4's
@@ -461,7 +462,8 @@ class _Translator:
                     excluded.append({"enum": rejected} if rejected else False)
                     continue
                 # A negation that leaves branch i some instance, else any (branch i then writes nothing).
-                negations = list(itertools.islice(self._negations(own[j]), NEGATION_CHOICES))
+                negations = list(itertools.islice(itertools.chain(
+                    self.disjoint.value_exclusions(first, other), self._negations(own[j])), NEGATION_CHOICES))
                 kept = [n for n in negations if not self.disjoint.proved(first, n)] or negations
                 if kept:
                     excluded.append(kept[0])
