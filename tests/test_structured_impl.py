@@ -521,6 +521,11 @@ COMBINED = {  # name: (schema, an instance the pattern must admit, in json.dumps
         {"type": "object", "properties": {"syntax": {"enum": ["ecmascript"]}, "jsx": {"type": "boolean"}}},
         {"type": "object", "properties": {"syntax": {"enum": ["typescript"]}, "tsx": {"type": "boolean"}}}]},
         {"syntax": "typescript", "tsx": True}),
+    # SchemaStore's Azure Functions bindings: a string is valid for both (object keywords hold for it),
+    # no object is ("type" listed by a not-enum in one, an enum in the other)
+    "oneOf of objects, exclusive on objects only": ({"oneOf": [
+        {"required": ["type"], "properties": {"type": {"not": {"enum": ["a", "b"]}}}},
+        {"required": ["type"], "properties": {"type": {"enum": ["a"]}}}]}, {"type": "a"}),
     # draft 7 ignores the keywords beside $ref: branch 0 is any value, so a string matches both
     "oneOf beside $ref under draft 7": ({"$schema": "http://json-schema.org/draft-07/schema#", "oneOf": [
         {"$ref": "#/definitions/any", "type": "integer"}, {"type": "string"}], "definitions": {"any": {}}}, 3),

@@ -69,8 +69,13 @@ class Disjoint:
         for known, other in ((values[0], second), (values[1], first)):
             if known is not None and all(self.rejects(other, value, depth) for value in known):
                 return True
-        if not types <= {"object"}:
-            return False  # a non-object may be valid for both: object keywords hold for it
+        # a non-object may be valid for both: object keywords hold for it
+        return types <= {"object"} and self.objects_proved(first, second, depth)
+
+    def objects_proved(self, first, second, depth: int = 0) -> bool:
+        """True when no object is valid for both: one requires a name the other forbids, or both require a
+        name whose values are disjoint. ``objects_proved({"required": ["a"]}, {"properties": {"a": False}})``
+        -> True (a string is valid for both: ``proved`` says False)."""
         for a, b in ((first, second), (second, first)):
             required = self._approximation("required", a)
             if any(self._forbids(b, name, depth) for name in required):
@@ -83,7 +88,8 @@ class Disjoint:
     def rejects(self, schema, value, depth: int = 0) -> bool:
         """True when ``value`` is certainly invalid for ``schema`` (False: maybe valid), from the keywords
         that judge one value alone: type, enum/const, string lengths and ``pattern`` (matching under no
-        reading: regex_syntax's OUTER), number bounds, ``required``, ``properties``, ``items``.
+        reading: regex_syntax's OUTER), number bounds, ``required``, ``properties``, ``items``, and a
+        ``not`` of an enum/const listing it.
 
         ``Disjoint({}, dict.get).rejects({"type": "string", "pattern": "^[0-9]+$"}, "beta")`` -> True.
         """
@@ -103,10 +109,23 @@ class Disjoint:
         own = self._own_values(schema)
         if own is not None and not any(_same_json(value, v) for v in own):
             return True
-        if self._rejects_own(schema, value, depth):
+        if self._rejects_own(schema, value, depth) or self._accepts_listed(schema.get("not"), value):
             return True
         return any(self.rejects(part, value, depth + 1) for part in all_of) or \
             any(all(self.rejects(branch, value, depth + 1) for branch in branches) for branches in choices)
+
+    def _accepts_listed(self, schema, value) -> bool:
+        """True when ``schema`` certainly accepts ``value``: ``true``, or an ``enum``/``const`` (with at most
+        a ``type``) listing it (what makes ``not`` reject it)."""
+        if schema is True or schema == {}:
+            return True
+        if not isinstance(schema, dict) or not {"enum", "const"} & schema.keys():
+            return False
+        if set(schema) - {"enum", "const", "type", "title", "description", "$comment"}:
+            return False
+        values = self._own_values(schema)
+        return values is not None and any(_same_json(value, v) and type(value) is type(v) for v in values) and \
+            not (self._declared_types(schema) != ALL_TYPES and not _json_types(value) & self._declared_types(schema))
 
     def _rejects_own(self, schema: dict, value, depth: int) -> bool:
         if isinstance(value, str):

@@ -32,7 +32,8 @@ naming the keyword and its JSON path, never a wrong regex.
   ``const``); where none is known ``not`` is refused and the ``else`` side is not written.
 - ``oneOf`` is exact: branches proved pairwise disjoint (``disjoint.py``: from over-approximations of
   each, through ``$ref``, ``allOf``, ``anyOf`` and nested required properties) are written as they are;
-  otherwise branch i is conjoined with, for each branch j it may overlap, the values of branch i that j
+  otherwise branch i is conjoined with, for each branch j it may overlap, ``type: object`` where no
+  object is valid for both (non-objects meet object keywords vacuously), the values of branch i that j
   certainly rejects (where branch i's values are a known finite set), or else a negation of branch j:
   branch i's objects whose property (of finitely many values in branch i) has a value branch j
   rejects, or a negation of ``required``, ``type``, ``enum``/``const`` or an ``allOf`` member; the
@@ -455,6 +456,9 @@ class _Translator:
             excluded = []
             for j, other in enumerate(branches):
                 if j == i or self.disjoint.proved(first, other):
+                    continue
+                if self.disjoint.objects_proved(first, other):  # only non-objects may match both
+                    excluded.append({"type": "object"})
                     continue
                 values = self.disjoint.values(first)
                 if values is not None:  # branch i's values, those branch j certainly rejects: exact
