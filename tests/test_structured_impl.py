@@ -526,6 +526,9 @@ COMBINED = {  # name: (schema, an instance the pattern must admit, in json.dumps
     "oneOf of objects, exclusive on objects only": ({"oneOf": [
         {"required": ["type"], "properties": {"type": {"not": {"enum": ["a", "b"]}}}},
         {"required": ["type"], "properties": {"type": {"enum": ["a"]}}}]}, {"type": "a"}),
+    # SchemaStore's CircleCI config: a branch excluded by the negation of an anyOf
+    "oneOf against an anyOf": ({"type": "object", "properties": {"a": {}, "b": {}, "c": {}}, "oneOf": [
+        {"required": ["a"]}, {"anyOf": [{"required": ["b"]}, {"required": ["c"]}]}]}, {"a": 1}),
     # draft 7 ignores the keywords beside $ref: branch 0 is any value, so a string matches both
     "oneOf beside $ref under draft 7": ({"$schema": "http://json-schema.org/draft-07/schema#", "oneOf": [
         {"$ref": "#/definitions/any", "type": "integer"}, {"type": "string"}], "definitions": {"any": {}}}, 3),

@@ -314,7 +314,8 @@ class _Translator:
         negation: ``{"required": ["a", ...], ...}`` -> ``{"type": "object", "properties": {"a": false}}``
         for each name; ``{"type": T, ...}`` or an ``enum``/``const`` of values of types T -> the other
         types; ``true``/``{}`` -> ``false``; ``false`` -> ``true``; then those of each ``allOf`` member
-        (not (A and B) holds wherever not A does), to ``DISJOINT_DEPTH`` levels.
+        (not (A and B) holds wherever not A does), then of ``anyOf``/``oneOf`` the conjunction of each
+        branch's first negation, to ``DISJOINT_DEPTH`` levels.
         """
         schema = self._resolved(schema)
         if schema is True or schema == {}:
@@ -337,6 +338,12 @@ class _Translator:
         members = schema.get("allOf") if isinstance(schema.get("allOf"), list) else []
         for member in members if depth < DISJOINT_DEPTH else []:
             yield from self._negations(member, depth + 1)
+        for combinator in ("anyOf", "oneOf"):  # not (A or B) is (not A) and (not B); oneOf implies anyOf
+            branches = schema.get(combinator)
+            if isinstance(branches, list) and branches and depth < DISJOINT_DEPTH:
+                firsts = [next(self._negations(branch, depth + 1), None) for branch in branches]
+                if None not in firsts:
+                    yield conjunction(firsts)
 
     def conjunction(self, parts: list, path: str, refs: tuple[str, ...]) -> str:
         """The schemas ``parts`` all at once: ``anyOf``/``oneOf`` distributed over their branches, the
