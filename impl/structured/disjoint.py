@@ -13,15 +13,15 @@ every branch is). ``$ref`` is read as its target alone: draft 7 and earlier igno
 it, so they prove nothing there. ``not``, ``if`` and every other keyword are left out: fewer
 constraints, a larger set, still an over-approximation. A ``$ref`` cycle, or nesting past
 ``DISJOINT_DEPTH``, stops the proof there (nothing known: the safe answer); each approximation is
-computed once per schema object. Under draft 4 (a root ``$schema``
-naming it) ``const`` is no keyword and proves nothing.
+computed once per schema object. Under draft 4 (a root ``$schema`` naming it) ``const`` is no keyword
+and proves nothing.
 
 Example: with ``{"$ref": "#/d"}`` where ``#/d`` is ``{"enum": ["a", "b"]}``, ``Disjoint(root).proved(
 {"$ref": "#/d"}, {"type": "array"})`` -> True; ``proved({"required": ["a"]}, {"type": "object"})`` -> False.
 """
 from __future__ import annotations
 
-from .combine import normalized, side_schemas
+from .combine import normalized
 from .regex_syntax import OUTER
 from .regex_text import searches
 
@@ -44,6 +44,16 @@ def _same_json(first, second) -> bool:
     if isinstance(first, bool) or isinstance(second, bool):
         return first is second
     return first == second
+
+
+def _certain_side(schema: dict, name: str):
+    """A schema the value of property ``name`` satisfies under every reading: its ``properties`` entry, or
+    ``additionalProperties`` where there are no ``patternProperties`` (a name may match a pattern under
+    ECMA-262 and not under Python's ``re``: those are left out, a larger set)."""
+    properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+    if name in properties:
+        return properties[name]
+    return True if schema.get("patternProperties") else schema.get("additionalProperties", True)
 
 
 class Disjoint:
@@ -149,13 +159,8 @@ class Disjoint:
             required = schema.get("required")
             if isinstance(required, list) and any(isinstance(n, str) and n not in value for n in required):
                 return True
-            properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
-            for name, item in value.items():
-                # patternProperties left out: a name may match a pattern under one reading and not another
-                side = properties[name] if name in properties else \
-                    True if schema.get("patternProperties") else schema.get("additionalProperties", True)
-                if self.rejects(side, item, depth + 1):
-                    return True
+            if any(self.rejects(_certain_side(schema, name), item, depth + 1) for name, item in value.items()):
+                return True
         if isinstance(value, list) and "prefixItems" not in schema:  # 2020-12's items follow the prefix
             items = schema.get("items")
             if isinstance(items, (dict, bool)) and any(self.rejects(items, item, depth + 1) for item in value):
@@ -298,10 +303,7 @@ class Disjoint:
         schema, all_of, choices = self._parts(schema)
         if not isinstance(schema, dict) or depth > DISJOINT_DEPTH:
             return True
-        try:
-            conjuncts = side_schemas(schema, name)
-        except ValueError:
-            conjuncts = []  # a patternProperties pattern that is no regex: its schema left out (a larger set)
+        conjuncts = [_certain_side(schema, name)]
         conjuncts += [self._property(part, name, depth + 1) for part in all_of]
         for branches in choices:
             conjuncts.append({"anyOf": [self._property(branch, name, depth + 1) for branch in branches]})
