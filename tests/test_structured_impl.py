@@ -529,6 +529,11 @@ COMBINED = {  # name: (schema, an instance the pattern must admit, in json.dumps
     # SchemaStore's CircleCI config: a branch excluded by the negation of an anyOf
     "oneOf against an anyOf": ({"type": "object", "properties": {"a": {}, "b": {}, "c": {}}, "oneOf": [
         {"required": ["a"]}, {"anyOf": [{"required": ["b"]}, {"required": ["c"]}]}]}, {"a": 1}),
+    # SchemaStore's rust-toolchain: path xor channel, "not path" written as a not of path being a string
+    "oneOf of a not and a required": ({"type": "object", "properties": {"path": {"type": "string"}, "c": {}},
+                                       "oneOf": [{"not": {"properties": {"path": {"type": "string"}},
+                                                          "required": ["path"]}}, {"required": ["path"]}]},
+                                      {"c": 1}),
     # draft 7 ignores the keywords beside $ref: branch 0 is any value, so a string matches both
     "oneOf beside $ref under draft 7": ({"$schema": "http://json-schema.org/draft-07/schema#", "oneOf": [
         {"$ref": "#/definitions/any", "type": "integer"}, {"type": "string"}], "definitions": {"any": {}}}, 3),
@@ -598,6 +603,10 @@ UNSOUND_BEFORE = {
                                                           "oneOf": [{"$ref": "#/definitions/any", "type": "integer"},
                                                                     {"type": "string"}],
                                                           "definitions": {"any": {}}}, "x"),
+    # {"path": 1} is valid for both branches: path is no string, so "not" holds, and it is present
+    "a not proves nothing where the property may have another type": ({"type": "object", "oneOf": [
+        {"not": {"properties": {"path": {"type": "string"}}, "required": ["path"]}}, {"required": ["path"]}]},
+        {"path": 1}),
     # (the suite's truth: jsonschema checks json-pointer only with the jsonpointer package)
     "json-pointer escapes, as the suite has them": ({"type": "string", "format": "json-pointer"}, "/a~b"),
 }

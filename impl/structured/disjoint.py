@@ -56,6 +56,28 @@ def _certain_side(schema: dict, name: str):
     return True if schema.get("patternProperties") else schema.get("additionalProperties", True)
 
 
+def _presence_of(schema, name: str, kinds: frozenset) -> bool:
+    """Whether ``schema`` holds for every object having ``name`` whose value has one of ``kinds``: it
+    requires ``name`` only, and asks of it at most a ``type`` covering ``kinds``."""
+    if not isinstance(schema, dict) or schema.get("required") != [name]:
+        return False
+    if set(schema) - {"required", "properties", "type", "title", "description", "$comment"}:
+        return False
+    if "type" in schema and "object" not in Disjoint._declared_types(schema):
+        return False
+    properties = schema.get("properties", {})
+    if not isinstance(properties, dict) or set(properties) - {name}:
+        return False
+    value = properties.get(name, True)
+    if value is True or value == {}:
+        return True
+    if not (isinstance(value, dict) and set(value) <= {"type", "title", "description"} and "type" in value):
+        return False
+    declared = [value["type"]] if isinstance(value["type"], str) else value["type"]
+    # kinds counts an integer as a number: only "number" covers every number the property may hold
+    return kinds <= Disjoint._declared_types(value) and ("number" not in kinds or "number" in declared)
+
+
 class Disjoint:
     """Disjointness proofs over the schemas of one document, ``resolve`` following a local ``$ref``
     (returning None where it cannot)."""
@@ -88,7 +110,7 @@ class Disjoint:
         -> True (a string is valid for both: ``proved`` says False)."""
         for a, b in ((first, second), (second, first)):
             required = self._approximation("required", a)
-            if any(self._forbids(b, name, depth) for name in required):
+            if any(self._forbids(b, name, depth) or self._negated_presence(b, name, depth) for name in required):
                 return True
             for name in required & self._approximation("required", b):
                 if self.proved(self._property(a, name, depth), self._property(b, name, depth), depth + 1):
@@ -297,6 +319,20 @@ class Disjoint:
             own = schema.get("additionalProperties", True) is False and not schema.get("patternProperties")
         return own or any(self._forbids(part, name, depth + 1) for part in all_of) or \
             any(all(self._forbids(branch, name, depth + 1) for branch in branches) for branches in choices)
+
+    def _negated_presence(self, schema, name: str, depth: int) -> bool:
+        """True when a ``not`` of ``schema`` (its own or an ``allOf`` member's) rejects every object having
+        ``name``: ``not: {"required": [name], "properties": {name: S}}`` where S is a ``type`` alone that
+        every value of ``name`` in ``schema`` already has (SchemaStore's rust-toolchain: path xor channel)."""
+        kinds = self._approximation("types", self._property(schema, name, depth))
+        return any(_presence_of(negated, name, kinds) for negated in self._nots(schema, depth))
+
+    def _nots(self, schema, depth: int) -> list:
+        schema, all_of, _ = self._parts(schema)
+        if not isinstance(schema, dict) or depth > DISJOINT_DEPTH:
+            return []
+        found = [schema["not"]] if "not" in schema else []
+        return found + [n for part in all_of for n in self._nots(part, depth + 1)]
 
     def _property(self, schema, name: str, depth: int):
         """A schema every value of the property ``name`` satisfies (an over-approximation)."""
