@@ -537,6 +537,8 @@ COMBINED = {  # name: (schema, an instance the pattern must admit, in json.dumps
     # draft 7 ignores the keywords beside $ref: branch 0 is any value, so a string matches both
     "oneOf beside $ref under draft 7": ({"$schema": "http://json-schema.org/draft-07/schema#", "oneOf": [
         {"$ref": "#/definitions/any", "type": "integer"}, {"type": "string"}], "definitions": {"any": {}}}, 3),
+    "string checks beside an enum": ({"type": "string", "enum": ["", "ab", "abc", "a1"], "minLength": 1,
+                                      "maxLength": 2, "pattern": "^[a-z]+$"}, "ab"),
     "pattern beside lengths": ({"type": "string", "pattern": "^[a-z]{2,3}$", "minLength": 1, "maxLength": 4}, "abc"),
 }
 

@@ -95,6 +95,7 @@ _KEYWORDS_BY_TYPE = {
     "array": {"items", "minItems", "maxItems", "uniqueItems"},
     "boolean": set(), "null": set(),
 }
+_STRING_CHECKS = {"minLength", "maxLength", "pattern"}  # keywords an enum's strings are filtered by
 _GENERAL = {"type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref", "not", "if", "then", "else", "format"}
 _TRANSLATED = _GENERAL | set().union(*_KEYWORDS_BY_TYPE.values())
 
@@ -506,9 +507,11 @@ class _Translator:
             values, where = schema["enum"], f"{path}.enum"
             if not isinstance(values, list) or not values:
                 raise ValueError(f"{where}: expected a non-empty array")
-        others = {k for k in schema if k in _TRANSLATED - {"const", "enum", "type"}}
+        others = {k for k in schema if k in _TRANSLATED - {"const", "enum", "type"} - _STRING_CHECKS}
         if others:
             raise ValueError(f"unsupported keyword {sorted(others)[0]!r} beside {where.rsplit('.', 1)[1]!r} at {path}")
+        # a member breaking minLength/maxLength/pattern (under both readings of a pattern) is no instance
+        values = [v for v in values if not isinstance(v, str) or self._string_allowed(schema, v, path)]
         types = schema.get("type")
         types = [types] if isinstance(types, str) else types
         # enum and type both apply: a member of another type is not an instance. A float with no fraction
@@ -517,6 +520,14 @@ class _Translator:
             values = [int(v) if isinstance(v, float) and v.is_integer() else v for v in values]
         return group(json_literal(v, self.p, f"{where}[{i}]") for i, v in enumerate(values)
                      if types is None or any(_has_type(v, t) for t in types))
+
+    def _string_allowed(self, schema: dict, text: str, path: str) -> bool:
+        """Whether ``text`` meets ``schema``'s minLength, maxLength and pattern (code points, as JSON Schema
+        counts them; the pattern under both ECMA-262 and Python ``re``)."""
+        low, high = self._count(schema, "minLength", path), self._count(schema, "maxLength", path, None)
+        if len(text) < low or (high is not None and len(text) > high):
+            return False
+        return "pattern" not in schema or _searches(schema["pattern"], text, f"{path}.pattern")
 
     def any_value(self, depth: int) -> str:
         if depth not in self._any:
