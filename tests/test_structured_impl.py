@@ -592,7 +592,7 @@ UNSOUND_BEFORE = {
     # "#foo" is an anchor, not the document root
     "a plain-name fragment": ({"type": "object", "properties": {"x": {"$ref": "#foo"}},
                                "$defs": {"a": {"$anchor": "foo", "type": "integer"}}}, {"x": {}}),
-    # inside an embedded resource "#" is that resource
+    # inside an embedded resource "#" is that resource (its own $defs/i, an integer)
     "a $ref in an embedded resource": ({"type": "object", "$defs": {"i": {"type": "string"}}, "properties": {
         "x": {"$id": "http://example.com/x.json", "$ref": "#/$defs/i", "$defs": {"i": {"type": "integer"}}}}},
         {"x": "s"}),

@@ -50,8 +50,9 @@ naming the keyword and its JSON path, never a wrong regex.
   declared name takes every ``patternProperties`` schema either reading may apply; draft 7's
   ``contentEncoding: base64`` is written as base64 text, any other encoding and a JSON
   ``contentMediaType`` are refused; an integral float in an ``integer`` enum is written as the integer
-  (draft 4 has no 1.0 integer); a ``$ref`` to a plain-name fragment (``#foo``, an anchor) or inside an
-  embedded resource (a nested non-fragment ``$id``/``id``) is refused. Keywords one draft has and
+  (draft 4 has no 1.0 integer); a ``$ref`` to a plain-name fragment (``#foo``, an anchor) is refused, and
+  one inside an embedded resource (a nested non-fragment ``$id``, draft 4's ``id``) points into it.
+  Keywords one draft has and
   another lacks (``dependencies``, ``const``, siblings of ``$ref``) are applied: a stricter reading.
 
 Example: ``json_schema_to_regex({"type": "object", "properties": {"a": {"type": "integer"}}})`` ->
@@ -188,30 +189,52 @@ def json_schema_to_regex(schema, *, whitespace: str | None = None) -> str:
     >>> json_schema_to_regex({"type": "boolean"}), json_schema_to_regex({"enum": ["a", 1]})
     ('(?:(?:true|false))', '(?:"a"|1)')
     """
-    _refuse_refs_in_embedded_resources(schema, "$", None)
+    schema = rebased_refs(schema)
     return _Translator(schema, Punctuation(whitespace)).value(schema, "$", ())
 
 
-def _refuse_refs_in_embedded_resources(node, path: str, resource: str | None) -> None:
-    """Raises ValueError naming a local ``$ref`` inside (or beside) a nested ``$id``/``id`` that is not a
-    fragment: there ``#`` is that embedded resource, not the document impl resolves it in.
+def rebased_refs(schema):
+    """``schema`` as the translator reads it: local ``$ref``s inside embedded resources pointing from the
+    document root (``_rebased``). ``rebased_refs({"type": "string"})`` -> ``{"type": "string"}``."""
+    return _rebased(schema, "", None, _Draft(schema))
 
-    ``{"items": {"$id": "x.json", "$ref": "#/a"}}`` -> refused, naming ``$.items.$ref`` and ``$.items``.
+
+class _Draft:
+    """What the root's ``$schema`` says of identifiers: draft 3/4 name a resource ``id``, later drafts
+    ``$id``; up to draft 7 an identifier beside ``$ref`` is ignored with every other sibling."""
+
+    def __init__(self, root):
+        uri = root.get("$schema", "") if isinstance(root, dict) else ""
+        uri = uri if isinstance(uri, str) else ""
+        self.id_key = "id" if "draft-04" in uri or "draft-03" in uri else "$id"
+        self.ref_hides_siblings = any(f"draft-0{n}" in uri for n in (3, 4, 6, 7))
+
+    def resource_id(self, node: dict) -> bool:
+        if self.ref_hides_siblings and "$ref" in node:
+            return False
+        value = node.get(self.id_key)
+        return isinstance(value, str) and not value.startswith("#")
+
+
+def _rebased(node, pointer: str, resource: str | None, draft: _Draft):
+    """``node`` with every local ``$ref`` inside an embedded resource (a nested non-fragment identifier)
+    rewritten to point from the document root: there ``#`` is that resource, not the document.
+
+    ``{"items": {"$id": "x.json", "$ref": "#/$defs/a"}}`` -> ``{"items": {"$id": "x.json", "$ref":
+    "#/items/$defs/a"}}`` (a copy: the caller's schema is left as it is).
     """
     if isinstance(node, list):
-        for index, item in enumerate(node):
-            _refuse_refs_in_embedded_resources(item, f"{path}[{index}]", resource)
-        return
+        return [_rebased(item, f"{pointer}/{index}", resource, draft) for index, item in enumerate(node)]
     if not isinstance(node, dict):
-        return
-    if path != "$" and any(isinstance(node.get(key), str) and not node[key].startswith("#") for key in ("$id", "id")):
-        resource = path
+        return node
+    if pointer and draft.resource_id(node):
+        resource = pointer
+    result = {key: _rebased(value, f"{pointer}/{key.replace('~', '~0').replace('/', '~1')}", resource, draft)
+              for key, value in node.items()}
     ref = node.get("$ref")
-    if resource is not None and isinstance(ref, str) and ref.startswith("#"):
-        raise ValueError(f"unsupported $ref {ref!r} at {path} inside the embedded resource at {resource} "
-                         f"(its '#' is that resource's root, not the document's)")
-    for key, value in node.items():
-        _refuse_refs_in_embedded_resources(value, f"{path}.{key}", resource)
+    if resource is not None and isinstance(ref, str) and (ref == "#" or ref.startswith("#/")):
+        result["$ref"] = "#" + resource + ref[1:]
+    return result
 
 
 class _Translator:
