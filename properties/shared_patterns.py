@@ -109,6 +109,7 @@ def _is_one_unit(text: str) -> bool:
 
 def shared_pattern(schema, whitespace: str | None = None) -> SharedPattern:
     """impl's pattern of ``schema`` in shared form (ValueError where impl refuses the schema)."""
+    schema = impl_schema.rebased_refs(schema)
     translator = _SharingTranslator(schema, impl_schema.Punctuation(whitespace))
     root = translator.value(schema, "$", ())
     return SharedPattern(root, tuple(translator.pieces))

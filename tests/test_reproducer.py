@@ -248,8 +248,10 @@ def test_structured_scripts_fail_on_a_schema_bug_and_pass_on_impl(tmp_path, caps
     engine = "textbound.mutants.structured_required_ignored"
     out, printed = checked_run(tmp_path, capsys, engine, "structured")
     scripts = sorted(out.glob("*.py"))
-    assert {line.split("/")[1] for line in printed.splitlines() if line.endswith(".py")} == {
-        "sound", "complete"}, printed  # differential's wrong admits and rejects are sound and complete cases
+    # differential's wrong admits and rejects are sound and complete cases; a oneOf told apart by a
+    # const keeps its branches without required, so the mutant may reject nothing valid
+    kinds = {line.split("/")[1] for line in printed.splitlines() if line.endswith(".py")}
+    assert "sound" in kinds and kinds <= {"sound", "complete"}, printed
     site = engine_site(tmp_path, engine, "textbound.mutants.base")
     for script in scripts:
         assert "SCHEMA = " in script.read_text() and "TEXT = " in script.read_text()

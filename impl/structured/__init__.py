@@ -1,6 +1,7 @@
-"""Schema-forced tool calls: JSON Schema to a regex (schema.py), a tool call's whole text in a
-tool-call format (tool_call.py), and a regex to a token mask over a vocabulary (constraint.py,
-through regex_syntax.py and automaton.py).
+"""Schema-forced tool calls: JSON Schema to a regex (schema.py, with combine.py merging conjunctions and
+disjoint.py proving ``oneOf`` branches exclusive), a tool call's whole text in a tool-call format
+(tool_call.py), and a regex to a token mask over a vocabulary (constraint.py, through regex_syntax.py
+and automaton.py).
 
 ``REF_DEPTH`` (3) is the bound on recursion: one ``$ref`` unfolds at most that many times along a
 path, past which its branch matches nothing (a recursive tree nests at most 3 levels of the same

@@ -18,6 +18,9 @@ from __future__ import annotations
 
 import re
 
+from .regex_syntax import OUTER
+from .regex_text import searches
+
 COMBINATORS = ("$ref", "allOf", "anyOf", "oneOf")
 _LOWER = {"minimum", "minLength", "minItems", "minProperties", "exclusiveMinimum"}  # the larger wins
 _UPPER = {"maximum", "maxLength", "maxItems", "maxProperties", "exclusiveMaximum"}  # the smaller wins
@@ -75,7 +78,8 @@ def _types(first: dict, second: dict) -> list[str]:
 
 def side_schemas(schema: dict, name: str) -> list:
     """What ``schema`` asks of the value of a property called ``name``: its ``properties`` entry and every
-    ``patternProperties`` schema whose pattern ``name`` matches (re.search, as jsonschema), or else its
+    ``patternProperties`` schema whose pattern ``name`` may match (under ECMA-262 or Python ``re``:
+    regex_syntax's OUTER reading, Python's alone where impl cannot parse the pattern), or else its
     ``additionalProperties``.
 
     ``side_schemas({"patternProperties": {"^x": {"type": "string"}}}, "xa")`` -> ``[{"type": "string"}]``.
@@ -87,13 +91,20 @@ def side_schemas(schema: dict, name: str) -> list:
     patterns = schema.get("patternProperties", {})
     for pattern, sub in (patterns.items() if isinstance(patterns, dict) else ()):
         try:
-            if re.search(pattern, name):
+            if _may_match(pattern, name):
                 found.append(sub)
         except re.error:
             raise ValueError(f"patternProperties: {pattern!r} is not a regex") from None
     if not found:
         found.append(schema.get("additionalProperties", True))
     return [sub for sub in found if sub is not True and sub != {}]
+
+
+def _may_match(pattern, name: str) -> bool:
+    try:
+        return searches(pattern, name, OUTER)
+    except ValueError:
+        return re.search(pattern, name) is not None
 
 
 def conjunction(schemas: list):

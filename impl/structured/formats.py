@@ -9,12 +9,13 @@ checkers need packages that may not be installed), so a string a pattern admits 
   ``@``, dot-separated domain labels ending in a top-level domain of two or more letters.
 - ``uuid``: 8-4-4-4-12 hex digits. ``ipv4``: four decimal octets 0-255 without leading zeros.
   ``ipv6``: eight groups of 1-4 hex digits (no ``::`` shortening).
-- ``hostname``/``idn-hostname``: 1-63-character labels of ASCII letters, digits and inner hyphens,
-  ending in a letters-only top-level label.
+- ``hostname``/``idn-hostname``: at most four labels (so at most 252 characters, under the 253 allowed)
+  of 1-62 ASCII letters, digits and inner hyphens, ending in a letters-only top-level label of 1-63.
 - ``uri``/``iri``: ``scheme://host[:port]`` then ``/``-separated segments of unreserved characters
   (``A-Za-z0-9._~-``), an optional query of those and ``=&``; ``uri-reference``/``iri-reference``/
   ``uri-template``: a ``uri`` or a relative path of unreserved segments.
-- ``json-pointer``: ``/``-separated unreserved segments; ``regex``: a literal of letters, digits,
+- ``json-pointer``: ``/``-separated segments of unreserved characters other than ``~``, which appears only
+  as the escapes ``~0`` and ``~1``; ``regex``: a literal of letters, digits,
   space, ``_`` and ``-`` (a regex matching itself); ``duration``: ``P<n>D``, ``P<n>W`` or ``PT<n>H|M|S``.
 
 A format no draft defines (``int32``, ``password``, ``color``...) is an annotation: jsonschema checks
@@ -30,8 +31,8 @@ _BY_FOUR = "(?:0[48]|[2468][048]|[13579][26])"  # two digits forming a multiple 
 _YEAR = "(?:[0-9]{3}[1-9]|[0-9]{2}[1-9]0|[0-9][1-9]00|[1-9]000)"
 _LEAP_YEAR = f"(?:[0-9]{{2}}{_BY_FOUR}|{_BY_FOUR}00)"
 _UNRESERVED = "[A-Za-z0-9._~-]"
-_LABEL = "[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
-_HOSTNAME = f"(?:{_LABEL}\\.)*[A-Za-z](?:[A-Za-z]{{0,62}})"
+_LABEL = "[A-Za-z0-9](?:[A-Za-z0-9-]{0,60}[A-Za-z0-9])?"  # 62 characters at most: four labels fit in 253
+_HOSTNAME = f"(?:{_LABEL}\\.){{0,3}}[A-Za-z](?:[A-Za-z]{{0,62}})"
 _OCTET = "(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
 _URI = (f"[a-z][a-z0-9+.-]*://{_HOSTNAME}(?::[0-9]{{1,5}})?(?:/{_UNRESERVED}*)*"
         f"(?:\\?(?:{_UNRESERVED}|[=&])*)?")
@@ -50,7 +51,7 @@ STRING_FORMATS = {
     "uri": _URI, "iri": _URI,
     "uri-reference": f"(?:{_URI}|{_RELATIVE})", "iri-reference": f"(?:{_URI}|{_RELATIVE})",
     "uri-template": f"(?:{_URI}|{_RELATIVE})",
-    "json-pointer": f"(?:/{_UNRESERVED}*)*",
+    "json-pointer": "(?:/(?:[A-Za-z0-9._-]|~[01])*)*",
     "regex": "[A-Za-z0-9 _-]*",
     "duration": "P(?:[0-9]{1,4}[DW]|T[0-9]{1,4}[HMS])",
 }

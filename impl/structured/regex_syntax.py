@@ -8,6 +8,13 @@ groups ``(...)``, ``(?:...)``, ``(?P<name>...)``; alternation; quantifiers ``? *
 nodes that the caller places or rejects. Anything else (backreferences, lookaround, flags, possessive
 quantifiers, ``\\b``...) raises ValueError naming it and its index.
 
+``parse(pattern, reading=INNER)`` reads a JSON Schema ``pattern``, which ECMA-262 defines and jsonschema
+runs with Python's ``re``, as the characters BOTH readings match (a sound subset under either):
+``\\d`` is ``[0-9]``, ``\\w`` ``[A-Za-z0-9_]``, ``\\s`` the whitespace both know, ``.`` no line
+terminator of either; escapes whose meaning differs (``\\a``, ``\\U``, ``{,n}``) are refused.
+``reading=OUTER`` is what EITHER reading matches (a superset: which ``patternProperties`` may apply).
+Inside a negated class each item is read the other way, so the class stays a subset (or a superset).
+
 Example: ``parse("a[0-9]{2,3}")`` ->
 ``Concat((Chars(((97, 97),)), Repeat(Chars(((48, 57),)), 2, 3)))``.
 """
@@ -19,6 +26,7 @@ from functools import lru_cache
 
 MAX_CODE_POINT = 0x10FFFF
 MAX_REPEAT = 100_000  # a bound on {m,n} so that a typo cannot ask for an automaton of billions of states
+PYTHON, INNER, OUTER = "python", "inner", "outer"  # how a pattern is read: see the module notes
 
 
 # -- AST -----------------------------------------------------------------------------------------
@@ -97,21 +105,49 @@ def unicode_class(letter: str) -> tuple[tuple[int, int], ...]:
     return tuple((m.start(), m.end() - 1) for m in re.finditer(f"\\{letter}+", every_character))
 
 
+# ECMA-262's class escapes and line terminators (Python's come from ``re`` itself, ``unicode_class``).
+_ECMA_CLASSES = {
+    "d": ((0x30, 0x39),),
+    "w": ((0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A)),
+    "s": ((0x09, 0x0D), (0x20, 0x20), (0xA0, 0xA0), (0x1680, 0x1680), (0x2000, 0x200A), (0x2028, 0x2029),
+          (0x202F, 0x202F), (0x205F, 0x205F), (0x3000, 0x3000), (0xFEFF, 0xFEFF)),
+}
+_ECMA_LINE_TERMINATORS = ((0x0A, 0x0A), (0x0D, 0x0D), (0x2028, 0x2029))
+
+
+def class_escape(letter: str, reading: str) -> tuple[tuple[int, int], ...]:
+    """``\\d``-style class ``letter`` under ``reading``: Python's, both readings' (INNER) or either's (OUTER).
+
+    ``class_escape("d", INNER)`` -> ``((48, 57),)``; ``class_escape("D", INNER)`` excludes every Unicode digit.
+    """
+    if reading == PYTHON:
+        return unicode_class(letter)
+    if letter.isupper():
+        return complement(class_escape(letter.lower(), OUTER if reading == INNER else INNER))
+    python, ecma = unicode_class(letter), _ECMA_CLASSES[letter]
+    if reading == OUTER:
+        return normalize_ranges(python + ecma)
+    return subtract(python, complement(ecma))
+
+
 # A counted repeat "{m}", "{m,}", "{m,n}" (matched in place: slicing the rest of a long pattern at
 # every brace would make parsing quadratic).
 _COUNTED = re.compile(r"\{(\d*)(,(\d*))?\}")
 _SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "f": "\f", "v": "\v", "a": "\a", "0": "\0"}
 _CLASS_ESCAPES = "dwsDWS"
 _HEX_ESCAPES = {"x": 2, "u": 4, "U": 8}
+_PYTHON_ONLY_ESCAPES = {"a": "\\a (a bell in Python, the letter a in ECMA-262)",
+                         "U": "\\U (a code point in Python, the letter U in ECMA-262)"}
 _UNSUPPORTED_ESCAPES = {"b": "word boundary \\b", "B": "\\B", "A": "\\A", "Z": "\\Z", "z": "\\z", "G": "\\G",
                         "N": "named character \\N", "p": "property class \\p", "P": "property class \\P"}
 
 
 class _Parser:
-    def __init__(self, pattern: str):
+    def __init__(self, pattern: str, reading: str):
         if not isinstance(pattern, str):
             raise ValueError(f"a regex pattern must be a str, not {type(pattern).__name__}")
         self.pattern = pattern
+        self.reading = reading
         self.at = 0
 
     def fail(self, what: str, index: int | None = None):
@@ -153,6 +189,8 @@ class _Parser:
                 match = _COUNTED.match(self.pattern, self.at)
                 if not match.group(1) and not match.group(2):
                     return node  # "{}" is a literal in Python's re
+                if not match.group(1) and self.reading != PYTHON:
+                    self.fail("{,n} (a repeat in Python, literal text in ECMA-262)", start)
                 low = int(match.group(1) or 0)
                 high = low if match.group(2) is None else (int(match.group(3)) if match.group(3) else None)
                 if high is not None and high < low:
@@ -178,7 +216,7 @@ class _Parser:
         if char == "[":
             return Chars(self.char_class(start))
         if char == ".":
-            return Chars(complement(((10, 10),)))
+            return Chars(complement(((10, 10),) if self.reading in (PYTHON, OUTER) else _ECMA_LINE_TERMINATORS))
         if char in ("^", "$"):
             return Anchor(char, start)
         if char == "\\":
@@ -215,7 +253,9 @@ class _Parser:
     def escape(self, in_class: bool) -> tuple[tuple[int, int], ...]:
         start, char = self.at - 1, self.take()
         if char in _CLASS_ESCAPES:
-            return unicode_class(char)
+            return class_escape(char, self.reading)
+        if char in _PYTHON_ONLY_ESCAPES and self.reading != PYTHON:
+            self.fail(_PYTHON_ONLY_ESCAPES[char], start)
         if char in _SIMPLE_ESCAPES:
             if char == "0" and self.peek().isdigit():
                 self.fail("octal escape", start)
@@ -244,6 +284,9 @@ class _Parser:
         negated = self.peek() == "^"
         if negated:
             self.at += 1
+        outer_reading = self.reading
+        if negated and self.reading != PYTHON:  # the complement of a subset is a superset, and back
+            self.reading = OUTER if self.reading == INNER else INNER
         ranges: list[tuple[int, int]] = []
         first = True
         while True:
@@ -267,6 +310,7 @@ class _Parser:
                 ranges.append((low[0][0], high[0][0]))
             else:
                 ranges.extend(low)
+        self.reading = outer_reading
         ranges = normalize_ranges(ranges)
         return complement(ranges) if negated else ranges
 
@@ -277,9 +321,10 @@ class _Parser:
         return ((ord(char), ord(char)),)
 
 
-def parse(pattern: str):
-    """The AST of ``pattern``; ValueError naming what is unsupported and where."""
-    parser = _Parser(pattern)
+def parse(pattern: str, reading: str = PYTHON):
+    """The AST of ``pattern`` read as ``reading`` (see the module notes); ValueError naming what is
+    unsupported and where."""
+    parser = _Parser(pattern, reading)
     node = parser.alternation()
     if parser.at != len(pattern):
         raise ValueError(f"regex {pattern!r}: unbalanced ')' at index {parser.at}")

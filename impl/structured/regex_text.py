@@ -7,7 +7,9 @@ impl.structured.regex_syntax. Examples: ``regex_escape("a.b")`` -> ``a\\.b``;
 """
 from __future__ import annotations
 
-from .regex_syntax import MAX_CODE_POINT
+import re
+
+from .regex_syntax import MAX_CODE_POINT, OUTER, PYTHON, Alt, Anchor, Chars, Concat, Repeat, parse
 
 NEVER = r"[^\s\S]"  # a class with no character: matches no string, in every engine
 _META = set("\\.^$*+?{}[]|()-#&~")  # '-#&~' matter in classes, verbose mode and regex's V1 set syntax
@@ -149,3 +151,28 @@ def natural_range(low: int, high: int | None) -> str:
     if high is None:
         parts.append("[1-9]" + repeat("[0-9]", width, None))
     return group(parts)
+
+
+def node_regex(node, end: str = r"\Z") -> str:
+    """Python ``re`` text for a parsed regex node, ``$`` written as ``end`` (``\\Z``: the end only;
+    ``$``: Python's, also before a final newline). ``node_regex(parse("\\\\d", INNER))`` -> ``[0-9]``."""
+    if isinstance(node, Chars):
+        return char_class(node.ranges)
+    if isinstance(node, Anchor):
+        return "^" if node.kind == "^" else end
+    if isinstance(node, Concat):
+        return "".join(f"(?:{node_regex(item, end)})" for item in node.items)
+    if isinstance(node, Alt):
+        return "(?:" + "|".join(node_regex(item, end) for item in node.items) + ")"
+    return repeat(f"(?:{node_regex(node.item, end)})", node.min, node.max)
+
+
+def searches(pattern, text: str, reading: str) -> bool:
+    """Whether a JSON Schema ``pattern`` occurs in ``text`` under ``reading`` (regex_syntax's INNER: under
+    both ECMA-262 and Python ``re``; OUTER: under either). ValueError where it does not parse.
+
+    ``searches("^\\\\w$", "é", INNER)`` -> False (ECMA-262's ``\\w`` is ASCII); with OUTER -> True.
+    """
+    if reading == PYTHON:
+        return re.search(pattern, text) is not None
+    return re.search(node_regex(parse(pattern, reading), "$" if reading == OUTER else r"\Z"), text) is not None

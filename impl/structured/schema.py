@@ -30,38 +30,55 @@ naming the keyword and its JSON path, never a wrong regex.
   branches. ``if``/``then``/``else`` is ``anyOf`` of ``if``-and-``then`` and "not ``if``"-and-``else``;
   ``not`` and "not ``if``" are sound subsets of the negation (of ``required``, ``type``, ``enum``,
   ``const``); where none is known ``not`` is refused and the ``else`` side is not written.
-- ``oneOf`` is exact: branches proved pairwise exclusive (different types, a required property's
-  distinct ``const``/``enum`` values, a property one branch requires and another forbids) are written
-  as they are; otherwise each branch is conjoined with a negation of every branch it may overlap,
-  and where no negation is known ``oneOf`` is refused naming the two branches (never read as ``anyOf``).
+- ``oneOf`` is exact: branches proved pairwise disjoint (``disjoint.py``: from over-approximations of
+  each, through ``$ref``, ``allOf``, ``anyOf`` and nested required properties) are written as they are;
+  otherwise branch i is conjoined with, for each branch j it may overlap, ``type: object`` where no
+  object is valid for both (non-objects meet object keywords vacuously), the values of branch i that j
+  certainly rejects (where branch i's values are a known finite set), or else a negation of branch j:
+  branch i's objects whose property (of finitely many values in branch i) has a value branch j
+  rejects, or a negation of ``required``, ``type``, ``enum``/``const`` or an ``allOf`` member; the
+  first of ``NEGATION_CHOICES`` that leaves branch i an instance. Where no negation is known ``oneOf`` is
+  refused naming the two branches (never read as ``anyOf``).
 - ``uniqueItems``: the members of an ``enum`` items schema in enum order, each at most once, or else at
   most one item. Exclusive bounds on ``number`` are written ``EXCLUSIVE_MARGIN`` inside; draft 4's
   boolean ``exclusiveMinimum``/``exclusiveMaximum`` are read as draft 4 has them.
 - Formats (``formats.py``) are sound subsets, stricter than jsonschema's checkers; a format no draft
   defines (``int32``) is an annotation. ``pattern``/``format`` beside ``minLength``/``maxLength`` only
   where every match's length is allowed.
+- Every draft's reading must accept what impl writes, not only jsonschema's: a ``pattern`` is read as
+  both ECMA-262 and Python ``re`` read it (``regex_syntax.INNER``: ``\\d`` is ``[0-9]``), and a
+  declared name takes every ``patternProperties`` schema either reading may apply; draft 7's
+  ``contentEncoding: base64`` is written as base64 text, any other encoding and a JSON
+  ``contentMediaType`` are refused; an integral float in an ``integer`` enum is written as the integer
+  (draft 4 has no 1.0 integer); a ``$ref`` to a plain-name fragment (``#foo``, an anchor) is refused, and
+  one inside an embedded resource (a nested non-fragment ``$id``, draft 4's ``id``) points into it.
+  Keywords one draft has and
+  another lacks (``dependencies``, ``const``, siblings of ``$ref``) are applied: a stricter reading.
 
 Example: ``json_schema_to_regex({"type": "object", "properties": {"a": {"type": "integer"}}})`` ->
 ``\\{(?:"a":[ ]?-?(?:0|[1-9][0-9]*))?\\}`` (modulo grouping).
 """
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
 from decimal import Decimal
 
 from . import regex_syntax
-from .regex_syntax import Alt, Anchor, Chars, Concat, Repeat
+from .regex_syntax import INNER, Alt, Anchor, Chars, Concat, Repeat
 from .combine import conjunction, conjuncts, merge, normalized, side_schemas
+from .disjoint import DISJOINT_DEPTH, Disjoint
 from .formats import KNOWN as KNOWN_FORMATS
 from .formats import STRING_FORMATS
 from .regex_text import (HEX_LOWER, NEVER, char_class, group, natural_range, digit_range, optional,
-                         regex_escape, repeat)
+                         regex_escape, repeat, searches)
 
 FREE_DEPTH = 2
 REF_DEPTH = 3
 _UNRESOLVED = object()  # what a $ref that points nowhere resolves to
+NEGATION_CHOICES = 64  # negations of a oneOf branch tried for one that leaves the other branch an instance
 
 # Keywords of some draft (3 to 2020-12) that constrain instances and that impl does not translate:
 # refused, since ignoring one would admit what the schema forbids. Every other keyword impl does not
@@ -71,7 +88,7 @@ _UNTRANSLATED = {"multipleOf", "contains", "minContains", "maxContains", "prefix
                  "additionalItems", "unevaluatedItems", "unevaluatedProperties", "$dynamicRef", "$recursiveRef",
                  "disallow", "extends", "divisibleBy"}  # the last three: draft 3's
 _KEYWORDS_BY_TYPE = {
-    "string": {"minLength", "maxLength", "pattern"},
+    "string": {"minLength", "maxLength", "pattern", "contentEncoding", "contentMediaType"},
     "integer": {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"},
     "number": {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"},
     "object": {"properties", "required", "additionalProperties", "patternProperties", "propertyNames",
@@ -79,6 +96,7 @@ _KEYWORDS_BY_TYPE = {
     "array": {"items", "minItems", "maxItems", "uniqueItems"},
     "boolean": set(), "null": set(),
 }
+_STRING_CHECKS = {"minLength", "maxLength", "pattern"}  # keywords an enum's strings are filtered by
 _GENERAL = {"type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref", "not", "if", "then", "else", "format"}
 _TRANSLATED = _GENERAL | set().union(*_KEYWORDS_BY_TYPE.values())
 
@@ -92,6 +110,7 @@ STRING_CHAR = group([
     rf"\\u[dD][89abAB]{_HEX}{{2}}\\u[dD][c-fC-F]{_HEX}{{2}}",
 ])
 _INTEGER = r"-?(?:0|[1-9][0-9]*)"
+_BASE64 = "(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?"  # RFC 4648's alphabet, padded
 EXCLUSIVE_MARGIN = Decimal("0.000001")  # how far inside an exclusive bound on a number impl writes
 _FRACTION = r"(?:\.[0-9]+)?"
 _NUMBER = _INTEGER + _FRACTION + r"(?:[eE][+-]?[0-9]+)?"
@@ -170,7 +189,52 @@ def json_schema_to_regex(schema, *, whitespace: str | None = None) -> str:
     >>> json_schema_to_regex({"type": "boolean"}), json_schema_to_regex({"enum": ["a", 1]})
     ('(?:(?:true|false))', '(?:"a"|1)')
     """
+    schema = rebased_refs(schema)
     return _Translator(schema, Punctuation(whitespace)).value(schema, "$", ())
+
+
+def rebased_refs(schema):
+    """``schema`` as the translator reads it: local ``$ref``s inside embedded resources pointing from the
+    document root (``_rebased``). ``rebased_refs({"type": "string"})`` -> ``{"type": "string"}``."""
+    return _rebased(schema, "", None, _Draft(schema))
+
+
+class _Draft:
+    """What the root's ``$schema`` says of identifiers: draft 3/4 name a resource ``id``, later drafts
+    ``$id``; up to draft 7 an identifier beside ``$ref`` is ignored with every other sibling."""
+
+    def __init__(self, root):
+        uri = root.get("$schema", "") if isinstance(root, dict) else ""
+        uri = uri if isinstance(uri, str) else ""
+        self.id_key = "id" if "draft-04" in uri or "draft-03" in uri else "$id"
+        self.ref_hides_siblings = any(f"draft-0{n}" in uri for n in (3, 4, 6, 7))
+
+    def resource_id(self, node: dict) -> bool:
+        if self.ref_hides_siblings and "$ref" in node:
+            return False
+        value = node.get(self.id_key)
+        return isinstance(value, str) and not value.startswith("#")
+
+
+def _rebased(node, pointer: str, resource: str | None, draft: _Draft):
+    """``node`` with every local ``$ref`` inside an embedded resource (a nested non-fragment identifier)
+    rewritten to point from the document root: there ``#`` is that resource, not the document.
+
+    ``{"items": {"$id": "x.json", "$ref": "#/$defs/a"}}`` -> ``{"items": {"$id": "x.json", "$ref":
+    "#/items/$defs/a"}}`` (a copy: the caller's schema is left as it is).
+    """
+    if isinstance(node, list):
+        return [_rebased(item, f"{pointer}/{index}", resource, draft) for index, item in enumerate(node)]
+    if not isinstance(node, dict):
+        return node
+    if pointer and draft.resource_id(node):
+        resource = pointer
+    result = {key: _rebased(value, f"{pointer}/{key.replace('~', '~0').replace('/', '~1')}", resource, draft)
+              for key, value in node.items()}
+    ref = node.get("$ref")
+    if resource is not None and isinstance(ref, str) and (ref == "#" or ref.startswith("#/")):
+        result["$ref"] = "#" + resource + ref[1:]
+    return result
 
 
 class _Translator:
@@ -178,6 +242,17 @@ class _Translator:
         self.root = root
         self.p = punctuation
         self._any: dict[int, str] = {}
+        self.disjoint = Disjoint(root, self._reference_target)
+
+    def _reference_target(self, ref):
+        """What a local ``$ref`` points to, None where it points nowhere impl can follow."""
+        if not isinstance(ref, str) or not ref.startswith("#"):
+            return None
+        try:
+            target = self._pointed(ref)
+        except ValueError:
+            return None
+        return None if target is _UNRESOLVED else target
 
     # -- dispatch ----------------------------------------------------------------------------
 
@@ -249,30 +324,50 @@ class _Translator:
         return {**rest, "allOf": [*rest.get("allOf", []), *added]}
 
     def _negation(self, schema, path: str):
-        """A schema admitting only instances ``schema`` rejects (a sound subset of its negation).
+        """A schema admitting only instances ``schema`` rejects (a sound subset of its negation): the first
+        of ``_negations``. Raises ValueError naming ``not`` and ``path`` where none is known."""
+        for negation in self._negations(schema):
+            return negation
+        raise ValueError(f"unsupported keyword 'not' at {path} (only of 'required', 'type', 'enum', 'const' "
+                         f"and boolean schemas, or of an allOf member)")
+
+    def _negations(self, schema, depth: int = 0):
+        """Schemas admitting only instances ``schema`` rejects, each a sound subset of its negation.
 
         A schema is the conjunction of its keywords, so the negation of one keyword is a subset of its
-        negation: ``{"required": ["a", ...], ...}`` -> ``{"type": "object", "properties": {"a": false}}``; ``{"type": T, ...}``
-        or an ``enum``/``const`` of values of types T -> the other types; ``true``/``{}`` -> ``false``;
-        ``false`` -> ``true``. Raises ValueError naming ``not`` and ``path`` where none of these applies.
+        negation: ``{"required": ["a", ...], ...}`` -> ``{"type": "object", "properties": {"a": false}}``
+        for each name; ``{"type": T, ...}`` or an ``enum``/``const`` of values of types T -> the other
+        types; ``true``/``{}`` -> ``false``; ``false`` -> ``true``; then those of each ``allOf`` member
+        (not (A and B) holds wherever not A does), then of ``anyOf``/``oneOf`` the conjunction of each
+        branch's first negation, to ``DISJOINT_DEPTH`` levels.
         """
         schema = self._resolved(schema)
         if schema is True or schema == {}:
-            return False
+            yield False
+            return
         if not isinstance(schema, dict):
-            return True
+            yield True
+            return
         required = schema.get("required")
-        if isinstance(required, list) and required and isinstance(required[0], str):
-            return {"type": "object", "properties": {required[0]: False}}  # `required` holds for every non-object
+        for name in required if isinstance(required, list) else []:
+            if isinstance(name, str):  # `required` holds for every non-object
+                yield {"type": "object", "properties": {name: False}}
         kinds = _type_set(schema) if isinstance(schema.get("type"), (str, list)) else None  # integer as number
-        values = _values(schema)
+        values = _values(schema) if self.disjoint.const_is_keyword or "const" not in schema else None
         if kinds is None and values is not None:
             kinds = {t for value in values for t in _KEYWORDS_BY_TYPE if t != "integer" and _has_type(value, t)}
         if kinds is not None:
             others = [t for t in _KEYWORDS_BY_TYPE if ("number" if t == "integer" else t) not in kinds]
-            return {"type": others} if others else False
-        raise ValueError(f"unsupported keyword 'not' at {path} (only of 'required', 'type', 'enum', 'const' "
-                         f"and boolean schemas)")
+            yield {"type": others} if others else False
+        members = schema.get("allOf") if isinstance(schema.get("allOf"), list) else []
+        for member in members if depth < DISJOINT_DEPTH else []:
+            yield from self._negations(member, depth + 1)
+        for combinator in ("anyOf", "oneOf"):  # not (A or B) is (not A) and (not B); oneOf implies anyOf
+            branches = schema.get(combinator)
+            if isinstance(branches, list) and branches and depth < DISJOINT_DEPTH:
+                firsts = [next(self._negations(branch, depth + 1), None) for branch in branches]
+                if None not in firsts:
+                    yield conjunction(firsts)
 
     def conjunction(self, parts: list, path: str, refs: tuple[str, ...]) -> str:
         """The schemas ``parts`` all at once: ``anyOf``/``oneOf`` distributed over their branches, the
@@ -297,7 +392,7 @@ class _Translator:
                     raise ValueError(f"unsupported $ref {ref!r} at {path} (only local '#/...' references)")
                 if refs.count(ref) >= REF_DEPTH:
                     return False, None, refs
-                part, refs = self._pointed(ref), refs + (ref,)
+                part, refs = self._pointed(ref, path), refs + (ref,)
                 if part is _UNRESOLVED:
                     raise ValueError(f"unresolvable $ref {ref!r} at {path}")
             if part is True or part == {}:
@@ -348,13 +443,19 @@ class _Translator:
             raise ValueError(f"unsupported $ref {ref!r} at {path} (only local '#/...' references)")
         if refs.count(ref) >= REF_DEPTH:
             return NEVER
-        target = self._pointed(ref)
+        target = self._pointed(ref, path)
         if target is _UNRESOLVED:
             raise ValueError(f"unresolvable $ref {ref!r} at {path}")
         return self.value(target, ref, refs + (ref,))
 
-    def _pointed(self, ref: str):
-        """The part of the root schema a local ``#/a/b`` reference points to, or ``_UNRESOLVED``."""
+    def _pointed(self, ref: str, path: str = "$"):
+        """The part of the root schema a local ``#/a/b`` reference points to, or ``_UNRESOLVED``.
+
+        Raises ValueError for a plain-name fragment (``#foo``: an ``$anchor`` or draft 4-7's ``"id": "#foo"``).
+        """
+        if ref != "#" and not ref.startswith("#/"):
+            raise ValueError(f"unsupported $ref {ref!r} at {path} (a plain-name fragment, an anchor: "
+                             f"only '#/...' pointers)")
         target = self.root
         for part in ref[1:].split("/")[1:]:
             part = part.replace("~1", "/").replace("~0", "~")
@@ -378,24 +479,33 @@ class _Translator:
 
     def _exclusive_branches(self, branches: list, own: list, path: str, refs) -> list:
         """``oneOf``'s branches, each made to exclude the others: branch i is conjoined with a sound subset
-        of the negation of every branch j it is not proved exclusive of (``_exclusive``), so an instance
+        of the negation of every branch j it is not proved disjoint from (``disjoint.py``), so an instance
         written for branch i is valid for it and for no other. Raises naming ``oneOf``, ``path`` and the
         two branches where no negation is known."""
-        resolved = [self._plain(branch, refs) for branch in branches]
         written = []
-        for i, first in enumerate(resolved):
+        for i, first in enumerate(branches):
             excluded = []
-            for j, other in enumerate(resolved):
-                if j == i or _exclusive(first, other) or _exclusive(other, first):
+            for j, other in enumerate(branches):
+                if j == i or self.disjoint.proved(first, other):
                     continue
-                try:
-                    excluded.append(self._negation(own[j], f"{path}.oneOf[{j}]"))
-                except ValueError:
+                if self.disjoint.objects_proved(first, other):  # only non-objects may match both
+                    excluded.append({"type": "object"})
+                    continue
+                values = self.disjoint.values(first)
+                if values is not None:  # branch i's values, those branch j certainly rejects: exact
+                    rejected = [v for v in values if self.disjoint.rejects(other, v)]
+                    excluded.append({"enum": rejected} if rejected else False)
+                    continue
+                # A negation that leaves branch i some instance, else any (branch i then writes nothing).
+                negations = list(itertools.islice(itertools.chain(
+                    self.disjoint.value_exclusions(first, other), self._negations(own[j])), NEGATION_CHOICES))
+                kept = [n for n in negations if not self.disjoint.proved(first, n)] or negations
+                if kept:
+                    excluded.append(kept[0])
+                else:
                     raise ValueError(f"unsupported keyword 'oneOf' at {path}: branches {min(i, j)} and {max(i, j)} "
-                                     f"may both match one instance (exclusivity is proved by type, by a required "
-                                     f"property's const/enum or a property one requires and the other forbids, "
-                                     f"or else made by a branch's negation: of required, type, enum or const)"
-                                     ) from None
+                                     f"may both match one instance (not proved disjoint by types, values, or a "
+                                     f"required property's, and no negation of required, type, enum or const)")
             written.append(conjunction([branches[i], *excluded]))
         return written
 
@@ -420,14 +530,27 @@ class _Translator:
             values, where = schema["enum"], f"{path}.enum"
             if not isinstance(values, list) or not values:
                 raise ValueError(f"{where}: expected a non-empty array")
-        others = {k for k in schema if k in _TRANSLATED - {"const", "enum", "type"}}
+        others = {k for k in schema if k in _TRANSLATED - {"const", "enum", "type"} - _STRING_CHECKS}
         if others:
             raise ValueError(f"unsupported keyword {sorted(others)[0]!r} beside {where.rsplit('.', 1)[1]!r} at {path}")
+        # a member breaking minLength/maxLength/pattern (under both readings of a pattern) is no instance
+        values = [v for v in values if not isinstance(v, str) or self._string_allowed(schema, v, path)]
         types = schema.get("type")
         types = [types] if isinstance(types, str) else types
-        # enum and type both apply: a member of another type is not an instance.
+        # enum and type both apply: a member of another type is not an instance. A float with no fraction
+        # is an "integer" from draft 6 on but not in draft 4: written as the integer, valid in both.
+        if types is not None and "integer" in types and "number" not in types:
+            values = [int(v) if isinstance(v, float) and v.is_integer() else v for v in values]
         return group(json_literal(v, self.p, f"{where}[{i}]") for i, v in enumerate(values)
                      if types is None or any(_has_type(v, t) for t in types))
+
+    def _string_allowed(self, schema: dict, text: str, path: str) -> bool:
+        """Whether ``text`` meets ``schema``'s minLength, maxLength and pattern (code points, as JSON Schema
+        counts them; the pattern under both ECMA-262 and Python ``re``)."""
+        low, high = self._count(schema, "minLength", path), self._count(schema, "maxLength", path, None)
+        if len(text) < low or (high is not None and len(text) > high):
+            return False
+        return "pattern" not in schema or _searches(schema["pattern"], text, f"{path}.pattern")
 
     def any_value(self, depth: int) -> str:
         if depth not in self._any:
@@ -453,6 +576,16 @@ class _Translator:
     def type_string(self, schema, path, refs) -> str:
         low, high = self._count(schema, "minLength", path), self._count(schema, "maxLength", path, None)
         lengths = "minLength" in schema or "maxLength" in schema
+        media = schema.get("contentMediaType")
+        if isinstance(media, str) and (media.split(";")[0].strip() == "application/json" or media.endswith("+json")):
+            raise ValueError(f"unsupported keyword 'contentMediaType' {media!r} at {path} (draft 7 lets a validator "
+                             f"check that the string is a JSON document)")
+        if "contentEncoding" in schema:
+            if schema["contentEncoding"] != "base64":
+                raise ValueError(f"unsupported keyword 'contentEncoding' {schema['contentEncoding']!r} at {path}")
+            if lengths or {"format", "pattern"} & schema.keys():
+                raise ValueError(f"unsupported keyword 'contentEncoding' beside format, pattern or lengths at {path}")
+            return f'"{_BASE64}"'
         if "format" in schema:
             if "pattern" in schema:
                 raise ValueError(f"unsupported keyword 'format' beside a pattern at {path}")
@@ -694,41 +827,12 @@ class _Translator:
         return value
 
 
-def _exclusive(first, second) -> bool:
-    """True when no instance can be valid for both schemas, by a proof impl knows (False: maybe not).
-
-    ``_exclusive({"type": "string"}, {"type": "integer"})`` -> True; proofs: the declared types are
-    disjoint; or a property ``first`` requires is one ``second`` forbids (``additionalProperties``
-    false, no such property, or its schema ``false``) or that both require with ``const``/``enum`` values in common to none.
-    """
-    if not isinstance(first, dict) or not isinstance(second, dict):
-        return first is False or second is False
-    types = [_type_set(first), _type_set(second)]
-    if None not in types and not (types[0] & types[1]):
-        return True
-    if not (types[0] == types[1] == {"object"}):
-        return False
-    required = first.get("required", [])
-    for name in required if isinstance(required, list) else []:
-        properties = second.get("properties", {})
-        if isinstance(properties, dict) and properties.get(name, True) is False:
-            return True  # second forbids the property first requires
-        if second.get("additionalProperties", True) is False and not second.get("patternProperties") \
-                and isinstance(properties, dict) and name not in properties:
-            return True
-        if name in second.get("required", []):
-            values = [_values(_property(schema, name)) for schema in (first, second)]
-            if None not in values and not any(_same_json(a, b) for a in values[0] for b in values[1]):
-                return True
-    return False
-
-
 def _searches(pattern, text: str, path: str) -> bool:
-    """Whether ``pattern`` (Python ``re``, as jsonschema reads it) occurs in ``text``."""
+    """Whether ``pattern`` occurs in ``text`` under both ECMA-262 and Python ``re`` (regex_syntax's INNER)."""
     try:
-        return re.search(pattern, text) is not None
-    except (re.error, TypeError):
-        raise ValueError(f"{path}: {pattern!r} is not a regex") from None
+        return searches(pattern, text, INNER)
+    except (ValueError, re.error, TypeError) as exc:
+        raise ValueError(f"unsupported pattern at {path}: {exc}") from None
 
 
 def _lengths_within(node, low: int, high: int | None) -> bool:
@@ -753,11 +857,6 @@ def _length_range(node) -> tuple[int, int | None]:
         return min(f for f, _ in ranges), None if None in most else max(most)
     fewest, most = _length_range(node.item)
     return fewest * node.min, None if most is None or node.max is None else most * node.max
-
-
-def _property(schema: dict, name: str):
-    properties = schema.get("properties")
-    return properties.get(name) if isinstance(properties, dict) else None
 
 
 def _type_set(schema: dict) -> set[str] | None:
@@ -876,7 +975,7 @@ class _StringPattern:
         if not isinstance(pattern, str):
             raise ValueError(f"{path}: expected a string")
         try:
-            node = regex_syntax.parse(pattern)
+            node = regex_syntax.parse(pattern, INNER)
         except ValueError as exc:
             raise ValueError(f"unsupported pattern at {path}: {exc}") from None
         items = list(node.items) if isinstance(node, Concat) else [node]

@@ -224,11 +224,12 @@ def schema_coverage(impl, folder: Path, timeout: float = SCHEMA_TIMEOUT) -> int:
 
 def suite_violations(impl, folder: Path) -> tuple[int, int, list[str]]:
     """(schemas impl compiles, schemas, one line per instance the suite calls invalid that impl admits)
-    over the JSON Schema Test Suite files (``*.json``: lists of {schema, tests}) in ``folder``."""
+    over the JSON Schema Test Suite files (``*.json``: lists of {schema, tests}) in ``folder`` and its
+    subfolders (a draft's ``optional/`` and ``optional/format/``)."""
     from textbound.oracles.structured_oracles import dumps_forms
 
     compiled, total, violations = 0, 0, []
-    for path in sorted(folder.glob("*.json")):
+    for path in sorted(folder.rglob("*.json")):
         for group in json.loads(path.read_text(encoding="utf-8")):
             total += 1
             try:
@@ -238,7 +239,7 @@ def suite_violations(impl, folder: Path) -> tuple[int, int, list[str]]:
             compiled += 1
             for test in group["tests"]:
                 if not test["valid"] and any(pattern.fullmatch(text) for text in dumps_forms(test["data"])):
-                    violations.append(f"{path.name}: {group['description']}: {test['description']}")
+                    violations.append(f"{path.relative_to(folder)}: {group['description']}: {test['description']}")
     return compiled, total, violations
 
 
