@@ -3,7 +3,7 @@ committed baseline), bench, mutants (the harness's own mutation score), field (t
 every adapter), and the engines that need
 heavy optional installs: engines_js (node packages), engine_llama_cpp (a source build),
 server_llama_cpp (a llama-server build, checked over HTTP), engine_vllm and engine_sglang (vllm and
-sglang, each in an environment of its own); oracle_env (textbound installed beside an engine's older
+sglang, each in an environment of its own), engine_litellm (litellm's template factory); oracle_env (textbound installed beside an engine's older
 oracle pins, judged in the oracle environment it builds).
 
 The shared models and templates are found through $TEXTBOUND_MODELS and $TEXTBOUND_TEMPLATES; when
@@ -194,6 +194,17 @@ def engine_llama_cpp(session: nox.Session) -> None:
     _install(session, f"llama-cpp,{TEST_EXTRAS}")
     _engine_checks(session, "engine_llama_cpp", {"textbound.adapters.llama_cpp_adapter": "tokenizer,detokenizer"},
                    {**_shared_env(), "TEXTBOUND_ENGINE_TESTS": "llama_cpp"})
+
+
+@nox.session
+def engine_litellm(session: nox.Session) -> None:
+    """litellm's own chat-template rendering (its prompt_factory) in the session's environment (its pins
+    leave the oracles' as they are): the adapter's tests, then its field-report row
+    (tools/field_report.py --engines litellm, options after --)."""
+    _install(session, f"litellm,{TEST_EXTRAS}")
+    env = _shared_env()
+    session.run("pytest", "-q", "-p", "no:cacheprovider", "tests/test_litellm_adapter.py", env=env)
+    session.run("python", "tools/field_report.py", "--engines", "litellm", "--jobs", "1", *session.posargs, env=env)
 
 
 SERVER_FAMILIES = ("qwen3", "llama3_1", "llama2", "sentencepiece")  # shared ones where present; an embedded one

@@ -119,6 +119,8 @@ ENGINES = (
     Engine("vllm-parsers", "textbound.adapters.vllm", ("stops", "tools"), False, families=("qwen",)),
     # SGLang's tool and reasoning parsers ($TEXTBOUND_SGLANG_PYTHON; textbound/adapters/sglang.py says how)
     Engine("sglang", "textbound.adapters.sglang", ("tools",), False, families=("qwen",)),
+    # litellm's own rendering of HF templates for completion backends (nox -s engine_litellm)
+    Engine("litellm", "textbound.adapters.litellm_adapter", ("chat",), False),
     # llama.cpp's llama-server serving each family's tiny GGUF (nox -s server_llama_cpp)
     Engine("llama-server", "textbound.adapters.server",
            ("tokenizer", "detokenizer", "chat", "stops", "tools", "structured"), False,
