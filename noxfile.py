@@ -3,7 +3,7 @@ committed baseline), bench, mutants (the harness's own mutation score), field (t
 every adapter), and the engines that need
 heavy optional installs: engines_js (node packages), engine_llama_cpp (a source build),
 server_llama_cpp (a llama-server build, checked over HTTP), engine_vllm and engine_sglang (vllm and
-sglang, each in an environment of its own), engine_litellm (litellm's template factory); oracle_env (textbound installed beside an engine's older
+sglang, each in an environment of its own), engine_litellm (litellm's template factory), engine_mistralrs (mistral.rs's GGUF tokenizer); oracle_env (textbound installed beside an engine's older
 oracle pins, judged in the oracle environment it builds).
 
 The shared models and templates are found through $TEXTBOUND_MODELS and $TEXTBOUND_TEMPLATES; when
@@ -205,6 +205,17 @@ def engine_litellm(session: nox.Session) -> None:
     env = _shared_env()
     session.run("pytest", "-q", "-p", "no:cacheprovider", "tests/test_litellm_adapter.py", env=env)
     session.run("python", "tools/field_report.py", "--engines", "litellm", "--jobs", "1", *session.posargs, env=env)
+
+
+
+@nox.session
+def engine_mistralrs(session: nox.Session) -> None:
+    """mistral.rs's GGUF tokenizer (mistralrs, no dependencies) on the tiny GGUFs llama-server's rows
+    serve: the adapter's tests, then its field-report row (tools/field_report.py --engines mistral.rs)."""
+    _install(session, f"mistralrs,{TEST_EXTRAS}")
+    env = {**_shared_env(), "TEXTBOUND_ENGINE_TESTS": "mistralrs"}
+    session.run("pytest", "-q", "-p", "no:cacheprovider", "tests/test_mistralrs_adapter.py", env=env)
+    session.run("python", "tools/field_report.py", "--engines", "mistral.rs", "--jobs", "1", *session.posargs, env=env)
 
 
 SERVER_FAMILIES = ("qwen3", "llama3_1", "llama2", "sentencepiece")  # shared ones where present; an embedded one

@@ -54,9 +54,9 @@ def test_pyproject_states_the_oracle_libraries_as_the_oracles_do():
         assert any(re.match(rf"{re.escape(package)}\b", requirement) for requirement in listed[extra]), package
 
 
-def test_all_is_every_extra_but_llama_cpp_and_litellm_and_dev_brings_what_the_tests_import():
+def test_all_is_every_extra_but_the_engines_with_sessions_of_their_own_and_dev_brings_what_the_tests_import():
     listed = requirements()
-    everything = {extra for extra in listed if extra not in (None, "all", "llama-cpp", "litellm")}
+    everything = {extra for extra in listed if extra not in (None, "all", "llama-cpp", "litellm", "mistralrs")}
     assert listed["all"] == {f"textbound[{','.join(sorted(everything, key=list(listed).index))}]"}
     assert "textbound[oracles,second-oracles,families]" in listed["dev"]
     assert {"pytest", "pytest-xdist", "nox"} <= {re.split(r"[<>=]", r)[0] for r in listed["dev"]}

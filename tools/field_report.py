@@ -119,8 +119,15 @@ ENGINES = (
     Engine("vllm-parsers", "textbound.adapters.vllm", ("stops", "tools"), False, families=("qwen",)),
     # SGLang's tool and reasoning parsers ($TEXTBOUND_SGLANG_PYTHON; textbound/adapters/sglang.py says how)
     Engine("sglang", "textbound.adapters.sglang", ("tools",), False, families=("qwen",)),
-    # litellm's own rendering of HF templates for completion backends (nox -s engine_litellm)
-    Engine("litellm", "textbound.adapters.litellm_adapter", ("chat",), False),
+    # litellm's own rendering of HF templates for completion backends (nox -s engine_litellm). It
+    # renders every case otherwise (add_generation_prompt always true), and minimizing each takes
+    # about 5 minutes a family here: the shared model families and two embedded ones.
+    Engine("litellm", "textbound.adapters.litellm_adapter", ("chat",), False,
+           families=("qwen3", "llama3_1", "llama2", "gpt2", "bert")),
+    # mistral.rs's GGUF tokenizer on the tiny GGUFs llama-server's rows serve (nox -s engine_mistralrs);
+    # a family without one cached is converted first (llama.cpp's sdist, fetched once)
+    Engine("mistral.rs", "textbound.adapters.mistralrs_adapter", ("tokenizer",), False,
+           families=("qwen3", "llama3_1", "llama2")),
     # llama.cpp's llama-server serving each family's tiny GGUF (nox -s server_llama_cpp)
     Engine("llama-server", "textbound.adapters.server",
            ("tokenizer", "detokenizer", "chat", "stops", "tools", "structured"), False,

@@ -34,6 +34,7 @@ The adapters here
 - ``textbound.adapters.outlines_core_adapter`` and ``llguidance_adapter``: schema-forced decoding.
 - ``textbound.adapters.litellm_adapter``: litellm's own rendering of chat templates for its
   completion backends (sagemaker, replicate, triton...), through its ``prompt_factory``.
+- ``textbound.adapters.mistralrs_adapter``: mistral.rs's GGUF tokenizer, on a family's tiny GGUF.
 - ``textbound.adapters.vllm``: vLLM's tokenizer, detokenizers, stop strings, its OpenAI server's chat
   preparation (text and ids) and tool parsers, run by the python of an environment of its own
   (``$TEXTBOUND_VLLM_PYTHON``; nox -s engine_vllm).
@@ -44,7 +45,7 @@ them: ``TEXTBOUND_ENGINE_CMD='node e.js' textbound replay --impl textbound.adapt
 
 An adapter's engine is an optional dependency: without it the module raises ``EngineMissing`` (an
 ImportError naming the package and the extra of textbound that installs it: ``engines`` for
-minijinja, ``llama-cpp`` for llama-cpp-python, ``litellm`` for litellm, the oracle libraries' own, textbound.oracles.LIBRARIES,
+minijinja, ``llama-cpp`` for llama-cpp-python, ``litellm`` for litellm, ``mistralrs`` for mistralrs, the oracle libraries' own, textbound.oracles.LIBRARIES,
 for tiktoken, outlines-core, llguidance and mistral-common) when imported, and ``--impl`` reports
 it as a run that cannot be set up.
 The engines that run in environments of their
@@ -69,7 +70,7 @@ ENGINES_EXTRA = "engines"
 ENGINES_ENV = "TEXTBOUND_ENGINES"
 CHECKOUT_ENGINES = Path(__file__).resolve().parents[2] / "engines"  # beside textbound/ in a checkout
 # The extra of each engine that is not one of the oracles' libraries (those say their own).
-ENGINE_EXTRAS = {"minijinja": ENGINES_EXTRA, "llama-cpp-python": "llama-cpp", "litellm": "litellm"}
+ENGINE_EXTRAS = {"minijinja": ENGINES_EXTRA, "llama-cpp-python": "llama-cpp", "litellm": "litellm", "mistralrs": "mistralrs"}
 
 
 class EngineMissing(ImportError):
