@@ -174,6 +174,15 @@ def test_a_server_engine_is_one_row_of_its_per_family_reports(field_report, tmp_
     assert entry["signatures"]["tokenizer/decode/text: drops ' ' at the start"]["count"] == 2
 
 
+def test_an_engine_not_run_here_is_a_row_saying_why_and_its_module_is_never_imported(field_report, tmp_path):
+    engine = field_report.Engine("gone", "no_such_module_anywhere", ("chat",), False,
+                                 unavailable="`pip install gone` printed: no matching distribution")
+    setup = field_report.run_engine(engine, [], tmp_path, "quick", 1)
+    assert setup == {"missing": "`pip install gone` printed: no matching distribution", "not_applicable": {}}
+    entry = field_report.collect(engine, tmp_path, setup, {})
+    assert entry["version"] is None and entry["missing"] == setup["missing"] and not entry["signatures"]
+
+
 def test_every_reproducer_and_report_the_triage_links_exists(field_report):
     triage = json.loads(field_report.TRIAGE_FILE.read_text(encoding="utf-8"))
     assert field_report.dangling_links(triage) == {}
