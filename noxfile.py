@@ -4,9 +4,10 @@ every adapter), and the engines that need heavy optional installs: engines_js (n
 engine_llama_cpp (a source build), server_llama_cpp (a llama-server build, checked over HTTP),
 server_llama_cpp_python (llama-cpp-python's own server over HTTP and its chat formatter),
 server_dynamo (NVIDIA Dynamo's front end over HTTP), engine_vllm and engine_sglang (vllm and sglang,
-each in an environment of its own), engine_mlx_lm (mlx-lm with mlx's CPU wheels); oracle_env
-(textbound installed beside an engine's older oracle pins, judged in the oracle environment it
-builds).
+each in an environment of its own), engine_mlx_lm (mlx-lm with mlx's CPU wheels),
+engine_litellm (litellm's template factory), engine_mistralrs (mistral.rs's GGUF tokenizer);
+oracle_env (textbound installed beside an engine's older oracle pins, judged in the oracle
+environment it builds).
 
 The shared models and templates are found through $TEXTBOUND_MODELS and $TEXTBOUND_TEMPLATES; when
 they are unset, the folders beside the repository (../shared) are used if they exist.
@@ -196,6 +197,28 @@ def engine_llama_cpp(session: nox.Session) -> None:
     _install(session, f"llama-cpp,{TEST_EXTRAS}")
     _engine_checks(session, "engine_llama_cpp", {"textbound.adapters.llama_cpp_adapter": "tokenizer,detokenizer"},
                    {**_shared_env(), "TEXTBOUND_ENGINE_TESTS": "llama_cpp"})
+
+
+@nox.session
+def engine_litellm(session: nox.Session) -> None:
+    """litellm's own chat-template rendering (its prompt_factory) in the session's environment (its pins
+    leave the oracles' as they are): the adapter's tests, then its field-report row
+    (tools/field_report.py --engines litellm, options after --)."""
+    _install(session, f"litellm,{TEST_EXTRAS}")
+    env = _shared_env()
+    session.run("pytest", "-q", "-p", "no:cacheprovider", "tests/test_litellm_adapter.py", env=env)
+    session.run("python", "tools/field_report.py", "--engines", "litellm", "--jobs", "1", *session.posargs, env=env)
+
+
+
+@nox.session
+def engine_mistralrs(session: nox.Session) -> None:
+    """mistral.rs's GGUF tokenizer (mistralrs, no dependencies) on the tiny GGUFs llama-server's rows
+    serve: the adapter's tests, then its field-report row (tools/field_report.py --engines mistral.rs)."""
+    _install(session, f"mistralrs,{TEST_EXTRAS}")
+    env = {**_shared_env(), "TEXTBOUND_ENGINE_TESTS": "mistralrs"}
+    session.run("pytest", "-q", "-p", "no:cacheprovider", "tests/test_mistralrs_adapter.py", env=env)
+    session.run("python", "tools/field_report.py", "--engines", "mistral.rs", "--jobs", "1", *session.posargs, env=env)
 
 
 SERVER_FAMILIES = ("qwen3", "llama3_1", "llama2", "sentencepiece")  # shared ones where present; an embedded one

@@ -56,7 +56,7 @@ def test_pyproject_states_the_oracle_libraries_as_the_oracles_do():
 
 def test_all_is_every_extra_but_the_session_engines_and_dev_brings_what_the_tests_import():
     listed = requirements()
-    everything = {extra for extra in listed if extra not in (None, "all", "llama-cpp", "mlx-lm")}
+    everything = {extra for extra in listed if extra not in (None, "all", "llama-cpp", "mlx-lm", "litellm", "mistralrs")}
     assert listed["all"] == {f"textbound[{','.join(sorted(everything, key=list(listed).index))}]"}
     assert "textbound[oracles,second-oracles,families]" in listed["dev"]
     assert {"pytest", "pytest-xdist", "nox"} <= {re.split(r"[<>=]", r)[0] for r in listed["dev"]}

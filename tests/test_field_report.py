@@ -184,6 +184,15 @@ def test_a_server_engines_refused_families_are_its_not_applicable_ones(field_rep
     assert "- gpt2: no chat template" in page["engines/srv.md"]
 
 
+def test_an_engine_not_run_here_is_a_row_saying_why_and_its_module_is_never_imported(field_report, tmp_path):
+    engine = field_report.Engine("gone", "no_such_module_anywhere", ("chat",), False,
+                                 unavailable="`pip install gone` printed: no matching distribution")
+    setup = field_report.run_engine(engine, [], tmp_path, "quick", 1)
+    assert setup == {"missing": "`pip install gone` printed: no matching distribution", "not_applicable": {}}
+    entry = field_report.collect(engine, tmp_path, setup, {})
+    assert entry["version"] is None and entry["missing"] == setup["missing"] and not entry["signatures"]
+
+
 def test_every_reproducer_and_report_the_triage_links_exists(field_report):
     triage = json.loads(field_report.TRIAGE_FILE.read_text(encoding="utf-8"))
     assert field_report.dangling_links(triage) == {}
@@ -529,9 +538,12 @@ def test_the_matrix_drawn_by_chromium_colours_each_cell_as_its_triage_says(field
         component = found["data-component"]
         verdicts = {(field_report.triage_entry(triage, found["data-engine"], s) or {"verdict": "untriaged"})["verdict"]
                     for s in entry["signatures"] if s.startswith(f"{component}/")}
-        divergences = sum(c["divergences"] for c in entry["counts"] if c["component"] == component)
+        counts = [c for c in entry["counts"] if c["component"] == component]
+        divergences = sum(c["divergences"] for c in counts)
         if component not in entry["components"]:
             expected = "not checked"
+        elif entry.get("missing") or not counts:
+            expected = "not run"  # an engine not run here (smg's row), or no family it applies to
         elif "engine bug" in verdicts:
             expected = "engine bug"
         elif not divergences:

@@ -35,6 +35,9 @@ The adapters here
 - ``textbound.adapters.mlx_lm_adapter``: mlx-lm's streaming detokenizers and its OpenAI server's
   tool-call and reasoning handling (``handle_completion`` itself), in process (``pip install -e .[mlx-lm]``;
   nox -s engine_mlx_lm).
+- ``textbound.adapters.litellm_adapter``: litellm's own rendering of chat templates for its
+  completion backends (sagemaker, replicate, triton...), through its ``prompt_factory``.
+- ``textbound.adapters.mistralrs_adapter``: mistral.rs's GGUF tokenizer, on a family's tiny GGUF.
 - ``textbound.adapters.vllm``: vLLM's tokenizer, detokenizers, stop strings, its OpenAI server's chat
   preparation (text and ids) and tool parsers, run by the python of an environment of its own
   (``$TEXTBOUND_VLLM_PYTHON``; nox -s engine_vllm).
@@ -53,8 +56,8 @@ them: ``TEXTBOUND_ENGINE_CMD='node e.js' textbound replay --impl textbound.adapt
 
 An adapter's engine is an optional dependency: without it the module raises ``EngineMissing`` (an
 ImportError naming the package and the extra of textbound that installs it: ``engines`` for
-minijinja, ``llama-cpp`` for llama-cpp-python, ``mlx-lm`` for mlx-lm, the oracle libraries' own, textbound.oracles.LIBRARIES,
-for tiktoken, outlines-core, llguidance and mistral-common) when imported, and ``--impl`` reports
+minijinja, ``llama-cpp`` for llama-cpp-python, ``mlx-lm``, ``litellm`` and ``mistralrs`` for those
+engines, the oracle libraries' own, textbound.oracles.LIBRARIES, for tiktoken, outlines-core, llguidance and mistral-common) when imported, and ``--impl`` reports
 it as a run that cannot be set up.
 The engines that run in environments of their
 own (node's, vLLM's, SGLang's scripts) live in a checkout's ``engines/`` folder, which a wheel does
@@ -78,7 +81,8 @@ ENGINES_EXTRA = "engines"
 ENGINES_ENV = "TEXTBOUND_ENGINES"
 CHECKOUT_ENGINES = Path(__file__).resolve().parents[2] / "engines"  # beside textbound/ in a checkout
 # The extra of each engine that is not one of the oracles' libraries (those say their own).
-ENGINE_EXTRAS = {"minijinja": ENGINES_EXTRA, "llama-cpp-python": "llama-cpp", "mlx-lm": "mlx-lm"}
+ENGINE_EXTRAS = {"minijinja": ENGINES_EXTRA, "llama-cpp-python": "llama-cpp", "mlx-lm": "mlx-lm", "litellm": "litellm",
+                 "mistralrs": "mistralrs"}
 # What begins the docstring line where an adapter or engine script names its server's entry point.
 SERVER_ENTRY_POINT = "Server entry point:"
 
