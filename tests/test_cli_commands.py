@@ -114,16 +114,17 @@ def test_property_selects_properties_and_summary_counts_only_them(tmp_path):
     assert check_quick(tmp_path, "--property", "pipeline", "--property", "decode_stream") == EXIT_OK
     summary = json.loads((tmp_path / "summary.json").read_text())
     counted = {(p["component"], p["property"]) for p in summary["properties"] if p["cases"]}
-    assert counted == {("detokenizer", "decode_stream"), ("stops", "pipeline")}
-    assert {c["component"] for c in summary["counts"]} == {"detokenizer", "stops"}
-    assert summary["selected_properties"] == ["detokenizer/decode_stream", "stops/pipeline"]
-    assert "properties: detokenizer/decode_stream, stops/pipeline only" in (tmp_path / "report.md").read_text()
+    assert counted == {("detokenizer", "decode_stream"), ("stops", "pipeline"), ("tools", "pipeline")}
+    assert {c["component"] for c in summary["counts"]} == {"detokenizer", "stops", "tools"}
+    assert summary["selected_properties"] == ["detokenizer/decode_stream", "stops/pipeline", "tools/pipeline"]
+    assert ("properties: detokenizer/decode_stream, stops/pipeline, tools/pipeline only"
+            in (tmp_path / "report.md").read_text())
 
 
 def test_a_glob_selects_a_component_s_properties(tmp_path):
     assert check_quick(tmp_path, "--property", "stops/*") == EXIT_OK
     summary = json.loads((tmp_path / "summary.json").read_text())
-    assert {p["property"] for p in summary["properties"] if p["cases"]} == {"stream", "pipeline"}
+    assert {p["property"] for p in summary["properties"] if p["cases"]} == {"stream", "pipeline", "interleaved"}
     # stops/server is a server's property: selected, not built for a library, and said so
     assert any(note.startswith("stops/server: selected by --property, but no case") for note in summary["notes"])
 

@@ -20,7 +20,10 @@ pytest_plugins = ["pytester"]
 FAMILY = "gpt2"
 CLEAN, BUGGY = "textbound.impl", "textbound.mutants.stops_within_delta"  # one bug: stops looked for per delta
 STREAM, PIPELINE = "textbound[gpt2-stops-stream]", "textbound[gpt2-stops-pipeline]"
-DETOKENIZER = ["textbound[gpt2-detokenizer-stream]", "textbound[gpt2-detokenizer-decode_stream]"]
+# Several stop checkers fed interleaved each give what they give alone, whatever each gives: BUGGY passes.
+INTERLEAVED = "textbound[gpt2-stops-interleaved]"
+DETOKENIZER = ["textbound[gpt2-detokenizer-stream]", "textbound[gpt2-detokenizer-decode_stream]",
+               "textbound[gpt2-detokenizer-interleaved]"]
 WITHIN_DELTA = "releases text that may begin a stop"  # the kind of both stops signatures of BUGGY
 FAMILIES_BUILT = default_cache_dir()  # pytester moves $HOME: its runs find the families built here
 
@@ -69,13 +72,14 @@ def test_a_clean_implementation_configured_in_the_ini_file_passes_one_item_per_p
                      "textbound_component = stops\ntextbound_budget = quick\n")
     monkeypatch.chdir(pytester.mkdir("below"))
     result = pytester.runpytest("-v")
-    assert outcomes(result) == {STREAM: "passed", PIPELINE: "passed"}
-    result.stdout.fnmatch_lines(["*collected 2 items", f"../{literal(STREAM)} PASSED*"])  # as pytest names it from below
+    assert outcomes(result) == {STREAM: "passed", PIPELINE: "passed", INTERLEAVED: "passed"}
+    result.stdout.fnmatch_lines(["*collected 3 items", f"../{literal(STREAM)} PASSED*"])  # as pytest names it from below
 
 
 def test_one_bug_fails_exactly_its_items_with_its_root_cause_smallest_example_and_replay(pytester):
     result = checked(pytester, BUGGY, components="stops,detokenizer")
-    assert outcomes(result) == {STREAM: "failed", PIPELINE: "failed", **dict.fromkeys(DETOKENIZER, "passed")}
+    assert outcomes(result) == {STREAM: "failed", PIPELINE: "failed", INTERLEAVED: "passed",
+                                **dict.fromkeys(DETOKENIZER, "passed")}
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     report = result.reprec.matchreport(STREAM).longreprtext
     assert re.match(r"gpt2 stops/stream: \d+ of the \d+ case\(s\) checked diverge from the oracle beyond the "
@@ -89,11 +93,11 @@ def test_one_bug_fails_exactly_its_items_with_its_root_cause_smallest_example_an
 def test_baselined_divergences_xfail_with_the_reason_and_an_entry_that_matches_nothing_fails(pytester):
     known = baseline(pytester, (f"stops/stream/{WITHIN_DELTA}", FAMILY), (f"stops/pipeline/{WITHIN_DELTA}", FAMILY))
     result = checked(pytester, BUGGY, "--textbound-baseline", known, "-rx")
-    assert outcomes(result) == {STREAM: "xfailed", PIPELINE: "xfailed"} and result.ret == pytest.ExitCode.OK
+    assert outcomes(result) == {STREAM: "xfailed", PIPELINE: "xfailed", INTERLEAVED: "passed"} and result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines([f"XFAIL {literal(STREAM)} - stops/stream/{WITHIN_DELTA}: issue of stops/stream/*"])
 
     fixed = checked(pytester, CLEAN, "--textbound-baseline", known)  # strict: fixed fails, as the gate's fixed count
-    assert outcomes(fixed) == {STREAM: "failed", PIPELINE: "failed"}
+    assert outcomes(fixed) == {STREAM: "failed", PIPELINE: "failed", INTERLEAVED: "passed"}
     assert (f"fixed: the baseline entry stops/stream/{WITHIN_DELTA} on gpt2 (issue of stops/stream/{WITHIN_DELTA}) "
             "matched none of the") in fixed.reprec.matchreport(STREAM).longreprtext
 
@@ -101,9 +105,9 @@ def test_baselined_divergences_xfail_with_the_reason_and_an_entry_that_matches_n
 def test_an_entry_for_every_family_is_judged_at_the_end_of_the_session(pytester):
     spanning = baseline(pytester, (f"stops/stream/{WITHIN_DELTA}", "*"))
     known = checked(pytester, BUGGY, "--textbound-baseline", spanning)
-    assert outcomes(known) == {STREAM: "xfailed", PIPELINE: "failed"}
+    assert outcomes(known) == {STREAM: "xfailed", PIPELINE: "failed", INTERLEAVED: "passed"}
     fixed = checked(pytester, CLEAN, "--textbound-baseline", spanning)
-    assert outcomes(fixed) == {STREAM: "passed", PIPELINE: "passed"} and fixed.ret == pytest.ExitCode.TESTS_FAILED
+    assert outcomes(fixed) == {STREAM: "passed", PIPELINE: "passed", INTERLEAVED: "passed"} and fixed.ret == pytest.ExitCode.TESTS_FAILED
     fixed.stdout.fnmatch_lines([literal(f"FIXED (remove from baseline) stops/stream/{WITHIN_DELTA} on *: ") + "*"])
     deselected = checked(pytester, CLEAN, "--textbound-baseline", spanning, "-k", "pipeline")  # its property not run
     assert deselected.ret == pytest.ExitCode.OK
@@ -113,7 +117,7 @@ def test_under_xdist_the_items_spread_over_workers_with_the_outcomes_of_one_proc
     entries = baseline(pytester, (f"stops/stream/{WITHIN_DELTA}", FAMILY), ("detokenizer/stream/never seen", "*"))
     args = ("--textbound-baseline", entries, "-p", "xdist")
     alone, spread = (checked(pytester, BUGGY, *args, *extra, components="stops,detokenizer") for extra in ((), ("-n", "2")))
-    expected = {STREAM: "xfailed", PIPELINE: "failed", **dict.fromkeys(DETOKENIZER, "passed")}
+    expected = {STREAM: "xfailed", PIPELINE: "failed", INTERLEAVED: "passed", **dict.fromkeys(DETOKENIZER, "passed")}
     assert outcomes(alone) == outcomes(spread) == expected
     workers = {report.node.gateway.id for report in spread.reprec.getreports("pytest_runtest_logreport")}
     assert workers == {"gw0", "gw1"}
@@ -125,8 +129,9 @@ def test_under_xdist_the_items_spread_over_workers_with_the_outcomes_of_one_proc
 def test_a_property_the_implementation_lacks_is_skipped_saying_what_it_misses(pytester):
     pytester.makepyfile(stops_only="from textbound.impl import StopChecker  # noqa: F401")
     result = checked(pytester, "stops_only", "-rs", components="stops,detokenizer")
-    assert outcomes(result) == {STREAM: "passed", PIPELINE: "skipped", **dict.fromkeys(DETOKENIZER, "skipped")}
-    result.stdout.fnmatch_lines([literal("SKIPPED [3] ") + "*" + literal(": not provided by stops_only (missing Tokenizer, IncrementalDetokenizer)")])
+    assert outcomes(result) == {STREAM: "passed", PIPELINE: "skipped", INTERLEAVED: "passed",
+                                **dict.fromkeys(DETOKENIZER, "skipped")}
+    result.stdout.fnmatch_lines([literal("SKIPPED [4] ") + "*" + literal(": not provided by stops_only (missing Tokenizer, IncrementalDetokenizer)")])
 
 
 def test_a_hanging_implementation_times_out_case_by_case_in_the_pytest_process(pytester):

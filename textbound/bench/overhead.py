@@ -101,11 +101,20 @@ def _decode_stream_calls(subject, case: Case) -> None:
     decode_stream_shown(subject, StreamInput.of(case))
 
 
+def _interleaved_calls(subject, case: Case) -> None:
+    from ..checks.shapes import detokenizer_feeding, round_robin
+    feeding, streams = detokenizer_feeding(subject), case.input["streams"]
+    for stream in streams:
+        feeding.alone(stream)
+    feeding.interleaved(streams, round_robin([feeding.feeds(stream) for stream in streams]))
+
+
 # The impl and oracle calls each property's check makes, without the comparing and recording.
 DIRECT_CALLS: dict[tuple[str, str], Callable] = {
     ("tokenizer", "encode"): _encode_calls, ("tokenizer", "decode"): _decode_calls,
     ("tokenizer", "vocab"): _vocab_calls,
     ("detokenizer", "stream"): _stream_calls, ("detokenizer", "decode_stream"): _decode_stream_calls,
+    ("detokenizer", "interleaved"): _interleaved_calls,
 }
 
 

@@ -109,7 +109,7 @@ def interleaved_divergence(case: Case, feeding: Feeding) -> Divergence | None:
     return None
 
 
-def _detokenizer_feeding(subject: Subject) -> Feeding:
+def detokenizer_feeding(subject: Subject) -> Feeding:
     def open_(stream: dict):
         given = StreamInput.of(Case("detokenizer", "stream", subject.family, stream))
         return subject.impl.IncrementalDetokenizer(subject.tokenizer, skip_special_tokens=given.skip_special_tokens,
@@ -163,7 +163,7 @@ def _tools_feeding(subject: Subject) -> Feeding:
 
 @check("detokenizer", INTERLEAVED)
 def check_detokenizer_interleaved(subject: Subject, case: Case) -> Divergence | None:
-    return interleaved_divergence(case, _detokenizer_feeding(subject))
+    return interleaved_divergence(case, detokenizer_feeding(subject))
 
 
 @check("stops", INTERLEAVED)
