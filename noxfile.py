@@ -2,8 +2,8 @@
 committed baseline), bench, mutants (the harness's own mutation score), field (the field report of
 every adapter), and the engines that need
 heavy optional installs: engines_js (node packages), engine_llama_cpp (a source build),
-server_llama_cpp (a llama-server build, checked over HTTP), engine_vllm and engine_sglang (vllm and
-sglang, each in an environment of its own), engine_mlx_lm (mlx-lm with mlx's CPU wheels); oracle_env (textbound installed beside an engine's older
+server_llama_cpp (a llama-server build, checked over HTTP), engine_vllm, engine_sglang and engine_xgrammar (vllm,
+sglang and xgrammar, each in an environment of its own), engine_mlx_lm (mlx-lm with mlx's CPU wheels); oracle_env (textbound installed beside an engine's older
 oracle pins, judged in the oracle environment it builds).
 
 The shared models and templates are found through $TEXTBOUND_MODELS and $TEXTBOUND_TEMPLATES; when
@@ -289,3 +289,26 @@ def engine_mlx_lm(session: nox.Session) -> None:
     session.run("pytest", "-q", "-p", "no:cacheprovider", "tests/test_mlx_lm_adapter.py", env=env)
     session.run("python", "tools/field_report.py", "--engines", "mlx-lm-server,mlx-lm", "--jobs", "1",
                 *session.posargs, env=env)
+
+
+XGRAMMAR_VERSION = "0.2.9"
+# xgrammar needs torch, which the harness's environment never holds: the CPU build where its index
+# answers (a few hundred MB), else PyPI's.
+TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+
+
+def _torch_install() -> list[str]:
+    return ["torch", "--extra-index-url", TORCH_CPU_INDEX]
+
+
+@nox.session
+def engine_xgrammar(session: nox.Session) -> None:
+    """xgrammar's token masks (vLLM's xgrammar backend's calls) in an environment of its own (it
+    needs torch): the adapter's tests, then its field-report row (tools/field_report.py --engines
+    xgrammar, options after --)."""
+    _install(session, TEST_EXTRAS)
+    python = str(_engine_python(session, "TEXTBOUND_XGRAMMAR_PYTHON", "engine_xgrammar-xgrammar",
+                                [_torch_install(), [f"xgrammar=={XGRAMMAR_VERSION}", "transformers"]]))
+    env = {**_shared_env(), "TEXTBOUND_XGRAMMAR_PYTHON": python}
+    session.run("pytest", "-q", "-p", "no:cacheprovider", "tests/test_xgrammar_adapter.py", env=env)
+    session.run("python", "tools/field_report.py", "--engines", "xgrammar", "--jobs", "1", *session.posargs, env=env)

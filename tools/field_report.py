@@ -124,6 +124,8 @@ ENGINES = (
     # tokenizer per format whatever the family.
     Engine("mlx-lm", "textbound.adapters.mlx_lm_adapter", ("detokenizer", "chat"), True),
     Engine("mlx-lm-server", "textbound.adapters.mlx_lm_adapter", ("tools",), False, families=("qwen",)),
+    # xgrammar's masks in an environment of its own ($TEXTBOUND_XGRAMMAR_PYTHON; nox -s engine_xgrammar)
+    Engine("xgrammar", "textbound.adapters.xgrammar_adapter", ("structured",), False),
     # llama.cpp's llama-server serving each family's tiny GGUF (nox -s server_llama_cpp)
     Engine("llama-server", "textbound.adapters.server",
            ("tokenizer", "detokenizer", "chat", "stops", "tools", "structured"), False,
