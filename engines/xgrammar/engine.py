@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
+from importlib.metadata import version
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "vllm"))
@@ -127,7 +128,7 @@ def ops() -> dict:
         "constraint_complete": lambda r: family.complete(handles[r["handle"]], list(r["state"])),
         "release": lambda r: handles.release(r["handles"]),
     }
-    answers["hello"] = lambda r: {"engine": "xgrammar", "version": xgr.__version__,
+    answers["hello"] = lambda r: {"engine": "xgrammar", "version": version("xgrammar"),
                                   "ops": sorted(set(answers) - {"hello"})}
     return answers
 
