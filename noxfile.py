@@ -312,3 +312,29 @@ def engine_xgrammar(session: nox.Session) -> None:
     env = {**_shared_env(), "TEXTBOUND_XGRAMMAR_PYTHON": python}
     session.run("pytest", "-q", "-p", "no:cacheprovider", "tests/test_xgrammar_adapter.py", env=env)
     session.run("python", "tools/field_report.py", "--engines", "xgrammar", "--jobs", "1", *session.posargs, env=env)
+
+
+TRANSFORMERS_SERVE_VERSION = "5.25.0"
+
+
+@nox.session
+def server_transformers(session: nox.Session) -> None:
+    """transformers' own OpenAI server (``transformers serve``) in an environment of its own (torch),
+    serving each family's tiny random-weight model (written by transformers itself) on 127.0.0.1
+    while ``textbound check --server --server-dialect openai`` checks it; stopped after each. The
+    runs' summaries go to reports/field/transformers-serve/FAMILY, then its field-report row is written."""
+    _install(session, TEST_EXTRAS)
+    python = str(_engine_python(session, "TEXTBOUND_TRANSFORMERS_SERVE_PYTHON", "server_transformers-transformers",
+                                [_torch_install(), [f"transformers[serving]=={TRANSFORMERS_SERVE_VERSION}"]]))
+    env = _shared_env()
+    for family in session.posargs or ("qwen3", "llama3_1", "llama2"):
+        runs = ROOT / "reports" / "runs" / "field" / "transformers-serve" / family
+        session.run("python", "tools/transformers_serve.py", "--python", python, "--family", family, "--",
+                    "textbound", "check", "--server", "{url}", "--server-dialect", "openai", "--family", family,
+                    "--budget", "quick", "--jobs", "1", "--report-dir", str(runs),
+                    env=env, success_codes=[0, 1])  # divergences are findings, not a failed session
+        kept = ROOT / "reports" / "field" / "transformers-serve" / family
+        kept.mkdir(parents=True, exist_ok=True)
+        for name in ("summary.json", "report.md"):
+            (kept / name).write_bytes((runs / name).read_bytes())
+    session.run("python", "tools/field_report.py", "--engines", "transformers-serve", env=env)

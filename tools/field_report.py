@@ -130,6 +130,10 @@ ENGINES = (
     Engine("llama-server", "textbound.adapters.server",
            ("tokenizer", "detokenizer", "chat", "stops", "tools", "structured"), False,
            families=("llama3_1", "qwen3", "llama2"), server=True),
+    # transformers' own OpenAI server (transformers serve) on each family's tiny random-weight model
+    # (nox -s server_transformers): no tokenize endpoint, no chat rendering, so those components are not its
+    Engine("transformers-serve", "textbound.adapters.server", ("detokenizer", "stops", "tools", "structured"), False,
+           families=("qwen3", "llama3_1", "llama2"), server=True),
 )
 SERVER_VERSION_END = " serving "  # a server's impl_version goes on with its model file and URL, per run
 

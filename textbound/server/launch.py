@@ -189,3 +189,14 @@ def tiny_model_plan(binary: Path, family: Path) -> LaunchPlan:
     except MissingExtra as exc:
         raise LaunchError(f"the tiny model of {family}: {exc}") from exc
     return llama_server_plan(binary, model)
+
+
+def transformers_serve_plan(python: Path, model: Path) -> LaunchPlan:
+    """transformers' own OpenAI server (``transformers serve``, run by the ``python`` of an environment
+    holding transformers[serving] and torch) serving the model folder ``model`` and no other, on the CPU.
+
+    >>> transformers_serve_plan(Path("env/bin/python"), Path("tiny")).argv[:4]
+    ('env/bin/python', '-m', 'transformers.cli.transformers', 'serve')
+    """
+    return LaunchPlan((str(python), "-m", "transformers.cli.transformers", "serve", str(model),
+                       "--host", HOST, "--port", PORT_PLACEHOLDER, "--device", "cpu", "--log-level", "warning"))
