@@ -35,6 +35,9 @@ The adapters here
 - ``textbound.adapters.mlx_lm_adapter``: mlx-lm's streaming detokenizers and its OpenAI server's
   tool-call and reasoning handling (``handle_completion`` itself), in process (``pip install -e .[mlx-lm]``;
   nox -s engine_mlx_lm).
+- ``textbound.adapters.xgrammar_adapter``: xgrammar's masks (vLLM's xgrammar backend's calls: its own
+  JSON-schema converter), run by the python of an environment of its own (``$TEXTBOUND_XGRAMMAR_PYTHON``;
+  nox -s engine_xgrammar).
 - ``textbound.adapters.vllm``: vLLM's tokenizer, detokenizers, stop strings, its OpenAI server's chat
   preparation (text and ids) and tool parsers, run by the python of an environment of its own
   (``$TEXTBOUND_VLLM_PYTHON``; nox -s engine_vllm).
