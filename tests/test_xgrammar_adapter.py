@@ -70,3 +70,18 @@ def test_xgrammars_mask_for_a_boolean_spells_true_and_ends_there():
     assert constraint.is_complete(state)
     with pytest.raises(Exception, match="not allowed"):
         constraint.advance(state, tokenizer.encode("x", add_special_tokens=False)[0])
+
+
+@XGRAMMAR
+def test_a_vocabulary_without_an_end_of_sequence_token_still_completes():
+    """splitters' tokenizer names no eos token, so xgrammar has no stop token to allow: complete is
+    the matcher's own is_completed, not a stop token in the bitmask."""
+    tokenizer = xgrammar_adapter.Tokenizer.from_dir(build_family("splitters"))
+    assert tokenizer.eos_token_id is None
+    constraint = xgrammar_adapter.Constraint(xgrammar_adapter.json_schema_to_regex(BOOLEAN), tokenizer)
+    vocab, state, rest = tokenizer.vocab_bytes(), constraint.start(), b"false"
+    while rest:  # spelled by the mask's own tokens (the tokenizer's encoding begins with a metaspace)
+        token = max((t for t in constraint.allowed_tokens(state) if vocab[t] and rest.startswith(vocab[t])),
+                    key=lambda t: len(vocab[t]))
+        state, rest = constraint.advance(state, token), rest[len(vocab[token]):]
+    assert constraint.is_complete(state)

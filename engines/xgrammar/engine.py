@@ -16,8 +16,9 @@ Driven as vLLM's xgrammar backend drives it (vllm/v1/structured_output/backend_x
   ``compile_regex(pattern)``. Each makes one ``xgr.GrammarMatcher``.
 - a state is the list of token ids accepted so far; ``constraint_advance`` is
   ``GrammarMatcher.accept_token`` (False: the token is refused), ``constraint_allowed`` the ids set in
-  ``fill_next_token_bitmask``, ``constraint_complete`` whether the bitmask allows a stop token (the
-  grammar may end here: what the backend's sampler sees before ``is_terminated``). A matcher follows
+  ``fill_next_token_bitmask``, ``constraint_complete`` ``GrammarMatcher.is_completed`` (the grammar
+  may end here; not "a stop token is allowed": a tokenizer without an end-of-sequence token gives
+  xgrammar no stop token to allow). A matcher follows
   the state it was last asked about, rolled back or reset when another state is asked for.
 
     -> {"id": 3, "op": "constraint_new", "schema": {"type": "boolean"}}
@@ -75,6 +76,10 @@ class Matching:
         self.accept(token)
         return list(self.ids)
 
+    def complete(self, state: list[int]) -> bool:
+        self.at(state)
+        return self.matcher.is_completed()
+
     def allowed(self, state: list[int]) -> list[int]:
         self.at(state)
         self.matcher.fill_next_token_bitmask(self.bitmask)
@@ -112,8 +117,6 @@ class Family:
             compiled = self.compiler.compile_regex(r["pattern"])
         return Matching(compiled, self.info.vocab_size)
 
-    def complete(self, matching: Matching, state: list[int]) -> bool:
-        return any(token in self.info.stop_token_ids for token in matching.allowed(state))
 
 
 def ops() -> dict:
@@ -125,7 +128,7 @@ def ops() -> dict:
         "constraint_start": lambda r: [],
         "constraint_advance": lambda r: handles[r["handle"]].advance(list(r["state"]), r["token"]),
         "constraint_allowed": lambda r: handles[r["handle"]].allowed(list(r["state"])),
-        "constraint_complete": lambda r: family.complete(handles[r["handle"]], list(r["state"])),
+        "constraint_complete": lambda r: handles[r["handle"]].complete(list(r["state"])),
         "release": lambda r: handles.release(r["handles"]),
     }
     answers["hello"] = lambda r: {"engine": "xgrammar", "version": version("xgrammar"),
