@@ -3,8 +3,9 @@ committed baseline), bench, mutants (the harness's own mutation score), field (t
 every adapter), and the engines that need heavy optional installs: engines_js (node packages),
 engine_llama_cpp (a source build), server_llama_cpp (a llama-server build, checked over HTTP),
 server_llama_cpp_python (llama-cpp-python's own server over HTTP and its chat formatter),
-server_dynamo (NVIDIA Dynamo's front end over HTTP), engine_vllm and engine_sglang (vllm and sglang,
-each in an environment of its own), engine_mlx_lm (mlx-lm with mlx's CPU wheels),
+server_dynamo (NVIDIA Dynamo's front end over HTTP), server_transformers (transformers serve over
+HTTP), engine_vllm, engine_sglang and engine_xgrammar (vllm, sglang and xgrammar, each in an
+environment of its own), engine_mlx_lm (mlx-lm with mlx's CPU wheels),
 engine_litellm (litellm's template factory), engine_mistralrs (mistral.rs's GGUF tokenizer);
 oracle_env (textbound installed beside an engine's older oracle pins, judged in the oracle
 environment it builds).
@@ -385,3 +386,52 @@ def engine_mlx_lm(session: nox.Session) -> None:
     session.run("pytest", "-q", "-p", "no:cacheprovider", "tests/test_mlx_lm_adapter.py", env=env)
     session.run("python", "tools/field_report.py", "--engines", "mlx-lm-server,mlx-lm", "--jobs", "1",
                 *session.posargs, env=env)
+
+
+XGRAMMAR_VERSION = "0.2.9"
+# xgrammar needs torch, which the harness's environment never holds: the CPU build where its index
+# answers (a few hundred MB), else PyPI's.
+TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+
+
+def _torch_install() -> list[str]:
+    return ["torch", "--extra-index-url", TORCH_CPU_INDEX]
+
+
+@nox.session
+def engine_xgrammar(session: nox.Session) -> None:
+    """xgrammar's token masks (vLLM's xgrammar backend's calls) in an environment of its own (it
+    needs torch): the adapter's tests, then its field-report row (tools/field_report.py --engines
+    xgrammar, options after --)."""
+    _install(session, TEST_EXTRAS)
+    python = str(_engine_python(session, "TEXTBOUND_XGRAMMAR_PYTHON", "engine_xgrammar-xgrammar",
+                                [_torch_install(), [f"xgrammar=={XGRAMMAR_VERSION}", "transformers"]]))
+    env = {**_shared_env(), "TEXTBOUND_XGRAMMAR_PYTHON": python}
+    session.run("pytest", "-q", "-p", "no:cacheprovider", "tests/test_xgrammar_adapter.py", env=env)
+    session.run("python", "tools/field_report.py", "--engines", "xgrammar", "--jobs", "1", *session.posargs, env=env)
+
+
+TRANSFORMERS_SERVE_VERSION = "5.25.0"
+
+
+@nox.session
+def server_transformers(session: nox.Session) -> None:
+    """transformers' own OpenAI server (``transformers serve``) in an environment of its own (torch),
+    serving each family's tiny random-weight model (written by transformers itself) on 127.0.0.1
+    while ``textbound check --server --server-dialect openai`` checks it; stopped after each. The
+    runs' summaries go to reports/field/transformers-serve/FAMILY, then its field-report row is written."""
+    _install(session, TEST_EXTRAS)
+    python = str(_engine_python(session, "TEXTBOUND_TRANSFORMERS_SERVE_PYTHON", "server_transformers-transformers",
+                                [_torch_install(), [f"transformers[serving]=={TRANSFORMERS_SERVE_VERSION}"]]))
+    env = _shared_env()
+    for family in session.posargs or ("qwen3", "llama3_1", "llama2"):
+        runs = ROOT / "reports" / "runs" / "field" / "transformers-serve" / family
+        session.run("python", "tools/transformers_serve.py", "--python", python, "--family", family, "--",
+                    "textbound", "check", "--server", "{url}", "--server-dialect", "openai", "--family", family,
+                    "--budget", "quick", "--jobs", "1", "--report-dir", str(runs),
+                    env=env, success_codes=[0, 1])  # divergences are findings, not a failed session
+        kept = ROOT / "reports" / "field" / "transformers-serve" / family
+        kept.mkdir(parents=True, exist_ok=True)
+        for name in ("summary.json", "report.md"):
+            (kept / name).write_bytes((runs / name).read_bytes())
+    session.run("python", "tools/field_report.py", "--engines", "transformers-serve", env=env)

@@ -144,6 +144,8 @@ ENGINES = (
         "run in the Rust router when it serves a gRPC worker (the sglang.grpc.scheduler.SglangScheduler "
         "service, token ids both ways): the adapter still to write is that router in front of a fake "
         "worker answering the service with chosen ids")),
+    # xgrammar's masks in an environment of its own ($TEXTBOUND_XGRAMMAR_PYTHON; nox -s engine_xgrammar)
+    Engine("xgrammar", "textbound.adapters.xgrammar_adapter", ("structured",), False),
     # llama.cpp's llama-server serving each family's tiny GGUF (nox -s server_llama_cpp)
     Engine("llama-server", "textbound.adapters.server",
            ("tokenizer", "detokenizer", "chat", "stops", "tools", "structured"), False,
@@ -164,6 +166,10 @@ ENGINES = (
                                   "prompt_formatter_from_mdc: chat_template field is required in the "
                                   "tokenizer_config.json file' (the family has no chat template)")
                          for family in ("llama2", "sentencepiece"))),
+    # transformers' own OpenAI server (transformers serve) on each family's tiny random-weight model
+    # (nox -s server_transformers): no tokenize endpoint, no chat rendering, so those components are not its
+    Engine("transformers-serve", "textbound.adapters.server", ("detokenizer", "stops", "tools", "structured"), False,
+           families=("qwen3", "llama3_1", "llama2"), server=True),
 )
 SERVER_VERSION_END = " serving "  # a server's impl_version goes on with its model file and URL, per run
 

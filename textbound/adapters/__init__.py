@@ -38,6 +38,9 @@ The adapters here
 - ``textbound.adapters.litellm_adapter``: litellm's own rendering of chat templates for its
   completion backends (sagemaker, replicate, triton...), through its ``prompt_factory``.
 - ``textbound.adapters.mistralrs_adapter``: mistral.rs's GGUF tokenizer, on a family's tiny GGUF.
+- ``textbound.adapters.xgrammar_adapter``: xgrammar's masks (vLLM's xgrammar backend's calls: its own
+  JSON-schema converter), run by the python of an environment of its own (``$TEXTBOUND_XGRAMMAR_PYTHON``;
+  nox -s engine_xgrammar).
 - ``textbound.adapters.vllm``: vLLM's tokenizer, detokenizers, stop strings, its OpenAI server's chat
   preparation (text and ids) and tool parsers, run by the python of an environment of its own
   (``$TEXTBOUND_VLLM_PYTHON``; nox -s engine_vllm).

@@ -223,3 +223,14 @@ def llama_cpp_python_plan(python: Path, model: Path, *, context: int = 4096) -> 
     return LaunchPlan((str(python), "-m", "llama_cpp.server", "--model", str(model), "--host", HOST,
                        "--port", PORT_PLACEHOLDER, "--n_ctx", str(context), "--n_threads", "1",
                        "--n_threads_batch", "1"), health_path=MODELS_PATH)
+
+
+def transformers_serve_plan(python: Path, model: Path) -> LaunchPlan:
+    """transformers' own OpenAI server (``transformers serve``, run by the ``python`` of an environment
+    holding transformers[serving] and torch) serving the model folder ``model`` and no other, on the CPU.
+
+    >>> transformers_serve_plan(Path("env/bin/python"), Path("tiny")).argv[:4]
+    ('env/bin/python', '-m', 'transformers.cli.transformers', 'serve')
+    """
+    return LaunchPlan((str(python), "-m", "transformers.cli.transformers", "serve", str(model),
+                       "--host", HOST, "--port", PORT_PLACEHOLDER, "--device", "cpu", "--log-level", "warning"))
