@@ -199,3 +199,17 @@ def test_every_keyword_the_errors_cases_add_is_refused_by_impl_naming_it_and_whe
         found = _run(Subject(FAMILY, family_path(FAMILY), implementation()), "errors", schema=variant, keyword=named,
                      path=[] if seed == 0 else path)
         assert found is None, found
+
+
+def test_the_errors_cases_put_no_one_of_beside_an_enum_which_impl_builds_exactly():
+    """A oneOf beside an enum is in impl's subset (each value tried against the branches): the errors
+    cases add another keyword there, each refused (before, some seeds expected a refusal of it)."""
+    _impl_writes_structured()
+    with_enum = {"type": "object", "properties": {"mode": {"type": "string", "enum": ["overwrite", "append"]}},
+                 "required": ["mode"]}
+    for seed in range(24):
+        variant, named, path = _unsupported_variant(with_enum, random.Random(seed))
+        assert not (named == "oneOf" and path), seed
+        found = _run(Subject(FAMILY, family_path(FAMILY), implementation()), "errors", schema=variant, keyword=named,
+                     path=path)
+        assert found is None, found
