@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import ast
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import regex
@@ -36,6 +36,20 @@ class Span:
     start: int
     end: int
     kind: str
+
+
+def runs_of_content(spans: list[Span]) -> Iterator[tuple[int, int, bool]]:
+    """The spans in order as ``(first, last, is_content)``: a span outside content alone, a run of
+    consecutive content (and fallback) spans whole. Kinds markup, content, fallback, markup give
+    ``(0, 0, False), (1, 2, True), (3, 3, False)``."""
+    index = 0
+    while index < len(spans):
+        content = MESSAGE_KINDS.get(spans[index].kind) == "content"
+        last = index
+        while content and last + 1 < len(spans) and MESSAGE_KINDS.get(spans[last + 1].kind) == "content":
+            last += 1
+        yield index, last, content
+        index = last + 1
 
 
 @dataclass
@@ -85,15 +99,10 @@ class Parsed:
         call_starts = {start for start, _ in self.call_markup}
         call_ends = {end for _, end in self.call_markup}
         spans, self.spans = self.spans, []
-        index = 0
-        while index < len(spans):
-            if MESSAGE_KINDS.get(spans[index].kind) != "content":
+        for index, last, content in runs_of_content(spans):
+            if not content:
                 self.add(spans[index].start, spans[index].end, spans[index].kind)
-                index += 1
                 continue
-            last = index
-            while last + 1 < len(spans) and MESSAGE_KINDS.get(spans[last + 1].kind) == "content":
-                last += 1
             run = spans[index:last + 1]
             start, end = run[0].start, run[-1].end
             if not self.text[start:end].strip(JSON_WHITESPACE) and (start in call_ends or end in call_starts):
@@ -103,7 +112,6 @@ class Parsed:
                     blank_before_fallback = (number == 0 and span.kind == CONTENT and len(run) > 1 and run[1].kind == FALLBACK
                                              and not self.text[span.start:span.end].strip(JSON_WHITESPACE))
                     self.add(span.start, span.end, FALLBACK if blank_before_fallback else span.kind)
-            index = last + 1
         return self
 
     def trim_edges(self, edge: str) -> "Parsed":
@@ -112,15 +120,10 @@ class Parsed:
         around calls and reasoning (vLLM's glm4_moe parser strips it; llama.cpp's tests/test-chat.cpp,
         GLM-4.6)."""
         spans, self.spans = self.spans, []
-        index = 0
-        while index < len(spans):
-            if MESSAGE_KINDS.get(spans[index].kind) != "content":
+        for index, last, content in runs_of_content(spans):
+            if not content:
                 self.add(spans[index].start, spans[index].end, spans[index].kind)
-                index += 1
                 continue
-            last = index
-            while last + 1 < len(spans) and MESSAGE_KINDS.get(spans[last + 1].kind) == "content":
-                last += 1
             start, end = spans[index].start, spans[last].end
             run = self.text[start:end]
             kept_start = start + (len(run) - len(run.lstrip(edge)) if index > 0 else 0)
@@ -137,7 +140,6 @@ class Parsed:
                 self.add(span_start, waiting, span.kind)
                 self.add(waiting, span_end, FALLBACK)
             self.add(kept_end, end, MARKUP)
-            index = last + 1
         return self
 
     def released_before(self, position: int, kind: str) -> str:
