@@ -152,6 +152,7 @@ class Implementation:
         self.name = module_name
         self.source = SERVER if hasattr(self.module, "dialect") else LIBRARY
         self.probed: dict[str, str | None] = {}  # each server feature asked about: None where provided, else why not
+        self.lacked: dict[tuple[str, ...], list[str]] = {}  # _lacking's answers: asked for every case checked
 
     def replay_environment(self) -> tuple[tuple[str, str], ...]:
         """The variables the module is configured by that are set now (the names its
@@ -190,6 +191,8 @@ class Implementation:
     def _lacking(self, names: tuple[str, ...]) -> list[str]:
         """What the module lacks of ``names``: a name, or of ``Name.member`` the name where the module
         lacks it, else the member (``["Tokenizer"]``, or ``["Tokenizer.vocab_bytes"]``)."""
+        if names in self.lacked:
+            return list(self.lacked[names])
         lacking = []
         for name in names:
             owner, _, member = name.partition(".")
@@ -197,7 +200,8 @@ class Implementation:
                 lacking.append(owner)
             elif member and not hasattr(getattr(self.module, owner), member):
                 lacking.append(name)
-        return list(dict.fromkeys(lacking))
+        self.lacked[names] = list(dict.fromkeys(lacking))
+        return list(self.lacked[names])
 
     @cached_property
     def server_dialect(self):
