@@ -6,8 +6,11 @@ model sampling "蚵", <0xD0>, "ー": the answer shows "…w11蚵ーצ…", stops
 
 Where (llama_cpp/llama.py, llama-cpp-python 0.3.36, `Llama._create_completion`): stops are encoded
 to bytes (line 1361) and searched in the detokenized bytes of the completion (lines 1419, 1434-1437),
-but the text returned is those bytes decoded with `errors="ignore"` (line 1720; a stream's held
-tokens likewise, lines 1683-1685), which drops the bytes the stop search still sees.
+but the text returned is those bytes decoded with `errors="ignore"` (line 1720), which drops the
+bytes the stop search still sees. A stream holds every token after such a byte (lines 1541-1553 find
+no prefix that decodes) and flushes them at the end one token at a time, each decoded alone with
+`errors="ignore"` (lines 1683-1685): a character spelled over several byte tokens after it is
+dropped from the stream though the whole answer keeps it.
 
 Usage: python llama_cpp_python_stop_across_dropped_byte.py MODEL_GGUF
   MODEL_GGUF: a GGUF whose vocabulary has a token of one byte that begins a UTF-8 character (a
@@ -15,9 +18,10 @@ Usage: python llama_cpp_python_stop_across_dropped_byte.py MODEL_GGUF
   tiny sentencepiece or qwen3 model. The script has the model write a character, that byte and
   another character (a logits processor leaves the model one token at each step: which tokens are
   sampled is not what is under test), then asks again with the two characters as a stop string,
-  through `Llama.create_completion` with the prompt as ids, as the server's chat handler calls it.
-  Exits 1 while a returned text holds the stop string, 0 once none does, 2 when the vocabulary
-  has no such tokens.
+  through `Llama.create_completion` with the prompt as ids, as the server's chat handler calls it;
+  then has it write a character, that byte and "é" as two byte tokens, streamed and not. Exits 1
+  while a returned text holds the stop string or the stream drops the "é", 0 once neither, 2 when
+  the vocabulary has no such tokens.
 
 The reference: tokenizers' decode of the same ids shows the byte as U+FFFD (and so does llama.cpp's
 own llama-server), so the text holds no stop string and running on is right; or, with the byte
@@ -32,6 +36,7 @@ from llama_cpp import Llama, LogitsProcessorList
 PROMPT = b"Once upon a time"
 LEAD_BYTES = range(0xC2, 0xE0)  # a byte that begins a two-byte character; alone it is not UTF-8
 CHARACTERS = b"abcdefghijklmnopqrstuvwxyz0123456789"
+SPELLED = "é".encode("utf-8")  # written as one byte token per byte
 
 
 def one_byte_tokens(llama: Llama) -> dict[bytes, int]:
@@ -70,12 +75,14 @@ def main(model_path: str) -> int:
     pieces = one_byte_tokens(llama)
     lead = next((bytes([byte]) for byte in LEAD_BYTES if bytes([byte]) in pieces), None)
     letters = [bytes([byte]) for byte in CHARACTERS if bytes([byte]) in pieces][:2]
-    if lead is None or len(letters) < 2:
-        print("no token of one lead byte, or fewer than two one-character tokens, in this vocabulary", file=sys.stderr)
+    if lead is None or len(letters) < 2 or any(bytes([byte]) not in pieces for byte in SPELLED):
+        print("no token of one lead byte, fewer than two one-character tokens, or no byte token of é's bytes,"
+              " in this vocabulary", file=sys.stderr)
         return 2
+    prompt = llama.tokenize(PROMPT, add_bos=True, special=True)
+
     tokens = [pieces[letters[0]], pieces[lead], pieces[letters[1]]]
     stop = (letters[0] + letters[1]).decode("ascii")
-    prompt = llama.tokenize(PROMPT, add_bos=True, special=True)
     generated = llama.detokenize(tokens)
     print(f"completion bytes  {generated!r} (tokens {tokens})\n"
           f"reference text    {generated.decode('utf-8', errors='replace')!r}\nstop              {[stop]!r}")
@@ -85,8 +92,14 @@ def main(model_path: str) -> int:
         held |= stop in text
         print(f"{'streamed' if stream else 'whole':<17} {text!r}, finish_reason {finish!r}"
               f"{'  <- holds the stop string' if stop in text else ''}")
-    return 1 if held else 0
 
+    tokens = [pieces[letters[0]], pieces[lead], *(pieces[bytes([byte])] for byte in SPELLED)]
+    generated = llama.detokenize(tokens)
+    whole, streamed = (answer(llama, prompt, tokens, stream, [])[0] for stream in (False, True))
+    print(f"\ncompletion bytes  {generated!r} (tokens {tokens})\n"
+          f"reference text    {generated.decode('utf-8', errors='replace')!r}\n"
+          f"whole             {whole!r}\nstreamed          {streamed!r}{'  <- differs' if streamed != whole else ''}")
+    return 1 if held or streamed != whole else 0
 
 if __name__ == "__main__":
     if len(sys.argv) != 2:
