@@ -412,6 +412,8 @@ def engine_xgrammar(session: nox.Session) -> None:
 
 
 TRANSFORMERS_SERVE_VERSION = "5.25.0"
+# The torch its field row was run with; an unpinned torch can resolve to a CUDA build.
+TRANSFORMERS_SERVE_TORCH = "2.13.0"
 
 
 @nox.session
@@ -423,7 +425,8 @@ def server_transformers(session: nox.Session) -> None:
     summaries go to reports/field/transformers-serve/FAMILY, then its field-report row is written."""
     _install(session, TEST_EXTRAS)
     python = str(_engine_python(session, "TEXTBOUND_TRANSFORMERS_SERVE_PYTHON", "server_transformers-transformers",
-                                [_torch_install(), [f"transformers[serving]=={TRANSFORMERS_SERVE_VERSION}"]]))
+                                [[f"torch=={TRANSFORMERS_SERVE_TORCH}", "--extra-index-url", TORCH_CPU_INDEX],
+                                 [f"transformers[serving]=={TRANSFORMERS_SERVE_VERSION}"]]))
     env = _shared_env()
     for family in session.posargs or ("qwen3", "llama3_1", "llama2"):
         runs = ROOT / "reports" / "runs" / "field" / "transformers-serve" / family
