@@ -412,22 +412,26 @@ def engine_xgrammar(session: nox.Session) -> None:
 
 
 TRANSFORMERS_SERVE_VERSION = "5.25.0"
+# The torch its field row was run with; an unpinned torch can resolve to a CUDA build.
+TRANSFORMERS_SERVE_TORCH = "2.13.0"
 
 
 @nox.session
 def server_transformers(session: nox.Session) -> None:
     """transformers' own OpenAI server (``transformers serve``) in an environment of its own (torch),
     serving each family's tiny random-weight model (written by transformers itself) on 127.0.0.1
-    while ``textbound check --server --server-dialect openai`` checks it; stopped after each. The
-    runs' summaries go to reports/field/transformers-serve/FAMILY, then its field-report row is written."""
+    while ``textbound check --server --server-dialect transformers-serve`` checks it (the openai
+    dialect read past its streams' missing ``data: [DONE]``); stopped after each. The runs'
+    summaries go to reports/field/transformers-serve/FAMILY, then its field-report row is written."""
     _install(session, TEST_EXTRAS)
     python = str(_engine_python(session, "TEXTBOUND_TRANSFORMERS_SERVE_PYTHON", "server_transformers-transformers",
-                                [_torch_install(), [f"transformers[serving]=={TRANSFORMERS_SERVE_VERSION}"]]))
+                                [[f"torch=={TRANSFORMERS_SERVE_TORCH}", "--extra-index-url", TORCH_CPU_INDEX],
+                                 [f"transformers[serving]=={TRANSFORMERS_SERVE_VERSION}"]]))
     env = _shared_env()
     for family in session.posargs or ("qwen3", "llama3_1", "llama2"):
         runs = ROOT / "reports" / "runs" / "field" / "transformers-serve" / family
         session.run("python", "tools/transformers_serve.py", "--python", python, "--family", family, "--",
-                    "textbound", "check", "--server", "{url}", "--server-dialect", "openai", "--family", family,
+                    "textbound", "check", "--server", "{url}", "--server-dialect", "transformers-serve", "--family", family,
                     "--budget", "quick", "--jobs", "1", "--report-dir", str(runs),
                     env=env, success_codes=[0, 1])  # divergences are findings, not a failed session
         kept = ROOT / "reports" / "field" / "transformers-serve" / family

@@ -100,6 +100,7 @@ MISBEHAVIOUR_BUGS = frozenset({
     "hang",  # never answers
     "close",  # closes the connection mid-response
     "half_event",  # a stream ends (cleanly, at the HTTP level) in the middle of an SSE event
+    "no_done",  # a stream ends after its last chunk without data: [DONE] (transformers serve 5.25)
     "status_500",  # answers 500
     "bad_json",  # answers a body that is not JSON
     "huge_body",  # answers an endless body
@@ -726,8 +727,8 @@ class _Handler(BaseHTTPRequestHandler):
             chunks = list(route[1](engine, body))
         except BadRequest as exc:
             return self._error(400, str(exc))
-        self._stream([f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n".encode() for chunk in chunks]
-                     + [b"data: [DONE]\n\n"])
+        end = [] if "no_done" in self.fake.engine.bugs else [b"data: [DONE]\n\n"]
+        self._stream([f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n".encode() for chunk in chunks] + end)
         return None
 
     def _misbehaved(self, streamed: bool) -> bool:

@@ -167,6 +167,42 @@ def test_the_openai_dialect_is_checked_on_chats_where_it_has_no_completions(monk
     assert sorted(set(found)) == expected
 
 
+CHAT_PROPERTIES = [("detokenizer", "server_whole"), ("stops", "server"), ("tools", "server"), ("structured", "server")]
+WITHOUT_DONE = "the stream ends without data: [DONE]"
+
+
+def signatures(subject: Subject, family: Family, count: int) -> set[tuple[str, str, str]]:
+    """The (component, property, kind) of every divergence over ``count`` cases of each chat property."""
+    found = set()
+    for component, prop in CHAT_PROPERTIES:
+        for case in property_cases(family, component, prop, count):
+            divergence = run_check(subject, case)
+            if divergence:
+                found.add((component, prop, divergence.kind))
+    return found
+
+
+@pytest.mark.parametrize(("bugs", "caught"), [({"no_done"}, set()),
+                                              ({"no_done", "stop_late"}, {("stops", "server", "text: keeps part of a stop string")})])
+def test_a_stream_without_done_hides_nothing_from_transformers_serve_and_is_reported_once(monkeypatch, family, bugs, caught):
+    """The openai dialect sees every streamed request fail; transformers-serve's reads the streams
+    whole, so the other checks run (and catch the fake's other bugs), and the missing end is one
+    signature, server_whole's, on every case the rest agrees on."""
+    with FakeVllmServer(family.path, bugs=bugs) as server:
+        subject = Subject(family.name, family.path, server_impl(monkeypatch, server.url, dialect="openai"))
+        openai = signatures(subject, family, 4)
+        monkeypatch.delitem(sys.modules, ADAPTER)
+        impl = server_impl(monkeypatch, server.url, dialect="transformers-serve")
+        assert [impl.missing_for(*prop) for prop in CHAT_PROPERTIES] == [[]] * len(CHAT_PROPERTIES)
+        whole = property_cases(family, "detokenizer", "server_whole", 6)
+        whole_kinds = kinds(Subject(family.name, family.path, impl), whole)
+        transformers_serve = signatures(Subject(family.name, family.path, impl), family, 6)
+    assert {(component, kind.split(" after ")[0]) for component, _, kind in openai} == \
+        {(component, "server error: the stream ended") for component, _ in CHAT_PROPERTIES}
+    assert whole_kinds == [WITHOUT_DONE] * len(whole)
+    assert transformers_serve == {("detokenizer", "server_whole", WITHOUT_DONE)} | caught
+
+
 def test_the_stream_after_a_prompt_is_the_text_its_ids_add_as_decode_stream_shows_it():
     """A prompt ending in a whole byte-fallback character ("\\n" as <0x0A>): another byte would have
     made it U+FFFD, the returned id does not, so the server showed it with the prompt and shows only

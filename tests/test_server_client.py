@@ -17,6 +17,7 @@ EXPECTED = {
     "hang": ("timeout after 1 s", "timeout after 1 s"),
     "close": ("connection closed mid-response", "connection closed mid-response"),
     "half_event": (None, "half an SSE event"),
+    "no_done": (None, "the stream ended after 5 events without data: [DONE]"),
     "status_500": ("status 500: Internal Server Error", "status 500: Internal Server Error"),
     "bad_json": ("invalid JSON in the body at byte", "invalid JSON in SSE event 2 at byte"),
     "huge_body": ("body over 1 MB", "body over 1 MB"),
@@ -60,6 +61,30 @@ def test_a_clean_server_answers(family):
             == {"prompt": "Hi there"}
         events = list(client.stream("/v1/completions", STREAM))
     assert len(events) == STREAM["max_tokens"] + 1 and events[-1]["choices"][0]["finish_reason"] == "length"
+
+
+def _read_to_the_end(client: ServerClient) -> tuple[list[dict], str | None]:
+    """A stream read with the end event optional: its events and what the stream returned."""
+    events = []
+    stream = client.stream("/v1/completions", STREAM, done_required=False)
+    while True:
+        try:
+            events.append(next(stream))
+        except StopIteration as end:
+            return events, end.value
+
+
+@pytest.mark.parametrize("bugs", [set(), {"no_done"}], ids=["done", "no_done"])
+def test_an_optional_end_event_is_read_to_the_end_and_named_when_missing(family, bugs):
+    with FakeVllmServer(family, bugs=bugs) as server:
+        events, missing = _read_to_the_end(ServerClient(server.url, timeout=TIMEOUT))
+    assert len(events) == STREAM["max_tokens"] + 1 and events[-1]["choices"][0]["finish_reason"] == "length"
+    assert missing == ("[DONE]" if bugs else None)
+
+
+def test_an_optional_end_event_still_refuses_half_an_event(family):
+    with FakeVllmServer(family, bugs={"half_event"}) as server, pytest.raises(ServerError, match="half an SSE event"):
+        _read_to_the_end(ServerClient(server.url, timeout=TIMEOUT))
 
 
 def test_a_400_names_the_status_and_the_message(family):

@@ -135,6 +135,19 @@ def test_openai_has_chat_completions_only():
     assert "return_token_ids" not in whole.request["body"]
 
 
+def test_a_stream_without_done_is_a_server_error_for_openai_and_read_whole_by_transformers_serve():
+    with served({"no_done"}, "openai") as dialect, pytest.raises(ServerError) as raised:
+        dialect.generate(GenerationRequest(messages=MESSAGES, max_tokens=10, seed=1, stream=True))
+    assert raised.value.what.endswith("without data: [DONE]")
+    for bugs, missing_end in ((set(), None), ({"no_done"}, "[DONE]")):
+        with served(bugs, "transformers-serve") as dialect:
+            whole, streamed = both(dialect, messages=MESSAGES, max_tokens=10, seed=1)
+            with pytest.raises(NotProvided):
+                dialect.tokenize("x")
+        assert streamed.text == whole.text and streamed.finish_reason == whole.finish_reason == "length"
+        assert (whole.missing_end, streamed.missing_end) == (None, missing_end)
+
+
 # Each output bug, as a dialect sees it: what the clean fake does that the buggy one does not.
 def _prompt_ids(d):
     return d.tokenize("Hello world") == d.tokenize("Hello world", add_special_tokens=False) and \

@@ -3,7 +3,7 @@ while a command runs, then stops it: the model is written by transformers itself
 environment (engines/transformers_serve/tiny_model.py), beside the family's tokenizer.
 
     python tools/transformers_serve.py --python ENV/bin/python --family qwen3 -- \\
-        textbound check --server {url} --server-dialect openai --family qwen3
+        textbound check --server {url} --server-dialect transformers-serve --family qwen3
 
 ``{url}`` in the command becomes the server's URL; the exit status is the command's (2 when the
 model cannot be written or the server cannot be started, with one line saying why).

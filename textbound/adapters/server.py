@@ -6,7 +6,7 @@ module's name:
 - ``TEXTBOUND_SERVER_URL`` (required): the server, e.g. ``http://127.0.0.1:8000``; nothing else is
   contacted;
 - ``TEXTBOUND_SERVER_DIALECT``: ``vllm`` (the default), ``llama.cpp``, ``openai``,
-  ``llama-cpp-python`` or ``dynamo`` (textbound.server.dialect.DIALECTS);
+  ``llama-cpp-python``, ``dynamo`` or ``transformers-serve`` (textbound.server.dialect.DIALECTS);
 - ``TEXTBOUND_SERVER_MODEL``: the ``model`` field of requests (default: none, the server's only model);
 - ``TEXTBOUND_SERVER_TIMEOUT``: seconds per request (default 30);
 - ``TEXTBOUND_SERVER_CONCURRENCY``: streamed requests sent at once by detokenizer/server_concurrent

@@ -9,7 +9,9 @@ server's text boundary must treat it as the oracles do.
   the chunks' ids, where they carry them, are the returned ids. detokenizer/server_specials: the
   same with special tokens kept (skip_special_tokens false), where the dialect can ask that.
 - detokenizer/server_whole: streamed and non-streamed, the same text, ids and finish_reason (this
-  and stops/server ask the case's chat where the dialect has no completions: OpenAI's public API).
+  and stops/server ask the case's chat where the dialect has no completions: OpenAI's public API);
+  then the stream ended with the end event its API promises (``data: [DONE]``), where the dialect
+  read on without it (``Generation.missing_end``: the other checks see such a stream whole).
 - stops/server: stop strings cut around where a first unstopped run's chunks meet; the stopped
   run's text, finish_reason and stop_reason (where the dialect reports one), streamed and not,
   equal ``stop_outcome`` of the unstopped run's text.
@@ -148,11 +150,14 @@ def check_server_whole(subject: Subject, case: Case) -> Divergence | None:
     if failure:
         return failure
     expected, actual = _outcome(whole), _outcome(streamed)
-    if expected == actual:
-        return None
-    what = next(key for key in expected if expected[key] != actual[key])
-    return Divergence(case, expected, actual, f"streamed {what} differs from the non-streamed",
-                      {"request": streamed.request})
+    if expected != actual:
+        what = next(key for key in expected if expected[key] != actual[key])
+        return Divergence(case, expected, actual, f"streamed {what} differs from the non-streamed",
+                          {"request": streamed.request})
+    if streamed.missing_end is not None:  # a dialect that read past it (transformers-serve): reported here only
+        return Divergence(case, f"data: {streamed.missing_end}", "the body's end",
+                          f"the stream ends without data: {streamed.missing_end}", {"request": streamed.request})
+    return None
 
 
 def _stop_strings(text: str, generation: Generation, picks: list[dict]) -> tuple[str, ...]:

@@ -19,7 +19,7 @@ import http.client
 import json
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from urllib.parse import urlsplit
 
 from .protocol import ServerError
@@ -50,12 +50,16 @@ class ServerClient:
         """The JSON object answering ``POST path`` with ``body``."""
         return self._json({"method": "POST", "path": path, "body": body})
 
-    def stream(self, path: str, body: dict, done: str | None = DONE, named: bool = False) -> Iterator[dict]:
+    def stream(self, path: str, body: dict, done: str | None = DONE, named: bool = False,
+               done_required: bool = True) -> Generator[dict, None, str | None]:
         """The JSON objects of the SSE events answering ``POST path``, in order, until the event
         ``data: <done>`` (vLLM's and OpenAI's ``[DONE]``) or, with ``done=None``, the body's end.
-        A stream ending otherwise, or in the middle of an event, raises ServerError. With ``named``,
-        an event without data but with a name comes as ``{"event": NAME, "comment": TEXT}`` (its
-        comment lines joined: Dynamo's annotations, ``event: token_ids`` then ``: "[1, 2]"``)."""
+        A stream ending otherwise, or in the middle of an event, raises ServerError; with
+        ``done_required=False`` a stream ending at the body's end without ``data: <done>`` is read
+        to its end, and the generator returns ``done`` (None otherwise), so that the caller still
+        knows the terminator was missing. With ``named``, an event without data but with a name
+        comes as ``{"event": NAME, "comment": TEXT}`` (its comment lines joined: Dynamo's
+        annotations, ``event: token_ids`` then ``: "[1, 2]"``)."""
         request = {"method": "POST", "path": path, "body": body}
         with _Exchange(self, request) as exchange:
             buffer, count = b"", 0
@@ -70,12 +74,13 @@ class ServerClient:
                             yield event
                         continue
                     if done is not None and payload == done:
-                        return
+                        return None
                     yield _parsed(payload, f"SSE event {count}", request)
             if buffer.strip():
                 raise ServerError(f"half an SSE event: the stream ended inside event {count + 1}", request)
-            if done is not None:
+            if done is not None and done_required:
                 raise ServerError(f"the stream ended after {count} events without data: {done}", request)
+            return done
 
     def _json(self, request: dict) -> dict:
         with _Exchange(self, request) as exchange:

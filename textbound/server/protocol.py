@@ -96,3 +96,6 @@ class Generation:
     logprobs: tuple[Logprob, ...] | None = None  # per generated token, where asked and sent
     prompt_logprobs: tuple[Logprob | None, ...] | None = None  # per prompt token (vLLM: None for the first)
     usage: dict | None = None  # prompt_tokens, completion_tokens (whole request)
+    # Streamed: the end event the API promises (OpenAI's "[DONE]") where the stream ended at the
+    # body's end without it and the dialect read it anyway (transformers-serve); None otherwise.
+    missing_end: str | None = None

@@ -145,9 +145,10 @@ def _whole(answer: dict, chat: bool, sent: dict) -> Generation:
     return _with_choices(generations, usage)
 
 
-def _with_choices(generations: list[Generation], usage: dict | None) -> Generation:
-    """The first choice carrying every choice (where there are several) and the request's usage."""
-    first = replace(generations[0], usage=usage)
+def _with_choices(generations: list[Generation], usage: dict | None, missing_end: str | None = None) -> Generation:
+    """The first choice carrying every choice (where there are several), the request's usage and
+    the end event its stream lacked."""
+    first = replace(generations[0], usage=usage, missing_end=missing_end)
     return replace(first, choices=tuple([first, *generations[1:]])) if len(generations) > 1 else first
 
 
@@ -214,10 +215,12 @@ def _prompt_logprobs(value, where: str, sent: dict) -> tuple[Logprob | None, ...
 
 
 def _streamed(events, chat: bool, sent: dict) -> Generation:
-    """The stream's choices (events' ``choices`` entries routed by their ``index``), each assembled."""
+    """The stream's choices (events' ``choices`` entries routed by their ``index``), each assembled;
+    the end event the stream lacked (what ``events`` returns: ServerClient.stream) on the first."""
     per_choice: dict[int, dict] = {}
     prompt_ids = usage = None
-    for number, event in enumerate(events, start=1):
+    stream = _Ending(events)
+    for number, event in enumerate(stream, start=1):
         where = f"SSE event {number}"
         if "error" in event:
             raise ServerError(f"error in {where}: {str(event['error'])[:200]}", sent)
@@ -248,7 +251,17 @@ def _streamed(events, chat: bool, sent: dict) -> Generation:
     if sorted(per_choice) != list(range(len(per_choice))):
         raise ServerError(f"the stream's choice indexes are {sorted(per_choice)}, not 0 to {len(per_choice) - 1}", sent)
     generations = [_assembled(per_choice[index], prompt_ids, sent) for index in sorted(per_choice)]
-    return _with_choices(generations, usage)
+    return _with_choices(generations, usage, stream.missing_end)
+
+
+class _Ending:
+    """A stream's events, iterated once; then ``missing_end`` is what the stream's generator returned."""
+
+    def __init__(self, events):
+        self.events, self.missing_end = events, None
+
+    def __iter__(self):
+        self.missing_end = yield from self.events
 
 
 def _assembled(state: dict, prompt_ids, sent: dict) -> Generation:
