@@ -240,6 +240,7 @@ def assembled_calls(generation: Generation) -> list[dict]:
     """The tool calls OpenAI's streamed ``delta.tool_calls`` entries build, by index: id, type and
     name as first sent, arguments concatenated.
 
+    >>> from textbound.server.protocol import Chunk
     >>> assembled_calls(Generation("", None, None, chunks=(Chunk("", tool_call_deltas=(
     ...     {"index": 0, "id": "c", "function": {"name": "f", "arguments": '{"a"'}},)), Chunk("", tool_call_deltas=(
     ...     {"index": 0, "function": {"arguments": ": 1}"}},)))))
