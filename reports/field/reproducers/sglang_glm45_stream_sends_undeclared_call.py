@@ -109,6 +109,7 @@ async def responses(server: OpenAIServingChat, **fields) -> tuple[dict, dict]:
             {"reasoning_content": whole.reasoning_content or "", "content": whole.content or "",
              "tool_calls": [(call.function.name, call.function.arguments) for call in whole.tool_calls or []]})
 
+
 streamed, whole = asyncio.run(responses(chat_server(CHUNKS, tool_call_parser="glm45"), tools=TOOLS))
 print("output:  ", repr("".join(CHUNKS)), "in chunks", CHUNKS, "tools: ['f']")
 print("expected:", whole["tool_calls"], "(calls of the non-streamed response; the reference:", REFERENCE, ")")

@@ -112,6 +112,7 @@ async def responses(server: OpenAIServingChat, **fields) -> tuple[dict, dict]:
             {"reasoning_content": whole.reasoning_content or "", "content": whole.content or "",
              "tool_calls": [(call.function.name, call.function.arguments) for call in whole.tool_calls or []]})
 
+
 streamed, whole = asyncio.run(responses(chat_server(CHUNKS, reasoning_parser="qwen3")))
 print("output:  ", repr("".join(CHUNKS)), "in chunks", CHUNKS, "(the request opened reasoning)")
 print("expected:", whole, "(the non-streamed response; the reference:", REFERENCE, ")")

@@ -119,6 +119,7 @@ async def responses(server: OpenAIServingChat, **fields) -> tuple[dict, dict]:
             {"reasoning_content": whole.reasoning_content or "", "content": whole.content or "",
              "tool_calls": [(call.function.name, call.function.arguments) for call in whole.tool_calls or []]})
 
+
 answers = {}
 for how, chunks in (("'a<thi', 'nk>b'", ["a<thi", "nk>b"]), ("one character a chunk", list(TEXT))):
     streamed, whole = asyncio.run(responses(chat_server(chunks, reasoning_parser="qwen3"), **REQUEST))

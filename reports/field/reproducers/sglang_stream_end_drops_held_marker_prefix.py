@@ -111,6 +111,7 @@ async def responses(server: OpenAIServingChat, **fields) -> tuple[dict, dict]:
             {"reasoning_content": whole.reasoning_content or "", "content": whole.content or "",
              "tool_calls": [(call.function.name, call.function.arguments) for call in whole.tool_calls or []]})
 
+
 failed = False
 for parser_name, text in CASES:
     streamed, whole = asyncio.run(responses(chat_server([text], tool_call_parser=parser_name), tools=TOOLS))
