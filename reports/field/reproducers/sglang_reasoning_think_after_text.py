@@ -1,48 +1,132 @@
-"""SGLang's reasoning parser (--reasoning-parser qwen3; the logic is BaseReasoningFormatDetector's,
+"""SGLang's chat server with --reasoning-parser qwen3 (the logic is BaseReasoningFormatDetector's,
 shared by deepseek-r1, glm45, kimi and others), a request that did not open reasoning
-(force_reasoning off) and an output with text before its <think>:
+(``enable_thinking`` false) and an output with text before its <think>:
 
-- whole (parse_non_stream): 'a<think>b' is all reasoning, the tag included: reasoning
-  'a<think>b', content ''. _detect_and_parse_impl enters reasoning when '<think>' is anywhere in the
-  text but strips it only at the start.
+- whole: 'a<think>b' is all reasoning, the tag included: reasoning 'a<think>b', content ''.
+  _detect_and_parse_impl enters reasoning when '<think>' is anywhere in the text but strips it only
+  at the start.
 - streamed with the tag cut between chunks ('a<thi', 'nk>b'): all content, the tag included:
   content 'a<think>b'. The streaming path holds a chunk back only when the whole buffer is a prefix
   of '<think>', so 'a<thi' goes out as content.
 
-Needs: sglang (0.5.23; runs on the CPU, no model). Runs in an empty folder; exits 1 while the bug
-is there.
+What the server calls (sglang 0.5.23, sglang/srt/entrypoints/openai/serving_chat.py): streamed,
+``OpenAIServingChat._generate_chat_stream`` (2441-2805), which hands each chunk of the tokenizer
+manager's ``generate_request`` to ``_generate_stream_content`` (919-1078), its reasoning through
+``_process_reasoning_stream`` (975-982, 3302-3333: the ReasoningParser made with
+``request.stream_reasoning`` and ``template_manager.force_reasoning or
+_get_reasoning_from_request``, ``parse_stream_chunk`` per delta, ``parse_stream_end`` on the chunk
+carrying the finish reason); whole, ``_handle_non_streaming_request`` (2807-2830) and
+``_build_chat_response`` (2832-3051; ``parse_non_stream`` at 2930-2944).
+
+The request turned reasoning off as a Qwen3 client does, ``chat_template_kwargs={"enable_thinking":
+false}``, which ``_get_reasoning_from_request`` (3518-3602), without a reasoning config from a chat
+template, reads (3547-3569) against the qwen3 detector's ``reasoning_default`` "enable_thinking"
+(reasoning_parser.py 483).
+
+The server object is the real ``OpenAIServingChat(tokenizer_manager, TemplateManager())`` over the
+published ``ServerArgs`` of the command line; only the tokenizer manager is a stand-in,
+``ModelOutput``, which yields the model's output as the real one yields it to the chat server and
+reads the server's flags with the manager's own ``config_value``. Not reproduced: the prompt's
+rendering and the tokenizer (``_convert_to_internal_request``). The request keeps its
+response-parser defaults (no prefix, no grammar), which only the response-template detectors read
+(function_call_parser.py 142-146, reasoning_parser.py 2399-2406), and the parsers are made without
+a tokenizer, which they take only where their detector's signature asks for one
+(function_call_parser.py 138-141, reasoning_parser.py 2387-2390; these detectors do not).
+
+Needs: sglang (0.5.23; no model, no GPU) and what its OpenAI serving module imports. Runs in an
+empty folder; exits 1 while the bug is there, 0 when it is gone.
 
 Expected (REFERENCE): content 'a', reasoning 'b' — transformers' response-parser rules as
 textbound's oracles.tool_reference applies them (transformers 5.24.0): a reasoning block opens at
 its tag wherever it stands. The stream of the same text in single characters gives exactly that
 (content 'a', reasoning 'b'), so the two answers above are also SGLang's paths disagreeing.
 """
+import asyncio
+import json
 import logging
 import sys
+from types import SimpleNamespace
 
-from sglang.srt.parser.reasoning_parser import ReasoningParser
+from sglang.srt.entrypoints.openai.protocol import ChatCompletionRequest
+from sglang.srt.entrypoints.openai.serving_chat import OpenAIServingChat
+from sglang.srt.managers.io_struct import GenerateReqInput
+from sglang.srt.managers.tokenizer_manager import TokenizerManager
+from sglang.srt.parser.template_manager import TemplateManager
+from sglang.srt.runtime_context import get_context
+from sglang.srt.server_args import ServerArgs
 
 logging.disable(logging.WARNING)
+FINISH = {"type": "stop", "matched": 0}  # the end-of-sequence stop, as FINISH_MATCHED_TOKEN.to_json gives it
+MODEL = "Qwen/Qwen3-8B"  # only named: the server never loads it here
 TEXT = "a<think>b"
-REFERENCE = ("b", "a")  # (reasoning, content): oracles.tool_reference, transformers 5.24.0
+REQUEST = {"chat_template_kwargs": {"enable_thinking": False}}  # the request did not open reasoning
+# oracles.tool_reference, transformers 5.24.0
+REFERENCE = {"reasoning_content": "b", "content": "a", "tool_calls": []}
 
 
-def streamed(chunks):
-    parser = ReasoningParser("qwen3", stream_reasoning=True, force_reasoning=None)
-    reasoning, content = "", ""
-    for chunk in chunks:
-        r, c = parser.parse_stream_chunk(chunk)
-        reasoning, content = reasoning + (r or ""), content + (c or "")
-    r, c = parser.parse_stream_end()
-    return reasoning + (r or ""), content + (c or "")
+class ModelOutput:
+    """The TokenizerManager as OpenAIServingChat reads it, its model generating `chunks`: no model,
+    no sockets. It yields what the real one yields to the chat server (tokenizer_manager.py
+    2505-2558 and 2626-2667, the text filled in at 2007-2014): per detokenized batch the text so
+    far, the finish reason on the last; a non-streamed request gets the last alone."""
+
+    tokenizer = None  # no prompt is rendered here, and these parsers' text paths do not read it
+    config_value = TokenizerManager.config_value  # the server's flags, read from the published config
+
+    def __init__(self, server_args: ServerArgs, chunks: list[str]):
+        self.server_args, self.model_path, self.chunks = server_args, server_args.model_path, chunks
+        # No architecture: resolve_chat_encoding_spec picks no chat encoder, the chat template's path.
+        self.model_config = SimpleNamespace(hf_config=SimpleNamespace(architectures=[], model_type=None),
+                                            get_default_sampling_params=dict)
+
+    async def generate_request(self, adapted_request: GenerateReqInput, raw_request):
+        texts = ["".join(self.chunks[:end]) for end in range(1, len(self.chunks) + 1)]
+        for tokens, text in list(enumerate(texts, start=1))[0 if adapted_request.stream else -1:]:
+            yield {"text": text, "output_ids": [], "meta_info": {
+                "id": "repro", "finish_reason": FINISH if tokens == len(texts) else None, "prompt_tokens": 1,
+                "weight_version": self.config_value("weight_version"), "num_retractions": 0,
+                "reasoning_tokens": 0, "completion_tokens": tokens, "cached_tokens": 0}}
 
 
-whole_reasoning, whole_content = ReasoningParser("qwen3", stream_reasoning=True, force_reasoning=None).parse_non_stream(TEXT)
-answers = {"parse_non_stream": (whole_reasoning or "", whole_content or ""),
-           "streamed as 'a<thi', 'nk>b'": streamed(["a<thi", "nk>b"]),
-           "streamed one character a chunk": streamed(list(TEXT))}
-print("text:", repr(TEXT), "(the request did not open reasoning)")
-print("expected:   (reasoning, content) =", REFERENCE, "(the reference)")
+def chat_server(chunks: list[str], **flags) -> OpenAIServingChat:
+    """The chat server `python -m sglang.launch_server --model-path MODEL` with `flags` starts, its
+    model generating `chunks`."""
+    server_args = ServerArgs(model_path=MODEL, **flags)
+    get_context().set_server_args(server_args)  # what the launcher publishes before the server starts
+    return OpenAIServingChat(ModelOutput(server_args, chunks), TemplateManager())
+
+
+async def responses(server: OpenAIServingChat, **fields) -> tuple[dict, dict]:
+    """(the streamed response's deltas joined, the non-streamed response's message) to one request
+    with `fields`; calls as (name, arguments)."""
+    messages = [{"role": "user", "content": "Hi"}]
+    request = ChatCompletionRequest(model="m", messages=messages, stream=True, **fields)
+    stream = server._generate_chat_stream(GenerateReqInput(text="", stream=True), request, None)
+    streamed, calls = {"reasoning_content": "", "content": ""}, {}
+    async for event in stream:
+        payload = event.removeprefix("data: ").strip()
+        for choice in [] if payload == "[DONE]" else json.loads(payload).get("choices", []):
+            for field in streamed:
+                streamed[field] += choice["delta"].get(field) or ""
+            for call in choice["delta"].get("tool_calls") or []:
+                name, arguments = calls.get(call["index"], (None, ""))
+                calls[call["index"]] = (name or call["function"]["name"],
+                                        arguments + (call["function"]["arguments"] or ""))
+    response = await server._handle_non_streaming_request(
+        GenerateReqInput(text=""), ChatCompletionRequest(model="m", messages=messages, **fields), None)
+    whole = response.choices[0].message
+    return ({**streamed, "tool_calls": list(calls.values())},
+            {"reasoning_content": whole.reasoning_content or "", "content": whole.content or "",
+             "tool_calls": [(call.function.name, call.function.arguments) for call in whole.tool_calls or []]})
+
+
+answers = {}
+for how, chunks in (("'a<thi', 'nk>b'", ["a<thi", "nk>b"]), ("one character a chunk", list(TEXT))):
+    streamed, whole = asyncio.run(responses(chat_server(chunks, reasoning_parser="qwen3"), **REQUEST))
+    answers["the non-streamed response"] = whole
+    answers[f"the streamed response, {how}"] = streamed
+print("output:  ", repr(TEXT), "(the request did not open reasoning)")
+print("expected:", REFERENCE, "(the reference)")
 for how, answer in answers.items():
-    print(f"actual:     (reasoning, content) = {answer} ({how})")
+    print("actual:  ", answer, f"({how})")
 sys.exit(1 if any(answer != REFERENCE for answer in answers.values()) else 0)
