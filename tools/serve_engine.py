@@ -53,8 +53,9 @@ def mlx_lm_plan(python: Path, family: Path) -> Iterator[LaunchPlan]:
     """``python -m mlx_lm.server`` serving the tiny model of the family folder ``family``, written by
     mlx-lm itself into a temporary folder removed afterwards; LaunchError with its last words when the
     model cannot be written. While it serves, ``$HF_HUB_CACHE`` names an empty folder: its ``GET
-    /v1/models`` scans the Hugging Face cache and, where that folder is missing, answers 200 with an
-    empty body (reports/field/upstream/mlx-lm/server-models-without-hf-cache.md)."""
+    /v1/models`` (which the check asks first) scans the Hugging Face cache after sending 200, and
+    where that folder is missing answers with an empty body (mlx_lm/server.py 0.32.2 lines 1818-1839,
+    ml-explore/mlx-lm#1636)."""
     with tempfile.TemporaryDirectory(prefix="textbound-mlx-lm-") as work:
         model, hub = Path(work) / family.name, Path(work) / "hub"
         hub.mkdir()
