@@ -5,7 +5,8 @@ engine_llama_cpp (a source build), server_llama_cpp (a llama-server build, check
 server_llama_cpp_python (llama-cpp-python's own server over HTTP and its chat formatter),
 server_dynamo (NVIDIA Dynamo's front end over HTTP), server_transformers (transformers serve over
 HTTP), engine_vllm, engine_sglang and engine_xgrammar (vllm, sglang and xgrammar, each in an
-environment of its own), engine_mlx_lm (mlx-lm with mlx's CPU wheels),
+environment of its own), engine_mlx_lm (mlx-lm with mlx's CPU wheels), server_mlx_lm (mlx-lm's
+server over HTTP),
 engine_litellm (litellm's template factory), engine_mistralrs (mistral.rs's GGUF tokenizer);
 oracle_env (textbound installed beside an engine's older oracle pins, judged in the oracle
 environment it builds).
@@ -386,6 +387,30 @@ def engine_mlx_lm(session: nox.Session) -> None:
     session.run("pytest", "-q", "-p", "no:cacheprovider", "tests/test_mlx_lm_adapter.py", env=env)
     session.run("python", "tools/field_report.py", "--engines", "mlx-lm-server,mlx-lm", "--jobs", "1",
                 *session.posargs, env=env)
+
+
+# mlx_lm.server reads no tool_choice and no response_format (mlx_lm/server.py 0.32.2 names neither): the
+# tools and structured checks would judge a random-weight model's free text against a forced call or
+# schema, so they are not run. Its chat prompt has no route (the openai dialect): chat is checked in
+# process by engine_mlx_lm.
+MLX_LM_SERVER_COMPONENTS = "detokenizer,stops"
+MLX_LM_SERVER_FAMILIES = ("qwen3", "llama3_1", "llama2")
+
+
+@nox.session
+def server_mlx_lm(session: nox.Session) -> None:
+    """mlx-lm's own server (``python -m mlx_lm.server``; the mlx-lm extra: mlx's Linux CPU wheels, no
+    torch) serving each family's tiny random-weight model written with mlx (tools/serve_engine.py
+    --engine mlx-lm), checked over HTTP with the openai dialect: the tests, then its field-report row
+    (mlx-lm-http)."""
+    _install(session, f"mlx-lm,{TEST_EXTRAS}")
+    env = _shared_env()
+    session.run("pytest", "-q", "-p", "no:cacheprovider", "tests/test_mlx_lm_server.py", env=env)
+    names = [name for name in MLX_LM_SERVER_FAMILIES if name in _shared_names()]
+    _server_field_runs(session, "mlx-lm-http", session.posargs or names,
+                       ["python", "tools/serve_engine.py", "--engine", "mlx-lm"],
+                       ["--server-dialect", "openai", "--component", MLX_LM_SERVER_COMPONENTS], env)
+    session.run("python", "tools/field_report.py", "--engines", "mlx-lm-http", "--jobs", "1", env=env)
 
 
 XGRAMMAR_VERSION = "0.2.9"

@@ -170,6 +170,10 @@ ENGINES = (
     # (nox -s server_transformers): no tokenize endpoint, no chat rendering, so those components are not its
     Engine("transformers-serve", "textbound.adapters.server", ("detokenizer", "stops", "tools", "structured"), False,
            families=("qwen3", "llama3_1", "llama2"), server=True),
+    # mlx-lm's own server (python -m mlx_lm.server) on each family's tiny random-weight model written with mlx
+    # (nox -s server_mlx_lm): it reads no tool_choice and no response_format, so tools and structured are not its
+    Engine("mlx-lm-http", "textbound.adapters.server", ("detokenizer", "stops"), False,
+           families=("qwen3", "llama3_1", "llama2"), server=True),
 )
 SERVER_VERSION_END = " serving "  # a server's impl_version goes on with its model file and URL, per run
 

@@ -18,15 +18,21 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from unittest import mock
 
 from textbound.families import FamilyError, resolve
-from textbound.server.launch import (MODELS_PATH, PORT_PLACEHOLDER, LaunchError, LaunchPlan, llama_cpp_python_plan,
-                                     run_while_serving, tiny_model)
+from textbound.server.launch import (HOST, MODELS_PATH, PORT_PLACEHOLDER, LaunchError, LaunchPlan,
+                                     llama_cpp_python_plan, run_while_serving, tiny_model)
 
 SETUP_ERROR = 2
-PYTHON_ENV = {"llama-cpp-python": "TEXTBOUND_LLAMA_CPP_PYTHON", "dynamo": "TEXTBOUND_DYNAMO_PYTHON"}
+PYTHON_ENV = {"llama-cpp-python": "TEXTBOUND_LLAMA_CPP_PYTHON", "dynamo": "TEXTBOUND_DYNAMO_PYTHON",
+              "mlx-lm": "TEXTBOUND_MLX_LM_PYTHON"}
 DYNAMO_SERVE = Path(__file__).resolve().parents[1] / "engines" / "dynamo" / "serve.py"
 DYNAMO_MODEL = '"id":"m"'  # engines/dynamo/serve.py's MODEL_NAME, listed by GET /v1/models once served
 
@@ -36,6 +42,32 @@ def dynamo_plan(python: Path, family: Path) -> LaunchPlan:
     200 before the worker has registered)."""
     return LaunchPlan((str(python), str(DYNAMO_SERVE), str(family), "--port", PORT_PLACEHOLDER),
                       health_path=MODELS_PATH, ready_marker=DYNAMO_MODEL)
+
+
+MLX_LM_TINY_MODEL = Path(__file__).resolve().parents[1] / "engines" / "mlx_lm" / "tiny_model.py"
+MLX_LM_MODEL_TYPES = {"qwen3": "qwen3"}  # the mlx_lm.models class of a family's tiny model; llama's for the others
+
+
+@contextmanager
+def mlx_lm_plan(python: Path, family: Path) -> Iterator[LaunchPlan]:
+    """``python -m mlx_lm.server`` serving the tiny model of the family folder ``family``, written by
+    mlx-lm itself into a temporary folder removed afterwards; LaunchError with its last words when the
+    model cannot be written. While it serves, ``$HF_HUB_CACHE`` names an empty folder: its ``GET
+    /v1/models`` (which the check asks first) scans the Hugging Face cache after sending 200, and
+    where that folder is missing answers with an empty body (mlx_lm/server.py 0.32.2 lines 1818-1839,
+    ml-explore/mlx-lm#1636)."""
+    with tempfile.TemporaryDirectory(prefix="textbound-mlx-lm-") as work:
+        model, hub = Path(work) / family.name, Path(work) / "hub"
+        hub.mkdir()
+        written = subprocess.run([str(python), str(MLX_LM_TINY_MODEL), str(family), str(model),
+                                  "--model-type", MLX_LM_MODEL_TYPES.get(family.name, "llama")],
+                                 capture_output=True, text=True)
+        if written.returncode != 0:
+            last = (written.stderr.strip().splitlines() or ["(no output)"])[-1]
+            raise LaunchError(f"writing the tiny mlx-lm model of {family} failed: {last}")
+        with mock.patch.dict(os.environ, {"HF_HUB_CACHE": str(hub)}):
+            yield LaunchPlan((str(python), "-m", "mlx_lm.server", "--model", str(model), "--host", HOST,
+                              "--port", PORT_PLACEHOLDER))
 
 
 def engine_python(engine: str) -> Path:
@@ -52,6 +84,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         (family,) = resolve([options.family], [], [])
         python = engine_python(options.engine)
+        if options.engine == "mlx-lm":
+            with mlx_lm_plan(python, family.path) as plan:
+                return run_while_serving(plan, options.command)
         plan = (dynamo_plan(python, family.path) if options.engine == "dynamo"
                 else llama_cpp_python_plan(python, tiny_model(family.path)))
         return run_while_serving(plan, options.command)
