@@ -199,6 +199,14 @@ def test_every_reproducer_and_report_the_triage_links_exists(field_report):
     assert any(field_report.linked_paths(entry, "reproducer") for entry in triage.values())
 
 
+def test_every_reproducer_has_a_row_in_the_reproducers_index(field_report):
+    """reports/field/reproducers/README.md is where a maintainer finds what each script needs to run."""
+    folder = field_report.FIELD_DIR / "reproducers"
+    index = (folder / "README.md").read_text(encoding="utf-8")
+    scripts = [path.name for path in folder.iterdir() if path.suffix in (".py", ".mjs")]
+    assert scripts and [name for name in scripts if f"| `{name}` |" not in index] == []
+
+
 # The serving engines whose engine-bug verdicts were audited against their sources: each names the
 # source file it read (a path with its extension), so that a maintainer can check the reading.
 AUDITED_ENGINES = ("vllm", "vllm-parsers", "sglang", "llama-server")
