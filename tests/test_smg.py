@@ -42,9 +42,10 @@ def canned(answers: dict):
         server.server_close()
 
 
-def native_event(text: str, ids: list[int], finish=None, matched=None) -> dict:
+def native_event(text: str, ids: list[int], finish=None, matched=None, completion_tokens=2) -> dict:
     return {"text": text, "output_ids": ids, "index": 0,
-            "meta_info": {"id": "gnt-1", "finish_reason": finish, "matched_stop": matched, "prompt_tokens": 2}}
+            "meta_info": {"id": "gnt-1", "finish_reason": finish, "matched_stop": matched, "prompt_tokens": 2,
+                          "completion_tokens": completion_tokens}}
 
 
 def test_tokenize_and_detokenize_use_smg_routes() -> None:
@@ -66,6 +67,7 @@ def test_a_streamed_generation_is_the_cumulative_text_cut_into_chunks() -> None:
                                                         include_stop_str_in_output=True))
     assert [chunk.text for chunk in generation.chunks] == ["ab", "c", ""]
     assert (generation.text, generation.ids, generation.finish_reason, generation.stop_reason) == ("abc", (5, 6), "stop", 7)
+    assert generation.usage == {"prompt_tokens": 2, "completion_tokens": 2}
     (path, body), = Canned.requests
     assert (path, body["input_ids"], body["stream"]) == ("/generate", [1, 2], True)
     assert body["sampling_params"] == {"max_new_tokens": 3, "temperature": 1.0, "skip_special_tokens": True,
@@ -79,10 +81,11 @@ def test_a_streamed_text_that_does_not_extend_the_last_is_a_server_error() -> No
 
 
 def test_a_whole_generation_is_the_list_of_one() -> None:
-    answer = [native_event("abc", [5, 6, 7], {"type": "length", "length": 3})]
+    answer = [native_event("abc", [5, 6, 7], {"type": "length", "length": 3}, completion_tokens=3)]
     with canned({"/generate": json.dumps(answer)}) as dialect:
         generation = dialect.generate(GenerationRequest(prompt="Hi", max_tokens=3))
     assert (generation.text, generation.ids, generation.finish_reason) == ("abc", (5, 6, 7), "length")
+    assert generation.usage == {"prompt_tokens": 2, "completion_tokens": 3}
     assert Canned.requests[0][1]["text"] == "Hi"
 
 

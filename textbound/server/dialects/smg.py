@@ -9,9 +9,10 @@ Routes as smg 1.13.0 serves them (model_gateway/src/server.rs):
 - ``generate`` of a prompt (text or ids): SGLang's native ``POST /generate`` (``text`` or
   ``input_ids``, ``sampling_params``: ``max_new_tokens``, ``temperature``, ``stop``,
   ``skip_special_tokens``, ``no_stop_trim`` for ``include_stop_str_in_output``), answering ``text``,
-  ``output_ids`` and ``meta_info.finish_reason`` / ``matched_stop``; streamed, each event's ``text``
-  is the whole text so far and its ``output_ids`` the new ids; not streamed, the answer is a list of
-  one. Its OpenAI ``/v1/completions`` takes no ids and answers none;
+  ``output_ids`` and ``meta_info`` (``finish_reason``, ``matched_stop``, the token counts read as the
+  usage); streamed, each event's ``text`` is the whole text so far and its ``output_ids`` the new
+  ids; not streamed, the answer is a list of one. Its OpenAI ``/v1/completions`` takes no ids and
+  answers none;
 - ``generate`` of a chat: ``POST /v1/chat/completions`` as the OpenAI dialect sends it, with
   ``skip_special_tokens``, ``no_stop_trim`` and ``chat_template_kwargs``; no ids answered;
 - ``chat_ids``, ``chat_text``, ``chat_template``: no route renders a chat without generating (NotProvided);
@@ -67,7 +68,7 @@ class SmgDialect(OpenAIDialect):
             raise ServerError("the answer's text is not a string", sent)
         finish, stop = _finish(answer[0].get("meta_info"), sent)
         return Generation(text=text, ids=tuple(ids_field(answer[0].get("output_ids"), "output_ids", sent)),
-                          finish_reason=finish, stop_reason=stop, request=sent)
+                          finish_reason=finish, stop_reason=stop, request=sent, usage=_usage(answer[0]["meta_info"]))
 
     def native_body(self, request: GenerationRequest) -> dict:
         """The ``/generate`` body asking for ``request`` (a prompt's generation).
@@ -114,9 +115,14 @@ def _finish(meta, sent: dict) -> tuple[str | None, str | int | None]:
     return finish, meta.get("matched_stop")
 
 
+def _usage(meta: dict) -> dict:
+    """The OpenAI usage of a generation's ``meta_info`` (its token counts)."""
+    return {name: meta.get(name) for name in ("prompt_tokens", "completion_tokens")}
+
+
 def _native_streamed(events, sent: dict) -> Generation:
     """A streamed ``/generate``: each event's text is the whole text so far, its ids the new ones."""
-    chunks, text, finish, stop = [], "", None, None
+    chunks, text, finish, stop, usage = [], "", None, None, None
     for number, event in enumerate(events, start=1):
         where = f"SSE event {number}"
         if "error" in event:
@@ -129,6 +135,6 @@ def _native_streamed(events, sent: dict) -> Generation:
         text = so_far
         event_finish, event_stop = _finish(event.get("meta_info"), sent)
         if event_finish is not None:
-            finish, stop = event_finish, event_stop
+            finish, stop, usage = event_finish, event_stop, _usage(event["meta_info"])
     return Generation(text=text, ids=tuple(i for chunk in chunks for i in chunk.ids), finish_reason=finish,
-                      stop_reason=stop, chunks=tuple(chunks), request=sent)
+                      stop_reason=stop, chunks=tuple(chunks), request=sent, usage=usage)
