@@ -24,7 +24,8 @@ noise, as a random-weight model's.
 
 One process holds the worker (grpcio, in threads) and the router; the router is given the family
 folder as its tokenizer and model path, the family's tool-call and reasoning parsers where it has
-them, and is ready when ``GET /v1/models`` lists MODEL_NAME.
+them and its metrics server on a free port of 127.0.0.1 (by default it binds 0.0.0.0:29000, which
+a second router on the machine cannot), and is ready when ``GET /v1/models`` lists MODEL_NAME.
 """
 from __future__ import annotations
 
@@ -144,7 +145,8 @@ def serve(family: Path, port: int) -> None:
     worker.start()
     tool_parser, reasoning_parser = PARSERS.get(family.name, (None, None))
     argv = ["--host", "127.0.0.1", "--port", str(port), "--worker-urls", f"grpc://127.0.0.1:{worker_port}",
-            "--model-path", str(family), "--tokenizer-path", str(family)]
+            "--model-path", str(family), "--tokenizer-path", str(family),
+            "--prometheus-host", "127.0.0.1", "--prometheus-port", str(free_port())]
     argv += ["--tool-call-parser", tool_parser] if tool_parser else []
     argv += ["--reasoning-parser", reasoning_parser] if reasoning_parser else []
     try:
