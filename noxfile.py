@@ -315,9 +315,9 @@ def server_dynamo(session: nox.Session) -> None:
 SMG_VERSION = "1.13.0"
 SMG_GRPC_PROTO_VERSION = "0.4.27"  # the SglangScheduler stubs engines/smg/serve.py's worker answers with
 # smg's worker here is noise and the router forwards no steering to it (engines/smg/serve.py): its tools
-# and structured checks would judge the worker, not smg, so they are not run. No route renders a chat
-# without generating it (textbound/server/dialects/smg.py), so its chat is not checked either.
-SMG_COMPONENTS = "tokenizer,detokenizer,stops"
+# and structured checks would judge the worker, not smg, so they are not run. Its chat ids are the ones
+# the router sends that worker, which reports them (textbound/server/dialects/smg.py).
+SMG_COMPONENTS = "tokenizer,detokenizer,chat,stops"
 SMG_FAMILIES = ("qwen3", "llama3_1")
 
 
@@ -328,7 +328,7 @@ def server_smg(session: nox.Session) -> None:
     tests, then its field-report row (smg)."""
     _install(session, TEST_EXTRAS)
     python = str(_engine_python(session, "TEXTBOUND_SMG_PYTHON", "server_smg-smg",
-                                [[f"smg=={SMG_VERSION}", f"smg-grpc-proto=={SMG_GRPC_PROTO_VERSION}"]]))
+                                [[f"smg=={SMG_VERSION}", f"smg-grpc-proto=={SMG_GRPC_PROTO_VERSION}", "tokenizers"]]))
     env = {**_shared_env(), "TEXTBOUND_SMG_PYTHON": python}
     session.run("pytest", "-q", "-p", "no:cacheprovider", "tests/test_smg.py", env=env)
     names = [name for name in SMG_FAMILIES if name in _shared_names()]

@@ -1,12 +1,13 @@
 """SGLang's model gateway (smg): the smg dialect's requests and readings (against canned answers
 shaped as smg 1.13.0's: /v1/tokenize, /v1/detokenize, SGLang's native /generate), the fake worker's
 seeded draw (engines/smg/serve.py), and, where smg's environment is named ($TEXTBOUND_SMG_PYTHON;
-nox -s server_smg), the real router before that worker: its ids are the tokenizers oracle's."""
+nox -s server_smg), the real router before that worker: its ids are the oracles'."""
 from __future__ import annotations
 
 import importlib.util
 import json
 import os
+import sys
 import threading
 from contextlib import contextmanager
 from http.server import ThreadingHTTPServer
@@ -19,6 +20,7 @@ from textbound.server.dialect import GenerationRequest, NotProvided, ServerError
 from textbound.server.launch import running_server
 
 ROOT = Path(__file__).resolve().parents[1]
+MESSAGES = [{"role": "user", "content": "Hi"}]
 SMG_PYTHON = os.environ.get("TEXTBOUND_SMG_PYTHON", "")
 
 
@@ -89,12 +91,32 @@ def test_a_whole_generation_is_the_list_of_one() -> None:
     assert Canned.requests[0][1]["text"] == "Hi"
 
 
+def test_chat_ids_are_the_numbers_the_echoing_worker_answers() -> None:
+    answer = {"choices": [{"index": 0, "message": {"role": "assistant", "content": "77091 198",
+                                                   "reasoning_content": "151644 872 198"}, "finish_reason": "stop"}]}
+    with canned({"/v1/chat/completions": answer}) as dialect:
+        assert dialect.chat_ids(MESSAGES, continue_final_message=True, chat_template_kwargs={"t": 1}) == [
+            151644, 872, 198, 77091, 198]
+        with pytest.raises(NotProvided, match="generation prompt"):
+            dialect.chat_ids(MESSAGES, add_generation_prompt=False)
+    (path, body), = Canned.requests
+    assert body["rid"].startswith("textbound-prompt-ids-") and body["rid"] != "textbound-prompt-ids-"
+    assert (body["continue_final_message"], body["chat_template_kwargs"], body["model"]) == (True, {"t": 1}, "m")
+
+
+def test_chat_ids_from_a_worker_that_does_not_echo_are_a_server_error() -> None:
+    answer = {"choices": [{"index": 0, "message": {"role": "assistant", "content": "12 a²"}, "finish_reason": "length"}]}
+    with canned({"/v1/chat/completions": answer}) as dialect:
+        with pytest.raises(ServerError, match="not the prompt ids"):
+            dialect.chat_ids(MESSAGES)
+
+
 def test_a_prompt_asking_what_generate_is_not_sent_is_not_provided() -> None:
     dialect = open_dialect("smg", "http://127.0.0.1:9", model="m")
     with pytest.raises(NotProvided, match="logprobs"):
         dialect.generate(GenerationRequest(prompt="Hi", logprobs=1))
     with pytest.raises(NotProvided):
-        dialect.chat_ids([{"role": "user", "content": "Hi"}])
+        dialect.chat_text(MESSAGES)
     assert dialect.steering == ()
 
 
@@ -117,10 +139,36 @@ def test_the_worker_reads_the_family_vocabulary_and_end_ids(tmp_path: Path) -> N
     assert serve.end_ids(tmp_path) == (3, 7)
 
 
+# A stand-in listing the model but no tokenizer for it, as smg's router may between its two jobs.
+MODEL_WITHOUT_TOKENIZER_SERVER = """
+import http.server, sys
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200); self.end_headers()
+        self.wfile.write(b'{"data": [{"id":"m"}]}' if self.path == "/v1/models" else b'{"tokenizers": []}')
+    def log_message(self, *args): pass
+http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
+"""
+
+
+def test_smg_is_not_ready_before_its_tokenizer_is_registered() -> None:
+    from dataclasses import replace
+
+    from textbound.server.launch import LaunchError
+    from tools.serve_engine import worker_served_plan
+    plan = replace(worker_served_plan("smg", Path(sys.executable), ROOT),
+                   argv=(sys.executable, "-c", MODEL_WITHOUT_TOKENIZER_SERVER, "{port}"), startup_timeout=2,
+                   poll_interval=0.05)
+    with pytest.raises(LaunchError, match="within 2 s"):
+        with running_server(plan):
+            pass
+
+
 @pytest.mark.skipif(not Path(SMG_PYTHON).is_file(),
                     reason="smg's environment is not named ($TEXTBOUND_SMG_PYTHON; nox -s server_smg)")
-def test_the_real_router_tokenizes_and_detokenizes_as_the_oracle() -> None:
+def test_the_real_router_tokenizes_renders_and_detokenizes_as_the_oracles() -> None:
     from textbound.families import FamilyError, resolve
+    from textbound.oracles.chat_oracle import FamilyChatOracle
     from textbound.oracles.tokenizers_oracle import TokenizersOracle
     from tools.serve_engine import worker_served_plan
     try:
@@ -131,6 +179,8 @@ def test_the_real_router_tokenizes_and_detokenizes_as_the_oracle() -> None:
     with running_server(worker_served_plan("smg", Path(SMG_PYTHON), family.path)) as url:
         dialect = open_dialect("smg", url, model="m", timeout=30)
         assert dialect.tokenize("Hi there") == oracle.encode("Hi there", False)
+        assert dialect.chat_ids(MESSAGES) == FamilyChatOracle.of(family.path).ids(MESSAGES, None, False,
+                                                                                   add_generation_prompt=True)
         generation = dialect.generate(GenerationRequest(prompt=[1, 2], max_tokens=5, stream=True))
         assert generation.finish_reason in ("length", "stop") and generation.ids
         assert dialect.detokenize(list(generation.ids)) == oracle.decode(list(generation.ids), False)

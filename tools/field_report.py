@@ -136,9 +136,9 @@ ENGINES = (
     Engine("mistral.rs", "textbound.adapters.mistralrs_adapter", ("tokenizer",), False,
            families=("qwen3", "llama3_1", "llama2")),
     # SGLang's model gateway (nox -s server_smg): its Rust router in gRPC mode before a random-token
-    # worker. The worker constrains nothing and nothing steers it, so tools and structured are not
-    # checked; no route renders a chat without generating it, so chat is not either (noxfile.py's SMG_COMPONENTS).
-    Engine("smg", "textbound.adapters.server", ("tokenizer", "detokenizer", "stops"), False,
+    # worker, which reports the chat ids it is sent. It constrains nothing and nothing steers it, so
+    # tools and structured are not checked (noxfile.py's SMG_COMPONENTS).
+    Engine("smg", "textbound.adapters.server", ("tokenizer", "detokenizer", "chat", "stops"), False,
            families=("qwen3", "llama3_1"), server=True),
     # xgrammar's masks in an environment of its own ($TEXTBOUND_XGRAMMAR_PYTHON; nox -s engine_xgrammar)
     Engine("xgrammar", "textbound.adapters.xgrammar_adapter", ("structured",), False),

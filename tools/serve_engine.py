@@ -12,7 +12,7 @@ stops it (textbound.server.launch): the servers that need no build of ours.
   (an environment holding ``ai-dynamo-runtime``);
 - ``smg``: SGLang's model gateway, its router in gRPC mode on the family folder's tokenizer and
   template, in front of a seeded random-token SglangScheduler worker (engines/smg/serve.py), run by
-  ``$TEXTBOUND_SMG_PYTHON`` (an environment holding ``smg`` and ``smg-grpc-proto``).
+  ``$TEXTBOUND_SMG_PYTHON`` (an environment holding ``smg``, ``smg-grpc-proto`` and ``tokenizers``).
 
 ``{url}`` in the command becomes the server's URL; the exit status is the command's (2 when the
 server cannot be started, with one line saying why).
@@ -35,13 +35,16 @@ ENGINES = Path(__file__).resolve().parents[1] / "engines"
 # The engines served by a script of ours before a random-token worker: engines/ENGINE/serve.py
 WORKER_SERVED = ("dynamo", "smg")
 SERVED_MODEL = '"id":"m"'  # those scripts' MODEL_NAME, listed by GET /v1/models once served
+# smg lists the model once its worker is active and registers the model's tokenizer (which /v1/tokenize
+# looks up by model) in a job of its own, either first
+ALSO_READY = {"smg": (("/v1/tokenizers", '"name":"m"'),)}
 
 
 def worker_served_plan(engine: str, python: Path, family: Path) -> LaunchPlan:
     """engines/ENGINE/serve.py serving ``family``: ready once its model is listed (Dynamo's /health
-    answers 200 before the worker has registered)."""
+    answers 200 before the worker has registered), and smg's tokenizer for it registered."""
     return LaunchPlan((str(python), str(ENGINES / engine / "serve.py"), str(family), "--port", PORT_PLACEHOLDER),
-                      health_path=MODELS_PATH, ready_marker=SERVED_MODEL)
+                      health_path=MODELS_PATH, ready_marker=SERVED_MODEL, also_ready=ALSO_READY.get(engine, ()))
 
 
 def engine_python(engine: str) -> Path:

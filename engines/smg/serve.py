@@ -1,6 +1,6 @@
 """SGLang's model gateway (smg) serving a family's tokenizer and chat template in front of a seeded
 random-token gRPC worker, on 127.0.0.1; run by the python of smg's own environment (``smg``,
-``smg-grpc-proto``; nox -s server_smg builds it), started and stopped by textbound.server.launch
+``smg-grpc-proto``, ``tokenizers``; nox -s server_smg builds it), started and stopped by textbound.server.launch
 (tools/serve_engine.py --engine smg).
 
     python engines/smg/serve.py FAMILY_DIR --port 8000
@@ -20,7 +20,11 @@ field), ends at a stop id (``stop_token_ids`` and the model's end-of-sequence id
 ``ignore_eos``; finish "stop", the id sent and named as ``matched_token_id``) or at
 ``max_new_tokens`` ("length"), and constrains nothing (a regex, JSON schema or grammar is ignored;
 the router sends no logit bias from an OpenAI request, so no steering reaches it). Its output is
-noise, as a random-weight model's.
+noise, as a random-weight model's. One request it answers otherwise: one whose id starts with
+PROMPT_IDS_RID (a chat's ``rid``, which the router sends as the request id) gets the prompt ids it
+was sent, written out as decimal numbers (the family's tokenizer encodes them), so the smg dialect
+can read what the router rendered and tokenized: no route of smg's answers it
+(textbound/server/dialects/smg.py, ``chat_ids``).
 
 One process holds the worker (grpcio, in threads) and the router; the router is given the family
 folder as its tokenizer and model path, the family's tool-call and reasoning parsers where it has
@@ -36,10 +40,13 @@ import socket
 from concurrent import futures
 from pathlib import Path
 
+from tokenizers import Tokenizer
+
 MODEL_NAME = "m"
 CONTEXT = 4096
 DEFAULT_MAX_TOKENS = 16  # a request naming none
 WORKER_THREADS = 8
+PROMPT_IDS_RID = "textbound-prompt-ids-"  # textbound/server/dialects/smg.py's, the requests answered with their prompt ids
 # smg's parser names (smg.smg_rs.get_available_tool_call_parsers / _reasoning_parsers) per family
 PARSERS = {"qwen3": ("qwen", "qwen3"), "llama3_1": ("llama", None)}
 
@@ -93,14 +100,18 @@ def worker_service(family: Path):
     from smg_grpc_proto.generated import sglang_scheduler_pb2_grpc as pb_grpc
 
     size, eos = vocabulary_size(family / "tokenizer.json"), end_ids(family)
+    tokenizer = Tokenizer.from_file(str(family / "tokenizer.json"))
 
     class RandomScheduler(pb_grpc.SglangSchedulerServicer):
         def Generate(self, request, context):
             sampling = request.sampling_params
             prompt = list(request.tokenized.input_ids)
-            stops = set(sampling.stop_token_ids) | (set() if sampling.ignore_eos else set(eos))
-            limit = sampling.max_new_tokens if sampling.HasField("max_new_tokens") else DEFAULT_MAX_TOKENS
-            drawn, stop = draw(prompt, size, limit, stops)
+            if request.request_id.startswith(PROMPT_IDS_RID):
+                drawn, stop = tokenizer.encode(" ".join(map(str, prompt)), add_special_tokens=False).ids, None
+            else:
+                stops = set(sampling.stop_token_ids) | (set() if sampling.ignore_eos else set(eos))
+                limit = sampling.max_new_tokens if sampling.HasField("max_new_tokens") else DEFAULT_MAX_TOKENS
+                drawn, stop = draw(prompt, size, limit, stops)
             if request.stream:
                 for n, token in enumerate(drawn, 1):
                     yield pb.GenerateResponse(request_id=request.request_id, chunk=pb.GenerateStreamChunk(

@@ -15,7 +15,14 @@ Routes as smg 1.13.0 serves them (model_gateway/src/server.rs):
   answers none;
 - ``generate`` of a chat: ``POST /v1/chat/completions`` as the OpenAI dialect sends it, with
   ``skip_special_tokens``, ``no_stop_trim`` and ``chat_template_kwargs``; no ids answered;
-- ``chat_ids``, ``chat_text``, ``chat_template``: no route renders a chat without generating (NotProvided);
+- ``chat_ids``: no route of smg's answers what its router rendered and tokenized, but its worker is
+  sent exactly that: a chat completion whose ``rid`` (the request id the router sends its worker)
+  starts with PROMPT_IDS_RID is answered, by the worker engines/smg/serve.py runs, with the prompt
+  ids it was sent, as decimal numbers (the message's content, or its reasoning where the reasoning
+  parser takes it). The router always renders with the generation prompt, or continues the final
+  assistant message (``continue_final_message``); a chat without either is NotProvided. Before any
+  other worker the answer is not ids (ServerError);
+- ``chat_text``, ``chat_template``: no route (NotProvided);
 - steering: none. The router sends a worker no logit bias (its gRPC SamplingParams' ``logit_bias``
   is left empty) and has no allowed ids.
 
@@ -25,10 +32,13 @@ Routes as smg 1.13.0 serves them (model_gateway/src/server.rs):
 """
 from __future__ import annotations
 
+import uuid
+
 from ..protocol import Chunk, Generation, GenerationRequest, NotProvided, ServerError
-from .openai import OpenAIDialect, ids_field
+from .openai import CHAT_PATH, OpenAIDialect, ids_field
 
 TOKENIZE_PATH, DETOKENIZE_PATH, GENERATE_PATH = "/v1/tokenize", "/v1/detokenize", "/generate"
+PROMPT_IDS_RID = "textbound-prompt-ids-"  # engines/smg/serve.py's: its worker answers these with their prompt ids
 
 
 class SmgDialect(OpenAIDialect):
@@ -52,6 +62,27 @@ class SmgDialect(OpenAIDialect):
             raise ServerError("the answer's text is not a string", {"method": "POST", "path": DETOKENIZE_PATH,
                                                                     "body": body})
         return text
+
+    def chat_ids(self, messages: list[dict], *, tools: list[dict] | None = None,
+                 add_generation_prompt: bool = True, continue_final_message: bool = False,
+                 chat_template_kwargs: dict | None = None) -> list[int]:
+        if not (add_generation_prompt or continue_final_message):
+            raise NotProvided(f"{self.name}: a chat is rendered with the generation prompt or continues its final message")
+        body = {**self.model_field(), "messages": messages, "continue_final_message": continue_final_message,
+                "rid": f"{PROMPT_IDS_RID}{uuid.uuid4().hex}"}
+        if tools is not None:
+            body["tools"] = tools
+        if chat_template_kwargs is not None:
+            body["chat_template_kwargs"] = chat_template_kwargs
+        sent = {"method": "POST", "path": CHAT_PATH, "body": body}
+        choices = self.client.post_json(CHAT_PATH, body).get("choices")
+        message = choices[0].get("message") if isinstance(choices, list) and choices and isinstance(choices[0], dict) else None
+        if not isinstance(message, dict):
+            raise ServerError("the answer has no message", sent)
+        written = f"{message.get('reasoning_content') or ''} {message.get('content') or ''}".split()
+        if not written or not all(number.isascii() and number.isdigit() for number in written):
+            raise ServerError("the worker's answer is not the prompt ids (a worker of engines/smg/serve.py's?)", sent)
+        return [int(number) for number in written]
 
     def generate(self, request: GenerationRequest) -> Generation:
         if request.messages is not None:
