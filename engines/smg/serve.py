@@ -1,7 +1,7 @@
 """SGLang's model gateway (smg) serving a family's tokenizer and chat template in front of a seeded
 random-token gRPC worker, on 127.0.0.1; run by the python of smg's own environment (``smg``,
-``smg-grpc-proto``, ``tokenizers``; nox -s server_smg builds it), started and stopped by textbound.server.launch
-(tools/serve_engine.py --engine smg).
+``smg-grpc-proto``, ``tokenizers``; nox -s server_smg builds it), started and stopped by
+textbound.server.launch (tools/serve_engine.py --engine smg).
 
     python engines/smg/serve.py FAMILY_DIR --port 8000
 
