@@ -318,7 +318,7 @@ SMG_GRPC_PROTO_VERSION = "0.4.27"  # the SglangScheduler stubs engines/smg/serve
 # and structured checks would judge the worker, not smg, so they are not run. Its chat ids are the ones
 # the router sends that worker, which reports them (textbound/server/dialects/smg.py).
 SMG_COMPONENTS = "tokenizer,detokenizer,chat,stops"
-SMG_FAMILIES = ("qwen3", "llama3_1")
+SMG_FAMILIES = ("qwen3", "llama3_1", "llama2")  # llama2: no chat template, no chat cases
 
 
 @nox.session

@@ -139,7 +139,7 @@ ENGINES = (
     # worker, which reports the chat ids it is sent. It constrains nothing and nothing steers it, so
     # tools and structured are not checked (noxfile.py's SMG_COMPONENTS).
     Engine("smg", "textbound.adapters.server", ("tokenizer", "detokenizer", "chat", "stops"), False,
-           families=("qwen3", "llama3_1"), server=True),
+           families=("qwen3", "llama3_1", "llama2"), server=True),
     # xgrammar's masks in an environment of its own ($TEXTBOUND_XGRAMMAR_PYTHON; nox -s engine_xgrammar)
     Engine("xgrammar", "textbound.adapters.xgrammar_adapter", ("structured",), False),
     # llama.cpp's llama-server serving each family's tiny GGUF (nox -s server_llama_cpp)

@@ -16,7 +16,9 @@ true)` per chunk, appended), where regular/processor.rs 646-700 (the non-streame
 request's StopSequenceDecoder (its stops and skip_special_tokens) over all the ids.
 
 Usage: python smg_generate_stream_skips_stop_decoder.py TOKENIZER_DIR
-  TOKENIZER_DIR: a byte-level BPE tokenizer folder (tokenizer.json, tokenizer_config.json; Qwen3's).
+  TOKENIZER_DIR: a byte-level BPE or byte-fallback tokenizer folder (tokenizer.json,
+  tokenizer_config.json; Qwen3's, Llama 2's: there each chunk decoded alone also loses its word's
+  leading space).
   Needs: pip install smg==1.13.0 smg-grpc-proto==0.4.27 tokenizers. The script serves an SGLang
   scheduler of its own (gRPC, 127.0.0.1) that answers every request with the same ids, starts the
   router before it as `python -m smg.launch_router` does, and asks POST /generate streamed and not.
@@ -93,7 +95,10 @@ def generate(url: str, stream: bool, stop=None, skip_special_tokens=True) -> str
 
 def main(tokenizer_dir: str) -> int:
     tokenizer = Tokenizer.from_file(f"{tokenizer_dir}/tokenizer.json")
-    split = [tokenizer.token_to_id("Ã"), tokenizer.token_to_id("©")]  # the bytes C3 A9 of "é", one token each
+    # the bytes C3 A9 of "é", one token each: byte-fallback tokens, else byte-level BPE's
+    split = [tokenizer.token_to_id(f"<0x{byte:02X}>") for byte in b"\xc3\xa9"]
+    if None in split:
+        split = [tokenizer.token_to_id("Ã"), tokenizer.token_to_id("©")]
     special = next(i for i, added in sorted(tokenizer.get_added_tokens_decoder().items()) if added.special)
     ids = tokenizer.encode(TEXT, add_special_tokens=False).ids + [special] + split
     shown, kept = tokenizer.decode(ids, skip_special_tokens=True), tokenizer.decode(ids, skip_special_tokens=False)
