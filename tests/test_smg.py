@@ -129,14 +129,15 @@ def test_the_worker_draw_is_seeded_by_the_prompt_and_ends_at_a_stop_id() -> None
     assert stop == first[5] and ended == first[:first.index(first[5]) + 1]
 
 
-def test_the_worker_reads_the_family_vocabulary_and_end_ids(tmp_path: Path) -> None:
+def test_the_worker_ends_at_the_family_end_ids(tmp_path: Path) -> None:
+    from tokenizers import Tokenizer
+    from tokenizers.models import WordLevel
     serve = serve_module()
-    (tmp_path / "tokenizer.json").write_text(json.dumps({"model": {"vocab": {"a": 0, "b": 1}},
-                                                         "added_tokens": [{"id": 7, "content": "</s>"}]}))
+    tokenizer = Tokenizer(WordLevel({"a": 0, "b": 1, "</s>": 2}, unk_token="a"))
     (tmp_path / "tokenizer_config.json").write_text(json.dumps({"eos_token": {"content": "</s>"}}))
-    assert (serve.vocabulary_size(tmp_path / "tokenizer.json"), serve.end_ids(tmp_path)) == (8, (7,))
-    (tmp_path / "generation_config.json").write_text(json.dumps({"eos_token_id": [3, 7]}))
-    assert serve.end_ids(tmp_path) == (3, 7)
+    assert serve.end_ids(tmp_path, tokenizer) == (2,)
+    (tmp_path / "generation_config.json").write_text(json.dumps({"eos_token_id": [1, 2]}))
+    assert serve.end_ids(tmp_path, tokenizer) == (1, 2)
 
 
 # A stand-in listing the model but no tokenizer for it, as smg's router may between its two jobs.

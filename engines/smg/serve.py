@@ -29,7 +29,8 @@ can read what the router rendered and tokenized: no route of smg's answers it
 One process holds the worker (grpcio, in threads) and the router; the router is given the family
 folder as its tokenizer and model path, the family's tool-call and reasoning parsers where it has
 them and its metrics server on a free port of 127.0.0.1 (by default it binds 0.0.0.0:29000, which
-a second router on the machine cannot), and is ready when ``GET /v1/models`` lists MODEL_NAME.
+a second router on the machine cannot). It is ready when ``GET /v1/models`` lists MODEL_NAME and
+``GET /v1/tokenizers`` names it: the router registers the model's tokenizer in a job of its own.
 """
 from __future__ import annotations
 
@@ -51,28 +52,18 @@ PROMPT_IDS_RID = "textbound-prompt-ids-"  # textbound/server/dialects/smg.py's, 
 PARSERS = {"qwen3": ("qwen", "qwen3"), "llama3_1": ("llama", None)}
 
 
-def vocabulary_size(tokenizer_json: Path) -> int:
-    """One past the largest id of a tokenizer.json (model vocabulary and added tokens)."""
-    spec = json.loads(tokenizer_json.read_text(encoding="utf-8"))
-    vocab = spec.get("model", {}).get("vocab") or {}
-    ids = list(range(len(vocab))) if isinstance(vocab, list) else list(vocab.values())
-    ids += [added["id"] for added in spec.get("added_tokens") or ()]
-    return max(ids) + 1
-
-
-def end_ids(family: Path) -> tuple[int, ...]:
+def end_ids(family: Path, tokenizer: Tokenizer) -> tuple[int, ...]:
     """The family's end-of-sequence ids: generation_config.json's ``eos_token_id``, else
-    tokenizer_config.json's ``eos_token`` looked up in tokenizer.json."""
+    tokenizer_config.json's ``eos_token``'s id."""
     generation = family / "generation_config.json"
     if generation.is_file():
         eos = json.loads(generation.read_text(encoding="utf-8")).get("eos_token_id")
         if eos is not None:
             return tuple(eos) if isinstance(eos, list) else (eos,)
-    config = json.loads((family / "tokenizer_config.json").read_text(encoding="utf-8"))
-    token = config.get("eos_token")
+    token = json.loads((family / "tokenizer_config.json").read_text(encoding="utf-8")).get("eos_token")
     token = token.get("content") if isinstance(token, dict) else token
-    spec = json.loads((family / "tokenizer.json").read_text(encoding="utf-8"))
-    return tuple(added["id"] for added in spec.get("added_tokens") or () if added["content"] == token)
+    found = tokenizer.token_to_id(token) if isinstance(token, str) else None
+    return () if found is None else (found,)
 
 
 def draw(prompt_ids, size: int, max_tokens: int, stop_ids) -> tuple[list[int], int | None]:
@@ -99,8 +90,8 @@ def worker_service(family: Path):
     from smg_grpc_proto.generated import sglang_scheduler_pb2 as pb
     from smg_grpc_proto.generated import sglang_scheduler_pb2_grpc as pb_grpc
 
-    size, eos = vocabulary_size(family / "tokenizer.json"), end_ids(family)
     tokenizer = Tokenizer.from_file(str(family / "tokenizer.json"))
+    size, eos = tokenizer.get_vocab_size(with_added_tokens=True), end_ids(family, tokenizer)
 
     class RandomScheduler(pb_grpc.SglangSchedulerServicer):
         def Generate(self, request, context):
