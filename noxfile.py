@@ -6,9 +6,9 @@ server_llama_cpp_python (llama-cpp-python's own server over HTTP and its chat fo
 server_dynamo (NVIDIA Dynamo's front end over HTTP), server_smg (SGLang's model gateway over
 HTTP), server_transformers (transformers serve over HTTP), engine_vllm, engine_sglang and
 engine_xgrammar (vllm, sglang and xgrammar, each in an environment of its own), engine_mlx_lm
-(mlx-lm with mlx's CPU wheels), engine_litellm (litellm's template factory), engine_mistralrs (mistral.rs's GGUF tokenizer);
-oracle_env (textbound installed beside an engine's older oracle pins, judged in the oracle
-environment it builds).
+(mlx-lm with mlx's CPU wheels), engine_litellm (litellm's template factory), engine_mistralrs
+(mistral.rs's GGUF tokenizer); oracle_env (textbound installed beside an engine's older oracle pins,
+judged in the oracle environment it builds).
 
 The shared models and templates are found through $TEXTBOUND_MODELS and $TEXTBOUND_TEMPLATES; when
 they are unset, the folders beside the repository (../shared) are used if they exist.

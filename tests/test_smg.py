@@ -68,7 +68,8 @@ def test_a_streamed_generation_is_the_cumulative_text_cut_into_chunks() -> None:
         generation = dialect.generate(GenerationRequest(prompt=[1, 2], max_tokens=3, stop=("z",), stream=True,
                                                         include_stop_str_in_output=True))
     assert [chunk.text for chunk in generation.chunks] == ["ab", "c", ""]
-    assert (generation.text, generation.ids, generation.finish_reason, generation.stop_reason) == ("abc", (5, 6), "stop", 7)
+    assert (generation.text, generation.ids) == ("abc", (5, 6))
+    assert (generation.finish_reason, generation.stop_reason) == ("stop", 7)
     assert generation.usage == {"prompt_tokens": 2, "completion_tokens": 2}
     (path, body), = Canned.requests
     assert (path, body["input_ids"], body["stream"]) == ("/generate", [1, 2], True)
@@ -105,7 +106,8 @@ def test_chat_ids_are_the_numbers_the_echoing_worker_answers() -> None:
 
 
 def test_chat_ids_from_a_worker_that_does_not_echo_are_a_server_error() -> None:
-    answer = {"choices": [{"index": 0, "message": {"role": "assistant", "content": "12 a²"}, "finish_reason": "length"}]}
+    answer = {"choices": [{"index": 0, "message": {"role": "assistant", "content": "12 a²"},
+                           "finish_reason": "length"}]}
     with canned({"/v1/chat/completions": answer}) as dialect:
         with pytest.raises(ServerError, match="not the prompt ids"):
             dialect.chat_ids(MESSAGES)

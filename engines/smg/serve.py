@@ -47,7 +47,8 @@ MODEL_NAME = "m"
 CONTEXT = 4096
 DEFAULT_MAX_TOKENS = 16  # a request naming none
 WORKER_THREADS = 8
-PROMPT_IDS_RID = "textbound-prompt-ids-"  # textbound/server/dialects/smg.py's, the requests answered with their prompt ids
+# textbound/server/dialects/smg.py's: the requests answered with their prompt ids
+PROMPT_IDS_RID = "textbound-prompt-ids-"
 # smg's parser names (smg.smg_rs.get_available_tool_call_parsers / _reasoning_parsers) per family
 PARSERS = {"qwen3": ("qwen", "qwen3"), "llama3_1": ("llama", None)}
 

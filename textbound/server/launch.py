@@ -125,7 +125,8 @@ def _wait_healthy(process: subprocess.Popen, port: int, plan: LaunchPlan, log) -
 
 
 def _healthy(port: int, plan: LaunchPlan) -> bool:
-    return all(_answers(port, path, marker) for path, marker in ((plan.health_path, plan.ready_marker), *plan.also_ready))
+    return all(_answers(port, path, marker)
+               for path, marker in ((plan.health_path, plan.ready_marker), *plan.also_ready))
 
 
 def _answers(port: int, path: str, marker: str) -> bool:

@@ -67,7 +67,8 @@ class SmgDialect(OpenAIDialect):
                  add_generation_prompt: bool = True, continue_final_message: bool = False,
                  chat_template_kwargs: dict | None = None) -> list[int]:
         if not (add_generation_prompt or continue_final_message):
-            raise NotProvided(f"{self.name}: a chat is rendered with the generation prompt or continues its final message")
+            raise NotProvided(f"{self.name}: a chat is rendered with the generation prompt "
+                              "or continues its final message")
         body = {**self.model_field(), "messages": messages, "continue_final_message": continue_final_message,
                 "rid": f"{PROMPT_IDS_RID}{uuid.uuid4().hex}"}
         if tools is not None:
@@ -76,7 +77,8 @@ class SmgDialect(OpenAIDialect):
             body["chat_template_kwargs"] = chat_template_kwargs
         sent = {"method": "POST", "path": CHAT_PATH, "body": body}
         choices = self.client.post_json(CHAT_PATH, body).get("choices")
-        message = choices[0].get("message") if isinstance(choices, list) and choices and isinstance(choices[0], dict) else None
+        first = choices[0] if isinstance(choices, list) and choices else None
+        message = first.get("message") if isinstance(first, dict) else None
         if not isinstance(message, dict):
             raise ServerError("the answer has no message", sent)
         written = f"{message.get('reasoning_content') or ''} {message.get('content') or ''}".split()
