@@ -3,13 +3,13 @@ committed baseline), bench, mutants (the harness's own mutation score), field (t
 every adapter), and the engines that need heavy optional installs: engines_js (node packages),
 engine_llama_cpp (a source build), server_llama_cpp (a llama-server build, checked over HTTP),
 server_llama_cpp_python (llama-cpp-python's own server over HTTP and its chat formatter),
-server_dynamo (NVIDIA Dynamo's front end over HTTP), server_transformers (transformers serve over
-HTTP), engine_vllm, engine_sglang and engine_xgrammar (vllm, sglang and xgrammar, each in an
-environment of its own), engine_mlx_lm (mlx-lm with mlx's CPU wheels), server_mlx_lm (mlx-lm's
-server over HTTP),
-engine_litellm (litellm's template factory), engine_mistralrs (mistral.rs's GGUF tokenizer);
-oracle_env (textbound installed beside an engine's older oracle pins, judged in the oracle
-environment it builds).
+server_dynamo (NVIDIA Dynamo's front end over HTTP), server_smg (SGLang's model gateway over
+HTTP), server_transformers (transformers serve over HTTP), engine_vllm, engine_sglang and
+engine_xgrammar (vllm, sglang and xgrammar, each in an environment of its own), engine_mlx_lm
+(mlx-lm with mlx's CPU wheels), server_mlx_lm (mlx-lm's server over HTTP), engine_litellm
+(litellm's template factory), engine_mistralrs (mistral.rs's GGUF tokenizer); oracle_env
+(textbound installed beside an engine's older oracle pins, judged in the oracle environment it
+builds).
 
 The shared models and templates are found through $TEXTBOUND_MODELS and $TEXTBOUND_TEMPLATES; when
 they are unset, the folders beside the repository (../shared) are used if they exist.
@@ -311,6 +311,31 @@ def server_dynamo(session: nox.Session) -> None:
     _server_field_runs(session, "dynamo", session.posargs or names, ["python", "tools/serve_engine.py", "--engine", "dynamo"],
                        ["--server-dialect", "dynamo", "--model", "m", "--component", DYNAMO_COMPONENTS], env)
     session.run("python", "tools/field_report.py", "--engines", "dynamo", "--jobs", "1", env=env)
+
+
+SMG_VERSION = "1.13.0"
+SMG_GRPC_PROTO_VERSION = "0.4.27"  # the SglangScheduler stubs engines/smg/serve.py's worker answers with
+# smg's worker here is noise and the router forwards no steering to it (engines/smg/serve.py): its tools
+# and structured checks would judge the worker, not smg, so they are not run. Its chat ids are the ones
+# the router sends that worker, which reports them (textbound/server/dialects/smg.py).
+SMG_COMPONENTS = "tokenizer,detokenizer,chat,stops"
+SMG_FAMILIES = ("qwen3", "llama3_1", "llama2")  # llama2: no chat template, no chat cases
+
+
+@nox.session
+def server_smg(session: nox.Session) -> None:
+    """SGLang's model gateway (smg, a Rust wheel, in an environment of its own) in gRPC mode on each
+    family's tokenizer and template, in front of a seeded random-token SglangScheduler worker: the
+    tests, then its field-report row (smg)."""
+    _install(session, TEST_EXTRAS)
+    python = str(_engine_python(session, "TEXTBOUND_SMG_PYTHON", "server_smg-smg",
+                                [[f"smg=={SMG_VERSION}", f"smg-grpc-proto=={SMG_GRPC_PROTO_VERSION}", "tokenizers"]]))
+    env = {**_shared_env(), "TEXTBOUND_SMG_PYTHON": python}
+    session.run("pytest", "-q", "-p", "no:cacheprovider", "tests/test_smg.py", env=env)
+    names = [name for name in SMG_FAMILIES if name in _shared_names()]
+    _server_field_runs(session, "smg", session.posargs or names, ["python", "tools/serve_engine.py", "--engine", "smg"],
+                       ["--server-dialect", "smg", "--model", "m", "--component", SMG_COMPONENTS], env)
+    session.run("python", "tools/field_report.py", "--engines", "smg", "--jobs", "1", env=env)
 
 
 VLLM_VERSION = "0.33.0"

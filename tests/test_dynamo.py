@@ -102,9 +102,9 @@ def test_the_real_front_end_renders_and_tokenizes_as_transformers() -> None:
     from textbound.families.embedded import build_family
     from textbound.oracles.chat_oracle import FamilyChatOracle
     from textbound.oracles.tokenizers_oracle import TokenizersOracle
-    from tools.serve_engine import dynamo_plan
+    from tools.serve_engine import worker_served_plan
     family = build_family("qwen")
-    with running_server(dynamo_plan(Path(DYNAMO_PYTHON), family)) as url:
+    with running_server(worker_served_plan("dynamo", Path(DYNAMO_PYTHON), family)) as url:
         dialect = open_dialect("dynamo", url, model="m", timeout=30)
         expected = FamilyChatOracle.of(family).ids(MESSAGES, None, False, add_generation_prompt=True)
         assert dialect.chat_ids(MESSAGES) == expected

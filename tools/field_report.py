@@ -135,15 +135,11 @@ ENGINES = (
     # a family without one cached is converted first (llama.cpp's sdist, fetched once)
     Engine("mistral.rs", "textbound.adapters.mistralrs_adapter", ("tokenizer",), False,
            families=("qwen3", "llama3_1", "llama2")),
-    # SGLang's model gateway: its text boundary runs only in gRPC mode, in front of a worker.
-    Engine("smg", "smg.smg_rs", ("tokenizer", "detokenizer", "chat", "stops", "tools"), False, unavailable=(
-        "not run yet. `pip install smg==1.13.0` installs and imports here, but `dir(smg.smg_rs)` holds "
-        "no tokenizer, template or parser to call: Router, SglangGrpcServer, VllmGrpcServer, "
-        "TokenSpeedGrpcServer, config classes, get_available_tool_call_parsers() (48 names) and "
-        "get_available_reasoning_parsers() (44). Its crates/tokenizer, tool_parser and reasoning_parser "
-        "run in the Rust router when it serves a gRPC worker (the sglang.grpc.scheduler.SglangScheduler "
-        "service, token ids both ways): the adapter still to write is that router in front of a fake "
-        "worker answering the service with chosen ids")),
+    # SGLang's model gateway (nox -s server_smg): its Rust router in gRPC mode before a random-token
+    # worker, which reports the chat ids it is sent. It constrains nothing and nothing steers it, so
+    # tools and structured are not checked (noxfile.py's SMG_COMPONENTS).
+    Engine("smg", "textbound.adapters.server", ("tokenizer", "detokenizer", "chat", "stops"), False,
+           families=("qwen3", "llama3_1", "llama2"), server=True),
     # xgrammar's masks in an environment of its own ($TEXTBOUND_XGRAMMAR_PYTHON; nox -s engine_xgrammar)
     Engine("xgrammar", "textbound.adapters.xgrammar_adapter", ("structured",), False),
     # llama.cpp's llama-server serving each family's tiny GGUF (nox -s server_llama_cpp)

@@ -9,7 +9,13 @@ stops it (textbound.server.launch): the servers that need no build of ours.
   (textbound.server.tiny_model, its vocabulary converted by the llama-cpp-python sdist's converter);
 - ``dynamo``: NVIDIA Dynamo's OpenAI front end on the family folder's tokenizer and template, in
   front of a seeded random-token worker (engines/dynamo/serve.py), run by ``$TEXTBOUND_DYNAMO_PYTHON``
-  (an environment holding ``ai-dynamo-runtime``).
+  (an environment holding ``ai-dynamo-runtime``);
+- ``smg``: SGLang's model gateway, its router in gRPC mode on the family folder's tokenizer and
+  template, in front of a seeded random-token SglangScheduler worker (engines/smg/serve.py), run by
+  ``$TEXTBOUND_SMG_PYTHON`` (an environment holding ``smg``, ``smg-grpc-proto`` and ``tokenizers``).
+- ``mlx-lm``: ``python -m mlx_lm.server`` run by ``$TEXTBOUND_MLX_LM_PYTHON`` (an environment holding
+  ``mlx-lm``) on a tiny random-weight model of the family that mlx-lm itself writes
+  (engines/mlx_lm/tiny_model.py).
 
 ``{url}`` in the command becomes the server's URL; the exit status is the command's (2 when the
 server cannot be started, with one line saying why).
@@ -32,19 +38,24 @@ from textbound.server.launch import (HOST, MODELS_PATH, PORT_PLACEHOLDER, Launch
 
 SETUP_ERROR = 2
 PYTHON_ENV = {"llama-cpp-python": "TEXTBOUND_LLAMA_CPP_PYTHON", "dynamo": "TEXTBOUND_DYNAMO_PYTHON",
-              "mlx-lm": "TEXTBOUND_MLX_LM_PYTHON"}
-DYNAMO_SERVE = Path(__file__).resolve().parents[1] / "engines" / "dynamo" / "serve.py"
-DYNAMO_MODEL = '"id":"m"'  # engines/dynamo/serve.py's MODEL_NAME, listed by GET /v1/models once served
+              "mlx-lm": "TEXTBOUND_MLX_LM_PYTHON", "smg": "TEXTBOUND_SMG_PYTHON"}
+ENGINES = Path(__file__).resolve().parents[1] / "engines"
+# The engines served by a script of ours before a random-token worker: engines/ENGINE/serve.py
+WORKER_SERVED = ("dynamo", "smg")
+SERVED_MODEL = '"id":"m"'  # those scripts' MODEL_NAME, listed by GET /v1/models once served
+# smg lists the model once its worker is active and registers the model's tokenizer (which /v1/tokenize
+# looks up by model) in a job of its own, either first
+ALSO_READY = {"smg": (("/v1/tokenizers", '"name":"m"'),)}
 
 
-def dynamo_plan(python: Path, family: Path) -> LaunchPlan:
-    """engines/dynamo/serve.py serving ``family``: ready once its model is listed (its /health answers
-    200 before the worker has registered)."""
-    return LaunchPlan((str(python), str(DYNAMO_SERVE), str(family), "--port", PORT_PLACEHOLDER),
-                      health_path=MODELS_PATH, ready_marker=DYNAMO_MODEL)
+def worker_served_plan(engine: str, python: Path, family: Path) -> LaunchPlan:
+    """engines/ENGINE/serve.py serving ``family``: ready once its model is listed (Dynamo's /health
+    answers 200 before the worker has registered), and smg's tokenizer for it registered."""
+    return LaunchPlan((str(python), str(ENGINES / engine / "serve.py"), str(family), "--port", PORT_PLACEHOLDER),
+                      health_path=MODELS_PATH, ready_marker=SERVED_MODEL, also_ready=ALSO_READY.get(engine, ()))
 
 
-MLX_LM_TINY_MODEL = Path(__file__).resolve().parents[1] / "engines" / "mlx_lm" / "tiny_model.py"
+MLX_LM_TINY_MODEL = ENGINES / "mlx_lm" / "tiny_model.py"
 MLX_LM_MODEL_TYPES = {"qwen3": "qwen3"}  # the mlx_lm.models class of a family's tiny model; llama's for the others
 
 
@@ -87,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
         if options.engine == "mlx-lm":
             with mlx_lm_plan(python, family.path) as plan:
                 return run_while_serving(plan, options.command)
-        plan = (dynamo_plan(python, family.path) if options.engine == "dynamo"
+        plan = (worker_served_plan(options.engine, python, family.path) if options.engine in WORKER_SERVED
                 else llama_cpp_python_plan(python, tiny_model(family.path)))
         return run_while_serving(plan, options.command)
     except (LaunchError, FamilyError, ValueError) as error:

@@ -50,6 +50,13 @@ class ServerClient:
         """The JSON object answering ``POST path`` with ``body``."""
         return self._json({"method": "POST", "path": path, "body": body})
 
+    def post_value(self, path: str, body: dict):
+        """The JSON value, an object or not, answering ``POST path`` (SGLang's /generate answers a list)."""
+        request = {"method": "POST", "path": path, "body": body}
+        with _Exchange(self, request) as exchange:
+            data = b"".join(exchange.body())
+        return _value(data, "the body", request)
+
     def stream(self, path: str, body: dict, done: str | None = DONE, named: bool = False,
                done_required: bool = True) -> Generator[dict, None, str | None]:
         """The JSON objects of the SSE events answering ``POST path``, in order, until the event
@@ -208,14 +215,20 @@ def _named_event(raw: bytes) -> dict | None:
 
 def _parsed(data: bytes | str, where: str, request: dict) -> dict:
     """``data`` read as a JSON object; ServerError naming where it is not one."""
+    value = _value(data, where, request)
+    if not isinstance(value, dict):
+        raise ServerError(f"{where} is JSON {type(value).__name__}, not an object", request)
+    return value
+
+
+def _value(data: bytes | str, where: str, request: dict):
+    """``data`` read as JSON; ServerError naming where it is not JSON."""
     try:
         value = json.loads(data)
     except UnicodeDecodeError as exc:
         raise ServerError(f"invalid JSON in {where}: not UTF-8 at byte {exc.start}", request) from None
     except json.JSONDecodeError as exc:
         raise ServerError(f"invalid JSON in {where} at byte {exc.pos}: {exc.msg}", request) from None
-    if not isinstance(value, dict):
-        raise ServerError(f"{where} is JSON {type(value).__name__}, not an object", request)
     return value
 
 

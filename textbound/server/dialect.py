@@ -1,7 +1,7 @@
 """What a running server's text boundary offers, in one shape whatever HTTP API it speaks.
 
 A *dialect* (textbound/server/dialects/: ``vllm``, ``llama_cpp``, ``openai``, ``llama_cpp_python``,
-``dynamo``, ``transformers_serve``) turns each operation below into that API's requests and its
+``dynamo``, ``transformers_serve``, ``smg``) turns each operation below into that API's requests and its
 answers back into these types. The checks (the server's case builders and properties) and the ``--impl`` adapter of a server (textbound.adapters.server)
 see only this module: a dialect lacking an operation raises ``NotProvided`` and the properties
 needing it are reported "not provided", never passed. A server that misbehaves (a timeout, a
@@ -25,7 +25,7 @@ from typing import Protocol
 from .protocol import (CONCURRENCY_RANGE, STEERING, Chunk, Generation, GenerationRequest, Logprob, NotProvided,
                        ServerError)
 
-DIALECTS = ("vllm", "llama.cpp", "openai", "llama-cpp-python", "dynamo", "transformers-serve")
+DIALECTS = ("vllm", "llama.cpp", "openai", "llama-cpp-python", "dynamo", "transformers-serve", "smg")
 __all__ = ["CONCURRENCY_RANGE", "DIALECTS", "STEERING", "Chunk", "Dialect", "Generation", "GenerationRequest", "Logprob",
            "NotProvided", "ServerError", "open_dialect"]
 
@@ -80,4 +80,7 @@ def open_dialect(name: str, url: str, *, model: str | None = None, timeout: floa
     if name == "transformers-serve":
         from .dialects.transformers_serve import TransformersServeDialect
         return TransformersServeDialect(url, model=model, timeout=timeout)
+    if name == "smg":
+        from .dialects.smg import SmgDialect
+        return SmgDialect(url, model=model, timeout=timeout)
     raise ValueError(f"unknown server dialect {name!r} (known: {', '.join(DIALECTS)})")

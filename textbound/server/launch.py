@@ -73,6 +73,8 @@ class LaunchPlan:
     poll_interval: float = 0.2
     health_path: str = HEALTH_PATH
     ready_marker: str = ""  # text the 200 answer must hold, for a server that answers before its model is served
+    # More (path, marker) pairs that must answer so too: a server whose parts get ready one by one
+    also_ready: tuple[tuple[str, str], ...] = ()
 
 
 def free_port() -> int:
@@ -123,11 +125,16 @@ def _wait_healthy(process: subprocess.Popen, port: int, plan: LaunchPlan, log) -
 
 
 def _healthy(port: int, plan: LaunchPlan) -> bool:
+    return all(_answers(port, path, marker)
+               for path, marker in ((plan.health_path, plan.ready_marker), *plan.also_ready))
+
+
+def _answers(port: int, path: str, marker: str) -> bool:
     connection = http.client.HTTPConnection(HOST, port, timeout=2)
     try:
-        connection.request("GET", plan.health_path)
+        connection.request("GET", path)
         answer = connection.getresponse()
-        return answer.status == 200 and plan.ready_marker.encode("utf-8") in answer.read()
+        return answer.status == 200 and marker.encode("utf-8") in answer.read()
     except OSError:  # not listening yet, or it closed the connection while loading
         return False
     finally:
