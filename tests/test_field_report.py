@@ -209,8 +209,11 @@ def test_every_reproducer_has_a_row_in_the_reproducers_index(field_report):
 
 # The serving engines whose engine-bug verdicts were audited against their sources: each names the
 # source file it read (a path with its extension), so that a maintainer can check the reading.
-AUDITED_ENGINES = ("vllm", "vllm-parsers", "sglang", "llama-server")
-SOURCE_FILE = re.compile(r"[\w/.-]+\.(?:py|cpp|h|hpp|c|rs|mjs|js)\b")
+AUDITED_ENGINES = ("vllm", "vllm-parsers", "sglang", "llama-server",
+                   # issue 39's engines: each verdict read in the engine's source
+                   "mlx-lm", "mlx-lm-server", "mlx-lm-http", "llama-cpp-python-chat", "llama-cpp-python-server",
+                   "dynamo", "smg", "mistral.rs", "transformers-serve", "xgrammar")
+SOURCE_FILE = re.compile(r"[\w/.-]+\.(?:py|cpp|cc|h|hpp|c|rs|mjs|js)\b")
 
 
 def test_every_engine_bug_of_the_audited_serving_engines_names_the_source_file_read(field_report):
