@@ -1,12 +1,17 @@
-"""SGLang's chat server with --tool-call-parser llama3, streaming: a call's name is streamed before
-its arguments, and when the call object has no arguments (or never finishes) a real client is left
-with arguments '' (not JSON text), even after the server's finish step, where the non-streamed
-response to the same output has a call with arguments '{}' (or no call, the text kept as content):
+"""SGLang's chat server with --tool-call-parser llama3 (and mistral), streaming: a call's name is
+streamed before its arguments, and when the call object has no arguments (or never finishes) a
+real client is left with arguments '' (not JSON text), even after the server's finish step, where
+the non-streamed response to the same output has a call with arguments '{}' (or no call, the text
+kept as content; or, Mistral's, the call with its arguments):
 
 - '{"name": "f"}' (a complete call without "arguments"/"parameters"): streamed f with arguments '';
   non-streamed f with arguments '{}'.
 - '<|python_tag|>{"name": "f"' (an unfinished object): streamed f with arguments ''; non-streamed
   no call, content '{"name": "f"'.
+- --tool-call-parser mistral, text then '[TOOL_CALLS] [{"name": ..., "arguments": {...}}]' in one
+  chunk, the finish on an empty one: streamed the name with arguments ''; non-streamed the call with
+  its arguments. The Mistral detector hands the JSON array to the same base
+  ``parse_streaming_increment`` (mistral_detector.py 193).
 
 Why the finish step sends nothing: base_format_detector.py ``parse_streaming_increment`` sends the
 name with parameters '' (lines 244-269) and records the call in ``prev_tool_call_arr`` only when it
@@ -32,8 +37,8 @@ reads the server's flags with the manager's own ``config_value``. Not reproduced
 rendering and the tokenizer (``_convert_to_internal_request``). The request keeps its
 response-parser defaults (no prefix, no grammar), which only the response-template detectors read
 (function_call_parser.py 142-146), and the parser is made without a tokenizer, which it takes only
-where its detector's signature asks for one (function_call_parser.py 138-141; Llama32Detector does
-not).
+where its detector's signature asks for one (function_call_parser.py 138-141; Llama32Detector and
+MistralDetector do not).
 
 Needs: sglang (0.5.23; no model, no GPU) and what its OpenAI serving module imports. Runs in an
 empty folder; exits 1 while a streamed call differs from the non-streamed response's calls, 0 when
@@ -61,11 +66,18 @@ from sglang.srt.server_args import ServerArgs
 logging.disable(logging.WARNING)
 FINISH = {"type": "stop", "matched": 0}  # the end-of-sequence stop, as FINISH_MATCHED_TOKEN.to_json gives it
 MODEL = "meta-llama/Llama-3.1-8B-Instruct"  # only named: the server never loads it here
-TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {}}}}]
-# (the output in the chunks a server streams, the reference's calls: oracles.tool_reference, transformers 5.24.0)
+F = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {}}}}]
+DECIDE = [{"type": "function", "function": {"name": "make_next_step_decision", "parameters": {
+    "type": "object", "properties": {"decision": {"type": "string"}, "content": {"type": "string"}}}}}]
+MISTRAL_OUTPUT = ('Here is some text before the tool call: [TOOL_CALLS] [{"name":"make_next_step_decision", '
+                  '"arguments":{"decision":"ANSWER", "content":"The answer is 42"}}]')
+# (--tool-call-parser, the request's tools, the output in the chunks a server streams (the last, empty,
+# carries the finish reason), the reference's calls: oracles.tool_reference, transformers 5.24.0)
 CASES = [
-    (["<|python_tag|>", '{"name": "f"'], []),
-    (['{"name": "f"}'], [("f", {})]),
+    ("llama3", F, ["<|python_tag|>", '{"name": "f"'], []),
+    ("llama3", F, ['{"name": "f"}'], [("f", {})]),
+    ("mistral", DECIDE, [MISTRAL_OUTPUT, ""],
+     [("make_next_step_decision", {"decision": "ANSWER", "content": "The answer is 42"})]),
 ]
 
 
@@ -127,9 +139,9 @@ async def responses(server: OpenAIServingChat, **fields) -> tuple[dict, dict]:
 
 
 failed = False
-for chunks, reference in CASES:
-    streamed, whole = asyncio.run(responses(chat_server(chunks, tool_call_parser="llama3"), tools=TOOLS))
-    print(f"llama3 on {''.join(chunks)!r} in chunks {chunks}")
+for parser, tools, chunks, reference in CASES:
+    streamed, whole = asyncio.run(responses(chat_server(chunks, tool_call_parser=parser), tools=tools))
+    print(f"{parser} on {''.join(chunks)!r} in chunks {chunks}")
     print("  expected:", whole["tool_calls"], "(calls of the non-streamed response; content", repr(whole["content"]),
           "; the reference's calls:", reference, ")")
     print("  actual:  ", streamed["tool_calls"], "(calls of the streamed response)")
