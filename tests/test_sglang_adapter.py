@@ -65,3 +65,28 @@ def test_a_streamed_call_ends_with_the_servers_finish_step():
     message = sglang_adapter.assemble(parser.feed(text, final=True))
     assert [(c["function"]["name"], c["function"]["arguments"]) for c in message["tool_calls"]] == [("f", "{}")]
 
+
+
+@SGLANG
+@pytest.mark.parametrize(("starts_in_reasoning", "expected"), [
+    (False, {"content": "x</think>y", "reasoning_content": None}),
+    (True, {"content": "y", "reasoning_content": "x"}),
+])
+def test_the_requests_reasoning_switch_reaches_the_server(starts_in_reasoning, expected):
+    """Qwen3's reasoning parser is forced by the request's enable_thinking (the server's
+    _get_reasoning_from_request, its detector's reasoning_default 'enable_thinking': on unless the
+    request turns it off): an output that did not start inside reasoning is asked with it off, or the
+    server reads 'x' as reasoning whatever the case said."""
+    message = sglang_adapter.parse_response("x</think>y", "hermes", starts_in_reasoning=starts_in_reasoning)
+    assert {field: message[field] for field in expected} == expected
+
+
+@SGLANG
+def test_each_feed_answers_the_servers_chunks_for_that_batch():
+    """The server's stream is run a batch at a time: text it can release is sent at its own feed,
+    not held to the finish; a feed after the finishing one is refused in one line."""
+    parser = sglang_adapter.OutputParser("hermes", tools=None, reasoning=False)
+    assert parser.feed("Hello ") == [{"content": "Hello "}]
+    assert parser.feed("world", final=True) == [{"content": "world"}]
+    with pytest.raises(ValueError, match="this stream has finished"):
+        parser.feed("!")

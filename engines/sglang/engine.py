@@ -4,17 +4,19 @@ importing the harness.
 
     python engines/sglang/engine.py
 
-- tools: per request the ``ReasoningParser`` and ``FunctionCallParser`` a server started with the
-  format's ``--reasoning-parser`` and ``--tool-call-parser`` (PARSERS) makes, driven as its chat
-  serving drives them: each delta goes through the reasoning parser's ``parse_stream_chunk``
-  (``parse_stream_end`` at the finish), its normal text through the function-call parser's
-  ``parse_stream_chunk`` (``parse_stream_end`` at the finish), then, at the finish, the server's own
-  ``OpenAIServingChat._check_for_unstreamed_tool_args`` (the arguments the detector parsed but never
-  streamed, sent as one more delta: a call streamed without arguments ends with ``{}``); the whole
-  text through both ``parse_non_stream``. Call items become OpenAI deltas: a named item opens call
-  ``tool_index`` with an id, its ``parameters`` are argument text. Without tools the server parses
-  no calls unless the detector ``parses_without_tools`` (``_tool_call_parsing_active``): the text is
-  content as it comes.
+- tools: per request the real ``OpenAIServingChat(tokenizer_manager, TemplateManager())`` of a
+  server started with the format's ``--tool-call-parser`` and ``--reasoning-parser`` (PARSERS; no
+  reasoning parser when the request asks for no reasoning), over the published ``ServerArgs`` of
+  that command line; only the tokenizer manager is a stand-in, ``ModelOutput``, which yields the
+  model's output as the real one yields it to the chat server (per detokenized batch the text so
+  far, the finish reason on the last). Streamed, each ``parser_feed`` is one such batch handed to
+  the server's own ``_generate_chat_stream``, run until it waits for the next; its SSE chunks read
+  back as protocol deltas (the last feed carries the finish reason: the parsers' flush and
+  ``_check_for_unstreamed_tool_args`` run there, as in the server). Whole, the final batch through
+  ``_handle_non_streaming_request``, its message read back. The request is a chat completion of
+  the case's tools whose reasoning switch (``starts_in_reasoning``) is what the server's
+  ``_get_reasoning_from_request`` reads for its reasoning detector's ``reasoning_default``
+  (THINKING_FIELDS); a detector whose reasoning is always on ignores it, as the server does.
 - tokenizer: the family's tokenizer as SGLang's server loads it (``get_tokenizer``), encode/decode
   as the tokenizer manager calls them.
 - detokenizer: one request through ``DetokenizerManager._decode_batch_token_id_output``, fed as the
@@ -26,25 +28,26 @@ importing the harness.
   family's ``load``, and where it cannot import (it needs torch and the server's packages), ``load``
   answers with that reason.
 
-Server entry point: ``sglang.launch_server``'s OpenAI front end, ``OpenAIServingChat``: streamed,
-``_process_reasoning_stream`` then ``_process_tool_call_stream`` per chunk, with ``flush`` (the
-parsers' ``parse_stream_end``) and ``_check_for_unstreamed_tool_args`` on the chunk carrying the
-finish reason; whole, the reasoning parser's ``parse_non_stream``, then the function-call parser's
-where its ``has_tool_call`` sees a marker (``_process_tool_calls``);
-the tokenizer ``get_tokenizer`` loads; the detokenizer manager's ``_decode_batch_token_id_output``
-per scheduler batch. Not reproduced: the parsers are made without the server's tokenizer, the
-request's prefix and its constrained flag (the server passes them; these detectors' text paths do
-not read them).
+Server entry point: ``sglang.launch_server``'s OpenAI front end, ``OpenAIServingChat`` itself:
+streamed, ``_generate_chat_stream`` fed batch by batch (its ``_generate_stream_content``:
+``_process_reasoning_stream``, ``_process_tool_call_stream``, and on the batch carrying the finish
+reason the parsers' ``parse_stream_end`` and ``_check_for_unstreamed_tool_args``); whole,
+``_handle_non_streaming_request`` (``_build_chat_response``, ``_process_tool_calls``); the tokenizer
+``get_tokenizer`` loads; the detokenizer manager's ``_decode_batch_token_id_output`` per scheduler
+batch. Not reproduced: the prompt's rendering and its tokenizer (``_convert_to_internal_request``);
+the parsers are made without a tokenizer, which they take only where their detector's signature
+asks for one, and the request keeps its response-parser defaults (no prefix, no grammar), which
+only the response-template detectors read.
 
     -> {"id": 3, "op": "parse_response", "text": "<tool_call>...", "format": "hermes", ...}
-    <- {"id": 3, "result": {"role": "assistant", "content": null, "tool_calls": [...]}}
+    <- {"id": 3, "result": {"role": "assistant", "content": "", "tool_calls": [...]}}
 """
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import sys
-import uuid
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -54,9 +57,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "vllm"))
 from protocol_loop import Handles, die_with_parent, serve, tokenizer_ops  # noqa: E402
 
 import sglang  # noqa: E402
-from sglang.srt.entrypoints.openai.protocol import Tool  # noqa: E402
-from sglang.srt.function_call.function_call_parser import FunctionCallParser  # noqa: E402
-from sglang.srt.parser.reasoning_parser import ReasoningParser  # noqa: E402
 
 # (--tool-call-parser, --reasoning-parser) a server of the format's models runs with.
 PARSERS: dict[str, tuple[str, str | None]] = {
@@ -65,81 +65,162 @@ PARSERS: dict[str, tuple[str, str | None]] = {
     "deepseek_v31": ("deepseekv31", "deepseek-v3"), "gpt_oss": ("gpt-oss", "gpt-oss"),
     "kimi_k2": ("kimi_k2", "kimi_k2"), "glm45": ("glm45", "glm45"), "minimax_m2": ("minimax-m2", "minimax"),
 }
+MODEL = "textbound"  # only named: the server never loads it here
+FINISH = {"type": "stop", "matched": 0}  # the end-of-sequence stop, as FINISH_MATCHED_TOKEN.to_json gives it
+MESSAGES = [{"role": "user", "content": "Hi"}]  # the prompt is not rendered: any conversation will do
+# The request fields that switch reasoning on or off, per value of the server's reasoning detector's
+# reasoning_default, as _get_reasoning_from_request reads them with no template config (a template
+# manager that loaded no chat template has none): a toggle in chat_template_kwargs, or Mistral's
+# reasoning_effort. A mode not listed ("always") reads nothing from the request.
+THINKING_FIELDS = {
+    "thinking": lambda on: {"chat_template_kwargs": {"thinking": on}},
+    "enable_thinking": lambda on: {"chat_template_kwargs": {"enable_thinking": on}},
+    "explicit_thinking": lambda on: {"chat_template_kwargs": {"thinking": on}},
+    "explicit_enable_thinking": lambda on: {"chat_template_kwargs": {"enable_thinking": on}},
+    "mistral": lambda on: {"reasoning_effort": "high" if on else "none"},
+}
+LOOP = asyncio.new_event_loop()  # the chat servers' coroutines, run a batch at a time
 
 
-def call_deltas(calls) -> list[dict]:
-    """SGLang's ToolCallItems as OpenAI deltas."""
+class ModelOutput:
+    """The TokenizerManager as OpenAIServingChat reads it, its model's output fed from outside: no
+    model, no sockets. It yields what the real one yields to the chat server (tokenizer_manager.py's
+    _wait_one_response, the text filled in by _handle_batch_output): per detokenized batch the text
+    so far, the finish reason on the last; a non-streamed request reads the first output it is given,
+    which the caller makes the last. ``starved`` resolves when the server waits for a batch not fed yet."""
+
+    tokenizer = None  # no prompt is rendered here, and these parsers' text paths do not read it
+
+    def __init__(self, server_args):
+        self.server_args, self.model_path = server_args, server_args.model_path
+        # No architecture: resolve_chat_encoding_spec picks no chat encoder, the chat template's path.
+        self.model_config = SimpleNamespace(hf_config=SimpleNamespace(architectures=[], model_type=None),
+                                            get_default_sampling_params=dict)
+        self.text, self.batches, self.outputs = "", 0, []
+        self.starved, self.fed = LOOP.create_future(), None
+
+    def config_value(self, name: str):
+        """The server's flags, read from the published config by the manager's own method."""
+        from sglang.srt.managers.tokenizer_manager import TokenizerManager
+        return TokenizerManager.config_value(self, name)
+
+    def feed(self, text: str, final: bool) -> None:
+        self.text, self.batches = self.text + text, self.batches + 1
+        self.outputs.append({"text": self.text, "output_ids": [], "meta_info": {
+            "id": REQUEST, "finish_reason": FINISH if final else None, "prompt_tokens": 1,
+            "weight_version": self.config_value("weight_version"), "num_retractions": 0,
+            "reasoning_tokens": 0, "completion_tokens": self.batches, "cached_tokens": 0}})
+        self.starved = LOOP.create_future()
+        if self.fed is not None and not self.fed.done():
+            self.fed.set_result(None)
+
+    async def generate_request(self, adapted_request, raw_request):
+        while True:
+            while not self.outputs:
+                if not self.starved.done():
+                    self.starved.set_result(None)
+                self.fed = LOOP.create_future()
+                await self.fed
+            output = self.outputs.pop(0)
+            yield output
+            if output["meta_info"]["finish_reason"]:
+                return
+
+
+def stream_deltas(event: str) -> list[dict]:
+    """One SSE event of the server's stream as protocol deltas; an error event raised."""
+    payload = event.removeprefix("data: ").strip()
+    if payload == "[DONE]":
+        return []
+    chunk = json.loads(payload)
+    if "error" in chunk:
+        raise RuntimeError(f"SGLang's stream sent an error: {chunk['error'].get('message', chunk['error'])}")
     found = []
-    for call in calls:
-        piece = {"index": call.tool_index, "function": {"arguments": call.parameters or ""}}
-        if call.name:
-            piece.update(id=f"call_{uuid.uuid4().hex[:24]}", type="function")
-            piece["function"]["name"] = call.name
-        found.append({"tool_calls": [piece]})
+    for choice in chunk.get("choices", []):
+        delta = choice["delta"]
+        found += [{field: delta[field]} for field in ("reasoning_content", "content") if delta.get(field)]
+        for call in delta.get("tool_calls") or []:
+            piece = {"index": call["index"], "function": {"arguments": call["function"].get("arguments") or ""}}
+            if call["function"].get("name"):
+                piece.update(id=call["id"], type="function")
+                piece["function"]["name"] = call["function"]["name"]
+            found.append({"tool_calls": [piece]})
     return found
 
 
-def unstreamed_arguments(calls: FunctionCallParser, tools: list) -> list[dict]:
-    """The delta the server sends after the finishing chunk's flush: its own
-    ``_check_for_unstreamed_tool_args`` (it reads the parser, the request's model and the chunk's id), its SSE
-    chunk read back as a protocol delta; [] when it sends none."""
-    from sglang.srt.entrypoints.openai.protocol import ChatCompletionRequest
-    from sglang.srt.entrypoints.openai.serving_chat import OpenAIServingChat
-    request = ChatCompletionRequest(model=REQUEST, messages=[{"role": "user", "content": "Hi"}], tools=tools or None)
-    server = object.__new__(OpenAIServingChat)  # its __init__ needs a running tokenizer manager
-    chunk = server._check_for_unstreamed_tool_args(calls, {"meta_info": {"id": REQUEST}}, request, 0, created=0)
-    if chunk is None:
-        return []
-    delta = json.loads(chunk.removeprefix("data: "))["choices"][0]["delta"]
-    return [{"tool_calls": [{"index": call["index"], "function": {"arguments": call["function"]["arguments"]}}]}
-            for call in delta["tool_calls"]]
-
-
 class Parsing:
-    """One request's parsers, as the server makes them."""
+    """One request to the chat server a format's command line starts."""
 
     def __init__(self, r: dict):
+        from sglang.srt.entrypoints.openai.protocol import ChatCompletionRequest
+        from sglang.srt.entrypoints.openai.serving_chat import OpenAIServingChat
+        from sglang.srt.parser.template_manager import TemplateManager
+        from sglang.srt.server_args import ServerArgs
         if r["format"] not in PARSERS:
             raise ValueError(f"SGLang has no parser for format {r['format']!r}")
         tool_parser, reasoning_parser = PARSERS[r["format"]]
-        self.tools = [Tool.model_validate(tool) for tool in r["tools"] or []]
-        # The server's _tool_call_parsing_active: with no tools declared, only a detector that parses
-        # without tools reads calls; otherwise the output is content as it comes.
-        self.parsing_calls = bool(self.tools) or FunctionCallParser.ToolCallParserEnum[tool_parser].parses_without_tools()
-        self.reasoning = (ReasoningParser(reasoning_parser, stream_reasoning=True,
-                                          force_reasoning=r["starts_in_reasoning"] or None,
-                                          tool_call_parser_active=self.parsing_calls)
-                          if reasoning_parser and r["reasoning"] else None)
-        self.calls = FunctionCallParser(self.tools, tool_parser)
+        self.server_args = ServerArgs(model_path=MODEL, tool_call_parser=tool_parser,
+                                      reasoning_parser=reasoning_parser if r["reasoning"] else None)
+        self.publish()
+        self.model = ModelOutput(self.server_args)
+        self.server = OpenAIServingChat(self.model, TemplateManager())
+        detector = self.server._reasoning_detector
+        thinking = THINKING_FIELDS.get(detector.reasoning_default) if detector is not None else None
+        self.fields = {"tools": r["tools"] or None, **(thinking(bool(r["starts_in_reasoning"])) if thinking else {})}
+        self.request = ChatCompletionRequest(model=MODEL, messages=MESSAGES, **self.fields)
+        self.stream, self.next_event, self.finished = None, None, False
+
+    def publish(self) -> None:
+        """What the launcher publishes before its server starts; again before each use, since
+        another request's server may have published its own since."""
+        from sglang.srt.runtime_context import get_context
+        get_context().set_server_args(self.server_args)
 
     def feed(self, text: str, final: bool) -> list[dict]:
-        reasoning, normal = self.reasoning.parse_stream_chunk(text) if self.reasoning else (None, text)
-        if final and self.reasoning:
-            end_reasoning, end_normal = self.reasoning.parse_stream_end()
-            reasoning, normal = (reasoning or "") + (end_reasoning or ""), (normal or "") + (end_normal or "")
-        deltas = [{"reasoning_content": reasoning}] if reasoning else []
-        if not self.parsing_calls:
-            return deltas + ([{"content": normal}] if normal else [])
-        content, calls = self.calls.parse_stream_chunk(normal) if normal else ("", [])
-        if final:
-            end_content, end_calls = self.calls.parse_stream_end()
-            content, calls = content + (end_content or ""), [*calls, *end_calls]
-        finish = unstreamed_arguments(self.calls, self.tools) if final else []
-        return deltas + ([{"content": content}] if content else []) + call_deltas(calls) + finish
+        if self.stream is None:
+            from sglang.srt.managers.io_struct import GenerateReqInput
+            streamed = self.request.model_copy(update={"stream": True})
+            self.stream = self.server._generate_chat_stream(GenerateReqInput(text="", stream=True), streamed, None)
+        elif self.finished:
+            raise ValueError("this stream has finished: no more text can be fed")
+        self.publish()
+        self.model.feed(text, final)
+        return LOOP.run_until_complete(self.events_until_starved())
+
+    async def events_until_starved(self) -> list[dict]:
+        """The deltas of the events the server sends until it waits for the next batch or ends."""
+        found = []
+        while True:
+            if self.next_event is None:
+                self.next_event = asyncio.ensure_future(anext(self.stream))
+            await asyncio.wait({self.next_event, self.model.starved}, return_when=asyncio.FIRST_COMPLETED)
+            if not self.next_event.done():
+                return found
+            try:
+                event = self.next_event.result()
+            except StopAsyncIteration:
+                self.finished = True
+                return found
+            self.next_event = None
+            found += stream_deltas(event)
 
     def whole(self, text: str) -> dict:
-        reasoning, normal = self.reasoning.parse_non_stream(text) if self.reasoning else (None, text)
-        normal = normal or ""
-        # The server parses calls only where the detector sees a call's marker (_process_tool_calls).
-        marked = self.parsing_calls and self.calls.has_tool_call(normal)
-        content, calls = self.calls.parse_non_stream(normal) if marked else (normal, [])
-        message = {"role": "assistant", "content": content or (None if calls else content),
-                   "reasoning_content": reasoning}
-        if calls:
-            message["tool_calls"] = [{"id": f"call_{uuid.uuid4().hex[:24]}", "type": "function",
-                                      "function": {"name": call.name, "arguments": call.parameters}}
-                                     for call in calls]
-        return message
+        from sglang.srt.entrypoints.openai.protocol import ChatCompletionResponse
+        from sglang.srt.managers.io_struct import GenerateReqInput
+        self.publish()
+        self.model.feed(text, final=True)
+        response = LOOP.run_until_complete(
+            self.server._handle_non_streaming_request(GenerateReqInput(text=""), self.request, None))
+        if not isinstance(response, ChatCompletionResponse):
+            body = getattr(response, "body", None)
+            raise RuntimeError(f"SGLang's server answered an error: {body.decode() if body else response}")
+        message = response.choices[0].message
+        found = {"role": "assistant", "content": message.content, "reasoning_content": message.reasoning_content}
+        if message.tool_calls:
+            found["tool_calls"] = [{"id": call.id, "type": "function",
+                                    "function": {"name": call.function.name, "arguments": call.function.arguments}}
+                                   for call in message.tool_calls]
+        return found
 
 
 REQUEST = "textbound"  # the request id of every detokenized stream (one per manager)

@@ -13,15 +13,15 @@ textbound.adapters.jsonl_engine. ``assemble`` is impl's: merging deltas is the O
 The engine dies with the process that started it. The detokenizer's module
 (sglang.srt.managers.detokenizer_manager) imports torch and the server's packages (setproctitle,
 pyzmq, fastapi, uvicorn, uvloop, einops, dill, sentencepiece, compressed-tensors, gguf, torchvision):
-without them a family's engine refuses to load, saying which is missing. The streamed parsers'
-finish step is the server's own (sglang.srt.entrypoints.openai.serving_chat, which needs jsonschema
-too): without it the stream's last feed answers with the import error.
+without them a family's engine refuses to load, saying which is missing. The parsers are
+driven through the server's own chat serving (sglang.srt.entrypoints.openai.serving_chat, which
+needs jsonschema too): without it a parser's first request answers with the import error.
 
-Server entry point: per component, what ``sglang.launch_server``'s ``OpenAIServingChat`` and
-detokenizer manager call, listed in engines/sglang/engine.py's docstring: the reasoning then the
-function-call parser per chunk, and on the chunk carrying the finish reason their
-``parse_stream_end`` and the server's ``_check_for_unstreamed_tool_args``; calls parsed only where
-``_tool_call_parsing_active`` (tools declared, or a detector that parses without them).
+Server entry point: per component, what ``sglang.launch_server`` runs, listed in
+engines/sglang/engine.py's docstring: tools ``OpenAIServingChat`` itself, its
+``_generate_chat_stream`` fed a batch per feed and ``_handle_non_streaming_request``, with only the
+tokenizer manager a stand-in; the tokenizer ``get_tokenizer`` loads and the detokenizer manager's
+incremental decode.
 
     >>> parse_response('<tool_call>{"name": "f", "arguments": {}}</tool_call>', "hermes",
     ...                tools=[{"type": "function", "function": {"name": "f"}}])["tool_calls"][0]["function"]
