@@ -11,9 +11,9 @@ Why: deepseekv31_detector.py ``parse_streaming_increment`` (line 90) looks for a
 buffer (100-102) and, finding none, empties the buffer and returns the new text as normal text
 (104-109); it never holds back a tail that could begin a marker, as the base detector does
 (base_format_detector.py 157, ``_ends_with_partial_token``, line 112). A marker cut between chunks is
-therefore never whole in the buffer. Low severity: DeepSeek V3.1's tokenizer has each marker as one
-token, so chunks cut at token boundaries never split one; a chunk boundary inside a marker needs
-text-level chunking (a detokenizer holding bytes, another tokenizer, a proxy re-chunking the text).
+therefore never whole in the buffer. How often it bites depends on whether the served tokenizer
+holds each marker as one token (not checked here); pull request sglang#31351 (open) reports the
+marker arriving in sub-word pieces and fixes this hold-back.
 
 What the server calls (sglang 0.5.23, sglang/srt/entrypoints/openai/serving_chat.py): streamed,
 ``OpenAIServingChat._generate_chat_stream`` (2441-2805), which hands each chunk of the tokenizer
