@@ -7,14 +7,11 @@ from __future__ import annotations
 import json
 import os
 import sys
-import threading
-from contextlib import contextmanager
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
-from tests.test_server_llama_cpp import Canned
+from tests.canned_server import Canned, canned as canned_dialect
 from textbound.server.dialect import GenerationRequest, NotProvided, open_dialect
 from textbound.server.launch import MODELS_PATH, LaunchError, LaunchPlan, running_server
 
@@ -22,16 +19,8 @@ MESSAGES = [{"role": "user", "content": "Hi"}]
 CHAT = "/v1/chat/completions"
 
 
-@contextmanager
 def canned(answers: dict):
-    Canned.answers, Canned.requests = answers, []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Canned)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield open_dialect("dynamo", f"http://127.0.0.1:{server.server_port}", model="m", timeout=5)
-    finally:
-        server.shutdown()
-        server.server_close()
+    return canned_dialect(answers, "dynamo", model="m")
 
 
 def annotation(name: str, value) -> bytes:

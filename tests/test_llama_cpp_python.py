@@ -5,14 +5,11 @@ server_llama_cpp_python), its chat formatter through the server's request model.
 from __future__ import annotations
 
 import sys
-import threading
-from contextlib import contextmanager
-from http.server import ThreadingHTTPServer
 
 import pytest
 
-from tests.test_server_llama_cpp import Canned
-from textbound.server.dialect import GenerationRequest, NotProvided, open_dialect
+from tests.canned_server import Canned, canned as canned_dialect
+from textbound.server.dialect import GenerationRequest, NotProvided
 from textbound.server.dialects.llama_cpp_python import SAMPLING
 from textbound.server.launch import MODELS_PATH, LaunchPlan, running_server
 
@@ -35,16 +32,8 @@ def test_a_server_without_health_is_ready_when_its_models_answer() -> None:
         assert url.startswith("http://127.0.0.1:")
 
 
-@contextmanager
 def canned(answers: dict):
-    Canned.answers, Canned.requests = answers, []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Canned)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield open_dialect("llama-cpp-python", f"http://127.0.0.1:{server.server_port}", timeout=5)
-    finally:
-        server.shutdown()
-        server.server_close()
+    return canned_dialect(answers, "llama-cpp-python")
 
 
 def test_tokenize_and_detokenize_use_the_extras_routes() -> None:

@@ -4,14 +4,11 @@ found ($TEXTBOUND_LLAMA_SERVER or the cache of tools/build_llama_server.py), the
 a tiny model, checked against the tokenizers and transformers oracles."""
 from __future__ import annotations
 
-import json
 import sys
-import threading
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from tests.canned_server import Canned, canned as canned_dialect
 from textbound.server.dialect import GenerationRequest, NotProvided, ServerError
 from textbound.server.dialects.llama_cpp import LlamaCppDialect
 from textbound.server.launch import LaunchError, LaunchPlan, llama_server_binary, running_server
@@ -64,48 +61,10 @@ def test_a_missing_command_is_one_error() -> None:
             pass
 
 
-class Canned(BaseHTTPRequestHandler):
-    """Answers shaped as llama-server's (tools/server/server-task.cpp), recording each request."""
-
-    answers: dict = {}
-    requests: list = []
-
-    def do_GET(self) -> None:
-        self._answer(None)
-
-    def do_POST(self) -> None:
-        self._answer(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-
-    def _answer(self, body) -> None:
-        self.requests.append((self.path, body))
-        answer = self.answers[self.path]
-        stream = isinstance(answer, list)
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream" if stream else "application/json")
-        self.end_headers()
-        events = answer if stream else [answer]
-        for event in events:
-            if isinstance(event, bytes):  # an event written as given (a named one, without data)
-                self.wfile.write(event)
-                continue
-            data = event if isinstance(event, str) else json.dumps(event)
-            self.wfile.write((f"data: {data}\n\n" if stream else data).encode())
-
-    def log_message(self, *args) -> None:
-        pass
 
 
-@contextmanager
 def canned(answers: dict):
-    Canned.answers, Canned.requests = answers, []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Canned)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield LlamaCppDialect(f"http://127.0.0.1:{server.server_port}", timeout=5)
-    finally:
-        server.shutdown()
-        server.server_close()
+    return canned_dialect(answers, "llama.cpp")
 
 
 def final(content: str, tokens: list[int], stop_type: str, stopping_word: str = "") -> dict:

@@ -8,14 +8,11 @@ import importlib.util
 import json
 import os
 import sys
-import threading
-from contextlib import contextmanager
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
-from tests.test_server_llama_cpp import Canned
+from tests.canned_server import Canned, canned as canned_dialect
 from textbound.server.dialect import GenerationRequest, NotProvided, ServerError, open_dialect
 from textbound.server.launch import running_server
 
@@ -32,16 +29,8 @@ def serve_module():
     return module
 
 
-@contextmanager
 def canned(answers: dict):
-    Canned.answers, Canned.requests = answers, []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Canned)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield open_dialect("smg", f"http://127.0.0.1:{server.server_port}", model="m", timeout=5)
-    finally:
-        server.shutdown()
-        server.server_close()
+    return canned_dialect(answers, "smg", model="m")
 
 
 def native_event(text: str, ids: list[int], finish=None, matched=None, completion_tokens=2) -> dict:
