@@ -184,6 +184,18 @@ def test_a_server_engines_refused_families_are_its_not_applicable_ones(field_rep
     assert "- gpt2: no chat template" in page["engines/srv.md"]
 
 
+def test_an_engines_case_timeout_reaches_its_check_and_the_default_is_left_alone(field_report, tmp_path, monkeypatch):
+    commands = []
+    monkeypatch.setattr(field_report.subprocess, "run", lambda command, **_: commands.append(command))
+    gpt2 = field_report.FieldFamily("gpt2", build_family("gpt2"), ("--family", "gpt2"))
+    for timeout in (600.0, None):
+        engine = field_report.Engine("impl", "impl", ("tokenizer",), False, case_timeout=timeout)
+        field_report.run_engine(engine, [gpt2], tmp_path, "quick", 1)
+    slow, default = commands
+    assert slow[slow.index("--case-timeout") + 1] == "600.0"
+    assert "--case-timeout" not in default
+
+
 def test_an_engine_not_run_here_is_a_row_saying_why_and_its_module_is_never_imported(field_report, tmp_path):
     engine = field_report.Engine("gone", "no_such_module_anywhere", ("chat",), False,
                                  unavailable="`pip install gone` printed: no matching distribution")
@@ -212,7 +224,7 @@ def test_every_reproducer_has_a_row_in_the_reproducers_index(field_report):
 AUDITED_ENGINES = ("vllm", "vllm-parsers", "sglang", "llama-server",
                    # issue 39's engines: each verdict read in the engine's source
                    "mlx-lm", "mlx-lm-server", "mlx-lm-http", "llama-cpp-python-chat", "llama-cpp-python-server",
-                   "dynamo", "smg", "mistral.rs", "transformers-serve", "xgrammar")
+                   "dynamo", "smg", "mistral.rs", "transformers-serve", "xgrammar", "litellm")
 SOURCE_FILE = re.compile(r"[\w/.-]+\.(?:py|cpp|cc|h|hpp|c|rs|mjs|js)\b")
 
 

@@ -93,6 +93,7 @@ class Engine:
     server: bool = False  # checked over HTTP, run per family elsewhere (see the module's docstring)
     refuses: tuple[tuple[str, str], ...] = ()  # a server's families it cannot serve, with its own words
     unavailable: str = ""  # why it is not run here: the commands tried and what they printed
+    case_timeout: float | None = None  # its check's --case-timeout, where the default is too short
 
     def environ(self):
         """os.environ with the engine's variables, for the setup done in this process."""
@@ -126,15 +127,16 @@ ENGINES = (
     # tokenizer per format whatever the family.
     Engine("mlx-lm", "textbound.adapters.mlx_lm_adapter", ("detokenizer", "chat"), True),
     Engine("mlx-lm-server", "textbound.adapters.mlx_lm_adapter", ("tools",), False, families=("qwen",)),
-    # litellm's own rendering of HF templates for completion backends (nox -s engine_litellm). It
-    # renders every case otherwise (add_generation_prompt always true), and minimizing each takes
-    # about 5 minutes a family here: the shared model families and two embedded ones.
-    Engine("litellm", "textbound.adapters.litellm_adapter", ("chat",), False,
-           families=("qwen3", "llama3_1", "llama2", "gpt2", "bert")),
+    # litellm's own rendering of HF templates for completion backends (nox -s engine_litellm), on
+    # every family as the other chat engines: a family gives the template its bos and eos tokens.
+    Engine("litellm", "textbound.adapters.litellm_adapter", ("chat",), False),
     # mistral.rs's GGUF tokenizer on the tiny GGUFs llama-server's rows serve (nox -s engine_mistralrs);
-    # a family without one cached is converted first (llama.cpp's sdist, fetched once)
+    # a family without one cached is converted first (llama.cpp's sdist, fetched once). Naming a
+    # worker's first divergence on qwen3 or llama3_1 loads up to 24 or 27 changed copies of their
+    # large tokenizer.json inside the case's clock (textbound.checks.tokenizer._read_otherwise):
+    # 127 s and 174 s at a load average of 11 on 2 cores, past the default 30 s.
     Engine("mistral.rs", "textbound.adapters.mistralrs_adapter", ("tokenizer",), False,
-           families=("qwen3", "llama3_1", "llama2")),
+           families=("qwen3", "llama3_1", "llama2"), case_timeout=600.0),
     # SGLang's model gateway (nox -s server_smg): its Rust router in gRPC mode before a random-token
     # worker, which reports the chat ids it is sent. It constrains nothing and nothing steers it, so
     # tools and structured are not checked (noxfile.py's SMG_COMPONENTS).
@@ -230,6 +232,8 @@ def run_engine(engine: Engine, families: list[FieldFamily], work_dir: Path, budg
     out.mkdir(parents=True)
     command = [sys.executable, "-m", "textbound.cli", "check", "--impl", engine.module, "--component",
                ",".join(engine.components), "--budget", budget, "--jobs", str(jobs), "--report-dir", str(out)]
+    if engine.case_timeout:
+        command += ["--case-timeout", str(engine.case_timeout)]
     for family in chosen:
         command += family.option
     print(f"field: {engine.name} on {len(chosen)} families ({len(not_applicable)} not applicable)", flush=True)
