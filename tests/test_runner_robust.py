@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from textbound.checks import MINIMIZED_FIELD
+from textbound.checks.tokenizer import FamilyReadings
 from textbound.families import Family, build_family
 from textbound.naming.baseline import BaselineEntry
 from textbound.naming.divergence import Case, Divergence
@@ -67,6 +68,22 @@ def test_a_hanging_case_times_out_is_minimized_and_the_run_goes_on(tmp_path):
     assert_recorded_and_went_on(summary, records, "timed out")
     assert records[0]["actual"] == "no answer after 1 s"
     assert time.monotonic() - started < 60  # minimization of a hang is bounded (10 case timeouts)
+
+
+def test_a_family_fact_a_check_computes_is_the_setups_time_not_the_cases(tmp_path, monkeypatch):
+    # Naming a tokenizer divergence loads a copy of tokenizer.json per reading (FamilyReadings.of):
+    # minutes for a large vocabulary, which a case's clock must not count (mistral.rs's qwen3 and
+    # llama3_1 were abandoned after five such time-outs). Workers fork, so they inherit the slow one.
+    readings = FamilyReadings.of.__func__
+
+    def slow(cls, folder):
+        time.sleep(1.5)  # past FAST's case timeout
+        return readings(cls, folder)
+
+    monkeypatch.setattr(FamilyReadings, "of", classmethod(slow))
+    summary, records = run_impl(tmp_path, "tests.broken_impl", FAST)
+    assert sorted(r["input"]["text"] for r in records) == ["abc 12 def", "x9 y"]
+    assert not any("timed out" in r["signature"] for r in records), [r["signature"] for r in records]
 
 
 def test_a_silent_worker_starved_once_does_not_make_impls_hang_the_oracles(monkeypatch):

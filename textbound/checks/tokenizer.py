@@ -73,7 +73,9 @@ class FamilyReadings:
 
     @classmethod
     def of(cls, folder) -> "FamilyReadings":
-        return cls(AddedTokenReadings.of(folder), AddedTokenReadings.of(folder, pipeline=True))
+        """Every reading of ``folder``'s tokenizer.json loaded, once per worker: as a per-family fact
+        (Subject.cached) it is the family's setup, not the time of the case that first asks."""
+        return cls(AddedTokenReadings.of(folder).loaded_all(), AddedTokenReadings.of(folder, pipeline=True).loaded_all())
 
     def agreement(self, subject: Subject, variant, prop: str, texts: tuple[str, ...] = PROBE_TEXTS) -> int | None:
         """On how many probe texts (encoded, or their oracle ids decoded) impl answers as ``variant``;

@@ -254,7 +254,7 @@ def _node_at(spec: dict, path: str) -> dict:
 
 class AddedTokenReadings:
     """The family's oracle with each added-token flag flipped (``added_token_counterfactuals``; with
-    ``pipeline``, each pipeline change of ``type_counterfactuals``), loaded one by one as asked:
+    ``pipeline``, each pipeline change of ``type_counterfactuals``), each loaded when first asked (or all at once, ``loaded_all``):
     what names a divergence by the flag or option the engine reads otherwise, whatever the text
     (``reading(answer)`` == "reads every added token's normalized as true" when that variant's
     ``answer`` is the engine's)."""
@@ -268,6 +268,20 @@ class AddedTokenReadings:
         """The readings of a family folder's tokenizer.json."""
         return cls(json.loads((Path(folder) / "tokenizer.json").read_text(encoding="utf-8")), pipeline)
 
+    def loaded_all(self) -> "AddedTokenReadings":
+        """These readings with every variant loaded now (a variant `tokenizers` refuses as None)."""
+        for variant in self.variants:
+            self._load(variant)
+        return self
+
+    def _load(self, variant):
+        if variant.description not in self.loaded:
+            try:
+                self.loaded[variant.description] = variant.load()
+            except Exception:  # noqa: BLE001 - a variant tokenizers refuses explains nothing
+                self.loaded[variant.description] = None
+        return self.loaded[variant.description]
+
     def reading(self, answer) -> str | None:
         """The first variant whose ``answer(tokenizer)`` is truthy; None when none is."""
         return next((description for description, _ in self.matching(answer)), None)
@@ -275,12 +289,7 @@ class AddedTokenReadings:
     def matching(self, answer) -> Iterator[tuple[str, object]]:
         """(description, tokenizer) of each variant whose ``answer(tokenizer)`` is truthy, in order."""
         for variant in self.variants:
-            if variant.description not in self.loaded:
-                try:
-                    self.loaded[variant.description] = variant.load()
-                except Exception:  # noqa: BLE001 - a variant tokenizers refuses explains nothing
-                    self.loaded[variant.description] = None
-            tokenizer = self.loaded[variant.description]
+            tokenizer = self._load(variant)
             if tokenizer is not None and answer(tokenizer):
                 yield variant.description, tokenizer
 

@@ -39,7 +39,9 @@ import threading
 import time
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from functools import partial
 from multiprocessing.connection import wait
 
 from ..families import Family
@@ -155,7 +157,8 @@ def _worker_main(impl_name: str, conn, slot, max_memory_mb: int | None) -> None:
         slot[PHASE], slot[STARTED] = LOADING, time.monotonic()
         if (key := str(task.family.path)) not in subjects:
             slot[PHASE], slot[STARTED] = LOADING, time.monotonic()
-            subjects[key] = loaded(Subject(task.family.name, task.family.path, impl))
+            subjects[key] = loaded(Subject(task.family.name, task.family.path, impl,
+                                           outside_case_clock=partial(loading_phase, slot)))
         try:
             if impl.loads_families(task.component):
                 subjects[key].load_tokenizer()
@@ -309,6 +312,26 @@ def _minimized(subject, found: Divergence, run: JobRun) -> Divergence:
         kept.first_difference["minimization"] = TIMED_OUT
         return kept
     return smallest
+
+
+@contextmanager
+def loading_phase(slot) -> Iterator[None]:
+    """The worker's clock in its loading phase while the body runs (the parent then allows the
+    loading limit, not the case timeout), then back in the phase it was in, restarted.
+
+    >>> slot = [0.0, 0.0, CHECKING, 0.0]
+    >>> with loading_phase(slot):
+    ...     slot[PHASE] == LOADING
+    True
+    >>> slot[PHASE] == CHECKING
+    True
+    """
+    phase = slot[PHASE]
+    slot[PHASE], slot[STARTED] = LOADING, time.monotonic()
+    try:
+        yield
+    finally:
+        slot[PHASE], slot[STARTED] = phase, time.monotonic()
 
 
 def loaded(subject):
