@@ -16,7 +16,6 @@ they are unset, the folders beside the repository (../shared) are used if they e
 """
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -302,15 +301,25 @@ def server_dynamo(session: nox.Session) -> None:
     """NVIDIA Dynamo's OpenAI front end (ai-dynamo-runtime, in an environment of its own: 75 MB, no
     GPU needed) on each family's tokenizer and template, in front of a seeded random-token worker:
     the tests (the real front end among them), then its field-report row (dynamo)."""
+    _worker_served_session(session, "dynamo", [f"ai-dynamo-runtime=={DYNAMO_VERSION}"], DYNAMO_FAMILIES,
+                           DYNAMO_COMPONENTS)
+
+
+def _worker_served_session(session: nox.Session, engine: str, packages: list[str], families: tuple[str, ...],
+                           components: str) -> None:
+    """An engine served by engines/ENGINE/serve.py before a random-token worker (tools/serve_engine.py
+    --engine ENGINE), run by the python of an environment of its own holding ``packages``
+    ($TEXTBOUND_ENGINE_PYTHON where given): tests/test_ENGINE.py, then its field-report row on the
+    shared ``families`` (or the session's arguments), checked over its own dialect."""
     _install(session, TEST_EXTRAS)
-    python = str(_engine_python(session, "TEXTBOUND_DYNAMO_PYTHON", "server_dynamo-dynamo",
-                                [[f"ai-dynamo-runtime=={DYNAMO_VERSION}"]]))
-    env = {**_shared_env(), "TEXTBOUND_DYNAMO_PYTHON": python}
-    session.run("pytest", "-q", "-p", "no:cacheprovider", "tests/test_dynamo.py", env=env)
-    names = [name for name in DYNAMO_FAMILIES if name in _shared_names()]
-    _server_field_runs(session, "dynamo", session.posargs or names, ["python", "tools/serve_engine.py", "--engine", "dynamo"],
-                       ["--server-dialect", "dynamo", "--model", "m", "--component", DYNAMO_COMPONENTS], env)
-    session.run("python", "tools/field_report.py", "--engines", "dynamo", "--jobs", "1", env=env)
+    variable = f"TEXTBOUND_{engine.upper()}_PYTHON"
+    python = str(_engine_python(session, variable, f"server_{engine}-{engine}", [packages]))
+    env = {**_shared_env(), variable: python}
+    session.run("pytest", "-q", "-p", "no:cacheprovider", f"tests/test_{engine}.py", env=env)
+    names = [name for name in families if name in _shared_names()]
+    _server_field_runs(session, engine, session.posargs or names, ["python", "tools/serve_engine.py", "--engine", engine],
+                       ["--server-dialect", engine, "--model", "m", "--component", components], env)
+    session.run("python", "tools/field_report.py", "--engines", engine, "--jobs", "1", env=env)
 
 
 SMG_VERSION = "1.13.0"
@@ -327,15 +336,8 @@ def server_smg(session: nox.Session) -> None:
     """SGLang's model gateway (smg, a Rust wheel, in an environment of its own) in gRPC mode on each
     family's tokenizer and template, in front of a seeded random-token SglangScheduler worker: the
     tests, then its field-report row (smg)."""
-    _install(session, TEST_EXTRAS)
-    python = str(_engine_python(session, "TEXTBOUND_SMG_PYTHON", "server_smg-smg",
-                                [[f"smg=={SMG_VERSION}", f"smg-grpc-proto=={SMG_GRPC_PROTO_VERSION}", "tokenizers"]]))
-    env = {**_shared_env(), "TEXTBOUND_SMG_PYTHON": python}
-    session.run("pytest", "-q", "-p", "no:cacheprovider", "tests/test_smg.py", env=env)
-    names = [name for name in SMG_FAMILIES if name in _shared_names()]
-    _server_field_runs(session, "smg", session.posargs or names, ["python", "tools/serve_engine.py", "--engine", "smg"],
-                       ["--server-dialect", "smg", "--model", "m", "--component", SMG_COMPONENTS], env)
-    session.run("python", "tools/field_report.py", "--engines", "smg", "--jobs", "1", env=env)
+    _worker_served_session(session, "smg", [f"smg=={SMG_VERSION}", f"smg-grpc-proto=={SMG_GRPC_PROTO_VERSION}",
+                                            "tokenizers"], SMG_FAMILIES, SMG_COMPONENTS)
 
 
 VLLM_VERSION = "0.33.0"
