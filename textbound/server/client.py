@@ -53,9 +53,7 @@ class ServerClient:
     def post_value(self, path: str, body: dict):
         """The JSON value, an object or not, answering ``POST path`` (SGLang's /generate answers a list)."""
         request = {"method": "POST", "path": path, "body": body}
-        with _Exchange(self, request) as exchange:
-            data = b"".join(exchange.body())
-        return _value(data, "the body", request)
+        return _value(self._body(request), "the body", request)
 
     def stream(self, path: str, body: dict, done: str | None = DONE, named: bool = False,
                done_required: bool = True) -> Generator[dict, None, str | None]:
@@ -90,9 +88,11 @@ class ServerClient:
             return done
 
     def _json(self, request: dict) -> dict:
+        return _parsed(self._body(request), "the body", request)
+
+    def _body(self, request: dict) -> bytes:
         with _Exchange(self, request) as exchange:
-            data = b"".join(exchange.body())
-        return _parsed(data, "the body", request)
+            return b"".join(exchange.body())
 
 
 class _Exchange:

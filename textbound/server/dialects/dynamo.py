@@ -117,8 +117,8 @@ class _NvextAnswers:
     def post_json(self, path: str, body: dict) -> dict:
         return _with_token_ids(self.client.post_json(path, body))
 
-    def stream(self, path: str, body: dict, done: str | None = DONE) -> Iterator[dict]:
-        for event in self.client.stream(path, body, done):
+    def stream(self, path: str, body: dict, done: str | None = DONE, done_required: bool = True) -> Iterator[dict]:
+        for event in self.client.stream(path, body, done, done_required=done_required):
             yield _with_token_ids(event)
 
 

@@ -136,8 +136,8 @@ class _ChatAnswers:
     def post_json(self, path: str, body: dict) -> dict:
         return _with_verbose_fields(self.client.post_json(path, body), _sent(path, body))
 
-    def stream(self, path: str, body: dict, done: str | None = DONE) -> Iterator[dict]:
-        for event in self.client.stream(path, body, done):
+    def stream(self, path: str, body: dict, done: str | None = DONE, done_required: bool = True) -> Iterator[dict]:
+        for event in self.client.stream(path, body, done, done_required=done_required):
             yield _with_verbose_fields(event, _sent(path, body))
 
 

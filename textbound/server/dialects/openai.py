@@ -33,6 +33,9 @@ class OpenAIDialect:
     vllm_extensions = False
     # How this API can steer sampling to a set of ids (protocol.STEERING), in the order tried.
     steering = ("logit_bias",)
+    # A stream must end with ``data: [DONE]``; else it is read to the body's end and the generation
+    # names the end event it lacked (Generation.missing_end).
+    done_required = True
 
     def __init__(self, url: str, *, model: str | None = None, timeout: float = 30.0):
         self.client = ServerClient(url, timeout=timeout)
@@ -65,7 +68,7 @@ class OpenAIDialect:
         path, body = self.request_body(request)
         sent = {"method": "POST", "path": path, "body": body}
         if request.stream:
-            return _streamed(self.client.stream(path, body), path == CHAT_PATH, sent)
+            return _streamed(self.client.stream(path, body, done_required=self.done_required), path == CHAT_PATH, sent)
         return _whole(self.client.post_json(path, body), path == CHAT_PATH, sent)
 
     def request_body(self, request: GenerationRequest) -> tuple[str, dict]:

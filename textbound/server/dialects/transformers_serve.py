@@ -15,9 +15,6 @@ token ids, no tokenize, detokenize or chat rendering route.
 """
 from __future__ import annotations
 
-from collections.abc import Generator
-
-from ..client import DONE, ServerClient
 from .openai import OpenAIDialect
 
 
@@ -25,21 +22,4 @@ class TransformersServeDialect(OpenAIDialect):
     """``transformers serve`` at ``url``."""
 
     name = "transformers-serve"
-
-    def __init__(self, url: str, *, model: str | None = None, timeout: float = 30.0):
-        super().__init__(url, model=model, timeout=timeout)
-        self.client = _EndOptional(self.client)
-
-
-class _EndOptional:
-    """The server's client, its streams read to the body's end where ``data: [DONE]`` never comes
-    (the stream then returns the end event it lacked, as ServerClient.stream does)."""
-
-    def __init__(self, client: ServerClient):
-        self.client = client
-
-    def post_json(self, path: str, body: dict) -> dict:
-        return self.client.post_json(path, body)
-
-    def stream(self, path: str, body: dict, done: str | None = DONE) -> Generator[dict, None, str | None]:
-        return self.client.stream(path, body, done, done_required=False)
+    done_required = False
