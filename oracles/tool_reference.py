@@ -48,6 +48,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
+import regex
+
 from .tool_reference_core import JSON_WHITESPACE, TagFormat, parse_tagged
 from .tool_reference_core import Parsed  # noqa: F401  (re-exported: the reference's answer)
 from .tool_reference_harmony import HARMONY_TAGS, ROLE_RECIPIENT, parse_harmony
@@ -74,6 +76,10 @@ KEEPS_BLANK_RUNS = frozenset({"gpt_oss"})
 # What may end a call where the format has no close tag (mistral: its JSON; hermes: a bare object), so
 # whitespace after it may be held.
 CALL_ENDS = {"mistral": ("}", "]"), "hermes": ("}",)}
+# Formats where a brace in text opens a call when "name" follows it (hermes' bare object, llama3_json's call
+# after text): a stream may hold the brace and what follows it while it may still become that opener.
+BRACE_OPENS = frozenset({"hermes", "llama3_json"})
+BRACE_OPENER = regex.compile(r'\{[ \t\n\r]*"name"')
 # Characters dropped at the ends of content that touch a call or reasoning (Parsed.trim_edges), by format.
 EDGE_WHITESPACE = {"glm45": JSON_WHITESPACE}
 
@@ -115,13 +121,14 @@ def held_back(format: str, text: str, reasoning: bool = True) -> int:
     """How much of the end of ``text`` (a stream so far) may be held back: the longest tail that is a
     proper beginning of a tag, after (where the format has glue) a run of glue characters, or after
     whitespace that may be alone beside a call (it follows the start, a tag, or the end of a call); gpt_oss:
-    all of a start that may still begin with a recipient (``to=``, the role header going on); kimi_k2: reasoning
+    all of a start that may still begin with a recipient (``to=``, the role header going on); a brace that
+    may still open a call (``BRACE_OPENS``); kimi_k2: reasoning
     from a section tag on while its block is not closed.
 
     >>> held_back("hermes", "Hi <tool"), held_back("llama3_json", '{"name": "f"}; '), held_back("hermes", "Hi ")
     (5, 2, 0)
-    >>> held_back("hermes", "</tool_call>\\n<tool"), held_back("hermes", "\\n")
-    (6, 1)
+    >>> held_back("hermes", "</tool_call>\\n<tool"), held_back("hermes", "\\n"), held_back("hermes", 'Hi { "na')
+    (6, 1, 5)
     """
     if format == "gpt_oss" and ROLE_RECIPIENT.fullmatch(text, partial=True):
         return len(text)  # it may still turn out to begin inside the role header (a recipient)
@@ -136,6 +143,10 @@ def held_back(format: str, text: str, reasoning: bool = True) -> int:
     every = tags(format, reasoning)
     tag_part = max((n for n in range(1, max(map(len, every), default=0)) if n <= len(text)
                     and any(len(tag) > n and tag.startswith(text[-n:]) for tag in every)), default=0)
+    brace = text.rfind("{")
+    if format in BRACE_OPENS and brace >= 0 and BRACE_OPENER.fullmatch(text, pos=brace, partial=True) \
+            and not BRACE_OPENER.fullmatch(text, pos=brace):
+        tag_part = max(tag_part, len(text) - brace)
     before = text[:len(text) - tag_part]
     glue = GLUE.get(format, "")
     if glue:

@@ -10,7 +10,11 @@ token (``<|end|>``, ``<|call|>`` or ``<|return|>``; the end of the text ends the
   ``commentary`` without a recipient (a preamble) are content;
 - a message to ``functions.NAME``, on any channel, is a call whose body is the JSON arguments object;
   to any other recipient, or malformed, it is kept whole as content, as is text outside messages
-  (stray end tokens and whitespace between messages included: nothing is dropped);
+  (stray end tokens and whitespace between messages included), except after a stop token;
+- ``<|call|>`` and ``<|return|>`` are stop tokens: the turn ends there (an engine stops generating), so
+  text after one up to the next message is not the message's and is dropped (vLLM and SGLang read
+  content from messages only, llama.cpp drops what follows the last message: SGLang's
+  test_gpt_oss_detector.py, fast path; llama.cpp's common/chat.cpp, common_chat_parse_gpt_oss);
 - a header with anything but the channel, a recipient and ``<|constrain|>`` in it is not one: its first
   tag is content and reading goes on after it;
 - the first end token ends any message (they are special tokens, so inside a JSON string too);
@@ -29,7 +33,8 @@ import regex
 from .tool_reference_core import CONTENT, FALLBACK, MARKUP, REASONING, Parsed, json_object_call
 
 START, CHANNEL, MESSAGE, CONSTRAIN = "<|start|>", "<|channel|>", "<|message|>", "<|constrain|>"
-ENDS = ("<|end|>", "<|call|>", "<|return|>")
+STOPS = ("<|call|>", "<|return|>")
+ENDS = ("<|end|>", *STOPS)
 HARMONY_TAGS = (START, CHANNEL, MESSAGE, CONSTRAIN, *ENDS)
 HEADER = regex.compile(r"\A(?:<\|start\|>)?(?:assistant)?(?P<before>[^<]*)<\|channel\|>(?P<channel>[^\s<]+)"
                        r"(?P<after>[^<]*)(?:<\|constrain\|>[^<]*)?\Z")
@@ -55,14 +60,15 @@ def parse_harmony(text: str, tools: list | None = None, reasoning: bool = True,
         parsed.add(end, position, MARKUP if reasoning else CONTENT)
     in_role_header = not starts_in_reasoning and ROLE_RECIPIENT.match(text) is not None
     while position < len(text):
+        outside = MARKUP if text.endswith(STOPS, 0, position) else FALLBACK  # after a stop token: dropped
         starts = [at for tag in (START, CHANNEL) if (at := text.find(tag, position)) >= 0]
         if in_role_header:
             starts = [0]
         if not starts:
-            parsed.add(position, len(text), FALLBACK)
+            parsed.add(position, len(text), outside)
             break
         start = min(starts)
-        parsed.add(position, start, FALLBACK)
+        parsed.add(position, start, outside)
         body = text.find(MESSAGE, start)
         header = HEADER.match(text[start:body]) if body >= 0 else None
         if in_role_header:

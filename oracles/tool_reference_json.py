@@ -180,8 +180,12 @@ MISTRAL = TagFormat("mistral", ("[THINK]", "[/THINK]"), TOOL_CALLS, None, _mistr
 # tests/tool_parsers/test_llama3_json_tool_parser.py, common/chat.cpp), where a call may begin: at the start of the output
 # (after whitespace), after <|python_tag|> (anywhere, after whitespace), or right after another call and
 # whitespace with at most one ';' (vLLM separates calls by '; ': vllm/tool_parsers/llama_tool_parser.py).
+# A call may also begin after text, at a '{' that "name" follows (vLLM finds calls there:
+# test_llama3_json_tool_parser.py, multiple JSON with surrounding text); such an object that is JSON but not a
+# call is content and the text goes on, one that never becomes JSON makes the rest content.
 PYTHON_TAG = "<|python_tag|>"
-LLAMA3_TAGS = (PYTHON_TAG,)
+LLAMA3_TAGS = (PYTHON_TAG, "{")
+LLAMA3_CALL_IN_TEXT = regex.compile(r'\{[ \t\n\r]*"name"')
 LLAMA3_SEPARATOR = regex.compile(r"[ \t\n\r]*(?:;[ \t\n\r]*)?")
 
 
@@ -205,6 +209,18 @@ def _llama3_calls(parsed: Parsed, markup_from: int, brace: int) -> int:
         markup_from, brace = end, following
 
 
+def _llama3_object_in_text(parsed: Parsed, brace: int) -> int:
+    """The object at ``brace`` in text: calls if it reads as one (and those glued after it), else content
+    to its end, or to the text's end if it never becomes JSON. Returns where content resumes."""
+    try:
+        value, end = json_prefix(parsed.text, brace)
+    except NotJson:
+        return parsed.add(brace, len(parsed.text), FALLBACK)
+    if call_from_object(value, ("parameters", "arguments"), arguments_required=True) is None:
+        return parsed.add(brace, end, FALLBACK)
+    return _llama3_calls(parsed, brace, brace)
+
+
 def parse_llama3_json(text: str, tools: list | None = None, reasoning: bool = True,
                       starts_in_reasoning: bool = False) -> Parsed:
     """No reasoning in this format: the flags change nothing. <|python_tag|> followed by anything but a
@@ -217,6 +233,11 @@ def parse_llama3_json(text: str, tools: list | None = None, reasoning: bool = Tr
         position = _llama3_calls(parsed, first, first)
     while position < len(text):
         tag = text.find(PYTHON_TAG, position)
+        in_text = LLAMA3_CALL_IN_TEXT.search(text, position)
+        if in_text is not None and (tag < 0 or in_text.start() < tag):
+            parsed.add(position, in_text.start(), CONTENT)
+            position = _llama3_object_in_text(parsed, in_text.start())
+            continue
         if tag < 0:
             parsed.add(position, len(text), CONTENT)
             break

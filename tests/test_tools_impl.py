@@ -280,6 +280,25 @@ def test_content_is_held_only_while_it_may_be_a_tag(fmt):
         assert assemble(parser.feed("~"))["content"] == "Hi "[len(before):] + tag[:length] + "~", (fmt, tag[:length])
 
 
+def test_llama3_json_reads_a_call_after_text_where_name_follows_the_brace():
+    # vLLM finds calls after text; a brace "name" does not follow, or an object that is not a call, is text.
+    text = 'Here {x} {"name": "g"} {"name": "f", "parameters": {"a": 1}}; {"name": "h", "parameters": {}} ok'
+    message = parse_response(text, "llama3_json")
+    assert message["content"] == 'Here {x} {"name": "g"}  ok'
+    assert [(c["function"]["name"], c["function"]["arguments"]) for c in message["tool_calls"]] == [("f", '{"a": 1}'), ("h", "{}")]
+    parser = OutputParser("llama3_json")
+    assert assemble([d for ch in text for d in parser.feed(ch)] + parser.feed("", final=True)) == message
+
+
+def test_gpt_oss_drops_text_after_a_stop_token_up_to_the_next_message():
+    # <|call|> and <|return|> end the turn; text after <|end|> stays content.
+    call = "<|start|>assistant<|channel|>commentary to=functions.f <|constrain|>json<|message|>{}<|call|>"
+    final = "<|start|>assistant<|channel|>final<|message|>Hi<|end|>"
+    message = parse_response(call + "stray" + final + " kept", "gpt_oss")
+    assert (message["content"], message["tool_calls"][0]["function"]["name"]) == ("Hi kept", "f")
+    assert parse_response(call + "stray", "gpt_oss").get("content") is None
+
+
 def test_glm45_trims_whitespace_beside_calls_and_reasoning():
     # Both of glm45's servers trim it (vLLM's glm4_moe parser, llama.cpp's GLM-4.6 tests); others keep it.
     text = "<think>hm</think>\n Sure. \n<tool_call>f\n<arg_key>a</arg_key>\n<arg_value>1</arg_value>\n</tool_call>\nBye \n"

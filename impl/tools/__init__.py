@@ -32,7 +32,8 @@ The message
 ``role`` is "assistant". ``content`` is every character outside reasoning and call syntax,
 verbatim, except whitespace alone beside a call (between calls, before the first, after the last:
 vLLM and llama.cpp drop it, transformers' response parser keeps it; blank_runs.py), and for glm45
-whitespace at content's ends beside calls and reasoning (both its servers trim it); None when the
+whitespace at content's ends beside calls and reasoning (both its servers trim it), and for gpt_oss
+text after a stop token (``<|call|>``, ``<|return|>``) up to the next message; None when the
 answer is tool calls alone (as OpenAI and vLLM), "" when there is nothing at all.
 ``reasoning_content`` is None when there is no reasoning. ``tool_calls`` is present only when there
 are calls; each has ``id``, ``type`` "function", ``function.name`` and ``function.arguments`` (JSON

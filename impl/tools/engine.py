@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from .arguments import tool_parameters
 from .blank_runs import BlankRuns
-from .json_prefix import JSON_WHITESPACE
+from .json_prefix import JSON_WHITESPACE, JsonPrefix
 from .message import BlockCalls, DeltaSink, ParsedCall
 from .scanner import held_length, next_tag
 
@@ -46,6 +46,28 @@ WAIT, CONTENT_FOLLOWS = "wait", "content"  # glue's answers besides a length to 
 
 START, CONTENT, REASONING, SECTION, BLOCK, AFTER_CALL = "start", "content", "reasoning", "section", "block", "after"
 OPENED = "opened"  # the start of an output whose prompt opened reasoning: an opening tag there is syntax
+
+
+def header_decided(required, body: str, final: bool, memo: dict):
+    """Whether the text after an opener begins as the regex ``required`` asks (a block opens only then):
+    True once it does (remembered in the block's ``memo``), None while it may still, ``REJECT`` if not."""
+    if "header" not in memo:
+        header = required.match(body, partial=True)
+        if header is None or (header.partial and final):
+            return REJECT
+        if header.partial:
+            return None
+        memo["header"] = True
+    return True
+
+
+def brace_object_end(body: str, final: bool, memo: dict):
+    """block_end of a block a brace opened (the brace is its opener, ``body`` what follows it): where its
+    JSON object ends; while it is open, or if it never becomes valid JSON, the rest of the output."""
+    end = memo.setdefault("scan", JsonPrefix(0)).run("{" + body)
+    if end is None:
+        return (len(body), len(body)) if final else None
+    return end - 1, end - 1
 
 
 class TaggedFormat:

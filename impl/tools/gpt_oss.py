@@ -17,7 +17,10 @@ included (llama.cpp's tests, reasoning format none: its tags are the reasoning's
 stays in content elsewhere). A message with a recipient ``to=functions.NAME`` (in the header's
 text, on any channel) is a call whose body is its JSON arguments object; any other channel (final,
 commentary preambles) is content. Text outside messages is content, verbatim (stray end tags and
-whitespace between messages too). A header that is not one (as soon as its text cannot become one)
+whitespace between messages too), except after ``<|call|>`` or ``<|return|>``: they are stop tokens,
+the turn ends there, so text after one up to the next message is dropped (vLLM and SGLang read content
+from messages only, llama.cpp drops what follows the last message: SGLang's test_gpt_oss_detector.py,
+fast path; llama.cpp's common/chat.cpp, common_chat_parse_gpt_oss). A header that is not one (as soon as its text cannot become one)
 leaves its opening tag as content, and reading goes on right after it. A call body that is not a
 JSON object, or a message to any other recipient, is content, as written. The first header may go
 on from the prompt's ``<|start|>assistant``: an output that begins (after spaces) with ``to=`` begins
@@ -41,7 +44,8 @@ from .partial import JsonCallReader
 from .scanner import held_length, next_tag
 
 _HEADER_TAGS = ("<|start|>", "<|channel|>")
-_END_TAGS = ("<|end|>", "<|call|>", "<|return|>")
+_STOP_TAGS = ("<|call|>", "<|return|>")
+_END_TAGS = ("<|end|>", *_STOP_TAGS)
 _MESSAGE = "<|message|>"
 _HEADER = regex.compile(r"(?:<\|start\|>)?(?:assistant)?(?P<before>[^<]*)<\|channel\|>(?P<channel>[^\s<]+)"
                         r"(?P<after>[^<]*)(?:<\|constrain\|>[^<]*)?")
@@ -50,7 +54,7 @@ _FUNCTIONS = "functions."
 _ARGUMENTS_START = regex.compile(r"[ \t\r\n]*(?=\{)")
 _ROLE_RECIPIENT = regex.compile(r"[ \t]*to=")  # an output that begins inside the role header's recipient
 
-ROLE, OUTSIDE, HEADER, TEXT, CALL = "role", "outside", "header", "text", "call"
+ROLE, OUTSIDE, HEADER, TEXT, CALL, TURN_OVER = "role", "outside", "header", "text", "call", "turn over"
 
 
 class GptOss(TaggedFormat):
@@ -83,7 +87,8 @@ class HarmonyStream:
         if self.finished:
             raise RuntimeError("feed() after the stream was finished with final=True")
         self.buffer += text
-        step = {ROLE: self._role, OUTSIDE: self._outside, HEADER: self._header, TEXT: self._text, CALL: self._call}
+        step = {ROLE: self._role, OUTSIDE: self._outside, HEADER: self._header, TEXT: self._text, CALL: self._call,
+                TURN_OVER: self._turn_over}
         while step[self.mode](final):
             pass
         self.finished = final
@@ -97,13 +102,18 @@ class HarmonyStream:
         self.mode = HEADER if match is not None and not match.partial else OUTSIDE
         return True
 
-    def _outside(self, final: bool) -> bool:
+    def _outside(self, final: bool, kept: bool = True) -> bool:
         text, tag, self.buffer = next_tag(self.buffer, _HEADER_TAGS, final)
-        self.sink.content(text)
+        if kept:
+            self.sink.content(text)
         if tag is None:
             return False
         self.mode, self.header = HEADER, tag
         return True
+
+    def _turn_over(self, final: bool) -> bool:
+        """After a stop token: text up to the next message is dropped."""
+        return self._outside(final, kept=False)
 
     def _header(self, final: bool) -> bool:
         position = self.buffer.find(_MESSAGE)
@@ -137,7 +147,7 @@ class HarmonyStream:
         self.emit(text + (tag or "") if self.verbatim else text)
         if tag is None:
             return False
-        self.mode, self.verbatim = OUTSIDE, False
+        self.mode, self.verbatim = TURN_OVER if tag in _STOP_TAGS else OUTSIDE, False
         return True
 
     def _call(self, final: bool) -> bool:
@@ -147,7 +157,7 @@ class HarmonyStream:
             return False
         self.buffer = rest
         arguments = object_arguments(body) if self.name else None
-        self.mode = OUTSIDE
+        self.mode = TURN_OVER if tag in _STOP_TAGS else OUTSIDE
         if not self.block_calls.finish(None if arguments is None else [ParsedCall(self.name, arguments)]):
             self.sink.content(self.header + body + (tag or ""))
         return True

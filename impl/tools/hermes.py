@@ -47,10 +47,10 @@ from __future__ import annotations
 import regex
 
 from .arguments import JsonScan, call_from_json, object_arguments, text_name
-from .engine import REJECT, TaggedFormat
-from .json_prefix import JSON_WHITESPACE, JsonPrefix
+from .engine import REJECT, TaggedFormat, brace_object_end, header_decided
+from .json_prefix import JSON_WHITESPACE
 from .message import ParsedCall
-from .partial import JSON_STRING, JsonCallReader, header_identity, json_object_header, json_object_name
+from .partial import JsonCallReader, header_identity, json_object_header, json_object_name
 from .scanner import held_length
 
 _HEADER = json_object_header(("arguments",))
@@ -68,8 +68,7 @@ _REQUIRED_HEADER = {**{tag: regex.compile(_CALL_START) for tag in ("<function_ca
                                                                     "<xml>", "<JSON>")},
                     FENCE: regex.compile(_FENCE_PREFIX.pattern + _CALL_START),
                     BARE: regex.compile(r'[ \t\r\n]*"name"')}
-_BARE_HEADER = regex.compile(rf'[ \t\r\n]*"name"[ \t\r\n]*:[ \t\r\n]*(?P<name>{JSON_STRING})[ \t\r\n]*,'
-                             r'[ \t\r\n]*"arguments"[ \t\r\n]*:[ \t\r\n]*(?=\{)')
+_BARE_HEADER = json_object_header(("arguments",), brace=False)
 # Each opener's close tag (the bare object has none: its JSON ends it).
 _CLOSE = {**_WRAPPERS, FENCE: FENCE, "<function=": "</function>", '<function name="': "</function>"}
 # The rest of a named opener's tag, holding the name (a stream reads it up to the arguments object).
@@ -96,18 +95,10 @@ class Hermes(TaggedFormat):
 
     def block_end(self, opener, body, final, memo):
         required = _REQUIRED_HEADER.get(opener)
-        if required is not None and "header" not in memo:
-            header = required.match(body, partial=True)
-            if header is None or (header.partial and final):
-                return REJECT
-            if header.partial:
-                return None
-            memo["header"] = True
+        if required is not None and (decided := header_decided(required, body, final, memo)) is not True:
+            return decided
         if opener == BARE:
-            end = memo.setdefault("scan", JsonPrefix(0)).run(BARE + body)
-            if end is None:  # still open, or never valid JSON: then the rest of the output is the block
-                return (len(body), len(body)) if final else None
-            return end - 1, end - 1
+            return brace_object_end(body, final, memo)
         close = _CLOSE[opener]
         if opener in _NAME_TAG:
             tag = _NAME_TAG[opener].match(body, partial=True)

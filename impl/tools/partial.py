@@ -37,10 +37,12 @@ from .message import ParsedCall
 JSON_STRING = r'"(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*"'
 
 
-def json_object_header(argument_keys: tuple[str, ...]) -> regex.Pattern:
-    """``{"name": "...", "arguments": {`` (one of ``argument_keys``), up to the arguments object."""
+def json_object_header(argument_keys: tuple[str, ...], brace: bool = True) -> regex.Pattern:
+    """``{"name": "...", "arguments": {`` (one of ``argument_keys``), up to the arguments object;
+    without its opening brace when ``brace`` is False (a block whose opener was the brace)."""
     keys = "|".join(regex.escape(key) for key in argument_keys)
-    return regex.compile(rf'\s*\{{\s*"name"\s*:\s*(?P<name>{JSON_STRING})\s*,\s*"(?:{keys})"\s*:\s*(?=\{{)')
+    opening = r"\s*\{" if brace else ""
+    return regex.compile(rf'{opening}\s*"name"\s*:\s*(?P<name>{JSON_STRING})\s*,\s*"(?:{keys})"\s*:\s*(?=\{{)')
 
 
 def header_identity(match) -> tuple[str, str | None] | None:
