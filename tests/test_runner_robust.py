@@ -190,8 +190,11 @@ def test_after_too_many_stuck_cases_a_family_and_component_is_abandoned(tmp_path
 def interrupted_summary(command: list[str], report: Path, signum: int, env: dict[str, str]) -> dict:
     """The summary.json of a check of tests.hanging_impl (``command``, writing to ``report``) sent
     ``signum`` once checking has begun: the process exits 128 + the signal after writing it."""
+    # As a terminal's foreground job gets Ctrl-C: a shell starts a background job (pytest run with `&`)
+    # with SIGINT ignored, and the child would inherit that.
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env={**os.environ, "CI": "1", **env})
+                               env={**os.environ, "CI": "1", **env},
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 60
     while not (report / "divergences.jsonl").exists() and time.monotonic() < deadline:
         time.sleep(0.2)
