@@ -32,5 +32,9 @@ class Normalizer:
 
     def _keeps_start(self, text: str) -> bool:
         # Most normalizers map the first character to something; those that delete it map it,
-        # alone, to nothing.
-        return bool(self.normalize(text[:1]))
+        # alone, to nothing. Asked of every piece, so the answer is kept per character.
+        first = text[:1]
+        answers = self.__dict__.setdefault("_keeps_first", {})
+        if first not in answers:
+            answers[first] = bool(self.normalize(first))
+        return answers[first]

@@ -176,6 +176,7 @@ def cut_isolated(piece: Piece, grouped: regex.Pattern[str]) -> list[Piece]:
     return _starting_with(piece, list(filter(None, grouped.split(piece.text))), True)
 
 
+@functools.cache  # a fact of the class, asked on every pre-tokenization
 def _defined_together(cls: type, *names: str) -> bool:
     """Whether one class of ``cls``'s MRO defines all of ``names`` (a subclass replacing ``split``
     alone no longer keeps what its parent's ``keeps_unmatched`` says of it)."""
@@ -187,6 +188,9 @@ class PreTokenizer:
 
     def pre_tokenize(self, pieces: list[Piece]) -> list[Piece]:
         pattern = self.keeps_unmatched() if _defined_together(type(self), "split", "keeps_unmatched") else None
+        if pattern is not None and len(pieces) == 1 and pieces[0].text:  # the common case, said shortly
+            return pieces if pattern.search(pieces[0].text) is None else [
+                part for part in self.split(pieces[0]) if part.text]
         texts = list(map(operator.attrgetter("text"), pieces))
         if pattern is None or not all(texts):
             return [part for piece in pieces for part in self.split(piece) if part.text]
