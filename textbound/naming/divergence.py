@@ -37,6 +37,8 @@ FILE_READING = "tokenizer.json"
 # property too.
 CONTRACT = "contract"
 COMPONENT_WIDE = (FILE_READING, CONTRACT)  # what leads a kind whose signature names it in place of the property
+# json.dumps(..., ensure_ascii=False) without building an encoder per call: a run digests every case.
+_CASE_ENCODER = json.JSONEncoder(ensure_ascii=False)
 
 
 def signature_of(component: str, prop: str, kind: str) -> str:
@@ -87,8 +89,9 @@ class Case:
         and builders are deterministic, so the same case always gives the same text."""
         # Fields named, not asdict's: a run digests every case it checks, and asdict deep-copies
         # the input first (half of the parent process's time on a run of the tokenizer).
-        return json.dumps({"component": self.component, "property": self.property, "family": self.family,
-                           "input": self.input}, ensure_ascii=False)
+        # json.dumps(..., ensure_ascii=False) gives the same text.
+        return _CASE_ENCODER.encode({"component": self.component, "property": self.property, "family": self.family,
+                                     "input": self.input})
 
     @classmethod
     def from_json(cls, text: str, where: str = "CASE") -> "Case":

@@ -92,8 +92,10 @@ def provided_cases(impl: Implementation, recorder: Recorder, cases: Iterable[Cas
     """The cases whose property ``impl`` provides the names for; each property it does not (chat ids
     without a Tokenizer) is noted once per family × component × property, and never counted as checked."""
     noted: set[tuple[str, str, str]] = set()
+    lacking: dict[tuple[str, str], list[str]] = {}  # (component, property) -> its names impl lacks
     for case in cases:
-        missing = impl.missing_for(case.component, case.property)
+        if (missing := lacking.get((case.component, case.property))) is None:
+            missing = lacking[case.component, case.property] = impl.missing_for(case.component, case.property)
         if not missing:
             yield case
         elif (key := (case.family, case.component, case.property)) not in noted:
