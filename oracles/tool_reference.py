@@ -48,13 +48,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-import regex
-
 from .tool_reference_core import JSON_WHITESPACE, TagFormat, parse_tagged
 from .tool_reference_core import Parsed  # noqa: F401  (re-exported: the reference's answer)
 from .tool_reference_harmony import HARMONY_TAGS, ROLE_RECIPIENT, parse_harmony
-from .tool_reference_json import (DEEPSEEK_R1, DEEPSEEK_V31, HERMES, KIMI_K2, LLAMA3_TAGS, MISTRAL,
-                                  parse_llama3_json)
+from .tool_reference_json import (CALL_OBJECT_IN_TEXT, DEEPSEEK_R1, DEEPSEEK_V31, HERMES, KIMI_K2, LLAMA3_TAGS,
+                                  MISTRAL, parse_llama3_json)
 from .tool_reference_xml import GLM45, MINIMAX_M2, QWEN3_CODER
 
 VERSION = "oracles.tool_reference (whole-text reference)"
@@ -79,7 +77,6 @@ CALL_ENDS = {"mistral": ("}", "]"), "hermes": ("}",)}
 # Formats where a brace in text opens a call when "name" follows it (hermes' bare object, llama3_json's call
 # after text): a stream may hold the brace and what follows it while it may still become that opener.
 BRACE_OPENS = frozenset({"hermes", "llama3_json"})
-BRACE_OPENER = regex.compile(r'\{[ \t\n\r]*"name"')
 # Characters dropped at the ends of content that touch a call or reasoning (Parsed.trim_edges), by format.
 EDGE_WHITESPACE = {"glm45": JSON_WHITESPACE}
 
@@ -144,8 +141,8 @@ def held_back(format: str, text: str, reasoning: bool = True) -> int:
     tag_part = max((n for n in range(1, max(map(len, every), default=0)) if n <= len(text)
                     and any(len(tag) > n and tag.startswith(text[-n:]) for tag in every)), default=0)
     brace = text.rfind("{")
-    if format in BRACE_OPENS and brace >= 0 and BRACE_OPENER.fullmatch(text, pos=brace, partial=True) \
-            and not BRACE_OPENER.fullmatch(text, pos=brace):
+    if format in BRACE_OPENS and brace >= 0 and CALL_OBJECT_IN_TEXT.fullmatch(text, pos=brace, partial=True) \
+            and not CALL_OBJECT_IN_TEXT.fullmatch(text, pos=brace):
         tag_part = max(tag_part, len(text) - brace)
     before = text[:len(text) - tag_part]
     glue = GLUE.get(format, "")

@@ -185,7 +185,7 @@ MISTRAL = TagFormat("mistral", ("[THINK]", "[/THINK]"), TOOL_CALLS, None, _mistr
 # call is content and the text goes on, one that never becomes JSON makes the rest content.
 PYTHON_TAG = "<|python_tag|>"
 LLAMA3_TAGS = (PYTHON_TAG, "{")
-LLAMA3_CALL_IN_TEXT = regex.compile(r'\{[ \t\n\r]*"name"')
+CALL_OBJECT_IN_TEXT = regex.compile(r'\{[ \t\n\r]*"name"')  # where a call object opens outside any tag
 LLAMA3_SEPARATOR = regex.compile(r"[ \t\n\r]*(?:;[ \t\n\r]*)?")
 
 
@@ -233,7 +233,7 @@ def parse_llama3_json(text: str, tools: list | None = None, reasoning: bool = Tr
         position = _llama3_calls(parsed, first, first)
     while position < len(text):
         tag = text.find(PYTHON_TAG, position)
-        in_text = LLAMA3_CALL_IN_TEXT.search(text, position)
+        in_text = CALL_OBJECT_IN_TEXT.search(text, position)
         if in_text is not None and (tag < 0 or in_text.start() < tag):
             parsed.add(position, in_text.start(), CONTENT)
             position = _llama3_object_in_text(parsed, in_text.start())

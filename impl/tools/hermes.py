@@ -50,7 +50,7 @@ from .arguments import JsonScan, call_from_json, object_arguments, text_name
 from .engine import REJECT, TaggedFormat, brace_object_end, header_decided
 from .json_prefix import JSON_WHITESPACE
 from .message import ParsedCall
-from .partial import JsonCallReader, header_identity, json_object_header, json_object_name
+from .partial import NAME_KEY_FIRST, JsonCallReader, header_identity, json_object_header, json_object_name
 from .scanner import held_length
 
 _HEADER = json_object_header(("arguments",))
@@ -67,7 +67,7 @@ _FENCE_PREFIX = regex.compile(rf"(?:json|xml)?[ \t\r\n]*(?P<tag>{_INNER_TAG})?")
 _REQUIRED_HEADER = {**{tag: regex.compile(_CALL_START) for tag in ("<function_call>", "<response>", "<json>",
                                                                     "<xml>", "<JSON>")},
                     FENCE: regex.compile(_FENCE_PREFIX.pattern + _CALL_START),
-                    BARE: regex.compile(r'[ \t\r\n]*"name"')}
+                    BARE: NAME_KEY_FIRST}
 _BARE_HEADER = json_object_header(("arguments",), brace=False)
 # Each opener's close tag (the bare object has none: its JSON ends it).
 _CLOSE = {**_WRAPPERS, FENCE: FENCE, "<function=": "</function>", '<function name="': "</function>"}

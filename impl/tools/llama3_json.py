@@ -27,14 +27,13 @@ from .arguments import call_from_json
 from .engine import CONTENT_FOLLOWS, REJECT, WAIT, TaggedFormat, brace_object_end, header_decided
 from .json_prefix import JsonPrefix
 from .message import ParsedCall
-from .partial import JsonCallReader, json_object_header, json_object_name
+from .partial import NAME_KEY_FIRST, JsonCallReader, json_object_header, json_object_name
 
 _ARGUMENT_KEYS = ("parameters", "arguments")
 _HEADER = json_object_header(_ARGUMENT_KEYS)
 _OBJECT_START = regex.compile(r"[ \t\r\n]*\{")
 _SEPARATOR = regex.compile(r"[ \t\r\n]*(?:;[ \t\r\n]*)?")
 BRACE = "{"
-_NAME_FOLLOWS = regex.compile(r'[ \t\r\n]*"name"')
 _BRACE_HEADER = json_object_header(_ARGUMENT_KEYS, brace=False)
 
 
@@ -46,7 +45,7 @@ class Llama3Json(TaggedFormat):
 
     def block_end(self, opener, body, final, memo):
         if opener == BRACE:  # a brace in text: a block only where "name" follows it
-            decided = header_decided(_NAME_FOLLOWS, body, final, memo)
+            decided = header_decided(NAME_KEY_FIRST, body, final, memo)
             return brace_object_end(body, final, memo) if decided is True else decided
         start = _OBJECT_START.match(body, partial=True)
         if start is None:

@@ -37,6 +37,10 @@ from .message import ParsedCall
 JSON_STRING = r'"(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*"'
 
 
+# What follows the brace of a JSON call object that is not inside a call tag, for it to open one.
+NAME_KEY_FIRST = regex.compile(r'[ \t\r\n]*"name"')
+
+
 def json_object_header(argument_keys: tuple[str, ...], brace: bool = True) -> regex.Pattern:
     """``{"name": "...", "arguments": {`` (one of ``argument_keys``), up to the arguments object;
     without its opening brace when ``brace`` is False (a block whose opener was the brace)."""
