@@ -46,6 +46,7 @@ WAIT, CONTENT_FOLLOWS = "wait", "content"  # glue's answers besides a length to 
 
 START, CONTENT, REASONING, SECTION, BLOCK, AFTER_CALL = "start", "content", "reasoning", "section", "block", "after"
 OPENED = "opened"  # the start of an output whose prompt opened reasoning: an opening tag there is syntax
+BRACE = "{"  # an opener that is the first character of the call object it opens
 
 
 def header_decided(required, body: str, final: bool, memo: dict):
@@ -64,7 +65,7 @@ def header_decided(required, body: str, final: bool, memo: dict):
 def brace_object_end(body: str, final: bool, memo: dict):
     """block_end of a block a brace opened (the brace is its opener, ``body`` what follows it): where its
     JSON object ends; while it is open, or if it never becomes valid JSON, the rest of the output."""
-    end = memo.setdefault("scan", JsonPrefix(0)).run("{" + body)
+    end = memo.setdefault("scan", JsonPrefix(0)).run(BRACE + body)
     if end is None:
         return (len(body), len(body)) if final else None
     return end - 1, end - 1

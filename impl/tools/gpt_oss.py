@@ -14,18 +14,19 @@ to the first end tag (``<|end|>``, ``<|call|>`` or ``<|return|>``; special token
 string too) or the end of the output (engines strip the stop token). The analysis channel is
 reasoning; with ``reasoning=False`` an analysis message is content as written, header and end tag
 included (llama.cpp's tests, reasoning format none: its tags are the reasoning's, as ``<think>``
-stays in content elsewhere). A message with a recipient ``to=functions.NAME`` (in the header's
-text, on any channel) is a call whose body is its JSON arguments object; any other channel (final,
+stays in content elsewhere). A message with a recipient ``to=functions.NAME`` (in the header's text,
+on any channel) is a call whose body is its JSON arguments object; any other channel (final,
 commentary preambles) is content. Text outside messages is content, verbatim (stray end tags and
 whitespace between messages too), except after ``<|call|>`` or ``<|return|>``: they are stop tokens,
-the turn ends there, so text after one up to the next message is dropped (vLLM and SGLang read content
-from messages only, llama.cpp drops what follows the last message: SGLang's test_gpt_oss_detector.py,
-fast path; llama.cpp's common/chat.cpp, common_chat_parse_gpt_oss). A header that is not one (as soon as its text cannot become one)
-leaves its opening tag as content, and reading goes on right after it. A call body that is not a
-JSON object, or a message to any other recipient, is content, as written. The first header may go
-on from the prompt's ``<|start|>assistant``: an output that begins (after spaces) with ``to=`` begins
-inside it, the recipient before the channel (llama.cpp's tests/test-chat.cpp, GPT-OSS; harmony's own
-parser reads a recipient in the role header)::
+the turn ends there, so text after one up to the next message is dropped (vLLM and SGLang read
+content from messages only, llama.cpp drops what follows the last message: SGLang's
+test_gpt_oss_detector.py, fast path; llama.cpp's common/chat.cpp, common_chat_parse_gpt_oss). A
+header that is not one (as soon as its text cannot become one) leaves its opening tag as content, and
+reading goes on right after it. A call body that is not a JSON object, or a message to any other
+recipient, is content, as written. The first header may go on from the prompt's
+``<|start|>assistant``: an output that begins (after spaces) with ``to=`` begins inside it, the
+recipient before the channel (llama.cpp's tests/test-chat.cpp, GPT-OSS; harmony's own parser reads a
+recipient in the role header)::
 
      to=functions.get_weather<|channel|>commentary <|constrain|>json<|message|>{"city": "Paris"}
 

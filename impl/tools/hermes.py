@@ -47,7 +47,7 @@ from __future__ import annotations
 import regex
 
 from .arguments import JsonScan, call_from_json, object_arguments, text_name
-from .engine import REJECT, TaggedFormat, brace_object_end, header_decided
+from .engine import BRACE, REJECT, TaggedFormat, brace_object_end, header_decided
 from .json_prefix import JSON_WHITESPACE
 from .message import ParsedCall
 from .partial import NAME_KEY_FIRST, JsonCallReader, header_identity, json_object_header, json_object_name
@@ -58,7 +58,7 @@ _HEADER = json_object_header(("arguments",))
 _WRAPPERS = {"<tool_call>": "</tool_call>", "<tool>": "</tool>", "<tools>": "</tools>",
              "<function_call>": "</function_call>", "<response>": "</response>", "<json>": "</json>",
              "<xml>": "</xml>", "<JSON>": "</JSON>"}
-FENCE, BARE = "```", "{"
+FENCE, BARE = "```", BRACE
 # What must follow an opener for it to open a block (else it is text): the wrappers llama.cpp added
 # for lenient outputs and the fence need the call object's ``{"name"``, the bare object its ``"name"``.
 _CALL_START = r'[ \t\r\n]*\{[ \t\r\n]*"name"'

@@ -24,7 +24,7 @@ from __future__ import annotations
 import regex
 
 from .arguments import call_from_json
-from .engine import CONTENT_FOLLOWS, REJECT, WAIT, TaggedFormat, brace_object_end, header_decided
+from .engine import BRACE, CONTENT_FOLLOWS, REJECT, WAIT, TaggedFormat, brace_object_end, header_decided
 from .json_prefix import JsonPrefix
 from .message import ParsedCall
 from .partial import NAME_KEY_FIRST, JsonCallReader, json_object_header, json_object_name
@@ -33,7 +33,6 @@ _ARGUMENT_KEYS = ("parameters", "arguments")
 _HEADER = json_object_header(_ARGUMENT_KEYS)
 _OBJECT_START = regex.compile(r"[ \t\r\n]*\{")
 _SEPARATOR = regex.compile(r"[ \t\r\n]*(?:;[ \t\r\n]*)?")
-BRACE = "{"
 _BRACE_HEADER = json_object_header(_ARGUMENT_KEYS, brace=False)
 
 
